@@ -1,0 +1,61 @@
+// API keys. The keys file holds only SHA-256 digests of keys, never keys in clear:
+//   {"keys": [{"key_sha256": "<hex>", "client_id": "acme", "enabled": true,
+//              "rate_per_minute": 60, "max_concurrency": 2}]}
+// Lookup hashes the presented key and compares digests in constant time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dnaserve::gateway {
+
+// Every key starts with this vendor prefix.
+inline constexpr std::string_view kKeyPrefix = "dns_";
+
+struct Principal {
+  std::string client_id;
+  int64_t rate_per_minute = 60;
+  int64_t max_concurrency = 2;
+};
+
+struct AuthResult {
+  Status status;  // ok, 401 unauthorized or 403 forbidden
+  // For 401: the RFC 6750 error attribute, "invalid_request" (missing/malformed header) or
+  // "invalid_token" (unknown key). Empty otherwise.
+  std::string bearer_error;
+  Principal principal;  // valid when status.ok()
+};
+
+struct KeyEntry {
+  std::string key_sha256;  // 64 lower-case hex chars
+  Principal principal;
+  bool enabled = true;
+};
+
+class KeyStore {
+ public:
+  // Parses the keys file; a malformed file is an error naming the problem.
+  static StatusOr<KeyStore> LoadFile(const std::string& path);
+  static StatusOr<KeyStore> FromJson(std::string_view json);
+  explicit KeyStore(std::vector<KeyEntry> entries);
+
+  // `authorization` is the raw Authorization header value, or nullopt when absent.
+  AuthResult Authenticate(const std::optional<std::string>& authorization) const;
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<KeyEntry> entries_;
+};
+
+// Hex SHA-256 of `text` (OpenSSL).
+std::string Sha256Hex(std::string_view text);
+// A new random key "dns_" + 43 base62 chars from the OpenSSL CSPRNG.
+std::string GenerateApiKey();
+
+}  // namespace dnaserve::gateway

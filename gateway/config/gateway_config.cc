@@ -1,0 +1,56 @@
+#include "gateway/config/gateway_config.h"
+
+#include <CLI/CLI.hpp>
+
+namespace dnaserve::gateway {
+
+StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now) {
+  *exit_now = false;
+  GatewayConfig c;
+  CLI::App app{"dnaserve REST gateway"};
+  app.add_option("--listen-address", c.listen_address, "address to bind")
+      ->envname("DNASERVE_LISTEN_ADDRESS");
+  app.add_option("--port", c.port, "HTTP port (0 = any free port)")
+      ->envname("DNASERVE_PORT")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--keys-file", c.keys_file, "API keys file (SHA-256 digests only)")
+      ->envname("DNASERVE_KEYS_FILE")
+      ->required();
+  app.add_option("--redis-url", c.redis_url, "redis://host:port[/db] for jobs and quotas")
+      ->envname("DNASERVE_REDIS_URL");
+  app.add_option("--workers", c.workers, "task=host:port[;host:port],... worker addresses")
+      ->envname("DNASERVE_WORKERS")
+      ->required();
+  app.add_option("--docs-dir", c.docs_dir, "directory holding the npm docs assets")
+      ->envname("DNASERVE_DOCS_DIR");
+  app.add_option("--http-threads", c.http_threads, "HTTP reactor threads")
+      ->envname("DNASERVE_HTTP_THREADS")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--executor-threads", c.executor_threads, "concurrent worker calls")
+      ->envname("DNASERVE_EXECUTOR_THREADS")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--executor-queue", c.executor_queue, "worker calls queued beyond those running")
+      ->envname("DNASERVE_EXECUTOR_QUEUE")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--ip-rate", c.ip_rate_per_second, "edge per-IP requests per second")
+      ->envname("DNASERVE_IP_RATE")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--ip-burst", c.ip_burst, "edge per-IP burst")
+      ->envname("DNASERVE_IP_BURST")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sync-timeout", c.sync_timeout_seconds, "worker call deadline in seconds")
+      ->envname("DNASERVE_SYNC_TIMEOUT")
+      ->check(CLI::Range(1, 86400));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    *exit_now = true;
+    std::cout << app.help();
+    return c;
+  } catch (const CLI::ParseError& e) {
+    return BadRequest(e.what());
+  }
+  return c;
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,31 @@
+// The gateway's settings, parsed once in main(). Precedence: default < environment < flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace dnaserve::gateway {
+
+struct GatewayConfig {
+  std::string listen_address = "127.0.0.1";  // DNASERVE_LISTEN_ADDRESS
+  int port = 8080;                            // DNASERVE_PORT
+  std::string keys_file;                      // DNASERVE_KEYS_FILE (required)
+  std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL
+  // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
+  std::string workers;
+  std::string docs_dir;                       // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
+  int http_threads = 2;                       // DNASERVE_HTTP_THREADS
+  int executor_threads = 32;                  // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
+  int executor_queue = 256;                   // DNASERVE_EXECUTOR_QUEUE: queued calls beyond those
+  double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
+  int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
+  int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
+};
+
+// Parses flags (--help lists each with its environment variable). Returns a bad_request status
+// naming the problem; prints help and returns nullopt-like kOk-with-exit via `exit_now`.
+StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now);
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,38 @@
+// What the gateway needs from the inference workers. The gRPC implementation lives in
+// worker_client.{h,cc}; tests can substitute their own.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.pb.h"
+
+namespace dnaserve::gateway {
+
+struct CallContext {
+  std::string request_id;
+  std::string job_id;
+  // Set by the caller to abandon the call (job dropped, gateway shutting down).
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+using ProgressCallback = std::function<void(const worker::v1::Progress&)>;
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+  // Runs one prediction on a worker of the request's task family. Never throws; a worker that
+  // is down yields service_unavailable, one that cannot load the model model_loading.
+  virtual StatusOr<worker::v1::PredictResult> Predict(Task task,
+                                                      const worker::v1::PredictRequest& request,
+                                                      const CallContext& context,
+                                                      const ProgressCallback& on_progress) = 0;
+  // The models of one task family, as its workers list them.
+  virtual StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) = 0;
+};
+
+}  // namespace dnaserve::gateway

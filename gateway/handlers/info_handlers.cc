@@ -1,0 +1,80 @@
+#include "gateway/handlers/info_handlers.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/version.h"
+#include "gateway/http/error_response.h"
+#include "gateway/openapi/openapi.h"
+#include "gateway/render/predict_response.h"
+
+namespace dnaserve::gateway {
+
+RouteHandler MakeHealthHandler() {
+  return [](RouteCall, Responder respond) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    w.StartObject();
+    w.Key("status");
+    w.String("healthy");
+    w.Key("version");
+    std::string_view version = ServiceVersion();
+    w.String(version.data(), static_cast<rapidjson::SizeType>(version.size()));
+    w.EndObject();
+    HttpResponse response;
+    response.body = buffer.GetString();
+    respond(std::move(response));
+  };
+}
+
+RouteHandler MakeOpenApiHandler(const GatewayServices& services) {
+  const ModelCatalogue* catalogue = services.catalogue;
+  return [catalogue](RouteCall, Responder respond) {
+    HttpResponse response;
+    response.body = BuildOpenApiDocument(*catalogue, ServiceVersion());
+    respond(std::move(response));
+  };
+}
+
+RouteHandler MakeDocsPageHandler(const GatewayServices& services, DocsPage page) {
+  const DocsHandler* docs = services.docs;
+  return [docs, page](RouteCall, Responder respond) {
+    respond(page == DocsPage::kSwaggerUi ? docs->Docs() : docs->Redoc());
+  };
+}
+
+RouteHandler MakeDocsAssetHandler(const GatewayServices& services) {
+  const DocsHandler* docs = services.docs;
+  return [docs](RouteCall call, Responder respond) {
+    HttpResponse response = docs->Asset(call.request.path);
+    if (response.status == 404) {
+      response = ErrorResponse(NotFound("no such documentation asset"), call.request.request_id);
+    }
+    respond(std::move(response));
+  };
+}
+
+RouteHandler MakeModelsHandler(const GatewayServices& services) {
+  const ModelCatalogue* catalogue = services.catalogue;
+  return [catalogue](RouteCall call, Responder respond) {
+    auto task = TaskFromName(call.params["task"]);
+    if (!task) {
+      respond(ErrorResponse(NotFound("unknown task '" + call.params["task"] + "'"),
+                            call.request.request_id));
+      return;
+    }
+    if (!catalogue->Known(*task)) {
+      respond(ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                   "the " + std::string(TaskName(*task)) +
+                                       " workers have not reported their models yet")
+                                .set_retry_after_seconds(5),
+                            call.request.request_id));
+      return;
+    }
+    HttpResponse response;
+    response.body = RenderModelList(*task, catalogue->Models(*task));
+    respond(std::move(response));
+  };
+}
+
+}  // namespace dnaserve::gateway

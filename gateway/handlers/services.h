@@ -1,0 +1,68 @@
+// What handlers get to work with: the gateway's components (owned by main) and, per call, the
+// facts the middleware established (route parameters, the authenticated principal, quota).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gateway/auth/key_store.h"
+#include "gateway/dispatch/executor.h"
+#include "gateway/dispatch/inference_backend.h"
+#include "gateway/dispatch/model_catalogue.h"
+#include "gateway/handlers/docs_handler.h"
+#include "gateway/http/http_types.h"
+#include "gateway/jobs/job_store.h"
+#include "gateway/ratelimit/quota.h"
+#include "gateway/server/http_server.h"
+
+namespace dnaserve::gateway {
+
+class JobRunner;
+
+struct GatewayServices {
+  const KeyStore* keys = nullptr;
+  QuotaStore* quotas = nullptr;
+  JobStore* jobs = nullptr;
+  InferenceBackend* backend = nullptr;
+  ModelCatalogue* catalogue = nullptr;
+  const DocsHandler* docs = nullptr;
+  JobRunner* runner = nullptr;
+  // Per-IP edge limit: nullopt admits, a value is the Retry-After of a refusal.
+  std::function<std::optional<int64_t>(const std::string& ip)> admit_ip;
+};
+
+// A concurrency lease on the caller's quota, released when the last holder lets go (the sync
+// response is sent, the async job ends, or the request is refused before any work).
+class QuotaLease {
+ public:
+  QuotaLease(QuotaStore* store, Principal principal, std::string lease_id)
+      : store_(store), principal_(std::move(principal)), lease_id_(std::move(lease_id)) {}
+  ~QuotaLease() {
+    if (store_) store_->Release(principal_, lease_id_);
+  }
+  QuotaLease(const QuotaLease&) = delete;
+  QuotaLease& operator=(const QuotaLease&) = delete;
+  void Renew(int64_t ttl_ms) {
+    if (store_) store_->Renew(principal_, lease_id_, ttl_ms);
+  }
+
+ private:
+  QuotaStore* store_;
+  Principal principal_;
+  std::string lease_id_;
+};
+
+struct RouteCall {
+  HttpRequest request;
+  std::map<std::string, std::string> params;  // from {name} segments of the route pattern
+  std::optional<Principal> principal;          // set on authenticated routes
+  std::string job_id;                          // predict only: the id the lease was taken under
+  std::shared_ptr<QuotaLease> lease;           // predict only
+};
+
+using RouteHandler = std::function<void(RouteCall call, Responder respond)>;
+
+}  // namespace dnaserve::gateway

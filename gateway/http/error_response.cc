@@ -1,0 +1,142 @@
+#include "gateway/http/error_response.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace dnaserve::gateway {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void WriteString(Writer& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void WriteStrings(Writer& w, const std::vector<std::string>& items) {
+  w.StartArray();
+  for (const auto& item : items) WriteString(w, item);
+  w.EndArray();
+}
+
+struct DetailsWriter {
+  Writer& w;
+  bool operator()(const std::monostate&) const { return false; }
+  bool operator()(const ValidationDetails& d) const {
+    w.StartObject();
+    w.Key("errors");
+    w.StartArray();
+    for (const auto& e : d.errors) {
+      w.StartObject();
+      w.Key("loc");
+      WriteStrings(w, e.loc);
+      w.Key("msg");
+      WriteString(w, e.msg);
+      w.Key("type");
+      WriteString(w, e.type);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    return true;
+  }
+  bool operator()(const ModelNotFoundDetails& d) const {
+    w.StartObject();
+    w.Key("available_models");
+    WriteStrings(w, d.available_models);
+    w.EndObject();
+    return true;
+  }
+  bool operator()(const TaskNotSupportedDetails& d) const {
+    w.StartObject();
+    w.Key("task");
+    WriteString(w, d.task);
+    w.Key("supported_tasks");
+    WriteStrings(w, d.supported_tasks);
+    w.EndObject();
+    return true;
+  }
+  bool operator()(const SyncTooLargeDetails& d) const {
+    w.StartObject();
+    w.Key("sequence_length");
+    w.Int64(d.sequence_length);
+    w.Key("threshold");
+    w.Int64(d.threshold);
+    w.EndObject();
+    return true;
+  }
+  bool operator()(const RecordCapDetails& d) const {
+    w.StartObject();
+    w.Key("task");
+    WriteString(w, d.task);
+    w.Key("record_count");
+    w.Int64(d.record_count);
+    w.Key("maximum_records");
+    w.Int64(d.maximum_records);
+    w.Key("sequence_length");
+    w.Int64(d.sequence_length);
+    w.Key("threshold");
+    w.Double(d.threshold);
+    w.EndObject();
+    return true;
+  }
+};
+
+}  // namespace
+
+int HttpStatusFor(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return 200;
+    case ErrorCode::kBadRequest: return 400;
+    case ErrorCode::kUnauthorized: return 401;
+    case ErrorCode::kForbidden: return 403;
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kModelNotFound: return 404;
+    case ErrorCode::kConflict: return 409;
+    case ErrorCode::kJobExpired: return 410;
+    case ErrorCode::kPayloadTooLarge: return 413;
+    case ErrorCode::kSyncTooLarge: return 413;
+    case ErrorCode::kUnsupportedFormat: return 415;
+    case ErrorCode::kValidationFailed: return 422;
+    case ErrorCode::kTaskNotSupportedByModel: return 422;
+    case ErrorCode::kTooManyRequests: return 429;
+    case ErrorCode::kInternal: return 500;
+    case ErrorCode::kModelLoading: return 503;
+    case ErrorCode::kServiceUnavailable: return 503;
+  }
+  return 500;
+}
+
+std::string ErrorEnvelopeJson(const Status& status, const std::string& request_id) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  w.Key("code");
+  std::string code(ErrorCodeName(status.code()));
+  WriteString(w, code);
+  w.Key("message");
+  WriteString(w, status.message());
+  w.Key("request_id");
+  WriteString(w, request_id);
+  if (!std::holds_alternative<std::monostate>(status.details())) {
+    w.Key("details");
+    std::visit(DetailsWriter{w}, status.details());
+  }
+  w.EndObject();
+  w.EndObject();
+  return buffer.GetString();
+}
+
+HttpResponse ErrorResponse(const Status& status, const std::string& request_id) {
+  HttpResponse response;
+  response.status = HttpStatusFor(status.code());
+  response.content_type = "application/json";
+  response.body = ErrorEnvelopeJson(status, request_id);
+  if (status.retry_after_seconds()) {
+    response.SetHeader("Retry-After", std::to_string(*status.retry_after_seconds()));
+  }
+  return response;
+}
+
+}  // namespace dnaserve::gateway

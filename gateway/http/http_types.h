@@ -1,0 +1,57 @@
+// Plain HTTP request/response structs. Pistache types stop at gateway/server/; handlers, the
+// middleware and their tests see only these.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dnaserve::gateway {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // without the query string
+  std::map<std::string, std::string> query;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  std::string peer_ip;
+  std::string request_id;  // assigned at ingress
+
+  std::optional<std::string> Header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    if (it == headers.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<std::string> Query(const std::string& name) const {
+    auto it = query.find(name);
+    if (it == query.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, in order
+
+  void SetHeader(std::string name, std::string value) {
+    for (auto& h : headers) {
+      if (h.first == name) {
+        h.second = std::move(value);
+        return;
+      }
+    }
+    headers.emplace_back(std::move(name), std::move(value));
+  }
+  const std::string* FindHeader(const std::string& name) const {
+    for (const auto& h : headers) {
+      if (h.first == name) return &h.second;
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,184 @@
+#include "gateway/http/routes.h"
+
+#include <chrono>
+
+#include "common/ids.h"
+#include "common/log.h"
+#include "gateway/handlers/info_handlers.h"
+#include "gateway/handlers/job_handlers.h"
+#include "gateway/handlers/predict_handler.h"
+#include "gateway/http/error_response.h"
+
+namespace dnaserve::gateway {
+
+std::vector<Route> BuildRoutes(const GatewayServices& s) {
+  using A = Access;
+  using M = Metering;
+  // Job routes come before /v1/tasks/{task}/...: "jobs" is a literal, not a task.
+  return {
+      {"GET", "/health", A::kPublic, M::kNone, MakeHealthHandler()},
+      {"GET", "/v1/openapi.json", A::kPublic, M::kNone, MakeOpenApiHandler(s)},
+      {"GET", "/docs", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kSwaggerUi)},
+      {"GET", "/redoc", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kRedoc)},
+      {"GET", "/docs/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
+      {"GET", "/redoc/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
+      {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
+      {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
+      {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
+      {"POST", "/v1/tasks/{task}/predict", A::kKeyRequired, M::kAdmit, MakePredictHandler(s)},
+  };
+}
+
+namespace {
+
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool Match(const std::string& pattern, const std::string& path,
+           std::map<std::string, std::string>* params) {
+  auto want = Segments(pattern);
+  auto got = Segments(path);
+  if (want.size() != got.size()) return false;
+  std::map<std::string, std::string> found;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto& w = want[i];
+    if (w.size() > 2 && w.front() == '{' && w.back() == '}') {
+      if (got[i].empty()) return false;
+      found[w.substr(1, w.size() - 2)] = got[i];
+    } else if (w != got[i]) {
+      return false;
+    }
+  }
+  *params = std::move(found);
+  return true;
+}
+
+// Sync calls hold their lease for the sync budget plus a margin; async jobs renew theirs.
+constexpr int64_t kLeaseTtlMs = 330 * 1000;
+
+void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
+  response.SetHeader("RateLimit-Limit", std::to_string(info.limit));
+  response.SetHeader("RateLimit-Remaining", std::to_string(info.remaining));
+  response.SetHeader("RateLimit-Reset", std::to_string(info.reset_seconds));
+  response.SetHeader("RateLimit-Policy", std::to_string(info.limit) + ";w=60");
+}
+
+struct LogContext {
+  std::string request_id;
+  std::string method;
+  std::string path;
+  std::string client_id;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+RequestPipeline::RequestPipeline(GatewayServices services, std::vector<Route> routes)
+    : services_(std::move(services)), routes_(std::move(routes)) {}
+
+void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
+  auto log_context = std::make_shared<LogContext>();
+  log_context->request_id = request.request_id;
+  log_context->method = request.method;
+  log_context->path = request.path;
+  Responder logged = [log_context, respond](HttpResponse response) {
+    auto elapsed = std::chrono::steady_clock::now() - log_context->started;
+    const std::string* id = response.FindHeader("X-Request-Id");
+    log::Info("request",
+              {{"request_id", id ? *id : log_context->request_id},
+               {"client_id", log_context->client_id},
+               {"method", log_context->method},
+               {"path", log_context->path},
+               {"status", response.status},
+               {"duration_ms",
+                std::chrono::duration<double, std::milli>(elapsed).count()}});
+    respond(std::move(response));
+  };
+
+  // Edge per-IP cap; health probes are exempt so that load never fails liveness.
+  if (request.path != "/health" && services_.admit_ip) {
+    if (auto retry_after = services_.admit_ip(request.peer_ip)) {
+      std::string edge_id = NewHexId32();
+      Status limited(ErrorCode::kTooManyRequests, "too many requests from this address");
+      limited.set_retry_after_seconds(*retry_after);
+      HttpResponse response = ErrorResponse(limited, edge_id);
+      response.SetHeader("X-Request-Id", edge_id);
+      logged(std::move(response));
+      return;
+    }
+  }
+
+  const Route* route = nullptr;
+  std::map<std::string, std::string> params;
+  for (const auto& candidate : routes_) {
+    if (candidate.method == request.method && Match(candidate.pattern, request.path, &params)) {
+      route = &candidate;
+      break;
+    }
+  }
+  if (!route) {
+    logged(ErrorResponse(NotFound("no route for " + request.method + " " + request.path),
+                         request.request_id));
+    return;
+  }
+
+  RouteCall call;
+  call.params = std::move(params);
+  bool wants_auth = route->access == Access::kKeyRequired ||
+                    (route->access == Access::kKeyOptional && request.Header("authorization"));
+  if (wants_auth) {
+    AuthResult auth = services_.keys->Authenticate(request.Header("authorization"));
+    if (!auth.status.ok()) {
+      HttpResponse response = ErrorResponse(auth.status, request.request_id);
+      if (!auth.bearer_error.empty()) {
+        response.SetHeader("WWW-Authenticate", "Bearer error=\"" + auth.bearer_error + "\"");
+      }
+      logged(std::move(response));
+      return;
+    }
+    log_context->client_id = auth.principal.client_id;
+    call.principal = auth.principal;
+  }
+
+  std::optional<RateLimitInfo> rate_info;
+  if (call.principal && route->metering == Metering::kAdmit) {
+    call.job_id = NewUuidV4();
+    QuotaDecision decision = services_.quotas->Admit(*call.principal, call.job_id, kLeaseTtlMs);
+    if (!decision.status.ok()) {
+      HttpResponse response = ErrorResponse(decision.status, request.request_id);
+      if (decision.status.code() == ErrorCode::kTooManyRequests) {
+        AddRateLimitHeaders(response, decision.info);
+      }
+      logged(std::move(response));
+      return;
+    }
+    rate_info = decision.info;
+    call.lease = std::make_shared<QuotaLease>(services_.quotas, *call.principal, call.job_id);
+  } else if (call.principal && route->metering == Metering::kPeek) {
+    rate_info = services_.quotas->Peek(*call.principal);
+  }
+
+  Responder final_respond = logged;
+  if (rate_info) {
+    RateLimitInfo info = *rate_info;
+    final_respond = [logged, info](HttpResponse response) {
+      if ((response.status >= 200 && response.status < 300) || response.status == 429) {
+        AddRateLimitHeaders(response, info);
+      }
+      logged(std::move(response));
+    };
+  }
+  call.request = std::move(request);
+  route->handler(std::move(call), std::move(final_respond));
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,46 @@
+// The route table and the request pipeline in front of it:
+//   request id (server) -> per-IP edge limit -> route match -> auth -> quota -> handler
+// plus one structured log line per request. Auth and rate limiting never live in handlers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gateway/handlers/services.h"
+
+namespace dnaserve::gateway {
+
+enum class Access {
+  kPublic,       // no key looked at
+  kKeyOptional,  // anonymous allowed; a presented key must be valid
+  kKeyRequired,
+};
+
+enum class Metering {
+  kNone,
+  kPeek,   // RateLimit-* headers from the bucket, nothing taken
+  kAdmit,  // a token and a concurrency lease (predict)
+};
+
+struct Route {
+  std::string method;
+  std::string pattern;  // literal segments and {name} parameters
+  Access access;
+  Metering metering;
+  RouteHandler handler;
+};
+
+std::vector<Route> BuildRoutes(const GatewayServices& services);
+
+// The HttpServer's RequestHandler for `routes`.
+class RequestPipeline {
+ public:
+  RequestPipeline(GatewayServices services, std::vector<Route> routes);
+  void Handle(HttpRequest request, Responder respond) const;
+
+ private:
+  GatewayServices services_;
+  std::vector<Route> routes_;
+};
+
+}  // namespace dnaserve::gateway

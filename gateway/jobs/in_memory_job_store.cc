@@ -1,0 +1,154 @@
+#include "gateway/jobs/in_memory_job_store.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "gateway/jobs/job_store_common.h"
+
+namespace dnaserve::gateway {
+namespace {
+
+// How often (by the store's clock) a write sweeps out expired jobs and tombstones.
+constexpr int64_t kSweepIntervalMs = 60'000;
+
+}  // namespace
+
+InMemoryJobStore::InMemoryJobStore(const Clock* clock, InMemoryJobStoreOptions options)
+    : clock_(clock ? clock : &DefaultClock()), options_(options) {}
+
+InMemoryJobStore::Job* InMemoryJobStore::FindLive(const std::string& job_id, int64_t now_ms) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return nullptr;
+  if (it->second.expires_at_ms <= now_ms) {
+    jobs_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void InMemoryJobStore::Touch(Job* job, int64_t now_ms) {
+  job->expires_at_ms = now_ms + options_.retention_ms;
+  tombstones_[job->record.job_id] = Tombstone{job->record.owner, now_ms + options_.tombstone_ms};
+}
+
+void InMemoryJobStore::SweepExpired(int64_t now_ms) {
+  if (now_ms - last_sweep_ms_ < kSweepIntervalMs) return;
+  last_sweep_ms_ = now_ms;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    it = it->second.expires_at_ms <= now_ms ? jobs_.erase(it) : std::next(it);
+  }
+  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
+    it = it->second.expires_at_ms <= now_ms ? tombstones_.erase(it) : std::next(it);
+  }
+}
+
+Status InMemoryJobStore::Create(const JobRecord& record) {
+  if (record.job_id.empty() || record.owner.empty()) {
+    return Internal("job record without job_id or owner");
+  }
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  SweepExpired(now);
+  auto seen = tombstones_.find(record.job_id);
+  if (FindLive(record.job_id, now) != nullptr ||
+      (seen != tombstones_.end() && seen->second.expires_at_ms > now)) {
+    return Status(ErrorCode::kConflict, "job " + record.job_id + " already exists");
+  }
+  Job job;
+  job.record = record;
+  if (job.record.created_at_ms == 0) job.record.created_at_ms = now;
+  job.record.updated_at_ms = now;
+  Job& stored = jobs_[record.job_id] = std::move(job);
+  Touch(&stored, now);
+
+  auto& index = index_[record.owner];
+  index.emplace(stored.record.created_at_ms, record.job_id);
+  while (static_cast<int64_t>(index.size()) > options_.max_jobs_per_owner) {
+    index.erase(index.begin());
+  }
+  return Status::Ok();
+}
+
+Status InMemoryJobStore::UpdateProgress(const std::string& job_id, double percent,
+                                        const std::string& message) {
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  Job* job = FindLive(job_id, now);
+  if (job == nullptr) return JobNotFound(job_id);
+  if (IsTerminal(job->record.state)) return JobAlreadyFinished(job_id);
+  job->record.state = JobState::kRunning;
+  job->record.progress_percent = percent >= 0 ? std::min(percent, 100.0) : 0.0;
+  job->record.progress_message = message;
+  job->record.updated_at_ms = now;
+  Touch(job, now);
+  return Status::Ok();
+}
+
+Status InMemoryJobStore::Finish(const std::string& job_id, int http_status,
+                                const std::string& content_type, const std::string& body) {
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  Job* job = FindLive(job_id, now);
+  if (job == nullptr) return JobNotFound(job_id);
+  if (IsTerminal(job->record.state)) return JobAlreadyFinished(job_id);
+  job->record.state = StateForHttpStatus(http_status);
+  if (job->record.state == JobState::kCompleted) job->record.progress_percent = 100;
+  job->record.http_status = http_status;
+  job->record.content_type = content_type;
+  job->record.body = body;
+  job->record.updated_at_ms = now;
+  Touch(job, now);
+  return Status::Ok();
+}
+
+StatusOr<JobRecord> InMemoryJobStore::Get(const std::string& job_id, const std::string& owner) {
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  Job* job = FindLive(job_id, now);
+  if (job == nullptr) {
+    auto seen = tombstones_.find(job_id);
+    if (seen != tombstones_.end() && seen->second.expires_at_ms > now &&
+        seen->second.owner == owner) {
+      return JobExpired(job_id, options_.retention_ms);
+    }
+    return JobNotFound(job_id);
+  }
+  if (job->record.owner != owner) return JobNotFound(job_id);
+  if (IsLost(job->record, now, options_.heartbeat_timeout_ms)) MarkLost(&job->record, now);
+  Touch(job, now);
+  return job->record;
+}
+
+StatusOr<std::vector<JobRecord>> InMemoryJobStore::List(const std::string& owner, int limit) {
+  const int64_t now = clock_->NowMs();
+  std::vector<JobRecord> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto index = index_.find(owner);
+  if (index == index_.end() || limit <= 0) return out;
+  for (auto it = index->second.rbegin();
+       it != index->second.rend() && static_cast<int>(out.size()) < limit; ++it) {
+    auto job = jobs_.find(it->second);
+    if (job == jobs_.end() || job->second.expires_at_ms <= now ||
+        job->second.record.owner != owner) {
+      continue;
+    }
+    JobRecord record = job->second.record;
+    record.body.clear();
+    if (IsLost(record, now, options_.heartbeat_timeout_ms)) {
+      record.state = JobState::kFailed;
+      record.http_status = 503;
+    }
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+size_t InMemoryJobStore::live_jobs() const {
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<size_t>(std::count_if(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    return entry.second.expires_at_ms > now;
+  }));
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,66 @@
+// JobStore in process memory with the same semantics as RedisJobStore (retention after last
+// activity, 410 for the owner once expired, owner scoping, lost-job detection), driven entirely
+// by the injected clock. For unit tests of handlers and single-process development; state is
+// lost on restart.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gateway/jobs/job_store.h"
+#include "gateway/ratelimit/clock.h"
+
+namespace dnaserve::gateway {
+
+struct InMemoryJobStoreOptions {
+  int64_t retention_ms = kJobRetentionSeconds * 1000;
+  int64_t tombstone_ms = 30LL * 24 * 3600 * 1000;
+  int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
+  int64_t max_jobs_per_owner = 500;
+};
+
+class InMemoryJobStore : public JobStore {
+ public:
+  // `clock` must outlive the store; nullptr means the system clock.
+  explicit InMemoryJobStore(const Clock* clock = nullptr, InMemoryJobStoreOptions options = {});
+
+  Status Create(const JobRecord& record) override;
+  Status UpdateProgress(const std::string& job_id, double percent,
+                        const std::string& message) override;
+  Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
+                const std::string& body) override;
+  StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) override;
+  StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) override;
+  Status Ping() override { return Status::Ok(); }
+
+  size_t live_jobs() const;
+
+ private:
+  struct Job {
+    JobRecord record;
+    int64_t expires_at_ms = 0;
+  };
+  struct Tombstone {
+    std::string owner;
+    int64_t expires_at_ms = 0;
+  };
+  // The live job, or nullptr (an expired one is removed on the way).
+  Job* FindLive(const std::string& job_id, int64_t now_ms);
+  void Touch(Job* job, int64_t now_ms);
+  void SweepExpired(int64_t now_ms);
+
+  const Clock* clock_;
+  InMemoryJobStoreOptions options_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Job> jobs_;
+  std::unordered_map<std::string, Tombstone> tombstones_;
+  // owner -> (created_at_ms, job_id) in creation order, newest last.
+  std::unordered_map<std::string, std::multimap<int64_t, std::string>> index_;
+  int64_t last_sweep_ms_ = 0;
+};
+
+}  // namespace dnaserve::gateway

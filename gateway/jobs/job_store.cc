@@ -1,0 +1,72 @@
+#include "gateway/jobs/job_store.h"
+
+#include "gateway/http/error_response.h"
+#include "gateway/jobs/job_store_common.h"
+
+namespace dnaserve::gateway {
+
+std::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kAccepted:
+      return "accepted";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kCompleted:
+      return "completed";
+    case JobState::kFailed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::optional<JobState> JobStateFromName(std::string_view name) {
+  for (JobState s :
+       {JobState::kAccepted, JobState::kRunning, JobState::kCompleted, JobState::kFailed}) {
+    if (JobStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+bool IsTerminal(JobState state) {
+  return state == JobState::kCompleted || state == JobState::kFailed;
+}
+
+JobState StateForHttpStatus(int http_status) {
+  return http_status >= 200 && http_status < 300 ? JobState::kCompleted : JobState::kFailed;
+}
+
+Status JobNotFound(const std::string& job_id) { return NotFound("job " + job_id + " not found"); }
+
+Status JobExpired(const std::string& job_id, int64_t retention_ms) {
+  std::string retention = retention_ms % 3'600'000 == 0
+                              ? std::to_string(retention_ms / 3'600'000) + " h"
+                              : std::to_string(retention_ms / 1000) + " s";
+  return Status(ErrorCode::kJobExpired, "job " + job_id + " has expired: results are kept for " +
+                                            retention +
+                                            " after the last activity; resubmit the request");
+}
+
+Status JobAlreadyFinished(const std::string& job_id) {
+  return Status(ErrorCode::kConflict, "job " + job_id + " has already finished");
+}
+
+bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_ms) {
+  return !IsTerminal(record.state) && now_ms - record.updated_at_ms > heartbeat_timeout_ms;
+}
+
+std::string LostJobBody(const std::string& job_id) {
+  Status lost = Unavailable("job " + job_id +
+                            " was lost: the gateway running it stopped reporting progress "
+                            "(restart or crash); resubmit the request");
+  return ErrorEnvelopeJson(lost, job_id);
+}
+
+void MarkLost(JobRecord* record, int64_t now_ms) {
+  record->state = JobState::kFailed;
+  record->http_status = HttpStatusFor(ErrorCode::kServiceUnavailable);
+  record->content_type = "application/json";
+  record->body = LostJobBody(record->job_id);
+  record->updated_at_ms = now_ms;
+}
+
+}  // namespace dnaserve::gateway

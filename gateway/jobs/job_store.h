@@ -1,0 +1,59 @@
+// Job state. Every predict call, sync or async, is a job. Records live in Redis so that any
+// gateway replica can poll any job; this interface keeps hiredis out of the handlers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dnaserve::gateway {
+
+// Retention after last activity, and the heartbeat age after which a running job whose gateway
+// stopped updating it is declared lost.
+inline constexpr int64_t kJobRetentionSeconds = 24 * 3600;
+inline constexpr int64_t kJobHeartbeatTimeoutSeconds = 60;
+
+enum class JobState { kAccepted, kRunning, kCompleted, kFailed };
+std::string_view JobStateName(JobState state);  // "accepted", "running", "completed", "failed"
+
+struct JobRecord {
+  std::string job_id;
+  std::string request_id;  // of the submitting request; echoed by polls of the finished job
+  std::string owner;  // client_id
+  std::string task;   // "promoter", ... (later also workflow names)
+  std::string mode;   // "sync" or "async"
+  JobState state = JobState::kAccepted;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;  // last activity / heartbeat
+  double progress_percent = 0;
+  std::string progress_message;
+  // Final response, stored verbatim when the job ends (completed or failed).
+  int http_status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+  virtual Status Create(const JobRecord& record) = 0;
+  // Moves to running, records progress and refreshes the heartbeat and retention.
+  virtual Status UpdateProgress(const std::string& job_id, double percent,
+                                const std::string& message) = 0;
+  // Stores the final response; state becomes completed (2xx) or failed (otherwise).
+  virtual Status Finish(const std::string& job_id, int http_status,
+                        const std::string& content_type, const std::string& body) = 0;
+  // The job if `owner` owns it: not_found when unknown or owned by another client,
+  // job_expired when its retention has passed. A running job whose heartbeat is older than
+  // kJobHeartbeatTimeoutSeconds is returned as failed with a 503 service_unavailable body.
+  // Refreshes retention (a poll is activity).
+  virtual StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) = 0;
+  // The owner's most recent jobs, newest first, without bodies.
+  virtual StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) = 0;
+  // Liveness of the backing store (used by /health and readiness).
+  virtual Status Ping() = 0;
+};
+
+}  // namespace dnaserve::gateway

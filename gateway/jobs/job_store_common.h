@@ -1,0 +1,35 @@
+// Pieces shared by the JobStore implementations so that both answer with the same statuses,
+// messages and lost-job body.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "gateway/jobs/job_store.h"
+
+namespace dnaserve::gateway {
+
+inline constexpr int64_t kJobTombstoneMs = 30LL * 24 * 3600 * 1000;
+inline constexpr int64_t kMaxJobsPerOwner = 500;
+
+std::optional<JobState> JobStateFromName(std::string_view name);
+bool IsTerminal(JobState state);
+// completed for 2xx, failed otherwise.
+JobState StateForHttpStatus(int http_status);
+
+// The same not_found for an unknown job and for another client's job: ownership is never revealed.
+Status JobNotFound(const std::string& job_id);
+Status JobExpired(const std::string& job_id, int64_t retention_ms);
+Status JobAlreadyFinished(const std::string& job_id);
+
+// True when an accepted/running job has not reported for longer than `heartbeat_timeout_ms`.
+bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_ms);
+// The stored response of a lost job: 503 service_unavailable envelope asking to resubmit.
+std::string LostJobBody(const std::string& job_id);
+// Turns `record` into the failed/503 record of a lost job as of `now_ms`.
+void MarkLost(JobRecord* record, int64_t now_ms);
+
+}  // namespace dnaserve::gateway

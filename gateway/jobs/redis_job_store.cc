@@ -1,0 +1,320 @@
+#include "gateway/jobs/redis_job_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include "common/log.h"
+#include "gateway/jobs/job_store_common.h"
+
+namespace dnaserve::gateway {
+namespace {
+
+// KEYS: job, seen, index. ARGV: retention_ms, tombstone_ms, max_jobs, owner, job_id,
+// created_at_ms, then the hash's field/value pairs.
+const RedisScript& CreateScript() {
+  static const RedisScript script(R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
+  return 'exists'
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[3]) + 1))
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return 'ok'
+)lua");
+  return script;
+}
+
+// KEYS: job, seen. ARGV: retention_ms, tombstone_ms, now_ms, then field/value pairs to set.
+// Only a job that exists and has not finished is touched.
+const RedisScript& UpdateScript() {
+  static const RedisScript script(R"lua(
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 'not_found' end
+if state == 'completed' or state == 'failed' then return 'finished' end
+redis.call('HSET', KEYS[1], 'updated_at_ms', ARGV[3], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], redis.call('HGET', KEYS[1], 'owner'), 'PX', ARGV[2])
+return 'ok'
+)lua");
+  return script;
+}
+
+// KEYS: job, seen. ARGV: owner, now_ms, heartbeat_timeout_ms, retention_ms, tombstone_ms,
+// lost-job body. Returns {'ok', field, value, ...}, {'expired'} or {'not_found'}.
+const RedisScript& GetScript() {
+  static const RedisScript script(R"lua(
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then
+  if redis.call('GET', KEYS[2]) == ARGV[1] then return {'expired'} end
+  return {'not_found'}
+end
+local rec = {}
+for i = 1, #fields, 2 do rec[fields[i]] = fields[i + 1] end
+if rec['owner'] ~= ARGV[1] then return {'not_found'} end
+local now = tonumber(ARGV[2])
+local state = rec['state']
+if (state == 'accepted' or state == 'running') and
+   now - tonumber(rec['updated_at_ms'] or '0') > tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'state', 'failed', 'http_status', '503',
+             'content_type', 'application/json', 'body', ARGV[6], 'updated_at_ms', ARGV[2])
+  fields = redis.call('HGETALL', KEYS[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[5])
+local out = {'ok'}
+for i = 1, #fields do out[i + 1] = fields[i] end
+return out
+)lua");
+  return script;
+}
+
+// Every field but the body, for listings.
+const std::vector<std::string>& ListFields() {
+  // clang-format off
+  static const std::vector<std::string> fields = {
+      "job_id", "owner", "task", "mode", "state", "created_at_ms", "updated_at_ms",
+      "progress_percent", "progress_message", "http_status", "content_type"};
+  // clang-format on
+  return fields;
+}
+
+std::string FormatDouble(double v) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
+}
+
+int64_t ParseInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
+
+std::vector<std::string> RecordFields(const JobRecord& r) {
+  // clang-format off
+  return {"job_id", r.job_id,
+          "owner", r.owner,
+          "task", r.task,
+          "mode", r.mode,
+          "state", std::string(JobStateName(r.state)),
+          "created_at_ms", std::to_string(r.created_at_ms),
+          "updated_at_ms", std::to_string(r.updated_at_ms),
+          "progress_percent", FormatDouble(r.progress_percent),
+          "progress_message", r.progress_message,
+          "http_status", std::to_string(r.http_status),
+          "content_type", r.content_type,
+          "body", r.body};
+  // clang-format on
+}
+
+// Fills one field of `r`; unknown fields are ignored (written by a newer gateway).
+bool SetField(const std::string& name, const std::string& value, JobRecord* r) {
+  if (name == "state") {
+    auto state = JobStateFromName(value);
+    if (!state) return false;
+    r->state = *state;
+  } else if (name == "created_at_ms") {
+    r->created_at_ms = ParseInt(value);
+  } else if (name == "updated_at_ms") {
+    r->updated_at_ms = ParseInt(value);
+  } else if (name == "progress_percent") {
+    r->progress_percent = std::strtod(value.c_str(), nullptr);
+  } else if (name == "http_status") {
+    r->http_status = static_cast<int>(ParseInt(value));
+  } else {
+    std::string JobRecord::*text = nullptr;
+    if (name == "job_id") text = &JobRecord::job_id;
+    if (name == "owner") text = &JobRecord::owner;
+    if (name == "task") text = &JobRecord::task;
+    if (name == "mode") text = &JobRecord::mode;
+    if (name == "progress_message") text = &JobRecord::progress_message;
+    if (name == "content_type") text = &JobRecord::content_type;
+    if (name == "body") text = &JobRecord::body;
+    if (text != nullptr) r->*text = value;
+  }
+  return true;
+}
+
+bool IsString(const RedisReply& r) {
+  return r.type == RedisReply::Type::kString || r.type == RedisReply::Type::kStatus;
+}
+
+double ClampPercent(double percent) {
+  if (!(percent >= 0)) return 0;  // also NaN
+  return std::min(percent, 100.0);
+}
+
+}  // namespace
+
+RedisJobStore::RedisJobStore(std::shared_ptr<RedisConnection> redis, const Clock* clock,
+                             RedisJobStoreOptions options)
+    : redis_(std::move(redis)),
+      clock_(clock ? clock : &DefaultClock()),
+      options_(std::move(options)) {}
+
+std::string RedisJobStore::JobKey(const std::string& job_id) const {
+  return options_.key_prefix + "job:" + job_id;
+}
+std::string RedisJobStore::SeenKey(const std::string& job_id) const {
+  return options_.key_prefix + "jobseen:" + job_id;
+}
+std::string RedisJobStore::IndexKey(const std::string& owner) const {
+  return options_.key_prefix + "jobs:" + owner;
+}
+
+Status RedisJobStore::StoreError(const char* op, const Status& status) const {
+  log::Warn("job_store_error", {{"op", op}, {"error", status.message()}});
+  return Unavailable("the job store is unavailable; retry shortly");
+}
+
+Status RedisJobStore::Create(const JobRecord& record) {
+  if (record.job_id.empty() || record.owner.empty()) {
+    return Internal("job record without job_id or owner");
+  }
+  JobRecord r = record;
+  const int64_t now = clock_->NowMs();
+  if (r.created_at_ms == 0) r.created_at_ms = now;
+  r.updated_at_ms = now;
+  std::vector<std::string> args = {std::to_string(options_.retention_ms),
+                                   std::to_string(options_.tombstone_ms),
+                                   std::to_string(options_.max_jobs_per_owner),
+                                   r.owner,
+                                   r.job_id,
+                                   std::to_string(r.created_at_ms)};
+  for (auto& field : RecordFields(r)) args.push_back(std::move(field));
+  auto reply =
+      redis_->Eval(CreateScript(), {JobKey(r.job_id), SeenKey(r.job_id), IndexKey(r.owner)}, args);
+  if (!reply.ok()) return StoreError("create", reply.status());
+  if (reply->str == "exists") {
+    return Status(ErrorCode::kConflict, "job " + r.job_id + " already exists");
+  }
+  return Status::Ok();
+}
+
+Status RedisJobStore::UpdateProgress(const std::string& job_id, double percent,
+                                     const std::string& message) {
+  const int64_t now = clock_->NowMs();
+  auto reply =
+      redis_->Eval(UpdateScript(), {JobKey(job_id), SeenKey(job_id)},
+                   {std::to_string(options_.retention_ms), std::to_string(options_.tombstone_ms),
+                    std::to_string(now), "state", "running", "progress_percent",
+                    FormatDouble(ClampPercent(percent)), "progress_message", message});
+  if (!reply.ok()) return StoreError("progress", reply.status());
+  if (reply->str == "not_found") return JobNotFound(job_id);
+  if (reply->str == "finished") return JobAlreadyFinished(job_id);
+  return Status::Ok();
+}
+
+Status RedisJobStore::Finish(const std::string& job_id, int http_status,
+                             const std::string& content_type, const std::string& body) {
+  const int64_t now = clock_->NowMs();
+  JobState state = StateForHttpStatus(http_status);
+  std::vector<std::string> args = {std::to_string(options_.retention_ms),
+                                   std::to_string(options_.tombstone_ms),
+                                   std::to_string(now),
+                                   "state",
+                                   std::string(JobStateName(state)),
+                                   "http_status",
+                                   std::to_string(http_status),
+                                   "content_type",
+                                   content_type,
+                                   "body",
+                                   body};
+  if (state == JobState::kCompleted) {
+    args.push_back("progress_percent");
+    args.push_back("100");
+  }
+  auto reply = redis_->Eval(UpdateScript(), {JobKey(job_id), SeenKey(job_id)}, args);
+  if (!reply.ok()) return StoreError("finish", reply.status());
+  if (reply->str == "not_found") return JobNotFound(job_id);
+  if (reply->str == "finished") return JobAlreadyFinished(job_id);
+  return Status::Ok();
+}
+
+StatusOr<JobRecord> RedisJobStore::Get(const std::string& job_id, const std::string& owner) {
+  const int64_t now = clock_->NowMs();
+  auto reply =
+      redis_->Eval(GetScript(), {JobKey(job_id), SeenKey(job_id)},
+                   {owner, std::to_string(now), std::to_string(options_.heartbeat_timeout_ms),
+                    std::to_string(options_.retention_ms), std::to_string(options_.tombstone_ms),
+                    LostJobBody(job_id)});
+  if (!reply.ok()) return StoreError("get", reply.status());
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
+    return StoreError("get", Internal("unexpected reply shape"));
+  }
+  if (e[0].str == "not_found") return JobNotFound(job_id);
+  if (e[0].str == "expired") return JobExpired(job_id, options_.retention_ms);
+  JobRecord record;
+  for (size_t i = 1; i + 1 < e.size(); i += 2) {
+    if (!SetField(e[i].str, e[i + 1].str, &record)) {
+      return StoreError("get", Internal("bad field " + e[i].str));
+    }
+  }
+  return record;
+}
+
+StatusOr<std::vector<JobRecord>> RedisJobStore::List(const std::string& owner, int limit) {
+  std::vector<JobRecord> jobs;
+  if (limit <= 0) return jobs;
+  const int64_t now = clock_->NowMs();
+  const std::vector<std::string>& fields = ListFields();
+  std::vector<std::string> vanished;
+  // Ids whose hash has expired are skipped, so read on until `limit` live jobs are found (the
+  // index holds at most max_jobs_per_owner ids).
+  for (int64_t offset = 0; static_cast<int>(jobs.size()) < limit;) {
+    const int64_t chunk = std::max<int64_t>(limit, 50);
+    auto ids = redis_->Command(
+        {"ZREVRANGE", IndexKey(owner), std::to_string(offset), std::to_string(offset + chunk - 1)});
+    if (!ids.ok()) return StoreError("list", ids.status());
+    if (ids->type != RedisReply::Type::kArray || ids->elements.empty()) break;
+    offset += static_cast<int64_t>(ids->elements.size());
+
+    std::vector<std::vector<std::string>> commands;
+    for (const auto& id : ids->elements) {
+      std::vector<std::string> cmd = {"HMGET", JobKey(id.str)};
+      cmd.insert(cmd.end(), fields.begin(), fields.end());
+      commands.push_back(std::move(cmd));
+    }
+    auto rows = redis_->Pipeline(commands);
+    if (!rows.ok()) return StoreError("list", rows.status());
+    for (size_t i = 0; i < rows->size() && static_cast<int>(jobs.size()) < limit; ++i) {
+      const RedisReply& row = (*rows)[i];
+      if (row.type != RedisReply::Type::kArray || row.elements.size() != fields.size() ||
+          row.elements[0].IsNil()) {
+        vanished.push_back(ids->elements[i].str);
+        continue;
+      }
+      JobRecord record;
+      bool valid = true;
+      for (size_t f = 0; f < fields.size(); ++f) {
+        if (!row.elements[f].IsNil()) valid &= SetField(fields[f], row.elements[f].str, &record);
+      }
+      if (!valid || record.owner != owner) continue;
+      // Report what a poll would report, without writing (a poll marks it for good).
+      if (IsLost(record, now, options_.heartbeat_timeout_ms)) {
+        record.state = JobState::kFailed;
+        record.http_status = 503;
+      }
+      jobs.push_back(std::move(record));
+    }
+    if (static_cast<int64_t>(ids->elements.size()) < chunk) break;
+  }
+  if (!vanished.empty()) {
+    // Best effort: drop ids of expired jobs from the index.
+    std::vector<std::string> zrem = {"ZREM", IndexKey(owner)};
+    zrem.insert(zrem.end(), vanished.begin(), vanished.end());
+    (void)redis_->Command(zrem);
+  }
+  return jobs;
+}
+
+Status RedisJobStore::Ping() {
+  Status status = redis_->Ping();
+  if (!status.ok()) return StoreError("ping", status);
+  return Status::Ok();
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,61 @@
+// JobStore in Redis, so any gateway replica can poll any job.
+//   dnaserve:job:<id>      hash with every JobRecord field; expires `retention_ms` after the
+//                          last activity (create, progress, finish, get)
+//   dnaserve:jobseen:<id>  owner's client id, kept `tombstone_ms` (30 days): once the hash has
+//                          expired, the owner gets 410 job_expired and anyone else 404
+//   dnaserve:jobs:<owner>  sorted set of job ids scored by created_at_ms, newest 500 kept
+// Each operation is one Lua script, so concurrent replicas never see half-written jobs and a
+// job whose hash expired is never recreated by a late progress update.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gateway/jobs/job_store.h"
+#include "gateway/ratelimit/clock.h"
+#include "gateway/redis/redis_connection.h"
+
+namespace dnaserve::gateway {
+
+struct RedisJobStoreOptions {
+  int64_t retention_ms = kJobRetentionSeconds * 1000;
+  int64_t tombstone_ms = 30LL * 24 * 3600 * 1000;
+  int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
+  int64_t max_jobs_per_owner = 500;
+  std::string key_prefix = "dnaserve:";
+};
+
+class RedisJobStore : public JobStore {
+ public:
+  // `clock` must outlive the store; nullptr means the system clock. It stamps activity and
+  // judges heartbeats (retention itself is Redis's own TTL).
+  explicit RedisJobStore(std::shared_ptr<RedisConnection> redis, const Clock* clock = nullptr,
+                         RedisJobStoreOptions options = {});
+
+  // created_at_ms = record's (or now when 0); updated_at_ms = now. conflict if the id exists.
+  Status Create(const JobRecord& record) override;
+  // not_found when the job is unknown or expired; conflict when it has already finished.
+  Status UpdateProgress(const std::string& job_id, double percent,
+                        const std::string& message) override;
+  // not_found when unknown or expired; conflict when it has already finished (the first
+  // final answer, e.g. "lost", stays).
+  Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
+                const std::string& body) override;
+  StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) override;
+  StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) override;
+  Status Ping() override;
+
+  std::string JobKey(const std::string& job_id) const;
+  std::string SeenKey(const std::string& job_id) const;
+  std::string IndexKey(const std::string& owner) const;
+
+ private:
+  Status StoreError(const char* op, const Status& status) const;
+
+  std::shared_ptr<RedisConnection> redis_;
+  const Clock* clock_;
+  RedisJobStoreOptions options_;
+};
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,108 @@
+// dnaserve-gateway: wiring only. Builds the components from the configuration, serves until
+// SIGINT/SIGTERM, then drains and stops.
+#include <csignal>
+#include <iostream>
+
+#include "common/log.h"
+#include "common/version.h"
+#include "gateway/config/gateway_config.h"
+#include "gateway/dispatch/catalogue_refresher.h"
+#include "gateway/dispatch/worker_client.h"
+#include "gateway/handlers/job_runner.h"
+#include "gateway/http/routes.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "gateway/ratelimit/ip_rate_limiter.h"
+#include "gateway/ratelimit/redis_quota_store.h"
+#include "gateway/redis/redis_connection.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+int main(int argc, char** argv) {
+  log::Init("gateway");
+  bool exit_now = false;
+  auto config = ParseGatewayConfig(argc, argv, &exit_now);
+  if (exit_now) return 0;
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 2;
+  }
+  auto keys = KeyStore::LoadFile(config->keys_file);
+  if (!keys.ok()) {
+    log::Error("keys_file_invalid", {{"error", keys.status().message()}});
+    return 2;
+  }
+  auto endpoints = WorkerEndpoints::Parse(config->workers);
+  if (!endpoints.ok()) {
+    log::Error("workers_invalid", {{"error", endpoints.status().message()}});
+    return 2;
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
+
+  auto redis = RedisConnection::Create(config->redis_url);
+  if (!redis.ok()) {
+    log::Error("redis_url_invalid", {{"error", redis.status().message()}});
+    return 2;
+  }
+  RedisJobStore jobs(*redis);
+  RedisQuotaStore quotas(*redis);
+  IpRateLimiterOptions ip_options;
+  ip_options.requests_per_second = config->ip_rate_per_second;
+  ip_options.burst = config->ip_burst;
+  IpRateLimiter ip_limiter(ip_options);
+  GrpcInferenceBackend backend({*endpoints, std::chrono::seconds(config->sync_timeout_seconds)});
+  ModelCatalogue catalogue;
+  CatalogueRefresher refresher(&backend, &catalogue);
+  Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));
+  JobRunner runner(&jobs, &backend, &executor);
+  DocsHandler docs(config->docs_dir);
+
+  GatewayServices services;
+  services.keys = &keys.value();
+  services.quotas = &quotas;
+  services.jobs = &jobs;
+  services.backend = &backend;
+  services.catalogue = &catalogue;
+  services.docs = &docs;
+  services.runner = &runner;
+  services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<int64_t> {
+    IpDecision decision = ip_limiter.Admit(ip);
+    if (decision.admitted) return std::nullopt;
+    return decision.retry_after_seconds;
+  };
+  RequestPipeline pipeline(services, BuildRoutes(services));
+
+  HttpServerOptions http;
+  http.address = config->listen_address;
+  http.port = config->port;
+  http.threads = config->http_threads;
+  HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {
+    pipeline.Handle(std::move(request), std::move(respond));
+  });
+
+  refresher.Start();
+  runner.Start();
+  if (Status started = server.Start(); !started.ok()) {
+    log::Error("listen_failed", {{"error", started.message()}});
+    return 1;
+  }
+  log::Info("gateway_started", {{"address", config->listen_address},
+                                {"port", server.port()},
+                                {"version", ServiceVersion()},
+                                {"keys", static_cast<int64_t>(keys->size())}});
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  log::Info("gateway_stopping", {{"signal", signal_number}});
+  server.Stop();  // drains in-flight responses first
+  runner.Stop();
+  executor.Shutdown();
+  refresher.Stop();
+  log::Info("gateway_stopped");
+  return 0;
+}

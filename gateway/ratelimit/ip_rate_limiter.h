@@ -1,0 +1,54 @@
+// The edge per-IP limit (default 10 requests/s, burst 20): one token bucket per source address,
+// in process memory. Memory is bounded: buckets that have refilled completely are dropped (they
+// equal a new one), and when the table is full the least recently seen address is evicted.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "gateway/ratelimit/clock.h"
+#include "gateway/ratelimit/token_bucket.h"
+
+namespace dnaserve::gateway {
+
+struct IpRateLimiterOptions {
+  double requests_per_second = 10;
+  int64_t burst = 20;
+  size_t max_entries = 100'000;
+};
+
+struct IpDecision {
+  bool admitted = false;
+  int64_t retry_after_seconds = 0;  // refused only; at least 1
+};
+
+class IpRateLimiter {
+ public:
+  // `clock` must outlive the limiter; nullptr means the system clock. Nonsensical options
+  // (rate <= 0, burst < 1, max_entries < 1) are raised to the smallest working values.
+  explicit IpRateLimiter(IpRateLimiterOptions options = {}, const Clock* clock = nullptr);
+
+  IpDecision Admit(const std::string& ip);
+  size_t size() const;
+  const BucketConfig& config() const { return config_; }
+
+ private:
+  struct Entry {
+    BucketState bucket;
+    std::list<std::string>::iterator lru;  // position in lru_, most recent first
+  };
+  void EvictIdle(int64_t now_ms);
+
+  BucketConfig config_;
+  size_t max_entries_;
+  int64_t idle_ms_;  // untouched this long = full again
+  const Clock* clock_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::list<std::string> lru_;
+};
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,42 @@
+// Per-key quotas, shared by all gateway replicas: a token bucket (capacity = rate_per_minute / 6,
+// refilled continuously at rate_per_minute per 60 s) and a concurrency cap held as leases.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "gateway/auth/key_store.h"
+
+namespace dnaserve::gateway {
+
+inline constexpr int64_t kBurstDivisor = 6;
+
+// Values of the RateLimit-* headers for one decision.
+struct RateLimitInfo {
+  int64_t limit = 0;          // bucket capacity
+  int64_t remaining = 0;      // whole tokens left
+  int64_t reset_seconds = 0;  // seconds until the bucket is full again
+};
+
+struct QuotaDecision {
+  Status status;  // ok, or 429 too_many_requests with retry_after_seconds set
+  RateLimitInfo info;
+};
+
+class QuotaStore {
+ public:
+  virtual ~QuotaStore() = default;
+  // Takes a concurrency lease named `lease_id` (released by Release, or expiring after
+  // `lease_ttl_ms`) and one token. Either cap can refuse; a refusal takes nothing.
+  virtual QuotaDecision Admit(const Principal& principal, const std::string& lease_id,
+                              int64_t lease_ttl_ms) = 0;
+  // Current bucket state without taking a token (for headers on responses that took none).
+  virtual RateLimitInfo Peek(const Principal& principal) = 0;
+  virtual void Release(const Principal& principal, const std::string& lease_id) = 0;
+  // Extends a lease held by a long-running job.
+  virtual void Renew(const Principal& principal, const std::string& lease_id,
+                     int64_t lease_ttl_ms) = 0;
+};
+
+}  // namespace dnaserve::gateway

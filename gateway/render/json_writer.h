@@ -1,0 +1,89 @@
+// A thin RapidJSON writer for the gateway's response bodies. It exists for one reason beyond
+// brevity: RapidJSON's Writer::Double() writes the separator before it rejects NaN/Inf, which
+// leaves a half-written, invalid document. Here a non-finite number is written as null instead,
+// so no model output can ever corrupt a response body.
+#pragma once
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dnaserve::gateway {
+
+class JsonWriter {
+ public:
+  JsonWriter() : writer_(buffer_) {}
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
+
+  void StartObject() { writer_.StartObject(); }
+  void EndObject() { writer_.EndObject(); }
+  void StartArray() { writer_.StartArray(); }
+  void EndArray() { writer_.EndArray(); }
+
+  void Key(std::string_view key) {
+    writer_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  }
+  void String(std::string_view value) {
+    writer_.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  }
+  void Int(int64_t value) { writer_.Int64(value); }
+  void Bool(bool value) { writer_.Bool(value); }
+  void Null() { writer_.Null(); }
+  // Shortest representation that reads back to the same double; null when not finite.
+  void Double(double value) {
+    if (std::isfinite(value)) {
+      writer_.Double(value);
+    } else {
+      writer_.Null();
+    }
+  }
+
+  // Key + value shorthands, the common case in response bodies.
+  void Field(std::string_view key, std::string_view value) {
+    Key(key);
+    String(value);
+  }
+  void Field(std::string_view key, const char* value) {
+    Key(key);
+    String(value);
+  }
+  void Field(std::string_view key, const std::string& value) {
+    Key(key);
+    String(value);
+  }
+  void Field(std::string_view key, bool value) {
+    Key(key);
+    Bool(value);
+  }
+  void Field(std::string_view key, int32_t value) {
+    Key(key);
+    Int(value);
+  }
+  void Field(std::string_view key, int64_t value) {
+    Key(key);
+    Int(value);
+  }
+  void Field(std::string_view key, double value) {
+    Key(key);
+    Double(value);
+  }
+  void NullField(std::string_view key) {
+    Key(key);
+    Null();
+  }
+
+  // True when every opened object/array was closed (the document is a complete value).
+  bool Complete() const { return writer_.IsComplete(); }
+  std::string Take() const { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+
+ private:
+  rapidjson::StringBuffer buffer_;
+  rapidjson::Writer<rapidjson::StringBuffer> writer_;
+};
+
+}  // namespace dnaserve::gateway

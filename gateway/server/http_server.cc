@@ -1,0 +1,341 @@
+#include "gateway/server/http_server.h"
+
+#include <pistache/endpoint.h>
+#include <pistache/http.h>
+#include <pistache/peer.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "common/ids.h"
+#include "common/log.h"
+#include "gateway/http/error_response.h"
+
+using namespace Pistache;
+
+// Pistache declares Http::Handler::onInput private, but we must see the raw bytes before its
+// parser buffers them (to refuse an oversized body from its Content-Length alone). The override
+// below does that and then hands the bytes to Pistache's own implementation, which we reach by
+// its exported symbol: a direct, non-virtual call of the base-class member.
+extern "C" void PistacheHttpHandlerOnInput(Http::Handler* self, const char* buffer, size_t len,
+                                           const std::shared_ptr<Tcp::Peer>& peer)
+    __asm__("_ZN8Pistache4Http7Handler7onInputEPKcmRKSt10shared_ptrINS_3Tcp4PeerEE");
+
+namespace dnaserve::gateway {
+namespace {
+
+// Pistache only writes typed headers; this one carries any name/value pair.
+class NamedHeader : public Http::Header::Header {
+ public:
+  NamedHeader(std::string name, std::string value)
+      : name_(std::move(name)), value_(std::move(value)) {}
+  const char* name() const override { return name_.c_str(); }
+  void write(std::ostream& os) const override { os << value_; }
+#ifdef SAFE_HEADER_CAST
+  uint64_t hash() const override { return Http::Header::detail::hash(name_.c_str()); }
+#endif
+
+ private:
+  std::string name_;
+  std::string value_;
+};
+
+std::string ToLower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecode(const std::string& in) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 && HexValue(in[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2])));
+      i += 2;
+    } else if (in[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 400: return "Bad Request";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    default: return "Error";
+  }
+}
+
+// A complete HTTP/1.1 response written straight to the socket, for refusals made before
+// Pistache has parsed the request (so no ResponseWriter exists yet).
+std::string RawErrorResponse(const Status& status) {
+  std::string request_id = NewUuidV4();
+  HttpResponse response = ErrorResponse(status, request_id);
+  std::ostringstream os;
+  os << "HTTP/1.1 " << response.status << ' ' << ReasonPhrase(response.status) << "\r\n"
+     << "Content-Type: application/json\r\n"
+     << "Content-Length: " << response.body.size() << "\r\n"
+     << "X-Request-Id: " << request_id << "\r\n"
+     << "Connection: close\r\n\r\n"
+     << response.body;
+  return os.str();
+}
+
+// Declared length of the request whose header block is `head`, if any.
+std::optional<uint64_t> ContentLengthOf(const std::string& head) {
+  std::string lower = ToLower(head);
+  size_t pos = lower.find("\r\ncontent-length:");
+  if (pos == std::string::npos) return std::nullopt;
+  pos += 17;
+  while (pos < lower.size() && (lower[pos] == ' ' || lower[pos] == '\t')) ++pos;
+  uint64_t value = 0;
+  bool any = false;
+  while (pos < lower.size() && std::isdigit(static_cast<unsigned char>(lower[pos]))) {
+    any = true;
+    if (value > (UINT64_MAX - 9) / 10) return UINT64_MAX;  // absurdly large: saturate
+    value = value * 10 + static_cast<uint64_t>(lower[pos] - '0');
+    ++pos;
+  }
+  if (!any) return std::nullopt;
+  return value;
+}
+
+// Per-connection ingress bookkeeping, stored on the Pistache peer.
+struct IngressState {
+  std::string head;           // copy of the current request's bytes until its header block ends
+  bool headers_done = false;
+  uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
+  bool refused = false;       // a refusal was sent; everything else on this connection is dropped
+};
+
+constexpr const char* kIngressKey = "dnaserve.ingress";
+
+// Shared by every clone of the handler (Pistache clones it per reactor thread).
+struct ServerShared {
+  HttpServerOptions options;
+  RequestHandler handler;
+  std::mutex mu;
+  std::condition_variable idle;
+  int64_t in_flight = 0;
+
+  void Enter() {
+    std::lock_guard<std::mutex> lock(mu);
+    ++in_flight;
+  }
+  void Leave() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (--in_flight == 0) idle.notify_all();
+  }
+};
+
+// The request being completed by the current onInput call on this thread (see onRequest).
+thread_local IngressState* t_current_ingress = nullptr;
+
+class GatewayHandler : public Http::Handler {
+ public:
+  HTTP_PROTOTYPE(GatewayHandler)
+
+  explicit GatewayHandler(std::shared_ptr<ServerShared> shared) : shared_(std::move(shared)) {}
+
+  void onInput(const char* buffer, size_t len, const std::shared_ptr<Tcp::Peer>& peer) override {
+    IngressState* state = StateOf(peer);
+    if (state->refused) return;  // drop the rest of a refused request; the client closes
+    const auto& opts = shared_->options;
+    if (!state->headers_done) {
+      // Keep a copy of the header block to read Content-Length, but pass every byte on at once
+      // so that Pistache's header timeout still guards against slow clients.
+      state->head.append(buffer, len);
+      size_t end = state->head.find("\r\n\r\n");
+      if (end == std::string::npos) {
+        if (state->head.size() > opts.max_header_bytes) {
+          Refuse(peer, state, Status(ErrorCode::kBadRequest, "request headers are too large"));
+          return;
+        }
+        Forward(buffer, len, peer, state);
+        return;
+      }
+      state->headers_done = true;
+      auto declared = ContentLengthOf(state->head.substr(0, end + 2));
+      if (declared && *declared > opts.max_body_bytes) {
+        Refuse(peer, state, TooLarge());
+        return;
+      }
+      state->body_bytes = state->head.size() - (end + 4);
+      state->head.clear();
+      Forward(buffer, len, peer, state);
+      return;
+    }
+    state->body_bytes += len;
+    // Chunked bodies carry framing; the decoded size is checked exactly in onRequest.
+    if (state->body_bytes > opts.max_body_bytes + kChunkFramingAllowance) {
+      Refuse(peer, state, TooLarge());
+      return;
+    }
+    Forward(buffer, len, peer, state);
+  }
+
+  void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
+    if (t_current_ingress) t_current_ingress->headers_done = false;  // next bytes start a request
+
+    HttpRequest request;
+    request.request_id = NewUuidV4();
+    request.method = Http::methodString(req.method());
+    request.path = req.resource();
+    for (auto it = req.query().parameters_begin(); it != req.query().parameters_end(); ++it) {
+      request.query[PercentDecode(it->first)] = PercentDecode(it->second);
+    }
+    for (const auto& [name, raw] : req.headers().rawList()) {
+      request.headers[ToLower(name)] = raw.value();
+    }
+    request.peer_ip = req.address().host();
+    bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
+
+    auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));
+    auto shared = shared_;
+    shared->Enter();
+    auto answered = std::make_shared<std::atomic<bool>>(false);
+    std::string request_id = request.request_id;
+    Responder respond = [shared, shared_writer, answered, request_id,
+                         client_keeps_alive](HttpResponse response) {
+      if (answered->exchange(true)) return;  // exactly once
+      Send(*shared_writer, response, request_id, client_keeps_alive);
+      shared->Leave();
+    };
+
+    if (req.body().size() > shared_->options.max_body_bytes) {
+      respond(ErrorResponse(TooLarge(), request.request_id));
+      return;
+    }
+    request.body = req.body();
+    shared_->handler(std::move(request), std::move(respond));
+  }
+
+ private:
+  static constexpr uint64_t kChunkFramingAllowance = 64 * 1024;
+
+  static Status TooLarge() {
+    return Status(ErrorCode::kPayloadTooLarge,
+                  "request body exceeds the 16 MiB limit (16777216 bytes); it was not read");
+  }
+
+  static IngressState* StateOf(const std::shared_ptr<Tcp::Peer>& peer) {
+    auto data = peer->tryGetData(kIngressKey);
+    if (!data) {
+      data = std::make_shared<IngressState>();
+      peer->putData(kIngressKey, data);
+    }
+    return static_cast<IngressState*>(data.get());
+  }
+
+  void Forward(const char* buffer, size_t len, const std::shared_ptr<Tcp::Peer>& peer,
+               IngressState* state) {
+    t_current_ingress = state;
+    PistacheHttpHandlerOnInput(this, buffer, len, peer);
+    t_current_ingress = nullptr;
+  }
+
+  static void Refuse(const std::shared_ptr<Tcp::Peer>& peer, IngressState* state,
+                     const Status& status) {
+    state->refused = true;
+    state->head.clear();
+    std::string wire = RawErrorResponse(status);
+    const size_t length = wire.size();
+    peer->send(RawBuffer(std::move(wire), length), MSG_NOSIGNAL);
+    log::Warn("request_refused_at_ingress",
+              {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
+  }
+
+  static void Send(Http::ResponseWriter& writer, const HttpResponse& response,
+                   const std::string& request_id, bool client_keeps_alive) {
+    auto& headers = writer.headers();
+    if (client_keeps_alive) {
+      // Pistache answers "Connection: Close" to requests without a Connection header, which
+      // defeats HTTP/1.1 keep-alive; restore the protocol default.
+      headers.remove<Http::Header::Connection>();
+      headers.add<Http::Header::Connection>(Http::ConnectionControl::KeepAlive);
+    }
+    headers.add(std::make_shared<NamedHeader>("Content-Type", response.content_type));
+    // A handler may name another id (an edge-assigned one, or a finished job's original).
+    const std::string* id_override = response.FindHeader("X-Request-Id");
+    headers.add(std::make_shared<NamedHeader>("X-Request-Id", id_override ? *id_override : request_id));
+    for (const auto& [name, value] : response.headers) {
+      if (name == "X-Request-Id" || name == "Content-Type") continue;
+      headers.add(std::make_shared<NamedHeader>(name, value));
+    }
+    writer.send(static_cast<Http::Code>(response.status), response.body);
+  }
+
+  std::shared_ptr<ServerShared> shared_;
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  std::shared_ptr<ServerShared> shared = std::make_shared<ServerShared>();
+  std::unique_ptr<Http::Endpoint> endpoint;
+  int port = 0;
+};
+
+HttpServer::HttpServer(HttpServerOptions options, RequestHandler handler)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->shared->options = std::move(options);
+  impl_->shared->handler = std::move(handler);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  const auto& opts = impl_->shared->options;
+  try {
+    Address address(opts.address, Port(static_cast<uint16_t>(opts.port)));
+    impl_->endpoint = std::make_unique<Http::Endpoint>(address);
+    // Pistache's own limit sits above ours so that our enveloped 413 always answers first.
+    size_t pistache_limit = opts.max_body_bytes + opts.max_header_bytes + 128 * 1024;
+    impl_->endpoint->init(Http::Endpoint::options()
+                              .threads(opts.threads)
+                              .flags(Tcp::Options::ReuseAddr)
+                              .maxRequestSize(pistache_limit)
+                              .headerTimeout(opts.header_timeout)
+                              .bodyTimeout(opts.body_timeout));
+    impl_->endpoint->setHandler(std::make_shared<GatewayHandler>(impl_->shared));
+    impl_->endpoint->serveThreaded();
+    impl_->port = static_cast<uint16_t>(impl_->endpoint->getPort());
+  } catch (const std::exception& e) {
+    impl_->endpoint.reset();
+    return Unavailable(std::string("cannot listen on ") + opts.address + ":" +
+                       std::to_string(opts.port) + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (!impl_ || !impl_->endpoint) return;
+  {
+    // Pistache's shutdown drops responses still being computed; let them finish first.
+    std::unique_lock<std::mutex> lock(impl_->shared->mu);
+    impl_->shared->idle.wait_for(lock, impl_->shared->options.drain_timeout,
+                                 [&] { return impl_->shared->in_flight == 0; });
+  }
+  impl_->endpoint->shutdown();
+  impl_->endpoint.reset();
+}
+
+int HttpServer::port() const { return impl_->port; }
+
+}  // namespace dnaserve::gateway

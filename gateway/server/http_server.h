@@ -1,0 +1,56 @@
+// The gateway's HTTP transport. Pistache stays behind this header: handlers receive a plain
+// HttpRequest and answer through a Responder that may be called from any thread, exactly once.
+//
+// The server owns three policies that must hold before any handler runs:
+//  - every request gets a request id, and every response carries it in X-Request-Id;
+//  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
+//    Content-Length is seen (or, for chunked bodies, as soon as the bytes pass the limit), so an
+//    oversized body is never buffered whole;
+//  - shutdown waits (bounded) for responses still in flight.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "gateway/http/http_types.h"
+
+namespace dnaserve::gateway {
+
+using Responder = std::function<void(HttpResponse)>;
+// Runs on a reactor thread: it must not block. Long work belongs on another thread, which then
+// calls the responder.
+using RequestHandler = std::function<void(HttpRequest request, Responder respond)>;
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  int port = 8080;  // 0 picks a free port (see HttpServer::port())
+  int threads = 2;
+  size_t max_body_bytes = 16 * 1024 * 1024;
+  size_t max_header_bytes = 64 * 1024;
+  std::chrono::seconds header_timeout{30};
+  std::chrono::seconds body_timeout{120};
+  std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, RequestHandler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  Status Start();
+  // Stops accepting, waits for in-flight responses (bounded by drain_timeout), then stops.
+  void Stop();
+  int port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dnaserve::gateway

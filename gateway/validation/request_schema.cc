@@ -1,0 +1,273 @@
+#include "gateway/validation/request_schema.h"
+
+#include <map>
+
+namespace dnaserve::gateway {
+namespace {
+
+std::string Bp(int64_t n) { return std::to_string(n) + " bp"; }
+
+FieldSpec ThresholdField(std::string description) {
+  FieldSpec f;
+  f.name = "threshold";
+  f.type = FieldType::kNumber;
+  f.minimum = 0.0;
+  f.maximum = 1.0;
+  f.default_value = 0.5;
+  f.description = std::move(description);
+  return f;
+}
+
+std::string StrandRule(Task task) {
+  switch (task) {
+    case Task::kPromoter:
+      return "Submit the gene's coding (sense) strand, 5'->3'.";
+    case Task::kSplice:
+      return "Submit the transcript's orientation; a wrong strand does not fail but returns sites "
+             "at other positions, often with high scores.";
+    case Task::kEnhancer:
+      return "The dev/hk channels are strand-sensitive and the default model is trained on fly "
+             "sequence; submit the coding strand.";
+    case Task::kChromatin:
+      return "Not strand-sensitive.";
+    case Task::kAnnotation:
+      return "Submit the plus-strand region; transcripts on both strands are found.";
+    case Task::kExpression:
+      return "Submit the gene-sense strand; the service neither finds the TSS nor "
+             "reverse-complements.";
+  }
+  return "";
+}
+
+FieldSpec SequenceField(Task task) {
+  FieldSpec f;
+  f.name = "sequence";
+  f.type = FieldType::kString;
+  f.required = true;
+  f.dna_sequence = true;
+  f.min_length = MinSequenceBp(task);
+  f.max_length = kMaxSequenceBp;
+  f.description =
+      "DNA sequence, case-insensitive A/C/G/T/N. ASCII whitespace (space, tab, CR, LF, VT, FF) "
+      "is stripped before validation and the length bounds (" +
+      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) +
+      ") are measured on the stripped string, so a client checking the raw string length can "
+      "disagree with the server. A FASTA header line ('>') fails the alphabet check. Out-of-bound "
+      "lengths are 422 validation_failed at loc [body, sequence], never 413. The service does not "
+      "detect or flip strand. " +
+      StrandRule(task);
+  if (task == Task::kExpression) {
+    f.description +=
+        " No padding or truncation: the scored window is the half-open slice "
+        "[tss_index-4599, tss_index+4599).";
+  }
+  return f;
+}
+
+FieldSpec ModelField() {
+  FieldSpec f;
+  f.name = "model";
+  f.type = FieldType::kString;
+  f.nullable = true;
+  f.max_length = kMaxNameLength;
+  f.description =
+      "Model id (see GET /v1/tasks/{task}/models and x-models on this operation). Omitted or null "
+      "-> the task's default model. Top-level only, never inside options.";
+  return f;
+}
+
+FieldSpec SequenceNameField(Task task) {
+  FieldSpec f;
+  f.name = "sequence_name";
+  f.type = FieldType::kString;
+  f.nullable = true;
+  f.max_length = kMaxNameLength;
+  f.default_value = std::string("sequence");
+  f.description =
+      "Name of the sequence, echoed back as data.input.sequence_name and used as the sequence id "
+      "of text tracks.";
+  if (task == Task::kAnnotation) {
+    f.description +=
+        " With options.shift_coordinates it must be a region label chrom:start-end (1-based, "
+        "inclusive; commas allowed in the numbers), e.g. chr1:1,000,001-1,250,000.";
+  }
+  return f;
+}
+
+FieldSpec OptionsField(const ObjectSpec& options, bool required) {
+  FieldSpec f;
+  f.name = "options";
+  f.type = FieldType::kObject;
+  f.required = required;
+  f.nullable = !required;
+  f.object = &options;
+  f.description =
+      required ? "Task options (required)." : "Task options; omitted or null -> defaults.";
+  return f;
+}
+
+ObjectSpec MakeOptions(Task task) {
+  ObjectSpec o;
+  switch (task) {
+    case Task::kPromoter:
+      o.title = "PromoterOptions";
+      o.fields.push_back(
+          ThresholdField("Probability cutoff for calling a window a promoter (0-1)."));
+      break;
+    case Task::kSplice: {
+      o.title = "SpliceOptions";
+      o.fields.push_back(ThresholdField("Score cutoff for emitting a site (0-1)."));
+      FieldSpec sites;
+      sites.name = "site_types";
+      sites.type = FieldType::kStringArray;
+      sites.nullable = true;
+      sites.item_values = {"donor", "acceptor"};
+      sites.min_items = 1;
+      sites.default_value = std::vector<std::string>{"donor", "acceptor"};
+      sites.description =
+          "Site types to report, a non-empty subset of donor and acceptor (repeats are ignored). "
+          "Omitted or null -> both.";
+      o.fields.push_back(std::move(sites));
+      break;
+    }
+    case Task::kEnhancer:
+      o.title = "EnhancerOptions";
+      o.description = "Accepts no fields: send {} or omit options.";
+      break;
+    case Task::kChromatin:
+      o.title = "ChromatinOptions";
+      o.fields.push_back(ThresholdField("Only features scoring above this are returned (0-1)."));
+      break;
+    case Task::kAnnotation: {
+      o.title = "AnnotationOptions";
+      FieldSpec batch;
+      batch.name = "batch_size";
+      batch.type = FieldType::kInteger;
+      batch.minimum = 1;
+      batch.maximum = 128;
+      batch.default_value = int64_t{8};
+      batch.description = "Windows per forward pass (1-128).";
+      o.fields.push_back(std::move(batch));
+      FieldSpec shift;
+      shift.name = "shift_coordinates";
+      shift.type = FieldType::kString;
+      shift.nullable = true;
+      shift.accepted_values = {"UCSC"};
+      shift.description =
+          "Rebase output coordinates from a region label in sequence_name. Supported value: UCSC "
+          "(case-insensitive): sequence_name must be chrom:start-end (1-based, inclusive); output "
+          "coordinates are shifted by start-1 and the GFF3 seqid becomes chrom. Omitted or null "
+          "-> coordinates relative to the submitted sequence.";
+      o.fields.push_back(std::move(shift));
+      FieldSpec rc;
+      rc.name = "reverse_complement";
+      rc.type = FieldType::kBoolean;
+      rc.default_value = true;
+      rc.description =
+          "Average each locus with its reverse complement; false = faster single pass.";
+      o.fields.push_back(std::move(rc));
+      break;
+    }
+    case Task::kExpression: {
+      o.title = "ExpressionOptions";
+      FieldSpec d;
+      d.name = "description";
+      d.type = FieldType::kString;
+      d.required = true;
+      d.min_length = 1;
+      d.description =
+          "Free-text experimental context. It is model input, not a label: different wording "
+          "changes the predicted value; there is no enum or canonical vocabulary.";
+      o.fields.push_back(std::move(d));
+      break;
+    }
+  }
+  return o;
+}
+
+ObjectSpec MakeRequest(Task task, const ObjectSpec& options) {
+  ObjectSpec o;
+  std::string name(TaskName(task));
+  name[0] = static_cast<char>(name[0] - 'a' + 'A');
+  o.title = name + "PredictRequest";
+  o.fields.push_back(SequenceField(task));
+  if (task == Task::kExpression) {
+    o.description =
+        "Expression request: exactly these five fields; sequence and options are required.";
+    FieldSpec tss;
+    tss.name = "tss_index";
+    tss.type = FieldType::kInteger;
+    tss.nullable = true;
+    tss.description =
+        "0-based offset of the TSS into the whitespace-stripped sequence. Required unless the "
+        "sequence is exactly 9,198 bp (then 4599). Must satisfy 4599 <= tss_index <= "
+        "len(sequence) - 4599; violations (and a missing tss_index when required) are 422 at "
+        "loc [body], never clamped.";
+    o.fields.push_back(std::move(tss));
+    o.fields.push_back(OptionsField(options, /*required=*/true));
+    o.fields.push_back(SequenceNameField(task));
+    o.fields.push_back(ModelField());
+  } else {
+    o.description = "Closed request body of the " + std::string(TaskName(task)) + " task.";
+    o.fields.push_back(ModelField());
+    o.fields.push_back(SequenceNameField(task));
+    o.fields.push_back(OptionsField(options, /*required=*/false));
+  }
+  return o;
+}
+
+struct TaskSchemas {
+  std::map<Task, ObjectSpec> options;
+  std::map<Task, ObjectSpec> requests;
+};
+
+const TaskSchemas& Schemas() {
+  // Built once; the std::map nodes never move, so the options pointers stay valid.
+  static const TaskSchemas* const schemas = [] {
+    auto* s = new TaskSchemas;
+    for (Task task : kAllTasks) s->options.emplace(task, MakeOptions(task));
+    for (Task task : kAllTasks) s->requests.emplace(task, MakeRequest(task, s->options.at(task)));
+    return s;
+  }();
+  return *schemas;
+}
+
+}  // namespace
+
+const FieldSpec* ObjectSpec::Find(std::string_view name) const {
+  for (const auto& f : fields) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+const ObjectSpec& PredictRequestSchema(Task task) { return Schemas().requests.at(task); }
+const ObjectSpec& PredictOptionsSchema(Task task) { return Schemas().options.at(task); }
+
+double DefaultNumber(const FieldSpec& field) {
+  if (const auto* d = std::get_if<double>(&field.default_value)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&field.default_value)) return static_cast<double>(*i);
+  return 0.0;
+}
+
+int64_t DefaultInteger(const FieldSpec& field) {
+  if (const auto* i = std::get_if<int64_t>(&field.default_value)) return *i;
+  return 0;
+}
+
+bool DefaultBoolean(const FieldSpec& field) {
+  if (const auto* b = std::get_if<bool>(&field.default_value)) return *b;
+  return false;
+}
+
+std::string DefaultString(const FieldSpec& field) {
+  if (const auto* s = std::get_if<std::string>(&field.default_value)) return *s;
+  return "";
+}
+
+std::vector<std::string> DefaultStrings(const FieldSpec& field) {
+  if (const auto* v = std::get_if<std::vector<std::string>>(&field.default_value)) return *v;
+  return {};
+}
+
+}  // namespace dnaserve::gateway

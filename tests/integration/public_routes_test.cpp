@@ -1,0 +1,117 @@
+// Public routes, authentication and the envelope headers, over real HTTP.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "tests/integration/service_fixture.h"
+
+using namespace dnaserve::testing;
+
+namespace {
+const std::regex kUuid("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+}
+
+TEST_CASE("public routes answer without a key", "[integration]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+
+  SECTION("health reports healthy and a dated version, with a request id") {
+    auto r = svc->Get("/health");
+    REQUIRE(r.status == 200);
+    auto doc = ParseJson(r.body);
+    CHECK(std::string((*doc)["status"].GetString()) == "healthy");
+    std::string version = (*doc)["version"].GetString();
+    CHECK(std::regex_match(version, std::regex(R"(^\d{4}\.\d{2}\.\d{2}\.\d+ \(.+\)$)")));
+    REQUIRE(r.Header("x-request-id"));
+    CHECK(std::regex_match(*r.Header("x-request-id"), kUuid));
+  }
+
+  SECTION("the OpenAPI document carries the health version and the root extensions") {
+    auto health = ParseJson(svc->Get("/health").body);
+    auto r = svc->Get("/v1/openapi.json");
+    REQUIRE(r.status == 200);
+    auto doc = ParseJson(r.body);
+    CHECK(std::string((*doc)["info"]["version"].GetString()) ==
+          std::string((*health)["version"].GetString()));
+    CHECK((*doc)["x-contract-revision"].IsInt());
+    CHECK((*doc)["x-rate-limit-burst-divisor"].GetInt() == 6);
+    // x-models comes from the live roster the workers reported.
+    const auto& op = (*doc)["paths"]["/v1/tasks/splice/predict"]["post"];
+    REQUIRE(op.HasMember("x-models"));
+    CHECK(op["x-models"]["models"].Size() >= 1);
+  }
+
+  SECTION("docs and redoc render from local assets") {
+    for (std::string page : {"/docs", "/redoc"}) {
+      auto r = svc->Get(page);
+      REQUIRE(r.status == 200);
+      CHECK(r.Header("content-type")->find("text/html") != std::string::npos);
+      CHECK(r.body.find("/v1/openapi.json") != std::string::npos);
+      CHECK(r.body.find("https://") == std::string::npos);
+    }
+    auto asset = svc->Get("/docs/assets/swagger-ui-bundle.js");
+    CHECK(asset.status == 200);
+    CHECK(asset.body.size() > 10000);
+  }
+
+  SECTION("models list works with and without a key, but not with a bad one") {
+    auto anonymous = svc->Get("/v1/tasks/promoter/models");
+    REQUIRE(anonymous.status == 200);
+    auto doc = ParseJson(anonymous.body);
+    CHECK(std::string((*doc)["task"].GetString()) == "promoter");
+    REQUIRE((*doc)["models"].Size() >= 1);
+    const auto& first = (*doc)["models"][0];
+    CHECK(first["bio_spec"]["request_max_bp"].GetInt() == 500000);
+    CHECK(first.HasMember("is_default"));
+    CHECK(svc->Get("/v1/tasks/promoter/models", svc->keys().alice).status == 200);
+    CHECK(svc->Get("/v1/tasks/promoter/models", "dns_not-a-real-key").status == 401);
+    CHECK(svc->Get("/v1/tasks/nosuchtask/models").status == 404);
+  }
+
+  SECTION("expression advertises its fixed trained window") {
+    auto doc = ParseJson(svc->Get("/v1/tasks/expression/models").body);
+    CHECK((*doc)["models"][0]["bio_spec"]["trained_window_bp"].GetInt() == 9198);
+    auto promoter = ParseJson(svc->Get("/v1/tasks/promoter/models").body);
+    CHECK((*promoter)["models"][0]["bio_spec"]["trained_window_bp"].IsNull());
+  }
+}
+
+TEST_CASE("authentication failures use the error envelope and RFC 6750 hints", "[integration]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  const std::string body = MinimalBody("promoter");
+
+  auto check_envelope = [](const HttpResult& r, long status, const std::string& code) {
+    REQUIRE(r.status == status);
+    auto doc = ParseJson(r.body);
+    CHECK(std::string((*doc)["error"]["code"].GetString()) == code);
+    REQUIRE(r.Header("x-request-id"));
+    CHECK(std::string((*doc)["error"]["request_id"].GetString()) == *r.Header("x-request-id"));
+  };
+
+  SECTION("missing header") {
+    auto r = svc->Post("/v1/tasks/promoter/predict", body);
+    check_envelope(r, 401, "unauthorized");
+    REQUIRE(r.Header("www-authenticate"));
+    CHECK(*r.Header("www-authenticate") == "Bearer error=\"invalid_request\"");
+  }
+  SECTION("malformed header") {
+    auto r = svc->Post("/v1/tasks/promoter/predict", body, "",
+                       {"Authorization: Basic dXNlcjpwYXNz"});
+    check_envelope(r, 401, "unauthorized");
+    CHECK(*r.Header("www-authenticate") == "Bearer error=\"invalid_request\"");
+  }
+  SECTION("unknown key") {
+    auto r = svc->Post("/v1/tasks/promoter/predict", body, "dns_unknownunknownunknown");
+    check_envelope(r, 401, "unauthorized");
+    CHECK(*r.Header("www-authenticate") == "Bearer error=\"invalid_token\"");
+  }
+  SECTION("disabled key") {
+    auto r = svc->Post("/v1/tasks/promoter/predict", body, svc->keys().disabled);
+    check_envelope(r, 403, "forbidden");
+  }
+  SECTION("jobs routes need a key") {
+    check_envelope(svc->Get("/v1/tasks/jobs"), 401, "unauthorized");
+  }
+  SECTION("unknown route") {
+    check_envelope(svc->Get("/v2/whatever", svc->keys().alice), 404, "not_found");
+  }
+}

@@ -1,0 +1,201 @@
+#include "tests/integration/service_fixture.h"
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "gateway/auth/key_store.h"
+
+namespace dnaserve::testing {
+namespace {
+
+const std::vector<std::string> kTasks = {"promoter",  "splice",     "enhancer",
+                                         "chromatin", "annotation", "expression"};
+
+std::string Exe(const std::string& relative) { return BinaryDir() + "/" + relative; }
+
+bool RunCommand(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
+                     int concurrency) {
+  return "{\"key_sha256\": \"" + gateway::Sha256Hex(key) + "\", \"client_id\": \"" + client +
+         "\", \"enabled\": " + (enabled ? "true" : "false") +
+         ", \"rate_per_minute\": " + std::to_string(rate) +
+         ", \"max_concurrency\": " + std::to_string(concurrency) + "}";
+}
+
+// The bundled packages (scripts/test exports their directory), plus one deliberately broken
+// promoter package whose weights cannot load.
+std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason) {
+  std::string source;
+  if (const char* env = std::getenv("DNASERVE_TEST_MODELS_DIR"); env && *env) {
+    source = env;
+  } else {
+    if (access("/usr/bin/python3", X_OK) != 0 ||
+        !RunCommand("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1")) {
+      *skip_reason = "Debian's python3-torch is not installed, so the test models cannot be "
+                     "generated (run scripts/test, which installs it)";
+      return std::nullopt;
+    }
+    source = dir + "/generated-models";
+    if (!RunCommand("/usr/bin/python3 " + SourceDir() + "/scripts/make_models.py --out " + source +
+                    " >" + dir + "/make_models.log 2>&1")) {
+      *skip_reason = "scripts/make_models.py failed; see " + dir + "/make_models.log";
+      return std::nullopt;
+    }
+  }
+  std::string models = dir + "/models";
+  if (!RunCommand("cp -r " + source + " " + models)) return std::nullopt;
+  // Copy a real manifest, then make it a second promoter model whose weights are garbage.
+  std::string broken = models + "/promoter-broken";
+  std::string first_promoter;
+  RunCommand("mkdir -p " + broken);
+  std::string find = "grep -l '\"task\": *\"promoter\"' " + models + "/*/manifest.json | head -n1";
+  FILE* pipe = popen(find.c_str(), "r");
+  char buf[4096] = {0};
+  if (pipe && fgets(buf, sizeof(buf), pipe)) first_promoter = buf;
+  if (pipe) pclose(pipe);
+  while (!first_promoter.empty() && (first_promoter.back() == '\n')) first_promoter.pop_back();
+  if (!first_promoter.empty()) {
+    RunCommand("sed -e 's/\"id\": *\"[^\"]*\"/\"id\": \"promoter-broken\"/' "
+               "-e 's/\"is_default\": *true/\"is_default\": false/' " +
+               first_promoter + " > " + broken + "/manifest.json");
+    std::ofstream(broken + "/model.pt") << "this is not a TorchScript archive";
+    std::ofstream(broken + "/MODEL_CARD.md") << "Deliberately broken package for tests.\n";
+  }
+  return models;
+}
+
+}  // namespace
+
+Service* Service::Get(std::string* failure) {
+  static std::string reason;
+  static Service* instance = [] {
+    auto* service = new Service();
+    if (!service->Start(&reason)) {
+      delete service;
+      return static_cast<Service*>(nullptr);
+    }
+    std::atexit([] { delete instance; });
+    return service;
+  }();
+  if (!instance) *failure = reason;
+  return instance;
+}
+
+bool Service::Start(std::string* failure) {
+  std::string* skip_reason = failure;
+  dir_ = MakeTempDir("dnaserve-it");
+  redis_ = RedisServer::Start();
+  if (!redis_) {
+    *skip_reason = "redis-server is not installed or did not start";
+    return false;
+  }
+  auto models = PrepareModels(dir_, skip_reason);
+  if (!models) return false;
+
+  std::string workers;
+  for (const auto& task : kTasks) {
+    int port = FreePort();
+    ChildProcess worker;
+    worker.Start({Exe("worker/dnaserve-worker"), "--task", task, "--models-dir", *models,
+                  "--listen", "127.0.0.1:" + std::to_string(port)},
+                 {}, dir_ + "/worker-" + task + ".log");
+    workers_.emplace(task, std::move(worker));
+    workers += (workers.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
+  }
+
+  keys_.alice = gateway::GenerateApiKey();
+  keys_.bob = gateway::GenerateApiKey();
+  keys_.disabled = gateway::GenerateApiKey();
+  keys_.slow = gateway::GenerateApiKey();
+  keys_.single = gateway::GenerateApiKey();
+  std::ofstream(dir_ + "/keys.json")
+      << "{\"keys\": [" << KeyEntry(keys_.alice, "alice", true, 6000, 8) << ","
+      << KeyEntry(keys_.bob, "bob", true, 6000, 8) << ","
+      << KeyEntry(keys_.disabled, "mallory", false, 6000, 8) << ","
+      << KeyEntry(keys_.slow, "slowpoke", true, 6, 8) << ","
+      << KeyEntry(keys_.single, "single", true, 6000, 1) << "]}";
+
+  gateway_port_ = FreePort();
+  gateway_.Start({Exe("gateway/dnaserve-gateway")},
+                 {{"DNASERVE_PORT", std::to_string(gateway_port_)},
+                  {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
+                  {"DNASERVE_REDIS_URL", redis_->url()},
+                  {"DNASERVE_WORKERS", workers},
+                  {"DNASERVE_IP_RATE", "10000"},
+                  {"DNASERVE_IP_BURST", "10000"},
+                  {"DNASERVE_DOCS_DIR", SourceDir() + "/gateway/docs/node_modules"}},
+                 dir_ + "/gateway.log");
+  if (!WaitForPort(gateway_port_, std::chrono::seconds(20))) {
+    *skip_reason = "the gateway did not start; see " + dir_ + "/gateway.log";
+    return false;
+  }
+  // Ready when every family has reported its models.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (const auto& task : kTasks) {
+    while (Get("/v1/tasks/" + task + "/models").status != 200) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        *skip_reason = "the " + task + " worker never reported its models; see " + dir_;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return true;
+}
+
+Service::~Service() {
+  gateway_.Stop();
+  for (auto& [task, worker] : workers_) worker.Stop();
+  if (redis_) redis_->Stop();
+}
+
+void Service::KillWorker(const std::string& task) { workers_.at(task).Kill(); }
+
+HttpResult Service::Get(const std::string& path, const std::string& key,
+                        std::vector<std::string> headers) const {
+  if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
+  return HttpRequest("GET", base_url() + path, headers);
+}
+
+HttpResult Service::Post(const std::string& path, const std::string& body, const std::string& key,
+                         std::vector<std::string> headers) const {
+  if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
+  headers.push_back("Content-Type: application/json");
+  return HttpRequest("POST", base_url() + path, headers, body, 300);
+}
+
+std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body) {
+  auto doc = std::make_shared<rapidjson::Document>();
+  doc->Parse(body.c_str(), body.size());
+  INFO("body: " << body.substr(0, 2000));
+  REQUIRE_FALSE(doc->HasParseError());
+  return doc;
+}
+
+std::string RandomDna(size_t length, unsigned seed) {
+  std::mt19937 rng(seed);
+  static const char kBases[] = "ACGT";
+  std::string out(length, 'A');
+  for (auto& c : out) c = kBases[rng() % 4];
+  return out;
+}
+
+std::string MinimalBody(const std::string& task, size_t length) {
+  if (task == "expression") {
+    if (length == 0) length = 9198;
+    return "{\"sequence\": \"" + RandomDna(length) +
+           "\", \"options\": {\"description\": \"adult liver tissue\"}}";
+  }
+  if (length == 0) {
+    length = task == "annotation" ? 3000 : task == "splice" ? 2000 : 1200;
+  }
+  return "{\"sequence\": \"" + RandomDna(length) + "\"}";
+}
+
+}  // namespace dnaserve::testing

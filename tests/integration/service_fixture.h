@@ -1,0 +1,69 @@
+// A whole dnaserve on loopback for integration tests: a real redis-server, one real
+// dnaserve-worker process per task family and a real dnaserve-gateway, on free ports. One
+// instance per test process (Catch2 sections share it); stopped at process exit.
+#pragma once
+
+#include <rapidjson/document.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_env.h"
+
+namespace dnaserve::testing {
+
+struct TestKeys {
+  std::string alice;      // client "alice", generous limits
+  std::string bob;        // client "bob", generous limits
+  std::string disabled;   // client "mallory", enabled: false
+  std::string slow;       // client "slowpoke", rate 6/min -> bucket capacity 1
+  std::string single;     // client "single", max_concurrency 1
+};
+
+class Service {
+ public:
+  // Starts everything once per process. Returns nullptr and explains why in *failure (a
+  // missing prerequisite such as redis-server counts: scripts/test installs them all).
+  static Service* Get(std::string* failure);
+
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(gateway_port_); }
+  const TestKeys& keys() const { return keys_; }
+  std::string log_dir() const { return dir_; }
+  // Kills the worker of one task family (SIGKILL), for failure-path tests.
+  void KillWorker(const std::string& task);
+
+  HttpResult Get(const std::string& path, const std::string& key = "",
+                 std::vector<std::string> headers = {}) const;
+  HttpResult Post(const std::string& path, const std::string& body, const std::string& key = "",
+                  std::vector<std::string> headers = {}) const;
+
+  ~Service();
+
+ private:
+  Service() = default;
+  bool Start(std::string* failure);
+
+  std::string dir_;
+  int gateway_port_ = 0;
+  TestKeys keys_;
+  std::optional<RedisServer> redis_;
+  std::map<std::string, ChildProcess> workers_;
+  ChildProcess gateway_;
+};
+
+#define DNASERVE_REQUIRE_SERVICE(var)                 \
+  std::string var##_failure;                           \
+  auto* var = ::dnaserve::testing::Service::Get(&var##_failure); \
+  INFO(var##_failure);                                 \
+  REQUIRE(var != nullptr)
+
+// Parses a JSON body; fails the current test when it is not JSON.
+std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body);
+std::string RandomDna(size_t length, unsigned seed = 7);
+// Body of a minimal valid request for `task` with a sequence of `length` bp.
+std::string MinimalBody(const std::string& task, size_t length = 0);
+
+}  // namespace dnaserve::testing

@@ -1,0 +1,85 @@
+// Shared helpers for dnaserve tests: free loopback ports, child processes that are always
+// stopped, a real redis-server, and an HTTP client over libcurl.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dnaserve::testing {
+
+std::string SourceDir();  // repository root
+std::string BinaryDir();  // CMake build root
+// A fresh temporary directory, removed by the caller or left in /tmp for post-mortems.
+std::string MakeTempDir(const std::string& prefix);
+
+// A loopback TCP port that was free a moment ago (bind to port 0, read it back, close).
+int FreePort();
+// Polls until something accepts on 127.0.0.1:port, or the timeout passes.
+bool WaitForPort(int port, std::chrono::milliseconds timeout);
+
+// A child process started with execve; SIGTERM (then SIGKILL after 5 s) on Stop/destruction.
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ~ChildProcess();
+
+  // argv[0] is the executable path. `env` entries are added to the current environment.
+  // stdout+stderr go to `log_path` when given, else /dev/null.
+  bool Start(const std::vector<std::string>& argv,
+             const std::map<std::string, std::string>& env = {},
+             const std::string& log_path = "");
+  void Stop();           // SIGTERM, wait up to 5 s, then SIGKILL
+  void Kill();           // SIGKILL now
+  bool Running();
+  int pid() const { return pid_; }
+
+ private:
+  int pid_ = -1;
+};
+
+// A real redis-server on a free loopback port with persistence off.
+class RedisServer {
+ public:
+  // Empty optional when redis-server is not installed or did not start.
+  static std::optional<RedisServer> Start();
+  RedisServer(RedisServer&&) = default;
+  RedisServer& operator=(RedisServer&&) = default;
+  int port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+  void Stop() { process_.Stop(); }
+  // Restarts on the same port (data is lost: persistence is off).
+  bool Restart();
+
+ private:
+  RedisServer() = default;
+  int port_ = 0;
+  ChildProcess process_;
+};
+
+struct HttpResult {
+  long status = 0;  // 0 when the request failed at the transport level
+  std::map<std::string, std::string> headers;  // lower-cased names
+  std::string body;
+  std::string error;
+  std::optional<std::string> Header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    if (it == headers.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+// One HTTP request over libcurl. `headers` are "Name: value" lines; "Expect:" is always added
+// (Pistache never answers 100-continue).
+HttpResult HttpRequest(const std::string& method, const std::string& url,
+                       const std::vector<std::string>& headers = {},
+                       const std::string& body = "", long timeout_seconds = 60);
+
+}  // namespace dnaserve::testing

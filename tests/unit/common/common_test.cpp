@@ -1,0 +1,103 @@
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <set>
+
+#include "common/ids.h"
+#include "common/log.h"
+#include "common/sequence.h"
+#include "common/status.h"
+#include "common/task.h"
+
+using namespace dnaserve;
+
+TEST_CASE("NormalizeSequence strips ASCII whitespace and upper-cases", "[common]") {
+  auto n = NormalizeSequence(" ac\tg\nT\r\fn\v ");
+  CHECK(n.bases == "ACGTN");
+  CHECK_FALSE(n.first_invalid);
+}
+
+TEST_CASE("NormalizeSequence reports the first character outside ACGTN", "[common]") {
+  SECTION("a FASTA header fails the alphabet") {
+    auto n = NormalizeSequence(">chr1\nACGT");
+    REQUIRE(n.first_invalid);
+    CHECK(*n.first_invalid == 0);
+    CHECK(n.invalid_char == '>');
+  }
+  SECTION("offsets count stripped characters only") {
+    auto n = NormalizeSequence("AC GT X");
+    REQUIRE(n.first_invalid);
+    CHECK(*n.first_invalid == 4);
+    CHECK(n.invalid_char == 'X');
+  }
+  SECTION("IUPAC codes other than N are not accepted") {
+    CHECK(NormalizeSequence("ACGR").first_invalid);
+    CHECK(NormalizeSequence("acgu").first_invalid);
+  }
+}
+
+TEST_CASE("ReverseComplement", "[common]") {
+  CHECK(ReverseComplement("ACGTN") == "NACGT");
+  CHECK(ReverseComplement("AAAC") == "GTTT");
+  CHECK(ReverseComplement("") == "");
+}
+
+TEST_CASE("error code names round-trip", "[common]") {
+  for (ErrorCode code : {ErrorCode::kBadRequest, ErrorCode::kValidationFailed,
+                         ErrorCode::kModelNotFound, ErrorCode::kSyncTooLarge,
+                         ErrorCode::kTaskNotSupportedByModel, ErrorCode::kServiceUnavailable,
+                         ErrorCode::kModelLoading, ErrorCode::kJobExpired}) {
+    CHECK(ErrorCodeFromName(ErrorCodeName(code)) == code);
+  }
+  CHECK(ErrorCodeName(ErrorCode::kInternal) == "internal_error");
+  CHECK(ErrorCodeFromName("no_such_code") == ErrorCode::kInternal);
+}
+
+TEST_CASE("ValidationFailed builds one error whose message summarises it", "[common]") {
+  Status s = ValidationFailed({"body", "sequence"}, "too short", "string_too_short");
+  CHECK(s.code() == ErrorCode::kValidationFailed);
+  CHECK(s.message() == "too short");
+  const auto& d = std::get<ValidationDetails>(s.details());
+  REQUIRE(d.errors.size() == 1);
+  CHECK(d.errors[0].loc == std::vector<std::string>{"body", "sequence"});
+}
+
+TEST_CASE("task facts follow the Limits section", "[common]") {
+  CHECK(MinSequenceBp(Task::kPromoter) == 300);
+  CHECK(MinSequenceBp(Task::kSplice) == 100);
+  CHECK(MinSequenceBp(Task::kEnhancer) == 50);
+  CHECK(MinSequenceBp(Task::kChromatin) == 200);
+  CHECK(MinSequenceBp(Task::kAnnotation) == 1000);
+  CHECK(MinSequenceBp(Task::kExpression) == 9198);
+  CHECK(kMaxSequenceBp == 500000);
+  for (Task t : kAllTasks) CHECK(TaskFromName(TaskName(t)) == t);
+  CHECK_FALSE(TaskFromName("Promoter"));
+  CHECK(SupportedFormats(Task::kExpression) == std::vector<OutputFormat>{OutputFormat::kJson});
+  CHECK(SupportedFormats(Task::kEnhancer) ==
+        std::vector<OutputFormat>{OutputFormat::kJson, OutputFormat::kBedGraph});
+  CHECK(FormatMediaType(OutputFormat::kGff3) == "text/x-gff3");
+}
+
+TEST_CASE("job ids are random UUIDv4", "[common]") {
+  std::regex v4("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string id = NewUuidV4();
+    CHECK(std::regex_match(id, v4));
+    CHECK(IsUuid(id));
+    seen.insert(id);
+  }
+  CHECK(seen.size() == 1000);
+  CHECK(NewHexId32().size() == 32);
+  CHECK_FALSE(IsUuid("not-a-uuid"));
+  CHECK_FALSE(IsUuid("0000000000000000000000000000000000000"));
+}
+
+TEST_CASE("log lines are single-line JSON with escaped values", "[common]") {
+  std::string line = log::FormatLine("info", "request", {{"path", "/a\"b\nc"}, {"status", 200}});
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.find("\\\"") != std::string::npos);
+  CHECK(line.find("\"status\":200") != std::string::npos);
+  CHECK(line.front() == '{');
+  CHECK(line.back() == '}');
+}

@@ -1,0 +1,164 @@
+// The HTTP edge over a real loopback socket: request ids, headers, keep-alive, the 16 MiB rule
+// (refused from Content-Length alone, or as chunked bytes pass the limit), deferred responses.
+#include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "gateway/server/http_server.h"
+#include "tests/support/test_env.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+dnaserve::testing::HttpResult Fetch(const std::string& method, const std::string& url,
+                                    const std::vector<std::string>& headers = {},
+                                    const std::string& body = "") {
+  return dnaserve::testing::HttpRequest(method, url, headers, body);
+}
+
+// Sends raw bytes and returns what the server answers within `wait`.
+std::string RawExchange(int port, const std::string& bytes,
+                        std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  timeval tv{static_cast<time_t>(wait.count() / 1000),
+             static_cast<suseconds_t>((wait.count() % 1000) * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.find("\r\n\r\n") != std::string::npos && out.find("}") != std::string::npos) break;
+  }
+  close(fd);
+  return out;
+}
+
+struct TestServer {
+  std::atomic<int> handled{0};
+  std::string last_body;
+  std::unique_ptr<HttpServer> server;
+
+  explicit TestServer(size_t max_body = 1024) {
+    HttpServerOptions options;
+    options.port = 0;
+    options.max_body_bytes = max_body;
+    options.drain_timeout = std::chrono::seconds(5);
+    server = std::make_unique<HttpServer>(options, [this](gateway::HttpRequest req, Responder respond) {
+      ++handled;
+      if (req.path == "/slow") {
+        // Answer from another thread, later: the reactor must stay free.
+        std::thread([respond] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(800));
+          HttpResponse r;
+          r.body = "{\"slow\":true}";
+          respond(r);
+        }).detach();
+        return;
+      }
+      last_body = req.body;
+      HttpResponse r;
+      r.body = "{\"path\":\"" + req.path + "\",\"format\":\"" + req.query["format"] + "\"}";
+      r.SetHeader("X-Job-Id", "job-1");
+      if (req.path == "/named") r.SetHeader("X-Request-Id", "edge-id");
+      respond(r);
+    });
+    REQUIRE(server->Start().ok());
+    REQUIRE(server->port() > 0);
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(server->port()) + path;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("every response carries a request id and the handler's headers", "[gateway][http]") {
+  TestServer s;
+  auto r = Fetch("GET", s.url("/x?format=bed%20graph"));
+  REQUIRE(r.status == 200);
+  REQUIRE(r.Header("x-request-id"));
+  CHECK(r.Header("x-request-id")->size() == 36);
+  CHECK(*r.Header("x-job-id") == "job-1");
+  CHECK(r.body.find("\"format\":\"bed graph\"") != std::string::npos);
+  auto r2 = Fetch("GET", s.url("/x"));
+  CHECK(*r2.Header("x-request-id") != *r.Header("x-request-id"));
+  CHECK(*Fetch("GET", s.url("/named")).Header("x-request-id") == "edge-id");
+}
+
+TEST_CASE("bodies up to the limit pass; larger ones are refused with the envelope",
+          "[gateway][http]") {
+  TestServer s(/*max_body=*/1024);
+
+  SECTION("at the limit") {
+    auto r = Fetch("POST", s.url("/echo"), {}, std::string(1024, 'a'));
+    CHECK(r.status == 200);
+    CHECK(s.last_body.size() == 1024);
+  }
+  SECTION("over the limit with Content-Length") {
+    auto r = Fetch("POST", s.url("/echo"), {}, std::string(1025, 'a'));
+    REQUIRE(r.status == 413);
+    CHECK(r.body.find("\"code\":\"payload_too_large\"") != std::string::npos);
+    CHECK(r.Header("x-request-id"));
+    CHECK(s.handled == 0);
+  }
+  SECTION("a huge declared length is refused before any body byte is sent") {
+    std::string reply = RawExchange(
+        s.server->port(),
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n");
+    CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
+    CHECK(reply.find("payload_too_large") != std::string::npos);
+    CHECK(reply.find("X-Request-Id: ") != std::string::npos);
+    CHECK(s.handled == 0);
+  }
+  SECTION("chunked bodies are measured as they arrive") {
+    std::string chunk(600, 'b');
+    char size_line[16];
+    snprintf(size_line, sizeof(size_line), "%zx\r\n", chunk.size());
+    std::string req = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 200; ++i) req += size_line + chunk + "\r\n";  // 120 kB of body
+    req += "0\r\n\r\n";
+    std::string reply = RawExchange(s.server->port(), req);
+    CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
+    CHECK(reply.find("payload_too_large") != std::string::npos);
+    CHECK(s.handled == 0);
+  }
+  SECTION("the server keeps serving after refusals") {
+    Fetch("POST", s.url("/echo"), {}, std::string(5000, 'a'));
+    CHECK(Fetch("GET", s.url("/after")).status == 200);
+  }
+}
+
+TEST_CASE("a deferred response does not block other requests", "[gateway][http]") {
+  TestServer s;
+  std::thread slow([&] { CHECK(Fetch("GET", s.url("/slow")).status == 200); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto started = std::chrono::steady_clock::now();
+  CHECK(Fetch("GET", s.url("/fast")).status == 200);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(700));
+  slow.join();
+}
+
+TEST_CASE("stopping the server lets in-flight responses finish", "[gateway][http]") {
+  TestServer s;
+  std::atomic<long> status{0};
+  std::thread slow([&] { status = Fetch("GET", s.url("/slow")).status; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s.server->Stop();
+  slow.join();
+  CHECK(status == 200);
+}

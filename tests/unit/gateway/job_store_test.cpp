@@ -1,0 +1,427 @@
+// Job state: the in-process store and the Redis store (a real redis-server) answer alike:
+// create/progress/finish/get round trips, owner scoping with 404, expiry with 410 for the owner
+// only, newest-first listing, lost jobs turning into 503, and recovery after a Redis restart.
+#include <rapidjson/document.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/ids.h"
+#include "gateway/jobs/in_memory_job_store.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "gateway/ratelimit/clock.h"
+#include "gateway/redis/redis_connection.h"
+#include "tests/support/test_env.h"
+
+namespace dnaserve::gateway {
+namespace {
+
+testing::RedisServer& SharedRedis() {
+  static std::optional<testing::RedisServer> server = testing::RedisServer::Start();
+  REQUIRE(server.has_value());
+  return *server;
+}
+
+std::shared_ptr<RedisConnection> Connect(const std::string& url) {
+  auto conn = RedisConnection::Create(url);
+  REQUIRE(conn.ok());
+  return *conn;
+}
+
+// A client id unique to this run, so tests sharing the Redis server never share an index.
+std::string Owner(const std::string& name) {
+  static std::atomic<int> counter{0};
+  return name + "-" + NewUuidV4().substr(0, 8) + "-" + std::to_string(counter++);
+}
+
+struct Stores {
+  std::unique_ptr<JobStore> store;
+  RedisJobStore* redis = nullptr;  // set when `store` is the Redis one
+};
+
+Stores MakeStore(const std::string& kind, const Clock* clock, int64_t retention_ms = 0) {
+  Stores s;
+  if (kind == "memory") {
+    InMemoryJobStoreOptions options;
+    if (retention_ms > 0) options.retention_ms = retention_ms;
+    s.store = std::make_unique<InMemoryJobStore>(clock, options);
+  } else {
+    RedisJobStoreOptions options;
+    if (retention_ms > 0) options.retention_ms = retention_ms;
+    auto redis = std::make_unique<RedisJobStore>(Connect(SharedRedis().url()), clock, options);
+    s.redis = redis.get();
+    s.store = std::move(redis);
+  }
+  return s;
+}
+
+JobRecord NewJob(const std::string& owner, int64_t created_at_ms = 0) {
+  JobRecord r;
+  r.job_id = NewUuidV4();
+  r.owner = owner;
+  r.task = "promoter";
+  r.mode = "async";
+  r.created_at_ms = created_at_ms;
+  return r;
+}
+
+TEST_CASE("JobStateName names every state", "[jobs]") {
+  CHECK(JobStateName(JobState::kAccepted) == "accepted");
+  CHECK(JobStateName(JobState::kRunning) == "running");
+  CHECK(JobStateName(JobState::kCompleted) == "completed");
+  CHECK(JobStateName(JobState::kFailed) == "failed");
+}
+
+TEST_CASE("create, progress, finish and get round-trip every field", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner, clock.NowMs());
+  job.task = "splice";
+  REQUIRE(s.store->Create(job).ok());
+
+  auto accepted = s.store->Get(job.job_id, owner);
+  REQUIRE(accepted.ok());
+  CHECK(accepted->job_id == job.job_id);
+  CHECK(accepted->owner == owner);
+  CHECK(accepted->task == "splice");
+  CHECK(accepted->mode == "async");
+  CHECK(accepted->state == JobState::kAccepted);
+  CHECK(accepted->created_at_ms == clock.NowMs());
+  CHECK(accepted->updated_at_ms == clock.NowMs());
+  CHECK(accepted->http_status == 0);
+  CHECK(accepted->body.empty());
+
+  clock.AdvanceMs(1'500);
+  REQUIRE(s.store->UpdateProgress(job.job_id, 37.5, "window 3 of 8").ok());
+  auto running = s.store->Get(job.job_id, owner);
+  REQUIRE(running.ok());
+  CHECK(running->state == JobState::kRunning);
+  CHECK(running->progress_percent == Approx(37.5));
+  CHECK(running->progress_message == "window 3 of 8");
+  CHECK(running->updated_at_ms == clock.NowMs());
+  CHECK(running->created_at_ms == clock.NowMs() - 1'500);
+
+  // A 2 MB result, with bytes JSON and Redis must not mangle.
+  std::string body(2 * 1024 * 1024, 'x');
+  for (size_t i = 0; i < body.size(); i += 997) body[i] = static_cast<char>(i % 256);
+  clock.AdvanceMs(500);
+  REQUIRE(s.store->Finish(job.job_id, 200, "application/json", body).ok());
+  auto done = s.store->Get(job.job_id, owner);
+  REQUIRE(done.ok());
+  CHECK(done->state == JobState::kCompleted);
+  CHECK(done->http_status == 200);
+  CHECK(done->content_type == "application/json");
+  CHECK(done->body.size() == body.size());
+  CHECK(done->body == body);
+  CHECK(done->updated_at_ms == clock.NowMs());
+}
+
+TEST_CASE("a non-2xx finish is a failed job carrying its response", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(s.store->Create(job).ok());
+  const std::string envelope =
+      R"({"error":{"code":"model_loading","message":"m","request_id":"r"}})";
+  REQUIRE(s.store->Finish(job.job_id, 503, "application/json", envelope).ok());
+  auto failed = s.store->Get(job.job_id, owner);
+  REQUIRE(failed.ok());
+  CHECK(failed->state == JobState::kFailed);
+  CHECK(failed->http_status == 503);
+  CHECK(failed->body == envelope);
+
+  // The first final answer stays.
+  CHECK(s.store->Finish(job.job_id, 200, "application/json", "{}").code() == ErrorCode::kConflict);
+  CHECK(s.store->UpdateProgress(job.job_id, 50, "late").code() == ErrorCode::kConflict);
+  CHECK(s.store->Get(job.job_id, owner)->http_status == 503);
+}
+
+TEST_CASE("jobs are owner-scoped: another client gets the same 404 as an unknown id", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(s.store->Create(job).ok());
+
+  auto other = s.store->Get(job.job_id, Owner("intruder"));
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.status().code() == ErrorCode::kNotFound);
+  const std::string unknown_id = NewUuidV4();
+  auto unknown = s.store->Get(unknown_id, owner);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().code() == ErrorCode::kNotFound);
+  // Same wording apart from the id the caller sent: ownership is not revealed.
+  std::string a = other.status().message();
+  std::string b = unknown.status().message();
+  a.replace(a.find(job.job_id), job.job_id.size(), "ID");
+  b.replace(b.find(unknown_id), unknown_id.size(), "ID");
+  CHECK(a == b);
+
+  CHECK(s.store->UpdateProgress(unknown_id, 1, "x").code() == ErrorCode::kNotFound);
+  CHECK(s.store->Finish(unknown_id, 200, "application/json", "{}").code() == ErrorCode::kNotFound);
+  // A duplicate id is refused, whoever asks.
+  CHECK(s.store->Create(job).code() == ErrorCode::kConflict);
+  JobRecord stolen = job;
+  stolen.owner = Owner("intruder");
+  CHECK(s.store->Create(stolen).code() == ErrorCode::kConflict);
+  CHECK(s.store->Get(job.job_id, owner).ok());
+}
+
+TEST_CASE("an accepted or running job without heartbeat is reported lost with a 503", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  const bool started = GENERATE(false, true);
+  INFO(kind << (started ? " running" : " accepted"));
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(s.store->Create(job).ok());
+  if (started) REQUIRE(s.store->UpdateProgress(job.job_id, 10, "working").ok());
+
+  clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000);  // exactly the timeout: still alive
+  auto alive = s.store->Get(job.job_id, owner);
+  REQUIRE(alive.ok());
+  CHECK(alive->state == (started ? JobState::kRunning : JobState::kAccepted));
+
+  clock.AdvanceMs(1);
+  auto lost = s.store->Get(job.job_id, owner);
+  REQUIRE(lost.ok());
+  CHECK(lost->state == JobState::kFailed);
+  CHECK(lost->http_status == 503);
+  CHECK(lost->content_type == "application/json");
+  rapidjson::Document doc;
+  doc.Parse(lost->body.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK(std::string(doc["error"]["code"].GetString()) == "service_unavailable");
+  CHECK(std::string(doc["error"]["request_id"].GetString()) == job.job_id);
+  CHECK_THAT(doc["error"]["message"].GetString(), Catch::Contains("resubmit"));
+
+  // Lost for good: a late finish from the vanished worker does not change the answer.
+  CHECK(s.store->Finish(job.job_id, 200, "application/json", "{}").code() == ErrorCode::kConflict);
+  auto again = s.store->Get(job.job_id, owner);
+  REQUIRE(again.ok());
+  CHECK(again->http_status == 503);
+}
+
+TEST_CASE("progress keeps a long job alive", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(s.store->Create(job).ok());
+  for (int i = 0; i < 10; ++i) {
+    clock.AdvanceMs(50'000);
+    REQUIRE(s.store->UpdateProgress(job.job_id, i * 10, "step").ok());
+  }
+  auto running = s.store->Get(job.job_id, owner);
+  REQUIRE(running.ok());
+  CHECK(running->state == JobState::kRunning);
+}
+
+TEST_CASE("List returns the owner's newest jobs first, without bodies", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  const std::string other = Owner("other");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    JobRecord job = NewJob(owner, clock.NowMs());
+    REQUIRE(s.store->Create(job).ok());
+    ids.push_back(job.job_id);
+    REQUIRE(s.store->Create(NewJob(other, clock.NowMs())).ok());
+    clock.AdvanceMs(1'000);
+  }
+  REQUIRE(s.store->Finish(ids[5], 200, "application/json", "{\"big\": true}").ok());
+
+  auto all = s.store->List(owner, 50);
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 6);
+  for (size_t i = 0; i < 6; ++i) {
+    CHECK((*all)[i].job_id == ids[5 - i]);
+    CHECK((*all)[i].owner == owner);
+    CHECK((*all)[i].body.empty());
+  }
+  CHECK((*all)[0].state == JobState::kCompleted);
+  CHECK((*all)[0].http_status == 200);
+  CHECK((*all)[1].state == JobState::kAccepted);
+
+  auto two = s.store->List(owner, 2);
+  REQUIRE(two.ok());
+  REQUIRE(two->size() == 2);
+  CHECK((*two)[0].job_id == ids[5]);
+  CHECK((*two)[1].job_id == ids[4]);
+
+  auto none = s.store->List(Owner("nobody"), 50);
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  auto zero = s.store->List(owner, 0);
+  REQUIRE(zero.ok());
+  CHECK(zero->empty());
+}
+
+TEST_CASE("the per-owner index keeps only the newest 500 jobs", "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("busy");
+  std::string first_id;
+  std::string newest_id;
+  for (int i = 0; i < 503; ++i) {
+    JobRecord job = NewJob(owner, clock.NowMs());
+    if (i == 0) first_id = job.job_id;
+    newest_id = job.job_id;
+    REQUIRE(s.store->Create(job).ok());
+    clock.AdvanceMs(1);
+  }
+  auto listed = s.store->List(owner, 500);
+  REQUIRE(listed.ok());
+  CHECK(listed->size() == 500);
+  CHECK(listed->front().job_id == newest_id);
+  for (const auto& job : *listed) CHECK(job.job_id != first_id);
+  // Dropped from the list, but the job itself is still there for its owner.
+  CHECK(s.store->Get(first_id, owner).ok());
+}
+
+TEST_CASE("in memory: retention runs from the last activity, then 410 for the owner only",
+          "[jobs]") {
+  ManualClock clock;
+  InMemoryJobStore store(&clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(store.Create(job).ok());
+  REQUIRE(store.Finish(job.job_id, 200, "application/json", "{}").ok());
+
+  clock.AdvanceMs(kJobRetentionSeconds * 1000 - 1);
+  REQUIRE(store.Get(job.job_id, owner).ok());  // a poll is activity: retention restarts
+  clock.AdvanceMs(kJobRetentionSeconds * 1000 - 1);
+  REQUIRE(store.Get(job.job_id, owner).ok());
+
+  clock.AdvanceMs(kJobRetentionSeconds * 1000);
+  auto expired = store.Get(job.job_id, owner);
+  REQUIRE_FALSE(expired.ok());
+  CHECK(expired.status().code() == ErrorCode::kJobExpired);
+  CHECK_THAT(expired.status().message(), Catch::Contains("24 h"));
+  auto other = store.Get(job.job_id, Owner("intruder"));
+  CHECK(other.status().code() == ErrorCode::kNotFound);
+  CHECK(store.List(owner, 50)->empty());
+  CHECK(store.UpdateProgress(job.job_id, 1, "x").code() == ErrorCode::kNotFound);
+  CHECK(store.live_jobs() == 0);
+
+  // After the 30-day tombstone the id is simply unknown.
+  clock.AdvanceMs(31LL * 24 * 3600 * 1000);
+  CHECK(store.Get(job.job_id, owner).status().code() == ErrorCode::kNotFound);
+}
+
+TEST_CASE("Redis: an expired job is 410 for its owner and 404 for others", "[jobs][redis]") {
+  ManualClock clock;
+  auto conn = Connect(SharedRedis().url());
+  RedisJobStoreOptions options;
+  options.retention_ms = 1'000;  // Redis's own TTL, so this test waits in real time
+  RedisJobStore store(conn, &clock, options);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(store.Create(job).ok());
+  REQUIRE(store.Finish(job.job_id, 200, "application/json", "{}").ok());
+
+  auto ttl = conn->Command({"PTTL", store.JobKey(job.job_id)});
+  REQUIRE(ttl.ok());
+  CHECK(ttl->integer > 0);
+  CHECK(ttl->integer <= 1'000);
+  auto seen_ttl = conn->Command({"PTTL", store.SeenKey(job.job_id)});
+  REQUIRE(seen_ttl.ok());
+  CHECK(seen_ttl->integer > 29LL * 24 * 3600 * 1000);
+  auto index_ttl = conn->Command({"PTTL", store.IndexKey(owner)});
+  REQUIRE(index_ttl.ok());
+  CHECK(index_ttl->integer > 0);
+
+  // Activity refreshes the TTL: poll every 300 ms for 1.2 s, the job stays.
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(store.Get(job.job_id, owner).ok());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'300));
+  auto expired = store.Get(job.job_id, owner);
+  REQUIRE_FALSE(expired.ok());
+  CHECK(expired.status().code() == ErrorCode::kJobExpired);
+  CHECK(store.Get(job.job_id, Owner("intruder")).status().code() == ErrorCode::kNotFound);
+  // A late update does not bring a half-record back.
+  CHECK(store.UpdateProgress(job.job_id, 5, "late").code() == ErrorCode::kNotFound);
+  CHECK(store.Finish(job.job_id, 200, "application/json", "{}").code() == ErrorCode::kNotFound);
+  auto exists = conn->Command({"EXISTS", store.JobKey(job.job_id)});
+  REQUIRE(exists.ok());
+  CHECK(exists->integer == 0);
+  auto listed = store.List(owner, 50);
+  REQUIRE(listed.ok());
+  CHECK(listed->empty());
+  // The expired id was pruned from the index on the way.
+  auto card = conn->Command({"ZCARD", store.IndexKey(owner)});
+  REQUIRE(card.ok());
+  CHECK(card->integer == 0);
+}
+
+TEST_CASE("Redis: two gateways see the same jobs", "[jobs][redis]") {
+  ManualClock clock;
+  RedisJobStore a(Connect(SharedRedis().url()), &clock);
+  RedisJobStore b(Connect(SharedRedis().url()), &clock);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(a.Create(job).ok());
+  REQUIRE(b.UpdateProgress(job.job_id, 40, "half").ok());
+  REQUIRE(a.Finish(job.job_id, 200, "text/x-gff3", "##gff-version 3\n").ok());
+  auto got = b.Get(job.job_id, owner);
+  REQUIRE(got.ok());
+  CHECK(got->state == JobState::kCompleted);
+  CHECK(got->content_type == "text/x-gff3");
+  CHECK(got->body == "##gff-version 3\n");
+}
+
+TEST_CASE("Redis: Ping, a dead Redis and a restarted one", "[jobs][redis]") {
+  auto server = testing::RedisServer::Start();
+  REQUIRE(server.has_value());
+  ManualClock clock;
+  RedisJobStore store(Connect(server->url()), &clock);
+  CHECK(store.Ping().ok());
+  const std::string owner = Owner("acme");
+  JobRecord before = NewJob(owner);
+  REQUIRE(store.Create(before).ok());
+
+  server->Stop();
+  CHECK(store.Ping().code() == ErrorCode::kServiceUnavailable);
+  CHECK(store.Create(NewJob(owner)).code() == ErrorCode::kServiceUnavailable);
+  CHECK(store.Get(before.job_id, owner).status().code() == ErrorCode::kServiceUnavailable);
+  CHECK(store.List(owner, 10).status().code() == ErrorCode::kServiceUnavailable);
+
+  REQUIRE(server->Restart());
+  bool back = false;
+  for (int attempt = 0; attempt < 50 && !back; ++attempt) {
+    back = store.Ping().ok();
+    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(back);
+  JobRecord after = NewJob(owner);
+  REQUIRE(store.Create(after).ok());
+  CHECK(store.Get(after.job_id, owner).ok());
+  // Persistence is off: the earlier job is gone without a trace.
+  CHECK(store.Get(before.job_id, owner).status().code() == ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace dnaserve::gateway

@@ -1,0 +1,521 @@
+// The served OpenAPI document: parsed back and checked against the contract, the validation
+// table it is generated from, and the validator itself (published bounds are enforced bounds).
+#ifndef CATCH_CONFIG_PREFIX_ALL
+#define CATCH_CONFIG_PREFIX_ALL
+#endif
+#include "gateway/openapi/openapi.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/pointer.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "gateway/dispatch/model_catalogue.h"
+#include "gateway/validation/predict_request.h"
+#include "gateway/validation/request_schema.h"
+
+namespace dnaserve::gateway {
+namespace {
+
+using rapidjson::Value;
+constexpr const char* kVersion = "2026.05.14.3 (a1b2c3d)";
+
+worker::v1::ModelInfo Model(const std::string& id, bool is_default) {
+  worker::v1::ModelInfo m;
+  m.set_id(id);
+  m.set_is_default(is_default);
+  return m;
+}
+
+struct Parsed {
+  rapidjson::Document doc;
+  explicit Parsed(const std::string& text) { doc.Parse(text.c_str(), text.size()); }
+};
+
+Parsed Build(const ModelCatalogue& catalogue) {
+  return Parsed(BuildOpenApiDocument(catalogue, kVersion));
+}
+
+std::string S(const Value& v) {
+  CATCH_REQUIRE(v.IsString());
+  return std::string(v.GetString(), v.GetStringLength());
+}
+
+const Value& Member(const Value& v, const std::string& key) {
+  CATCH_INFO("key: " << key);
+  CATCH_REQUIRE(v.IsObject());
+  auto it = v.FindMember(key.c_str());
+  CATCH_REQUIRE(it != v.MemberEnd());
+  return it->value;
+}
+
+bool HasMember(const Value& v, const std::string& key) {
+  return v.IsObject() && v.HasMember(key.c_str());
+}
+
+// Follows a local $ref ("#/components/...").
+const Value& Resolve(const rapidjson::Document& doc, const Value& v) {
+  if (!HasMember(v, "$ref")) return v;
+  std::string ref = S(v["$ref"]);
+  CATCH_REQUIRE(ref.rfind("#/", 0) == 0);
+  const Value* target = rapidjson::Pointer(ref.substr(1).c_str()).Get(doc);
+  CATCH_INFO("unresolved " << ref);
+  CATCH_REQUIRE(target != nullptr);
+  return *target;
+}
+
+const Value& PredictOperation(const rapidjson::Document& doc, Task task) {
+  return Member(
+      Member(Member(doc, "paths"), "/v1/tasks/" + std::string(TaskName(task)) + "/predict"),
+      "post");
+}
+
+const Value& RequestSchemaOf(const rapidjson::Document& doc, Task task) {
+  const Value& op = PredictOperation(doc, task);
+  return Resolve(
+      doc,
+      Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
+}
+
+std::set<std::string> TypesOf(const Value& schema) {
+  std::set<std::string> out;
+  const Value& t = Member(schema, "type");
+  if (t.IsString()) {
+    out.insert(S(t));
+  } else {
+    for (const auto& item : t.GetArray()) out.insert(S(item));
+  }
+  return out;
+}
+
+std::string ExpectedType(FieldType type) {
+  switch (type) {
+    case FieldType::kString:
+      return "string";
+    case FieldType::kNumber:
+      return "number";
+    case FieldType::kInteger:
+      return "integer";
+    case FieldType::kBoolean:
+      return "boolean";
+    case FieldType::kStringArray:
+      return "array";
+    case FieldType::kObject:
+      return "object";
+  }
+  return "";
+}
+
+// Checks one generated object schema against its table entry, recursing into nested objects.
+void CheckObjectAgainstTable(const rapidjson::Document& doc, const Value& schema,
+                             const ObjectSpec& spec) {
+  CATCH_INFO("schema " << spec.title);
+  CATCH_CHECK(S(Member(schema, "type")) == "object");
+  CATCH_CHECK(S(Member(schema, "title")) == spec.title);
+  const Value& additional = Member(schema, "additionalProperties");
+  CATCH_REQUIRE(additional.IsBool());
+  CATCH_CHECK_FALSE(additional.GetBool());
+  const Value& props = Member(schema, "properties");
+  CATCH_CHECK(props.MemberCount() == spec.fields.size());
+
+  std::set<std::string> required_in_doc;
+  if (HasMember(schema, "required")) {
+    for (const auto& r : schema["required"].GetArray()) required_in_doc.insert(S(r));
+  }
+  std::set<std::string> required_in_table;
+  for (const FieldSpec& f : spec.fields) {
+    if (f.required) required_in_table.insert(f.name);
+  }
+  CATCH_CHECK(required_in_doc == required_in_table);
+
+  for (const FieldSpec& f : spec.fields) {
+    CATCH_INFO("field " << f.name);
+    const Value& p = Member(props, f.name);
+    CATCH_CHECK_FALSE(S(Member(p, "description")).empty());
+    if (f.type == FieldType::kObject) {
+      const Value* ref_holder = &p;
+      if (f.nullable) {
+        const Value& any = Member(p, "anyOf");
+        CATCH_REQUIRE(any.Size() == 2);
+        CATCH_CHECK(S(Member(any[1], "type")) == "null");
+        ref_holder = &any[0];
+      }
+      CATCH_REQUIRE(HasMember(*ref_holder, "$ref"));
+      CheckObjectAgainstTable(doc, Resolve(doc, *ref_holder), *f.object);
+      continue;
+    }
+    std::set<std::string> types = TypesOf(p);
+    CATCH_CHECK(types.count(ExpectedType(f.type)) == 1);
+    CATCH_CHECK(types.count("null") == (f.nullable ? 1u : 0u));
+    CATCH_CHECK(types.size() == (f.nullable ? 2u : 1u));
+    if (f.minimum) CATCH_CHECK(Member(p, "minimum").GetDouble() == *f.minimum);
+    if (f.maximum) CATCH_CHECK(Member(p, "maximum").GetDouble() == *f.maximum);
+    if (!f.dna_sequence && f.max_length) {
+      CATCH_CHECK(Member(p, "maxLength").GetInt64() == *f.max_length);
+    }
+    if (f.min_length) CATCH_CHECK(Member(p, "minLength").GetInt64() == *f.min_length);
+    if (f.min_items) CATCH_CHECK(Member(p, "minItems").GetInt64() == *f.min_items);
+    if (!f.item_values.empty()) {
+      const Value& items = Member(Member(p, "items"), "enum");
+      std::vector<std::string> published;
+      for (const auto& i : items.GetArray()) published.push_back(S(i));
+      CATCH_CHECK(published == f.item_values);
+    }
+    if (const auto* d = std::get_if<double>(&f.default_value)) {
+      CATCH_CHECK(Member(p, "default").GetDouble() == *d);
+    } else if (const auto* i = std::get_if<int64_t>(&f.default_value)) {
+      CATCH_CHECK(Member(p, "default").GetInt64() == *i);
+    } else if (const auto* b = std::get_if<bool>(&f.default_value)) {
+      CATCH_CHECK(Member(p, "default").GetBool() == *b);
+    } else if (const auto* s = std::get_if<std::string>(&f.default_value)) {
+      CATCH_CHECK(S(Member(p, "default")) == *s);
+    } else if (std::holds_alternative<std::monostate>(f.default_value)) {
+      CATCH_CHECK_FALSE(HasMember(p, "default"));
+    }
+  }
+}
+
+void CollectRefs(const Value& v, std::vector<std::string>* out) {
+  if (v.IsObject()) {
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      if (std::string(m->name.GetString()) == "$ref" && m->value.IsString()) {
+        out->push_back(m->value.GetString());
+      } else {
+        CollectRefs(m->value, out);
+      }
+    }
+  } else if (v.IsArray()) {
+    for (const auto& item : v.GetArray()) CollectRefs(item, out);
+  }
+}
+
+std::string Security(const Value& op) {
+  // A compact canonical form: "[{},{bearer:[]}]".
+  const Value& sec = Member(op, "security");
+  CATCH_REQUIRE(sec.IsArray());
+  std::string out = "[";
+  for (const auto& req : sec.GetArray()) {
+    out += "{";
+    for (auto m = req.MemberBegin(); m != req.MemberEnd(); ++m) {
+      out += std::string(m->name.GetString()) + ":[" + std::to_string(m->value.Size()) + "]";
+    }
+    out += "}";
+  }
+  return out + "]";
+}
+
+// ------------------------------------------------------------------ tests
+
+CATCH_TEST_CASE("the document is OpenAPI 3.1 JSON with the root facts", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  CATCH_REQUIRE_FALSE(p.doc.HasParseError());
+  CATCH_REQUIRE(p.doc.IsObject());
+  CATCH_CHECK(S(p.doc["openapi"]).rfind("3.1", 0) == 0);
+  CATCH_CHECK(S(Member(Member(p.doc, "info"), "title")) == "dnaserve");
+  CATCH_CHECK(S(Member(Member(p.doc, "info"), "version")) == kVersion);
+  const Value& revision = Member(p.doc, "x-contract-revision");
+  CATCH_REQUIRE(revision.IsInt());
+  CATCH_CHECK(revision.GetInt() == kContractRevision);
+  CATCH_CHECK(kContractRevision >= 1);
+  const Value& divisor = Member(p.doc, "x-rate-limit-burst-divisor");
+  CATCH_REQUIRE(divisor.IsInt());
+  CATCH_CHECK(divisor.GetInt() == 6);
+  // The version comes from the caller (the /health version), not a constant.
+  Parsed other(BuildOpenApiDocument(catalogue, "2030.01.02.7 (fffffff)"));
+  CATCH_CHECK(S(other.doc["info"]["version"]) == "2030.01.02.7 (fffffff)");
+  CATCH_CHECK(other.doc["x-contract-revision"].GetInt() == kContractRevision);
+}
+
+CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& paths = Member(p.doc, "paths");
+  std::vector<std::pair<std::string, std::string>> routes = {
+      {"/health", "get"},
+      {"/v1/tasks/{task}/models", "get"},
+      {"/v1/tasks/jobs", "get"},
+      {"/v1/tasks/jobs/{job_id}", "get"},
+      {"/docs", "get"},
+      {"/redoc", "get"},
+      {"/v1/openapi.json", "get"},
+  };
+  for (Task task : kAllTasks) {
+    routes.push_back({"/v1/tasks/" + std::string(TaskName(task)) + "/predict", "post"});
+  }
+  std::set<std::string> operation_ids;
+  for (const auto& [path, method] : routes) {
+    CATCH_INFO(path);
+    const Value& op = Member(Member(paths, path), method);
+    operation_ids.insert(S(Member(op, "operationId")));
+  }
+  CATCH_CHECK(operation_ids.size() == routes.size());  // one distinct operation per route
+  CATCH_CHECK(paths.MemberCount() == routes.size());
+}
+
+CATCH_TEST_CASE("every $ref in the document resolves", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  std::vector<std::string> refs;
+  CollectRefs(p.doc, &refs);
+  CATCH_CHECK(refs.size() > 50);
+  for (const auto& ref : refs) {
+    CATCH_INFO(ref);
+    CATCH_REQUIRE(ref.rfind("#/components/", 0) == 0);
+    CATCH_CHECK(rapidjson::Pointer(ref.substr(1).c_str()).Get(p.doc) != nullptr);
+  }
+}
+
+CATCH_TEST_CASE("request schemas are the validation table, closed, field by field", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  std::set<std::string> titles;
+  for (Task task : kAllTasks) {
+    CATCH_INFO(TaskName(task));
+    const ObjectSpec& table = PredictRequestSchema(task);
+    const Value& schema = RequestSchemaOf(p.doc, task);
+    CheckObjectAgainstTable(p.doc, schema, table);
+    titles.insert(table.title);
+    // The options schema of this task is its own component.
+    const FieldSpec* options = table.Find("options");
+    CATCH_REQUIRE(options != nullptr);
+    CATCH_CHECK(options->object == &PredictOptionsSchema(task));
+    titles.insert(options->object->title);
+  }
+  CATCH_CHECK(titles.size() == 12);  // no shared request model
+  // Spot checks that the table holds what the contract says.
+  const Value& enhancer_options =
+      Member(Member(Member(p.doc, "components"), "schemas"), "EnhancerOptions");
+  CATCH_CHECK(Member(enhancer_options, "properties").MemberCount() == 0);
+  CATCH_CHECK(PredictRequestSchema(Task::kExpression).fields.size() == 5);
+  CATCH_CHECK(PredictRequestSchema(Task::kPromoter).fields.size() == 4);
+}
+
+CATCH_TEST_CASE("the sequence schema publishes the pattern and post-stripping bounds",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  for (Task task : kAllTasks) {
+    CATCH_INFO(TaskName(task));
+    const Value& seq = Member(Member(RequestSchemaOf(p.doc, task), "properties"), "sequence");
+    CATCH_CHECK(S(Member(seq, "pattern")) == "^\\s*(?:[ACGNTacgnt]\\s*)+$");
+    const std::string description = S(Member(seq, "description"));
+    CATCH_CHECK(description.find("whitespace") != std::string::npos);
+    CATCH_CHECK(description.find("measured on the stripped string") != std::string::npos);
+    CATCH_CHECK(description.find(std::to_string(MinSequenceBp(task)) + " bp") != std::string::npos);
+    CATCH_CHECK(Member(seq, "x-min-bp").GetInt64() == MinSequenceBp(task));
+    CATCH_CHECK(Member(seq, "x-max-bp").GetInt64() == kMaxSequenceBp);
+    CATCH_CHECK(Member(seq, "minLength").GetInt64() == MinSequenceBp(task));
+    // A raw-string maxLength would reject valid line-wrapped input, so none is published.
+    CATCH_CHECK_FALSE(HasMember(seq, "maxLength"));
+  }
+}
+
+CATCH_TEST_CASE("predict operations: format enum, Prefer, responses, security", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const std::vector<std::string> codes = {"200", "202", "400", "401", "403", "404", "409",
+                                          "410", "413", "415", "422", "429", "500", "503"};
+  for (Task task : kAllTasks) {
+    CATCH_INFO(TaskName(task));
+    const Value& op = PredictOperation(p.doc, task);
+    CATCH_CHECK(Security(op) == "[{bearer:[0]}]");
+
+    bool saw_format = false;
+    bool saw_prefer = false;
+    for (const auto& param : Member(op, "parameters").GetArray()) {
+      const std::string name = S(Member(param, "name"));
+      if (name == "format") {
+        saw_format = true;
+        CATCH_CHECK(S(Member(param, "in")) == "query");
+        std::vector<std::string> published;
+        for (const auto& e : Member(Member(param, "schema"), "enum").GetArray()) {
+          published.push_back(S(e));
+        }
+        std::vector<std::string> expected;
+        for (OutputFormat f : SupportedFormats(task)) expected.emplace_back(FormatName(f));
+        CATCH_CHECK(published == expected);
+        CATCH_CHECK(S(Member(Member(param, "schema"), "default")) == "json");
+      } else if (name == "Prefer") {
+        saw_prefer = true;
+        CATCH_CHECK(S(Member(param, "in")) == "header");
+      }
+    }
+    CATCH_CHECK(saw_format);
+    CATCH_CHECK(saw_prefer);
+
+    const Value& responses = Member(op, "responses");
+    for (const auto& code : codes) {
+      CATCH_INFO("status " << code);
+      const Value& r = Member(responses, code);
+      CATCH_CHECK_FALSE(S(Member(r, "description")).empty());
+      if (code[0] == '4' || code[0] == '5') {
+        const Value& schema = Member(Member(Member(r, "content"), "application/json"), "schema");
+        CATCH_CHECK(S(Member(schema, "$ref")) == "#/components/schemas/ErrorEnvelope");
+      }
+    }
+    // The 200 offers each supported format's media type.
+    const Value& content = Member(Member(responses, "200"), "content");
+    CATCH_CHECK(content.MemberCount() == SupportedFormats(task).size());
+    for (OutputFormat f : SupportedFormats(task)) {
+      CATCH_CHECK(HasMember(content, std::string(FormatMediaType(f))));
+    }
+    CATCH_CHECK(S(Member(Member(Member(Member(responses, "202"), "content"), "application/json"),
+                         "schema")["$ref"]) == "#/components/schemas/JobSubmitted");
+    // x-sync-limit-bp only on the annotation operation.
+    if (task == Task::kAnnotation) {
+      CATCH_CHECK(Member(op, "x-sync-limit-bp").GetInt64() == 200000);
+    } else {
+      CATCH_CHECK_FALSE(HasMember(op, "x-sync-limit-bp"));
+    }
+  }
+  const Value& envelope = Member(Member(Member(p.doc, "components"), "schemas"), "ErrorEnvelope");
+  const Value& error = Resolve(p.doc, Member(Member(envelope, "properties"), "error"));
+  for (std::string field : {"code", "message", "request_id", "details"}) {
+    CATCH_CHECK(HasMember(Member(error, "properties"), field));
+  }
+}
+
+CATCH_TEST_CASE("x-models publishes each task's roster and default from the catalogue",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  catalogue.SetModels(Task::kPromoter, {Model("promoter-a", false), Model("promoter-b", true)});
+  catalogue.SetModels(Task::kChromatin, {});
+  Parsed p = Build(catalogue);
+  for (Task task : kAllTasks) {
+    CATCH_INFO(TaskName(task));
+    const Value& x = Member(PredictOperation(p.doc, task), "x-models");
+    const Value& models = Member(x, "models");
+    CATCH_REQUIRE(models.IsArray());
+    if (task == Task::kPromoter) {
+      CATCH_CHECK(S(Member(x, "default")) == "promoter-b");
+      CATCH_REQUIRE(models.Size() == 2);
+      CATCH_CHECK(S(models[0]) == "promoter-a");
+      CATCH_CHECK(S(models[1]) == "promoter-b");
+    } else {
+      // Unknown (never fetched) or empty rosters publish an empty list and no default.
+      CATCH_CHECK(Member(x, "default").IsNull());
+      CATCH_CHECK(models.Size() == 0);
+    }
+  }
+  // The document follows the live catalogue.
+  catalogue.SetModels(Task::kExpression, {Model("expr-1", true)});
+  Parsed later = Build(catalogue);
+  CATCH_CHECK(S(Member(Member(PredictOperation(later.doc, Task::kExpression), "x-models"),
+                       "default")) == "expr-1");
+}
+
+CATCH_TEST_CASE("security: public routes, the optional models route, bearer elsewhere",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& paths = Member(p.doc, "paths");
+  for (std::string path : {"/health", "/docs", "/redoc", "/v1/openapi.json"}) {
+    CATCH_INFO(path);
+    CATCH_CHECK(Security(Member(Member(paths, path), "get")) == "[]");
+  }
+  CATCH_CHECK(Security(Member(Member(paths, "/v1/tasks/{task}/models"), "get")) ==
+              "[{}{bearer:[0]}]");
+  CATCH_CHECK(Security(Member(Member(paths, "/v1/tasks/jobs"), "get")) == "[{bearer:[0]}]");
+  CATCH_CHECK(Security(Member(Member(paths, "/v1/tasks/jobs/{job_id}"), "get")) ==
+              "[{bearer:[0]}]");
+  const Value& bearer = Member(Member(Member(p.doc, "components"), "securitySchemes"), "bearer");
+  CATCH_CHECK(S(Member(bearer, "type")) == "http");
+  CATCH_CHECK(S(Member(bearer, "scheme")) == "bearer");
+}
+
+CATCH_TEST_CASE("jobs list limit is an integer 1-500, default 50", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& op = Member(Member(Member(p.doc, "paths"), "/v1/tasks/jobs"), "get");
+  const Value& params = Member(op, "parameters");
+  CATCH_REQUIRE(params.Size() == 1);
+  CATCH_CHECK(S(Member(params[0], "name")) == "limit");
+  CATCH_CHECK(S(Member(params[0], "in")) == "query");
+  const Value& schema = Member(params[0], "schema");
+  CATCH_CHECK(S(Member(schema, "type")) == "integer");
+  CATCH_CHECK(Member(schema, "minimum").GetInt() == 1);
+  CATCH_CHECK(Member(schema, "maximum").GetInt() == 500);
+  CATCH_CHECK(Member(schema, "default").GetInt() == 50);
+}
+
+// A body built only from the published document: a sequence of x-min-bp bases, every required
+// option a short string. Then each published numeric/length bound is probed on the validator.
+CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  for (Task task : kAllTasks) {
+    CATCH_INFO(TaskName(task));
+    const Value& request = RequestSchemaOf(p.doc, task);
+    const Value& props = Member(request, "properties");
+    const Value& seq = Member(props, "sequence");
+    const std::string sequence(static_cast<size_t>(Member(seq, "x-min-bp").GetInt64()), 'A');
+
+    const Value& options_field = Member(props, "options");
+    const Value& options_schema = Resolve(
+        p.doc, HasMember(options_field, "anyOf") ? options_field["anyOf"][0] : options_field);
+    std::string required_options;
+    if (HasMember(options_schema, "required")) {
+      for (const auto& r : options_schema["required"].GetArray()) {
+        required_options += (required_options.empty() ? "" : ",") + ("\"" + S(r) + "\":\"x\"");
+      }
+    }
+    auto body = [&](const std::string& option_json, const std::string& top_json) {
+      std::string options = "{" + required_options;
+      if (!option_json.empty()) options += (required_options.empty() ? "" : ",") + option_json;
+      options += "}";
+      std::string b = "{\"sequence\":\"" + sequence + "\",\"options\":" + options;
+      if (!top_json.empty()) b += "," + top_json;
+      return b + "}";
+    };
+    CATCH_REQUIRE(ValidatePredictBody(task, body("", "")).ok());
+
+    for (auto m = Member(options_schema, "properties").MemberBegin();
+         m != options_schema["properties"].MemberEnd(); ++m) {
+      const std::string name = m->name.GetString();
+      const Value& field = m->value;
+      CATCH_INFO("option " << name);
+      const std::vector<std::string> loc = {"body", "options", name};
+      auto expect_error_at = [&](const StatusOr<ValidatedPredict>& r) {
+        CATCH_REQUIRE_FALSE(r.ok());
+        const auto& errors = std::get<ValidationDetails>(r.status().details()).errors;
+        CATCH_REQUIRE(errors.size() == 1);
+        CATCH_CHECK(errors[0].loc == loc);
+      };
+      if (HasMember(field, "maximum")) {
+        double max = field["maximum"].GetDouble();
+        double step = TypesOf(field).count("integer") ? 1.0 : 0.001;
+        CATCH_CHECK(
+            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max), "")).ok());
+        expect_error_at(
+            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max + step), "")));
+      }
+      if (HasMember(field, "minimum")) {
+        double min = field["minimum"].GetDouble();
+        double step = TypesOf(field).count("integer") ? 1.0 : 0.001;
+        CATCH_CHECK(
+            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min), "")).ok());
+        expect_error_at(
+            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min - step), "")));
+      }
+    }
+    for (std::string name : {"model", "sequence_name"}) {
+      CATCH_INFO(name);
+      const int64_t max = Member(Member(props, name), "maxLength").GetInt64();
+      const std::string at_max(static_cast<size_t>(max), 'n');
+      CATCH_CHECK(ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "\"")).ok());
+      CATCH_CHECK_FALSE(
+          ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "n\"")).ok());
+    }
+    // Any key the schema does not list is refused, at both levels.
+    CATCH_CHECK_FALSE(ValidatePredictBody(task, body("", "\"unlisted\":1")).ok());
+    CATCH_CHECK_FALSE(ValidatePredictBody(task, body("\"unlisted\":1", "")).ok());
+  }
+}
+
+}  // namespace
+}  // namespace dnaserve::gateway

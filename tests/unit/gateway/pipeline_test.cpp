@@ -1,0 +1,296 @@
+// The request pipeline and handlers without sockets: in-memory job and quota stores, a scripted
+// inference backend, a real key store and job runner.
+#include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+
+#include <future>
+#include <mutex>
+
+#include "gateway/handlers/job_runner.h"
+#include "gateway/http/routes.h"
+#include "gateway/jobs/in_memory_job_store.h"
+#include "gateway/ratelimit/in_memory_quota_store.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+namespace pb = dnaserve::worker::v1;
+
+class ScriptedBackend : public InferenceBackend {
+ public:
+  StatusOr<pb::PredictResult> Predict(Task task, const pb::PredictRequest& request,
+                                      const CallContext& context,
+                                      const ProgressCallback& on_progress) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      calls++;
+      last_request = request;
+      last_request_id = context.request_id;
+    }
+    if (gate) gate->wait();
+    if (!next_error.ok()) return next_error;
+    pb::Progress p;
+    p.set_windows_done(1);
+    p.set_windows_total(1);
+    if (on_progress) on_progress(p);
+    pb::PredictResult result;
+    result.set_model(request.model());
+    result.set_windows_processed(1);
+    if (task == Task::kEnhancer) {
+      auto* w = result.mutable_enhancer()->add_windows();
+      w->set_end(249);
+      w->set_dev(0.5);
+      w->set_hk(-0.25);
+      (*result.mutable_formats())["bedgraph"] = "sequence\t0\t249\t0.5\n";
+    }
+    return result;
+  }
+  StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
+
+  std::mutex mu;
+  int calls = 0;
+  pb::PredictRequest last_request;
+  std::string last_request_id;
+  Status next_error;
+  std::shared_future<void>* gate = nullptr;
+};
+
+const char* kAliceKey = "dns_alice-test-key";
+const char* kSingleKey = "dns_single-test-key";
+const char* kOffKey = "dns_off-test-key";
+
+struct Harness {
+  ManualClock clock;
+  InMemoryJobStore jobs{&clock};
+  InMemoryQuotaStore quotas{&clock};
+  ScriptedBackend backend;
+  ModelCatalogue catalogue;
+  Executor executor{4, 16};
+  JobRunner runner{&jobs, &backend, &executor};
+  DocsHandler docs{"/nonexistent"};
+  std::unique_ptr<KeyStore> keys;
+  std::unique_ptr<RequestPipeline> pipeline;
+  int ip_refusals_left = 0;
+
+  Harness() {
+    auto entry = [](const char* key, const char* client, bool enabled, int rate, int conc) {
+      return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
+             "\",\"enabled\":" + (enabled ? "true" : "false") +
+             ",\"rate_per_minute\":" + std::to_string(rate) +
+             ",\"max_concurrency\":" + std::to_string(conc) + "}";
+    };
+    auto parsed = KeyStore::FromJson("{\"keys\":[" + entry(kAliceKey, "alice", true, 600, 4) + "," +
+                                     entry(kSingleKey, "single", true, 600, 1) + "," +
+                                     entry(kOffKey, "off", false, 600, 4) + "]}");
+    REQUIRE(parsed.ok());
+    keys = std::make_unique<KeyStore>(std::move(parsed).value());
+    pb::ModelInfo m;
+    m.set_id("enhancer-test");
+    m.set_task(pb::TASK_ENHANCER);
+    m.set_is_default(true);
+    catalogue.SetModels(Task::kEnhancer, {m});
+
+    GatewayServices s;
+    s.keys = keys.get();
+    s.quotas = &quotas;
+    s.jobs = &jobs;
+    s.backend = &backend;
+    s.catalogue = &catalogue;
+    s.docs = &docs;
+    s.runner = &runner;
+    s.admit_ip = [this](const std::string&) -> std::optional<int64_t> {
+      if (ip_refusals_left > 0) {
+        --ip_refusals_left;
+        return 3;
+      }
+      return std::nullopt;
+    };
+    pipeline = std::make_unique<RequestPipeline>(s, BuildRoutes(s));
+  }
+  ~Harness() {
+    runner.Stop();
+    executor.Shutdown();
+  }
+
+  HttpResponse Call(const std::string& method, const std::string& path, const std::string& key,
+                    const std::string& body = "", std::map<std::string, std::string> headers = {}) {
+    HttpRequest req;
+    req.method = method;
+    auto q = path.find('?');
+    req.path = path.substr(0, q);
+    if (q != std::string::npos) {
+      std::string query = path.substr(q + 1);
+      auto eq = query.find('=');
+      req.query[query.substr(0, eq)] = query.substr(eq + 1);
+    }
+    req.headers = std::move(headers);
+    if (!key.empty()) req.headers["authorization"] = std::string("Bearer ") + key;
+    req.body = body;
+    req.request_id = "req-" + std::to_string(++counter);
+    req.peer_ip = "10.0.0.1";
+    std::promise<HttpResponse> done;
+    auto future = done.get_future();
+    auto shared = std::make_shared<std::promise<HttpResponse>>(std::move(done));
+    pipeline->Handle(req, [shared](HttpResponse r) { shared->set_value(std::move(r)); });
+    REQUIRE(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    return future.get();
+  }
+  int counter = 0;
+};
+
+rapidjson::Document Json(const HttpResponse& r) {
+  rapidjson::Document d;
+  d.Parse(r.body.c_str());
+  INFO(r.body);
+  REQUIRE_FALSE(d.HasParseError());
+  return d;
+}
+
+std::string Code(const HttpResponse& r) { return Json(r)["error"]["code"].GetString(); }
+
+const std::string kEnhancerBody = "{\"sequence\": \"" + std::string(300, 'A') + "\"}";
+
+}  // namespace
+
+TEST_CASE("routing: unknown routes and wrong methods are 404 not_found", "[gateway][pipeline]") {
+  Harness h;
+  CHECK(h.Call("GET", "/nope", kAliceKey).status == 404);
+  CHECK(Code(h.Call("GET", "/nope", kAliceKey)) == "not_found");
+  CHECK(h.Call("POST", "/health", "").status == 404);
+  CHECK(h.Call("GET", "/health", "").status == 200);
+}
+
+TEST_CASE("auth runs before the handler", "[gateway][pipeline]") {
+  Harness h;
+  auto missing = h.Call("POST", "/v1/tasks/enhancer/predict", "", kEnhancerBody);
+  CHECK(missing.status == 401);
+  CHECK(*missing.FindHeader("WWW-Authenticate") == "Bearer error=\"invalid_request\"");
+  auto unknown = h.Call("POST", "/v1/tasks/enhancer/predict", "dns_who", kEnhancerBody);
+  CHECK(*unknown.FindHeader("WWW-Authenticate") == "Bearer error=\"invalid_token\"");
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kOffKey, kEnhancerBody).status == 403);
+  CHECK(h.backend.calls == 0);
+}
+
+TEST_CASE("the per-IP edge limit answers 429 with a 32-hex request id", "[gateway][pipeline]") {
+  Harness h;
+  h.ip_refusals_left = 1;
+  auto r = h.Call("GET", "/v1/tasks/enhancer/models", "");
+  CHECK(r.status == 429);
+  CHECK(*r.FindHeader("Retry-After") == "3");
+  std::string id = *r.FindHeader("X-Request-Id");
+  CHECK(id.size() == 32);
+  CHECK(std::string(Json(r)["error"]["request_id"].GetString()) == id);
+  // Health is exempt.
+  h.ip_refusals_left = 1;
+  CHECK(h.Call("GET", "/health", "").status == 200);
+}
+
+TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway][pipeline]") {
+  Harness h;
+  auto r = h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  auto d = Json(r);
+  std::string job_id = d["meta"]["job_id"].GetString();
+  CHECK(*r.FindHeader("X-Job-Id") == job_id);
+  CHECK(std::string(d["meta"]["model"].GetString()) == "enhancer-test");
+  CHECK(h.backend.last_request.model() == "enhancer-test");
+  CHECK(h.backend.last_request.sequence() == std::string(300, 'A'));
+  CHECK(h.backend.last_request_id == std::string(d["meta"]["request_id"].GetString()));
+  CHECK(r.FindHeader("RateLimit-Limit"));
+  CHECK(*r.FindHeader("RateLimit-Policy") == "100;w=60");
+
+  auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+  CHECK(poll.status == 200);
+  CHECK(poll.body == r.body);
+
+  auto text = h.Call("POST", "/v1/tasks/enhancer/predict?format=bedgraph", kAliceKey, kEnhancerBody);
+  CHECK(text.status == 200);
+  CHECK(text.content_type == "text/x-bedgraph");
+  CHECK(text.body == "sequence\t0\t249\t0.5\n");
+}
+
+TEST_CASE("admission failures create no job and call no worker", "[gateway][pipeline]") {
+  Harness h;
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, "{").status == 400);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, "{\"sequence\":\"ACGT\"}").status == 422);
+  CHECK(h.Call("POST", "/v1/tasks/nope/predict", kAliceKey, kEnhancerBody).status == 404);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict?format=gff3", kAliceKey, kEnhancerBody).status == 415);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict?format=bedgraph", kAliceKey, kEnhancerBody,
+               {{"prefer", "respond-async"}}).status == 400);
+  // The roster of a task whose workers never answered is unknown: 503.
+  CHECK(h.Call("POST", "/v1/tasks/promoter/predict", kAliceKey,
+               "{\"sequence\":\"" + std::string(400, 'C') + "\"}").status == 503);
+  CHECK(h.backend.calls == 0);
+  auto list = Json(h.Call("GET", "/v1/tasks/jobs", kAliceKey));
+  CHECK(list["count"].GetInt() == 0);
+  // ...and every refused request released its concurrency lease.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
+  }
+}
+
+TEST_CASE("async jobs: 202, progress while running, result when done", "[gateway][pipeline]") {
+  Harness h;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  auto submit = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody,
+                       {{"prefer", "respond-async"}});
+  REQUIRE(submit.status == 202);
+  std::string job_id = Json(submit)["data"]["job_id"].GetString();
+  CHECK(*submit.FindHeader("Content-Location") == "/v1/tasks/jobs/" + job_id);
+
+  auto running = h.Call("GET", "/v1/tasks/jobs/" + job_id, kSingleKey);
+  CHECK(running.status == 202);
+  auto progress = Json(running);
+  CHECK(progress["data"].HasMember("progress"));
+  CHECK(progress["data"]["progress"].HasMember("elapsed_seconds"));
+  // The running job holds the key's only concurrency slot.
+  auto refused = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+  CHECK(refused.status == 429);
+  CHECK(*refused.FindHeader("Retry-After") == "1");
+  CHECK(refused.FindHeader("RateLimit-Remaining"));
+  // Another client cannot see it.
+  CHECK(h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey).status == 404);
+
+  release.set_value();
+  HttpResponse done;
+  for (int i = 0; i < 100; ++i) {
+    done = h.Call("GET", "/v1/tasks/jobs/" + job_id, kSingleKey);
+    if (done.status != 202) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(done.status == 200);
+  CHECK(std::string(Json(done)["meta"]["job_id"].GetString()) == job_id);
+  h.backend.gate = nullptr;
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
+}
+
+TEST_CASE("worker errors reach the client and the job as their own envelope", "[gateway][pipeline]") {
+  Harness h;
+  SECTION("worker down") {
+    h.backend.next_error = Unavailable("the inference worker is unavailable; retry shortly");
+    auto r = h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody);
+    CHECK(r.status == 503);
+    CHECK(Code(r) == "service_unavailable");
+    std::string job_id = *r.FindHeader("X-Job-Id");
+    auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+    CHECK(poll.status == 503);
+    CHECK(poll.body == r.body);
+  }
+  SECTION("record cap details are completed with task and length") {
+    RecordCapDetails cap;
+    cap.record_count = 20001;
+    cap.maximum_records = 20000;
+    cap.threshold = 0.0;
+    h.backend.next_error = Status(ErrorCode::kValidationFailed, "too many sites", cap);
+    auto r = h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody);
+    CHECK(r.status == 422);
+    auto d = Json(r);
+    CHECK(std::string(d["error"]["details"]["task"].GetString()) == "enhancer");
+    CHECK(d["error"]["details"]["sequence_length"].GetInt() == 300);
+  }
+}

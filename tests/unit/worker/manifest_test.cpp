@@ -1,0 +1,226 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_test_support.h"
+#include "worker/manifest/manifest.h"
+
+namespace dnaserve::worker {
+namespace {
+
+using testing::WriteFile;
+
+const char kPromoter[] = R"({
+  "format_version": 1,
+  "id": "promoter-x",
+  "task": "promoter",
+  "description": "a promoter model",
+  "is_default": true,
+  "tokenizer": {"type": "char"},
+  "context_window_bp": 2000,
+  "trained_window_bp": null,
+  "stride_bp": 1000,
+  "output_labels": ["promoter"],
+  "trained": false,
+  "seed": 7,
+  "weights": "model.pt",
+  "model_card": "MODEL_CARD.md"
+})";
+
+// kPromoter with the first occurrence of `from` replaced by `to`.
+std::string With(const std::string& from, const std::string& to) {
+  std::string json = kPromoter;
+  size_t at = json.find(from);
+  if (at == std::string::npos) return "<replacement target missing: " + from + ">";
+  return json.replace(at, from.size(), to);
+}
+
+std::string ErrorOf(const std::string& json, std::string_view expected_id = {}) {
+  auto parsed = ParseManifest(json, expected_id);
+  return parsed.ok() ? "<parsed>" : parsed.status().message();
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+CATCH_TEST_CASE("a valid promoter manifest parses into every field", "[manifest]") {
+  auto parsed = ParseManifest(kPromoter, "promoter-x");
+  CATCH_REQUIRE(parsed.ok());
+  const ModelManifest& m = *parsed;
+  CATCH_CHECK(m.id == "promoter-x");
+  CATCH_CHECK(m.task == Task::kPromoter);
+  CATCH_CHECK(m.is_default);
+  CATCH_CHECK(m.tokenizer.type == TokenizerType::kChar);
+  CATCH_CHECK(m.context_window_bp == 2000);
+  CATCH_CHECK_FALSE(m.trained_window_bp.has_value());
+  CATCH_CHECK(m.stride_bp == 1000);
+  CATCH_CHECK(m.output_labels == std::vector<std::string>{"promoter"});
+  CATCH_CHECK_FALSE(m.trained);
+  CATCH_CHECK(m.seed == 7);
+  CATCH_CHECK(m.weights_file == "model.pt");
+  CATCH_CHECK(TokenizerLabel(m.tokenizer) == "char");
+}
+
+CATCH_TEST_CASE("manifest errors name the offending field", "[manifest]") {
+  CATCH_CHECK(Contains(ErrorOf("{not json"), "not valid JSON"));
+  CATCH_CHECK(Contains(ErrorOf("[1, 2]"), "top level must be an object"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"format_version\": 1", "\"format_version\": 2")),
+                       "unsupported format_version 2"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"id\": \"promoter-x\",", "")), "missing required field 'id'"));
+  CATCH_CHECK(Contains(ErrorOf(With("promoter-x", "bad/id")), "'id' must be"));
+  CATCH_CHECK(Contains(ErrorOf(kPromoter, "other-dir"), "does not match the package directory"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"task\": \"promoter\"", "\"task\": \"variant\"")),
+                       "'task' \"variant\" is not one of"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"is_default\": true", "\"is_default\": \"yes\"")),
+                       "'is_default' must be true or false"));
+  CATCH_CHECK(Contains(ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"bpe\"}")),
+                       "'tokenizer.type' must be"));
+  CATCH_CHECK(Contains(ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"kmer\", \"k\": 3}")),
+                       "missing required field 'tokenizer.stride'"));
+  CATCH_CHECK(Contains(
+      ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"kmer\", \"k\": 3, \"stride\": 4}")),
+      "must not exceed"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"context_window_bp\": 2000", "\"context_window_bp\": 0")),
+                       "'context_window_bp' must be an integer in [1, "));
+  CATCH_CHECK(Contains(ErrorOf(With("\"context_window_bp\": 2000", "\"context_window_bp\": 2e3")),
+                       "'context_window_bp' must be an integer"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained_window_bp\": null,", "")),
+                       "missing required field 'trained_window_bp'"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"stride_bp\": 1000", "\"stride_bp\": 3000")),
+                       "'stride_bp' must be an integer in [1, 2000]"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"stride_bp\": 1000,", "")),
+                       "missing required field 'stride_bp'"));
+  CATCH_CHECK(Contains(ErrorOf(With("[\"promoter\"]", "[]")), "'output_labels' must be a non-empty"));
+  CATCH_CHECK(Contains(ErrorOf(With("[\"promoter\"]", "[\"a\", \"b\"]")), "exactly one label"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"model.pt\"", "\"../model.pt\"")),
+                       "'weights' must be a file name inside the package"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"seed\": 7,", "\"sede\": 7,")), "unknown field 'sede'"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained\": false", "\"trained\": 0")),
+                       "'trained' must be true or false"));
+}
+
+CATCH_TEST_CASE("task-specific manifest rules", "[manifest]") {
+  // Non-overlapping tasks: stride defaults to the context and may not differ from it.
+  std::string enhancer = With("\"task\": \"promoter\"", "\"task\": \"enhancer\"");
+  enhancer.replace(enhancer.find("\"stride_bp\": 1000,"), 18, "");
+  enhancer.replace(enhancer.find("[\"promoter\"]"), 12, "[\"dev\", \"hk\"]");
+  auto parsed = ParseManifest(enhancer);
+  CATCH_REQUIRE(parsed.ok());
+  CATCH_CHECK(parsed->stride_bp == 2000);
+
+  std::string enhancer_overlap = enhancer;
+  enhancer_overlap.replace(enhancer_overlap.find("\"trained\""), 0, "\"stride_bp\": 100, ");
+  CATCH_CHECK(Contains(ErrorOf(enhancer_overlap), "must equal 'context_window_bp'"));
+
+  std::string enhancer_labels = enhancer;
+  enhancer_labels.replace(enhancer_labels.find("[\"dev\", \"hk\"]"), 13, "[\"dev\"]");
+  CATCH_CHECK(Contains(ErrorOf(enhancer_labels), "must include \"hk\""));
+
+  std::string splice = With("\"task\": \"promoter\"", "\"task\": \"splice\"");
+  splice.replace(splice.find("\"stride_bp\": 1000,"), 18, "");
+  splice.replace(splice.find("[\"promoter\"]"), 12, "[\"neither\", \"acceptor\"]");
+  CATCH_CHECK(Contains(ErrorOf(splice), "must include \"donor\""));
+
+  std::string annotation = With("\"task\": \"promoter\"", "\"task\": \"annotation\"");
+  annotation.replace(annotation.find("\"stride_bp\": 1000,"), 18, "");
+  CATCH_CHECK(Contains(ErrorOf(annotation), "must include \"intergenic\""));
+
+  std::string expression = With("\"task\": \"promoter\"", "\"task\": \"expression\"");
+  expression.replace(expression.find("\"stride_bp\": 1000,"), 18, "");
+  CATCH_CHECK(Contains(ErrorOf(expression), "'trained_window_bp' of an expression model"));
+  expression.replace(expression.find("\"trained_window_bp\": null"), 25,
+                     "\"trained_window_bp\": 2000");
+  CATCH_CHECK(Contains(ErrorOf(expression), "missing required field 'text_tokenizer'"));
+  expression.replace(expression.find("\"trained\""), 0,
+                     "\"text_tokenizer\": {\"type\": \"bytes\", \"max_tokens\": 64}, ");
+  auto expr = ParseManifest(expression);
+  CATCH_REQUIRE(expr.ok());
+  CATCH_CHECK(expr->text_tokenizer->max_tokens == 64);
+  CATCH_CHECK(expr->trained_window_bp == 2000);
+
+  CATCH_CHECK(Contains(
+      ErrorOf(With("\"trained\"", "\"text_tokenizer\": {\"type\": \"bytes\", \"max_tokens\": 4}, "
+                                  "\"trained\"")),
+      "only valid for expression"));
+}
+
+CATCH_TEST_CASE("ScanModelsDir keeps valid packages of its task and reports broken ones",
+                "[manifest]") {
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-manifest-scan");
+  auto package = [&](const std::string& name, const std::string& manifest, bool weights,
+                     bool card) {
+    mkdir((dir + "/" + name).c_str(), 0755);
+    WriteFile(dir + "/" + name + "/manifest.json", manifest);
+    if (weights) WriteFile(dir + "/" + name + "/model.pt", "x");
+    if (card) WriteFile(dir + "/" + name + "/MODEL_CARD.md", "# card");
+  };
+  package("promoter-x", kPromoter, true, true);
+  std::string second = With("promoter-x", "promoter-b");
+  second.replace(second.find("\"is_default\": true"), 18, "\"is_default\": false");
+  package("promoter-b", second, true, true);
+  package("promoter-noweights", With("promoter-x", "promoter-noweights"), false, true);
+  package("promoter-nocard", With("promoter-x", "promoter-nocard"), true, false);
+  package("promoter-broken", "{ this is not json", true, true);
+  std::string enhancer = With("promoter-x", "enhancer-y");
+  enhancer.replace(enhancer.find("\"task\": \"promoter\""), 18, "\"task\": \"enhancer\"");
+  package("enhancer-y", enhancer, false, false);  // broken, but of another task: not reported
+  mkdir((dir + "/not-a-package").c_str(), 0755);
+  mkdir((dir + "/.staging").c_str(), 0755);
+
+  ManifestScan scan = ScanModelsDir(dir, Task::kPromoter);
+  CATCH_REQUIRE(scan.models.size() == 2);
+  CATCH_CHECK(scan.models[0].id == "promoter-b");  // sorted by id
+  CATCH_CHECK(scan.models[1].id == "promoter-x");
+  CATCH_CHECK(scan.models[1].WeightsPath() == dir + "/promoter-x/model.pt");
+  CATCH_REQUIRE(scan.errors.size() == 3);
+  std::string all;
+  for (const auto& e : scan.errors) all += e + "\n";
+  CATCH_CHECK(Contains(all, "promoter-broken: manifest.json: not valid JSON"));
+  CATCH_CHECK(Contains(all, "promoter-nocard: manifest.json: model card 'MODEL_CARD.md' is missing"));
+  CATCH_CHECK(Contains(all, "promoter-noweights: manifest.json: weights file 'model.pt' is missing"));
+
+  ManifestScan none = ScanModelsDir(dir + "/does-not-exist", Task::kPromoter);
+  CATCH_CHECK(none.models.empty());
+  CATCH_REQUIRE(none.errors.size() == 1);
+  CATCH_CHECK(Contains(none.errors[0], "models directory cannot be read"));
+  testing::RemoveScratch(dir);
+}
+
+CATCH_TEST_CASE("the generated packages pass validation", "[manifest][models]") {
+  std::string why;
+  auto dir = testing::GeneratedModelsDir(&why);
+  if (!dir) {
+    CATCH_WARN("skipped: " << why);
+    return;
+  }
+  const std::pair<Task, const char*> expected[] = {
+      {Task::kPromoter, "promoter-human-tiny"},     {Task::kSplice, "splice-human-tiny"},
+      {Task::kEnhancer, "enhancer-tiny"},           {Task::kChromatin, "chromatin-human-tiny"},
+      {Task::kAnnotation, "annotation-human-tiny"}, {Task::kExpression, "expression-human-tiny"}};
+  for (auto [task, id] : expected) {
+    ManifestScan scan = ScanModelsDir(*dir, task);
+    CATCH_INFO("task " << TaskName(task));
+    CATCH_CHECK(scan.errors.empty());
+    CATCH_REQUIRE(scan.models.size() == 1);
+    const ModelManifest& m = scan.models[0];
+    CATCH_CHECK(m.id == id);
+    CATCH_CHECK(m.is_default);
+    CATCH_CHECK_FALSE(m.trained);
+    CATCH_CHECK(Contains(m.description, "Untrained weights (random initialisation, seed "));
+    CATCH_CHECK(Contains(m.description,
+                         "outputs are not biological predictions; for pipeline testing only."));
+    CATCH_CHECK(m.trained_window_bp.has_value() == (task == Task::kExpression));
+  }
+  ManifestScan chromatin = ScanModelsDir(*dir, Task::kChromatin);
+  CATCH_CHECK(chromatin.models[0].output_labels.size() == 919);
+  CATCH_CHECK(chromatin.models[0].stride_bp == 200);
+  ManifestScan splice = ScanModelsDir(*dir, Task::kSplice);
+  CATCH_CHECK(TokenizerLabel(splice.models[0].tokenizer) == "kmer(k=6,stride=6)");
+}
+
+}  // namespace
+}  // namespace dnaserve::worker

@@ -1,0 +1,396 @@
+// The dnaserve-worker binary as a child process on generated model packages, driven over a real
+// gRPC channel: models list, streamed predictions for every task, cold and warm starts, error
+// statuses, health, cancellation and graceful shutdown.
+#include <catch2/catch.hpp>
+
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "proto/status_codec.h"
+#include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_test_support.h"
+
+namespace dnaserve::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using dnaserve::testing::ChildProcess;
+using testing::ReadFile;
+
+std::string WorkerBinary() { return dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker"; }
+
+std::string RandomBases(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(n, 'A');
+  for (char& c : out) c = "ACGT"[rng() % 4];
+  return out;
+}
+
+// One dnaserve-worker process on a free loopback port, with its log in a scratch directory
+// (kept when DNASERVE_KEEP_TEST_FILES is set).
+class Worker {
+ public:
+  Worker() = default;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker() {
+    process_.Stop();
+    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
+  }
+
+  bool Start(Task task, const std::string& models_dir) {
+    port_ = dnaserve::testing::FreePort();
+    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-worker-log");
+    log_ = log_dir_ + "/worker.log";
+    if (!process_.Start({WorkerBinary(), "--task", std::string(TaskName(task)), "--listen",
+                         "127.0.0.1:" + std::to_string(port_), "--shutdown-grace-seconds", "3"},
+                        {{"DNASERVE_MODELS_DIR", models_dir}}, log_)) {
+      return false;
+    }
+    if (!dnaserve::testing::WaitForPort(port_, std::chrono::seconds(30))) return false;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    channel_ = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port_),
+                                         grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::Worker::NewStub(channel_);
+    return true;
+  }
+  v1::Worker::Stub& stub() { return *stub_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  ChildProcess& process() { return process_; }
+  std::string Log() const { return ReadFile(log_); }
+  // Polls the log for `text` (lines are flushed as they are written).
+  bool WaitForLog(const std::string& text, std::chrono::milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Log().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+ private:
+  int port_ = 0;
+  std::string log_dir_;
+  std::string log_;
+  ChildProcess process_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+struct Call {
+  grpc::Status status;
+  std::vector<v1::Progress> progress;
+  std::optional<v1::PredictResult> result;
+};
+
+Call Predict(Worker& worker, const v1::PredictRequest& request,
+             const std::string& request_id = "req-test") {
+  Call call;
+  grpc::ClientContext context;
+  context.AddMetadata("x-request-id", request_id);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
+  auto reader = worker.stub().Predict(&context, request);
+  v1::PredictEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) call.progress.push_back(event.progress());
+    if (event.has_result()) call.result = event.result();
+  }
+  call.status = reader->Finish();
+  return call;
+}
+
+v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7) {
+  v1::PredictRequest request;
+  request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, seed));
+  request.set_sequence_name("chrT");
+  switch (task) {
+    case Task::kPromoter: request.mutable_promoter()->set_threshold(0.5); break;
+    case Task::kSplice: {
+      auto* s = request.mutable_splice();
+      s->set_threshold(0.5);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
+      s->set_max_sites(20000);
+      break;
+    }
+    case Task::kEnhancer: request.mutable_enhancer(); break;
+    case Task::kChromatin: request.mutable_chromatin()->set_threshold(0.5); break;
+    case Task::kAnnotation: {
+      auto* a = request.mutable_annotation();
+      a->set_batch_size(8);
+      a->set_reverse_complement(true);
+      break;
+    }
+    case Task::kExpression: request.mutable_expression()->set_description("adult liver"); break;
+  }
+  return request;
+}
+
+// Windows a 10,000 bp request runs (expression: its one 9,198 bp window).
+int ExpectedWindows(Task task) {
+  switch (task) {
+    case Task::kPromoter: return 9;     // 2,000 bp every 1,000 bp
+    case Task::kSplice: return 1;       // one padded 15,000 bp window
+    case Task::kEnhancer: return 41;    // ceil(10,000 / 249)
+    case Task::kChromatin: return 46;   // (10,000 - 1,000) / 200 + 1
+    case Task::kAnnotation: return 10;  // 5 windows, forward + reverse complement
+    case Task::kExpression: return 1;
+  }
+  return 0;
+}
+
+const char* ModelId(Task task) {
+  switch (task) {
+    case Task::kPromoter: return "promoter-human-tiny";
+    case Task::kSplice: return "splice-human-tiny";
+    case Task::kEnhancer: return "enhancer-tiny";
+    case Task::kChromatin: return "chromatin-human-tiny";
+    case Task::kAnnotation: return "annotation-human-tiny";
+    case Task::kExpression: return "expression-human-tiny";
+  }
+  return "";
+}
+
+#define REQUIRE_MODELS_OR_SKIP(dir)                                 \
+  std::string why_skipped;                                          \
+  auto dir = testing::GeneratedModelsDir(&why_skipped);             \
+  if (!dir) {                                                       \
+    CATCH_WARN("skipped: " << why_skipped);                         \
+    return;                                                         \
+  }                                                                 \
+  CATCH_REQUIRE(fs::exists(WorkerBinary()))
+
+CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold then warm",
+                "[grpc]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  for (Task task : kAllTasks) {
+    CATCH_INFO("task " << TaskName(task));
+    Worker worker;
+    CATCH_REQUIRE(worker.Start(task, *models));
+
+    grpc::ClientContext list_context;
+    v1::ListModelsResponse list;
+    CATCH_REQUIRE(worker.stub().ListModels(&list_context, {}, &list).ok());
+    CATCH_CHECK(list.task() == static_cast<v1::Task>(static_cast<int>(task) + 1));
+    CATCH_REQUIRE(list.models_size() == 1);
+    const v1::ModelInfo& info = list.models(0);
+    CATCH_CHECK(info.id() == ModelId(task));
+    CATCH_CHECK(info.is_default());
+    CATCH_CHECK_FALSE(info.trained());
+    CATCH_CHECK(info.description().find("Untrained weights (random initialisation, seed") !=
+                std::string::npos);
+    CATCH_CHECK(info.trained_window_bp() == (task == Task::kExpression ? 9198 : 0));
+    CATCH_CHECK(info.context_window_bp() > 0);
+
+    const v1::PredictRequest request = RequestFor(task, 10000);
+    Call cold = Predict(worker, request, "req-cold-" + std::string(TaskName(task)));
+    CATCH_REQUIRE(cold.status.ok());
+    CATCH_REQUIRE(cold.result.has_value());
+    CATCH_CHECK(cold.result->model() == ModelId(task));
+    CATCH_CHECK(cold.result->cold_start());
+    CATCH_CHECK(cold.result->model_load_time_ms() >= 1);
+    CATCH_CHECK(cold.result->windows_processed() == ExpectedWindows(task));
+    CATCH_REQUIRE_FALSE(cold.progress.empty());
+    CATCH_CHECK(cold.progress.back().windows_done() == ExpectedWindows(task));
+    CATCH_CHECK(cold.progress.back().windows_total() == ExpectedWindows(task));
+    for (size_t i = 1; i < cold.progress.size(); ++i) {
+      CATCH_CHECK(cold.progress[i].windows_done() > cold.progress[i - 1].windows_done());
+    }
+    std::set<std::string> formats;
+    for (const auto& [name, text] : cold.result->formats()) {
+      formats.insert(name);
+      CATCH_CHECK_FALSE(text.empty());
+    }
+    std::set<std::string> expected;
+    for (OutputFormat f : SupportedFormats(task)) {
+      if (f != OutputFormat::kJson) expected.insert(std::string(FormatName(f)));
+    }
+    CATCH_CHECK(formats == expected);
+    CATCH_CHECK(cold.result->result_case() ==
+                static_cast<v1::PredictResult::ResultCase>(static_cast<int>(task) + 10));
+
+    Call warm = Predict(worker, request, "req-warm");
+    CATCH_REQUIRE(warm.status.ok());
+    CATCH_CHECK_FALSE(warm.result->cold_start());
+    CATCH_CHECK(warm.result->model_load_time_ms() == 0);
+    // Same input, same untrained weights: the same answer.
+    for (const auto& [name, text] : cold.result->formats()) {
+      CATCH_CHECK(warm.result->formats().at(name) == text);
+    }
+
+    if (task == Task::kExpression) {
+      v1::PredictRequest other = request;
+      other.mutable_expression()->set_description("fetal brain, female");
+      Call brain = Predict(worker, other);
+      CATCH_REQUIRE(brain.status.ok());
+      CATCH_CHECK(brain.result->expression().expression_log_tpm() !=
+                  cold.result->expression().expression_log_tpm());
+    }
+
+    const std::string log = worker.Log();
+    CATCH_CHECK(log.find("\"request_id\":\"req-cold-" + std::string(TaskName(task)) + "\"") !=
+                std::string::npos);
+    CATCH_CHECK(log.find(request.sequence().substr(5000, 40)) == std::string::npos);
+    worker.process().Stop();
+  }
+}
+
+CATCH_TEST_CASE("worker over gRPC: health, unknown model, invalid input, record cap", "[grpc]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  Worker worker;
+  CATCH_REQUIRE(worker.Start(Task::kSplice, *models));
+
+  // grpc.health.v1.Health/Check with an empty request; SERVING is field 1 = 1.
+  grpc::GenericStub generic(worker.channel());
+  grpc::ClientContext health_context;
+  grpc::Slice empty_message;  // HealthCheckRequest{service: ""} encodes to zero bytes
+  grpc::ByteBuffer health_request(&empty_message, 1);
+  grpc::ByteBuffer health_response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&health_context, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
+                    &health_request, &health_response,
+                    [&](grpc::Status s) { done.set_value(s); });
+  CATCH_REQUIRE(done.get_future().get().ok());
+  std::vector<grpc::Slice> slices;
+  CATCH_REQUIRE(health_response.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  CATCH_CHECK(bytes == std::string("\x08\x01", 2));
+
+  v1::PredictRequest request = RequestFor(Task::kSplice, 20000);
+  request.set_model("splice-nope");
+  Call unknown = Predict(worker, request);
+  CATCH_CHECK(unknown.status.error_code() == grpc::StatusCode::NOT_FOUND);
+  CATCH_CHECK(FromGrpcStatus(unknown.status).code() == ErrorCode::kModelNotFound);
+
+  request.set_model("");  // the default model
+  request.set_sequence("ACGTNNX");
+  Call invalid = Predict(worker, request);
+  CATCH_CHECK(invalid.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CATCH_CHECK(FromGrpcStatus(invalid.status).code() == ErrorCode::kValidationFailed);
+
+  v1::PredictRequest wrong_task = RequestFor(Task::kPromoter, 1000);
+  Call wrong = Predict(worker, wrong_task);
+  CATCH_CHECK(FromGrpcStatus(wrong.status).code() == ErrorCode::kTaskNotSupportedByModel);
+
+  v1::PredictRequest capped = RequestFor(Task::kSplice, 40000);
+  capped.mutable_splice()->set_threshold(0.0001);
+  capped.mutable_splice()->set_max_sites(100);
+  Call cap = Predict(worker, capped);
+  CATCH_CHECK_FALSE(cap.result.has_value());
+  const Status status = FromGrpcStatus(cap.status);
+  CATCH_CHECK(status.code() == ErrorCode::kValidationFailed);
+  const auto* details = std::get_if<RecordCapDetails>(&status.details());
+  CATCH_REQUIRE(details != nullptr);
+  CATCH_CHECK(details->record_count > 100);
+  CATCH_CHECK(details->maximum_records == 100);
+  CATCH_CHECK(details->threshold == 0.0001);
+  CATCH_CHECK(cap.progress.empty());  // the cap trips inside the first window
+
+  // The same request under the real cap succeeds and counts its sites.
+  capped.mutable_splice()->set_threshold(0.5);
+  capped.mutable_splice()->set_max_sites(20000);
+  Call fine = Predict(worker, capped);
+  CATCH_REQUIRE(fine.status.ok());
+  CATCH_CHECK(fine.result->windows_processed() == 3);
+  for (const auto& site : fine.result->splice().sites()) {
+    CATCH_CHECK(site.end() - site.start() == 6);
+    CATCH_CHECK(site.score() >= 0.5);
+  }
+}
+
+CATCH_TEST_CASE("worker over gRPC: a package that cannot load answers model_loading, then "
+                "recovers",
+                "[grpc]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-broken-models");
+  fs::copy(*models + "/promoter-human-tiny", dir + "/promoter-human-tiny",
+           fs::copy_options::recursive);
+  testing::WriteFile(dir + "/promoter-human-tiny/model.pt", "not a TorchScript archive");
+  fs::create_directory(dir + "/promoter-bad-manifest");
+  testing::WriteFile(dir + "/promoter-bad-manifest/manifest.json", "{\"task\": \"promoter\"");
+
+  Worker worker;
+  CATCH_REQUIRE(worker.Start(Task::kPromoter, dir));
+  CATCH_CHECK(worker.WaitForLog("model_package_rejected", std::chrono::seconds(5)));
+  CATCH_CHECK(worker.Log().find("promoter-bad-manifest: manifest.json: not valid JSON") !=
+              std::string::npos);
+  grpc::ClientContext list_context;
+  v1::ListModelsResponse list;
+  CATCH_REQUIRE(worker.stub().ListModels(&list_context, {}, &list).ok());
+  CATCH_REQUIRE(list.models_size() == 1);  // the broken manifest is skipped
+
+  const v1::PredictRequest request = RequestFor(Task::kPromoter, 5000);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Call call = Predict(worker, request);
+    CATCH_CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    const Status status = FromGrpcStatus(call.status);
+    CATCH_CHECK(status.code() == ErrorCode::kModelLoading);
+    CATCH_CHECK(status.message().find("model 'promoter-human-tiny' could not be loaded") !=
+                std::string::npos);
+    CATCH_CHECK(status.retry_after_seconds() == 30);
+  }
+  // Each request retried the load.
+  const std::string log = worker.Log();
+  size_t failures = 0;
+  for (size_t at = log.find("model_load_failed"); at != std::string::npos;
+       at = log.find("model_load_failed", at + 1)) {
+    ++failures;
+  }
+  CATCH_CHECK(failures == 2);
+
+  fs::copy_file(*models + "/promoter-human-tiny/model.pt", dir + "/promoter-human-tiny/model.pt",
+                fs::copy_options::overwrite_existing);
+  Call repaired = Predict(worker, request);
+  CATCH_REQUIRE(repaired.status.ok());
+  CATCH_CHECK(repaired.result->cold_start());
+  CATCH_CHECK(repaired.result->windows_processed() == 4);
+  testing::RemoveScratch(dir);
+}
+
+CATCH_TEST_CASE("worker over gRPC: cancellation stops the run; SIGTERM shuts down cleanly",
+                "[grpc]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  Worker worker;
+  CATCH_REQUIRE(worker.Start(Task::kChromatin, *models));
+
+  // 500 kb = 2,496 windows in batches of 16: cancel after the first progress event.
+  v1::PredictRequest big = RequestFor(Task::kChromatin, 500000);
+  grpc::ClientContext context;
+  context.AddMetadata("x-request-id", "req-cancel");
+  auto reader = worker.stub().Predict(&context, big);
+  v1::PredictEvent event;
+  CATCH_REQUIRE(reader->Read(&event));
+  CATCH_CHECK(event.has_progress());
+  CATCH_CHECK(event.progress().windows_total() == 2496);
+  context.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  CATCH_CHECK(reader->Finish().error_code() == grpc::StatusCode::CANCELLED);
+  CATCH_CHECK(worker.WaitForLog("\"event\":\"predict_cancelled\",\"request_id\":\"req-cancel\"",
+                                std::chrono::seconds(10)));
+
+  Call after = Predict(worker, RequestFor(Task::kChromatin, 2000));
+  CATCH_REQUIRE(after.status.ok());
+  CATCH_CHECK_FALSE(after.result->cold_start());
+
+  const auto stop_started = std::chrono::steady_clock::now();
+  worker.process().Stop();  // SIGTERM (SIGKILL only after 5 s)
+  CATCH_CHECK(std::chrono::steady_clock::now() - stop_started < std::chrono::seconds(4));
+  CATCH_CHECK_FALSE(worker.process().Running());
+  CATCH_CHECK(worker.Log().find("\"event\":\"shutdown_complete\"") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace dnaserve::worker

@@ -1,0 +1,47 @@
+// Shared pieces of the worker tests: the generated model packages and a scriptable fake model.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "worker/manifest/manifest.h"
+#include "worker/models/model.h"
+
+namespace dnaserve::worker::testing {
+
+// Runs `/usr/bin/python3 scripts/make_models.py --out <tmp>` once per test process and returns
+// the directory (removed at exit unless DNASERVE_KEEP_TEST_FILES is set); nullopt (with the
+// reason in *why) when LibTorch for Python is not installed.
+std::optional<std::string> GeneratedModelsDir(std::string* why);
+
+// A fake model: `fn` maps the inputs to the outputs; calls are counted.
+class FakeModel : public Model {
+ public:
+  using Fn = std::function<StatusOr<std::vector<FloatTensor>>(const std::vector<IdTensor>&)>;
+  explicit FakeModel(Fn fn) : fn_(std::move(fn)) {}
+  StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
+    ++calls;
+    batches.push_back(inputs.empty() ? 0 : inputs[0].shape[0]);
+    return fn_(inputs);
+  }
+  std::atomic<int> calls{0};
+  std::vector<int64_t> batches;  // batch size of each call
+
+ private:
+  Fn fn_;
+};
+
+// A manifest like the generated package of `task` (no files behind it).
+ModelManifest TestManifest(Task task);
+
+// Removes a test's scratch directory unless DNASERVE_KEEP_TEST_FILES is set.
+void RemoveScratch(const std::string& dir);
+
+// Reads a whole file; "" when missing.
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+
+}  // namespace dnaserve::worker::testing

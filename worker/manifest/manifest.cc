@@ -1,0 +1,372 @@
+#include "worker/manifest/manifest.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include "worker/windowing/annotation_decode.h"
+
+namespace dnaserve::worker {
+namespace {
+
+constexpr int64_t kMaxContextBp = 1000000;
+constexpr int kMaxTextTokens = 4096;
+
+Status Invalid(const std::string& message) {
+  return Status(ErrorCode::kInternal, "manifest.json: " + message);
+}
+
+bool IsPlainFileName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+bool IsValidId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return id.front() != '.';
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool DirExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Typed accessors that turn every schema violation into one clear sentence.
+class Fields {
+ public:
+  explicit Fields(const rapidjson::Value& object, std::string prefix = "")
+      : object_(object), prefix_(std::move(prefix)) {}
+
+  bool Has(const char* key) const { return object_.HasMember(key); }
+  bool IsNull(const char* key) const { return Has(key) && object_[key].IsNull(); }
+
+  Status String(const char* key, std::string* out, bool required = true) const {
+    if (!Has(key)) return required ? Missing(key) : Status::Ok();
+    const auto& v = object_[key];
+    if (!v.IsString() || v.GetStringLength() == 0) return Wrong(key, "a non-empty string");
+    *out = std::string(v.GetString(), v.GetStringLength());
+    return Status::Ok();
+  }
+
+  Status Int(const char* key, int64_t* out, int64_t min, int64_t max, bool required = true) const {
+    if (!Has(key)) return required ? Missing(key) : Status::Ok();
+    const auto& v = object_[key];
+    if (!v.IsInt64() || v.GetInt64() < min || v.GetInt64() > max) {
+      return Wrong(key, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    *out = v.GetInt64();
+    return Status::Ok();
+  }
+
+  Status Bool(const char* key, bool* out) const {
+    if (!Has(key)) return Missing(key);
+    if (!object_[key].IsBool()) return Wrong(key, "true or false");
+    *out = object_[key].GetBool();
+    return Status::Ok();
+  }
+
+  Status StringList(const char* key, std::vector<std::string>* out, bool required = true) const {
+    if (!Has(key)) return required ? Missing(key) : Status::Ok();
+    const auto& v = object_[key];
+    if (!v.IsArray() || v.Empty()) return Wrong(key, "a non-empty array of strings");
+    out->clear();
+    for (const auto& item : v.GetArray()) {
+      if (!item.IsString() || item.GetStringLength() == 0) {
+        return Wrong(key, "a non-empty array of non-empty strings");
+      }
+      out->emplace_back(item.GetString(), item.GetStringLength());
+    }
+    return Status::Ok();
+  }
+
+  // Rejects keys outside `allowed`, so a misspelt optional field is an error, not a silent default.
+  Status OnlyKeys(std::initializer_list<const char*> allowed) const {
+    for (auto it = object_.MemberBegin(); it != object_.MemberEnd(); ++it) {
+      std::string name(it->name.GetString(), it->name.GetStringLength());
+      bool known = std::any_of(allowed.begin(), allowed.end(),
+                               [&](const char* a) { return name == a; });
+      if (!known) return Invalid("unknown field '" + prefix_ + name + "'");
+    }
+    return Status::Ok();
+  }
+
+  Status Missing(const char* key) const {
+    return Invalid("missing required field '" + prefix_ + key + "'");
+  }
+  Status Wrong(const char* key, const std::string& expected) const {
+    return Invalid("'" + prefix_ + key + "' must be " + expected);
+  }
+
+ private:
+  const rapidjson::Value& object_;
+  std::string prefix_;
+};
+
+Status ParseTokenizer(const rapidjson::Value& value, TokenizerSpec* out) {
+  if (!value.IsObject()) return Invalid("'tokenizer' must be an object");
+  Fields f(value, "tokenizer.");
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"type", "k", "stride", "vocab"}));
+  std::string type;
+  DNASERVE_RETURN_IF_ERROR(f.String("type", &type));
+  DNASERVE_RETURN_IF_ERROR(f.String("vocab", &out->vocab_file, /*required=*/false));
+  if (!out->vocab_file.empty() && !IsPlainFileName(out->vocab_file)) {
+    return f.Wrong("vocab", "a file name inside the package");
+  }
+  if (type == "char") {
+    if (f.Has("k") || f.Has("stride")) return Invalid("'tokenizer' of type char takes no k/stride");
+    out->type = TokenizerType::kChar;
+    out->k = 1;
+    out->stride = 1;
+    return Status::Ok();
+  }
+  if (type != "kmer") return f.Wrong("type", "\"char\" or \"kmer\"");
+  out->type = TokenizerType::kKmer;
+  int64_t k = 0;
+  int64_t stride = 0;
+  DNASERVE_RETURN_IF_ERROR(f.Int("k", &k, 1, 12));
+  DNASERVE_RETURN_IF_ERROR(f.Int("stride", &stride, 1, 12));
+  if (stride > k) return Invalid("'tokenizer.stride' must not exceed 'tokenizer.k'");
+  out->k = static_cast<int>(k);
+  out->stride = static_cast<int>(stride);
+  return Status::Ok();
+}
+
+Status RequireLabels(const ModelManifest& m, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (std::find(m.output_labels.begin(), m.output_labels.end(), name) ==
+        m.output_labels.end()) {
+      return Invalid("'output_labels' of a " + std::string(TaskName(m.task)) +
+                     " model must include \"" + name + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+// The rules that depend on the task: window geometry and the outputs the worker decodes.
+Status ValidateForTask(const Fields& f, ModelManifest* m) {
+  const bool overlapping = m->task == Task::kPromoter || m->task == Task::kChromatin;
+  if (overlapping) {
+    DNASERVE_RETURN_IF_ERROR(f.Int("stride_bp", &m->stride_bp, 1, m->context_window_bp));
+  } else {
+    m->stride_bp = m->context_window_bp;
+    int64_t stride = 0;
+    DNASERVE_RETURN_IF_ERROR(
+        f.Int("stride_bp", &stride, 1, kMaxContextBp, /*required=*/false));
+    if (f.Has("stride_bp") && stride != m->context_window_bp) {
+      return Invalid("'stride_bp' of a " + std::string(TaskName(m->task)) +
+                     " model must equal 'context_window_bp' (non-overlapping windows)");
+    }
+  }
+  if (m->task != Task::kAnnotation && f.Has("transcript_types")) {
+    return Invalid("'transcript_types' is only valid for annotation models");
+  }
+  if (m->task != Task::kExpression && f.Has("text_tokenizer")) {
+    return Invalid("'text_tokenizer' is only valid for expression models");
+  }
+  if (m->context_window_bp < m->tokenizer.k) {
+    return Invalid("'context_window_bp' is shorter than one token");
+  }
+  switch (m->task) {
+    case Task::kPromoter:
+      if (m->output_labels.size() != 1) {
+        return Invalid("'output_labels' of a promoter model must hold exactly one label");
+      }
+      break;
+    case Task::kSplice:
+      DNASERVE_RETURN_IF_ERROR(RequireLabels(*m, {"donor", "acceptor"}));
+      break;
+    case Task::kEnhancer:
+      DNASERVE_RETURN_IF_ERROR(RequireLabels(*m, {"dev", "hk"}));
+      break;
+    case Task::kChromatin:
+      break;
+    case Task::kAnnotation: {
+      if (m->tokenizer.type != TokenizerType::kChar) {
+        return Invalid("annotation models need the char tokenizer (one output per base)");
+      }
+      auto channels = ResolveAnnotationChannels(m->output_labels);
+      if (!channels.ok()) return Invalid(channels.status().message());
+      DNASERVE_RETURN_IF_ERROR(f.StringList("transcript_types", &m->transcript_types));
+      break;
+    }
+    case Task::kExpression: {
+      if (!m->trained_window_bp || *m->trained_window_bp != m->context_window_bp) {
+        return Invalid(
+            "'trained_window_bp' of an expression model must equal 'context_window_bp'");
+      }
+      if (m->output_labels.size() != 1) {
+        return Invalid("'output_labels' of an expression model must hold exactly one label");
+      }
+      if (!f.Has("text_tokenizer")) return f.Missing("text_tokenizer");
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view expected_id) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError()) {
+    return Invalid(std::string("not valid JSON (") + rapidjson::GetParseError_En(doc.GetParseError()) +
+                   " at offset " + std::to_string(doc.GetErrorOffset()) + ")");
+  }
+  if (!doc.IsObject()) return Invalid("the top level must be an object");
+  Fields f(doc);
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys(
+      {"format_version", "id", "task", "description", "is_default", "tokenizer",
+       "context_window_bp", "trained_window_bp", "stride_bp", "output_labels", "transcript_types",
+       "text_tokenizer", "trained", "seed", "weights", "model_card"}));
+
+  ModelManifest m;
+  int64_t version = 0;
+  DNASERVE_RETURN_IF_ERROR(f.Int("format_version", &version, 1, 1000000));
+  if (version != kManifestFormatVersion) {
+    return Invalid("unsupported format_version " + std::to_string(version) + " (this worker reads " +
+                   std::to_string(kManifestFormatVersion) + ")");
+  }
+  m.format_version = static_cast<int>(version);
+
+  DNASERVE_RETURN_IF_ERROR(f.String("id", &m.id));
+  if (!IsValidId(m.id)) {
+    return Invalid("'id' must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'");
+  }
+  if (!expected_id.empty() && m.id != expected_id) {
+    return Invalid("'id' \"" + m.id + "\" does not match the package directory name \"" +
+                   std::string(expected_id) + "\"");
+  }
+  std::string task_name;
+  DNASERVE_RETURN_IF_ERROR(f.String("task", &task_name));
+  auto task = TaskFromName(task_name);
+  if (!task) {
+    return Invalid("'task' \"" + task_name +
+                   "\" is not one of promoter, splice, enhancer, chromatin, annotation, "
+                   "expression");
+  }
+  m.task = *task;
+  DNASERVE_RETURN_IF_ERROR(f.String("description", &m.description));
+  DNASERVE_RETURN_IF_ERROR(f.Bool("is_default", &m.is_default));
+  if (!f.Has("tokenizer")) return f.Missing("tokenizer");
+  DNASERVE_RETURN_IF_ERROR(ParseTokenizer(doc["tokenizer"], &m.tokenizer));
+  DNASERVE_RETURN_IF_ERROR(f.Int("context_window_bp", &m.context_window_bp, 1, kMaxContextBp));
+  if (!f.Has("trained_window_bp")) return f.Missing("trained_window_bp");
+  if (!f.IsNull("trained_window_bp")) {
+    int64_t trained = 0;
+    DNASERVE_RETURN_IF_ERROR(f.Int("trained_window_bp", &trained, 1, kMaxContextBp));
+    m.trained_window_bp = trained;
+  }
+  DNASERVE_RETURN_IF_ERROR(f.StringList("output_labels", &m.output_labels));
+  DNASERVE_RETURN_IF_ERROR(f.Bool("trained", &m.trained));
+  if (f.Has("seed")) {
+    int64_t seed = 0;
+    DNASERVE_RETURN_IF_ERROR(f.Int("seed", &seed, 0, INT64_MAX));
+    m.seed = seed;
+  }
+  DNASERVE_RETURN_IF_ERROR(f.String("weights", &m.weights_file));
+  if (!IsPlainFileName(m.weights_file)) return f.Wrong("weights", "a file name inside the package");
+  DNASERVE_RETURN_IF_ERROR(f.String("model_card", &m.model_card_file));
+  if (!IsPlainFileName(m.model_card_file)) {
+    return f.Wrong("model_card", "a file name inside the package");
+  }
+  if (f.Has("text_tokenizer")) {
+    const auto& t = doc["text_tokenizer"];
+    if (!t.IsObject()) return Invalid("'text_tokenizer' must be an object");
+    Fields tf(t, "text_tokenizer.");
+    DNASERVE_RETURN_IF_ERROR(tf.OnlyKeys({"type", "max_tokens"}));
+    std::string type;
+    DNASERVE_RETURN_IF_ERROR(tf.String("type", &type));
+    if (type != "bytes") return tf.Wrong("type", "\"bytes\"");
+    int64_t max_tokens = 0;
+    DNASERVE_RETURN_IF_ERROR(tf.Int("max_tokens", &max_tokens, 1, kMaxTextTokens));
+    m.text_tokenizer = TextTokenizerSpec{static_cast<int>(max_tokens)};
+  }
+  DNASERVE_RETURN_IF_ERROR(ValidateForTask(f, &m));
+  return m;
+}
+
+StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
+  std::string path = package_dir + "/manifest.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kInternal, "manifest.json: cannot be read");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string dir_name = package_dir.substr(package_dir.find_last_of('/') + 1);
+  auto parsed = ParseManifest(buffer.str(), dir_name);
+  if (!parsed.ok()) return parsed.status();
+  ModelManifest m = std::move(parsed).value();
+  m.package_dir = package_dir;
+  if (!FileExists(m.WeightsPath())) {
+    return Invalid("weights file '" + m.weights_file + "' is missing from the package");
+  }
+  if (!FileExists(package_dir + "/" + m.model_card_file)) {
+    return Invalid("model card '" + m.model_card_file + "' is missing from the package");
+  }
+  if (!m.tokenizer.vocab_file.empty() && !FileExists(package_dir + "/" + m.tokenizer.vocab_file)) {
+    return Invalid("tokenizer vocab '" + m.tokenizer.vocab_file + "' is missing from the package");
+  }
+  return m;
+}
+
+ManifestScan ScanModelsDir(const std::string& models_dir, Task task) {
+  ManifestScan scan;
+  DIR* dir = opendir(models_dir.c_str());
+  if (!dir) {
+    scan.errors.push_back(models_dir + ": models directory cannot be read");
+    return scan;
+  }
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.empty() || name[0] == '.') continue;  // also skips make_models.py staging dirs
+    if (DirExists(models_dir + "/" + name)) names.push_back(name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+
+  for (const auto& name : names) {
+    std::string package_dir = models_dir + "/" + name;
+    if (!FileExists(package_dir + "/manifest.json")) continue;  // not a package
+    auto manifest = LoadManifest(package_dir);
+    if (!manifest.ok()) {
+      // Only this task's packages are our business, but a package whose task cannot even be
+      // read could be ours: report it too.
+      std::ifstream in(package_dir + "/manifest.json");
+      std::stringstream text;
+      text << in.rdbuf();
+      rapidjson::Document doc;
+      doc.Parse(text.str().c_str());
+      bool other_task = !doc.HasParseError() && doc.IsObject() && doc.HasMember("task") &&
+                        doc["task"].IsString() && TaskFromName(doc["task"].GetString()) &&
+                        *TaskFromName(doc["task"].GetString()) != task;
+      if (!other_task) scan.errors.push_back(package_dir + ": " + manifest.status().message());
+      continue;
+    }
+    if (manifest->task != task) continue;
+    scan.models.push_back(std::move(manifest).value());
+  }
+  return scan;
+}
+
+std::string TokenizerLabel(const TokenizerSpec& spec) {
+  if (spec.type == TokenizerType::kChar) return "char";
+  return "kmer(k=" + std::to_string(spec.k) + ",stride=" + std::to_string(spec.stride) + ")";
+}
+
+}  // namespace dnaserve::worker

@@ -1,0 +1,77 @@
+// Model packages: `<models_dir>/<model_id>/manifest.json` plus the TorchScript weights and the
+// model card it names. worker/README.md is the format's documentation; this is its validator.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/task.h"
+
+namespace dnaserve::worker {
+
+inline constexpr int kManifestFormatVersion = 1;
+
+enum class TokenizerType { kChar, kKmer };
+
+struct TokenizerSpec {
+  TokenizerType type = TokenizerType::kChar;
+  int k = 1;       // bases per token (1 for char)
+  int stride = 1;  // bases between token starts (1 for char; k for non-overlapping k-mers)
+  std::string vocab_file;  // optional, package-relative; the id mapping itself is fixed (README)
+};
+
+// Text input of the expression model: UTF-8 bytes, id = byte + 1 (0 is padding).
+struct TextTokenizerSpec {
+  int max_tokens = 256;  // longer descriptions are truncated to this many bytes
+};
+
+struct ModelManifest {
+  int format_version = kManifestFormatVersion;
+  std::string id;
+  Task task = Task::kPromoter;
+  std::string description;
+  bool is_default = false;
+  TokenizerSpec tokenizer;
+  int64_t context_window_bp = 0;
+  std::optional<int64_t> trained_window_bp;  // set only for fixed-receptive-field models
+  // Distance between window starts. Always filled after parsing: the manifest value for the
+  // overlapping tasks (promoter, chromatin), context_window_bp for the non-overlapping ones.
+  int64_t stride_bp = 0;
+  std::vector<std::string> output_labels;
+  std::vector<std::string> transcript_types;       // annotation only
+  std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
+  bool trained = false;
+  std::optional<int64_t> seed;
+  std::string weights_file;     // as written in the manifest (a plain file name)
+  std::string model_card_file;  // as written in the manifest
+  std::string package_dir;      // directory the manifest was read from ("" when parsed from text)
+
+  std::string WeightsPath() const { return package_dir + "/" + weights_file; }
+};
+
+// Parses and validates manifest text without touching the filesystem. `expected_id`, when
+// non-empty, is the package directory name, which the manifest's id must equal. Errors name the
+// offending field, e.g. "manifest.json: 'context_window_bp' must be a positive integer".
+StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view expected_id = {});
+
+// Reads `<package_dir>/manifest.json`, validates it and checks that the files it names exist.
+StatusOr<ModelManifest> LoadManifest(const std::string& package_dir);
+
+struct ManifestScan {
+  std::vector<ModelManifest> models;  // valid packages of the requested task, sorted by id
+  std::vector<std::string> errors;    // one "<package dir>: <reason>" per rejected package
+};
+
+// Loads every package under `models_dir` whose manifest declares `task`. Packages of other tasks
+// are skipped silently; broken ones (of this task or of an unreadable task) are reported in
+// `errors` and skipped. Ids are unique because each must equal its directory name.
+ManifestScan ScanModelsDir(const std::string& models_dir, Task task);
+
+// A one-word tokenizer description for listings: "char" or "kmer(k=6,stride=6)".
+std::string TokenizerLabel(const TokenizerSpec& spec);
+
+}  // namespace dnaserve::worker

@@ -1,0 +1,96 @@
+// The worker's only LibTorch translation unit (slow to compile: keep it small).
+#include "worker/models/torchscript_model.h"
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace dnaserve::worker {
+namespace {
+
+// Keeps the first line of a LibTorch message: the rest is a C++/TorchScript backtrace.
+std::string FirstLine(const char* what) {
+  std::string text(what ? what : "");
+  size_t newline = text.find('\n');
+  return newline == std::string::npos ? text : text.substr(0, newline);
+}
+
+Status AppendTensor(const at::Tensor& tensor, std::vector<FloatTensor>* out) {
+  at::Tensor t = tensor.to(at::kFloat).contiguous();
+  FloatTensor result;
+  result.shape.assign(t.sizes().begin(), t.sizes().end());
+  const float* data = t.data_ptr<float>();
+  result.data.assign(data, data + t.numel());
+  out->push_back(std::move(result));
+  return Status::Ok();
+}
+
+Status Flatten(const c10::IValue& value, std::vector<FloatTensor>* out) {
+  if (value.isTensor()) return AppendTensor(value.toTensor(), out);
+  if (value.isTuple()) {
+    for (const auto& element : value.toTupleRef().elements()) {
+      DNASERVE_RETURN_IF_ERROR(Flatten(element, out));
+    }
+    return Status::Ok();
+  }
+  if (value.isTensorList()) {
+    for (const at::Tensor& t : value.toTensorVector()) DNASERVE_RETURN_IF_ERROR(AppendTensor(t, out));
+    return Status::Ok();
+  }
+  return Internal("the model returned " + value.tagKind() + ", expected tensors");
+}
+
+class TorchScriptModel final : public Model {
+ public:
+  explicit TorchScriptModel(torch::jit::Module module) : module_(std::move(module)) {}
+
+  StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
+    try {
+      c10::InferenceMode guard;
+      std::vector<c10::IValue> args;
+      args.reserve(inputs.size());
+      for (const auto& input : inputs) {
+        // from_blob does not copy; the input outlives the call and the model does not write to it.
+        args.emplace_back(torch::from_blob(const_cast<int64_t*>(input.data.data()), input.shape,
+                                           torch::TensorOptions().dtype(torch::kLong)));
+      }
+      c10::IValue output = module_.forward(std::move(args));
+      std::vector<FloatTensor> out;
+      DNASERVE_RETURN_IF_ERROR(Flatten(output, &out));
+      return out;
+    } catch (const c10::Error& e) {
+      return Internal("model forward failed: " + FirstLine(e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      return Internal(std::string("model forward failed: ") + FirstLine(e.what()));
+    }
+  }
+
+ private:
+  torch::jit::Module module_;
+};
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Model>> LoadTorchScriptModel(const std::string& path) {
+  try {
+    torch::jit::Module module = torch::jit::load(path);
+    module.eval();
+    return std::shared_ptr<Model>(std::make_shared<TorchScriptModel>(std::move(module)));
+  } catch (const c10::Error& e) {
+    return Internal("cannot load TorchScript file " + path + ": " +
+                    FirstLine(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return Internal("cannot load TorchScript file " + path + ": " + FirstLine(e.what()));
+  }
+}
+
+void SetTorchThreads(int n) {
+  if (n > 0) at::set_num_threads(n);
+}
+
+int TorchThreads() { return at::get_num_threads(); }
+
+}  // namespace dnaserve::worker

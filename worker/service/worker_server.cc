@@ -1,0 +1,82 @@
+#include "worker/service/worker_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "common/log.h"
+#include "worker/manifest/manifest.h"
+#include "worker/models/model_registry.h"
+#include "worker/models/torchscript_model.h"
+#include "worker/service/worker_service.h"
+
+namespace dnaserve::worker {
+
+int RunWorkerServer(const WorkerConfig& config) {
+  // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
+  // so that only the waiter thread below ever receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ManifestScan scan = ScanModelsDir(config.models_dir, config.task);
+  for (const auto& error : scan.errors) {
+    log::Error("model_package_rejected", {{"task", TaskName(config.task)}, {"error", error}});
+  }
+  for (const auto& m : scan.models) {
+    log::Info("model_package_found", {{"model", m.id},
+                                      {"is_default", m.is_default},
+                                      {"trained", m.trained},
+                                      {"context_window_bp", m.context_window_bp}});
+  }
+  if (scan.models.empty()) {
+    log::Warn("no_models", {{"task", TaskName(config.task)}, {"models_dir", config.models_dir}});
+  }
+
+  SetTorchThreads(config.torch_threads);
+  ModelRegistry registry(std::move(scan.models), [](const ModelManifest& manifest) {
+    return LoadTorchScriptModel(manifest.WeightsPath());
+  });
+  WorkerService service(config.task, &registry);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    log::Error("listen_failed", {{"address", config.listen_address}});
+    return 1;
+  }
+  server->GetHealthCheckService()->SetServingStatus(v1::Worker::service_full_name(), true);
+  log::Info("worker_listening", {{"task", TaskName(config.task)},
+                                 {"address", config.listen_address},
+                                 {"port", bound_port},
+                                 {"models", static_cast<int64_t>(registry.manifests().size())},
+                                 {"torch_threads", TorchThreads()}});
+
+  std::thread waiter([&] {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    log::Info("shutdown_started", {{"signal", signal_number},
+                                   {"grace_seconds", config.shutdown_grace_seconds}});
+    server->GetHealthCheckService()->Shutdown();  // report NOT_SERVING while draining
+    server->Shutdown(std::chrono::system_clock::now() +
+                     std::chrono::seconds(config.shutdown_grace_seconds));
+  });
+  server->Wait();
+  waiter.join();
+  log::Info("shutdown_complete", {{"task", TaskName(config.task)}});
+  return 0;
+}
+
+}  // namespace dnaserve::worker

@@ -1,0 +1,35 @@
+// The gRPC face of a worker: dnaserve.worker.v1.Worker for one task. Transport only; the work is
+// ModelRegistry (which model, loaded when) and RunPrediction (what it computes).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "worker/manifest/manifest.h"
+#include "worker/models/model_registry.h"
+
+namespace dnaserve::worker {
+
+class WorkerService final : public v1::Worker::Service {
+ public:
+  WorkerService(Task task, ModelRegistry* registry) : task_(task), registry_(registry) {}
+
+  // Streams one Progress event per window batch, then the Result. Every failure is a status
+  // built by ToGrpcStatus (proto/status_codec.h); a cancelled call stops between batches.
+  grpc::Status Predict(grpc::ServerContext* context, const v1::PredictRequest* request,
+                       grpc::ServerWriter<v1::PredictEvent>* writer) override;
+
+  grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
+                          v1::ListModelsResponse* response) override;
+
+ private:
+  Task task_;
+  ModelRegistry* registry_;
+};
+
+v1::Task ToProtoTask(Task task);
+// The models-list facts of a package (trained_window_bp 0 = none).
+v1::ModelInfo ToModelInfo(const ModelManifest& manifest);
+
+}  // namespace dnaserve::worker

@@ -1,0 +1,182 @@
+// Annotation: per-base label probabilities over non-overlapping windows (plus an optional
+// reverse-complement pass averaged in), decoded into transcripts with exons, introns and CDS.
+#include <algorithm>
+
+#include "common/sequence.h"
+#include "worker/tasks/run_support.h"
+#include "worker/windowing/annotation_decode.h"
+#include "worker/writers/bed.h"
+#include "worker/writers/gff3.h"
+#include "worker/writers/text_util.h"
+
+namespace dnaserve::worker {
+namespace {
+
+constexpr int kDefaultBatchSize = 8;
+constexpr int kMaxBatchSize = 128;
+
+// GFF3 CDS phase: bases to skip from the segment's 5' end to reach the next codon start.
+std::vector<int> CdsPhases(const std::vector<Span>& cds, char strand) {
+  std::vector<int> phases(cds.size(), 0);
+  int64_t done = 0;
+  for (size_t k = 0; k < cds.size(); ++k) {
+    size_t i = strand == '+' ? k : cds.size() - 1 - k;
+    phases[i] = static_cast<int>((3 - done % 3) % 3);
+    done += cds[i].end - cds[i].start;
+  }
+  return phases;
+}
+
+Span Shifted(const Span& s, int64_t offset) { return {s.start + offset, s.end + offset}; }
+
+void AddIntervals(const std::vector<Span>& spans, int64_t offset,
+                  google::protobuf::RepeatedPtrField<v1::Interval>* out) {
+  for (const Span& s : spans) {
+    auto* interval = out->Add();
+    interval->set_start(s.start + offset);
+    interval->set_end(s.end + offset);
+  }
+}
+
+}  // namespace
+
+StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& manifest,
+                                          const v1::PredictRequest& request,
+                                          const RunHooks& hooks) {
+  const v1::AnnotationOptions options =
+      request.has_annotation() ? request.annotation() : [] {
+        v1::AnnotationOptions defaults;
+        defaults.set_reverse_complement(true);
+        return defaults;
+      }();
+  const int batch_size = options.batch_size() > 0
+                             ? std::min(options.batch_size(), kMaxBatchSize)
+                             : kDefaultBatchSize;
+  const int64_t offset = options.coordinate_offset();
+  const std::string seqid = options.seqid().empty() ? TrackSeqid(request) : options.seqid();
+  auto channels_or = ResolveAnnotationChannels(manifest.output_labels);
+  if (!channels_or.ok()) return Internal(channels_or.status().message());
+  const AnnotationChannels channels = *channels_or;
+
+  const std::string& sequence = request.sequence();
+  const int64_t length = static_cast<int64_t>(sequence.size());
+  const int64_t context = manifest.context_window_bp;
+  const auto windows = PlanWindows(length, context, context);
+  const Tokenizer tokenizer(manifest.tokenizer);
+  const int types = static_cast<int>(manifest.transcript_types.size());
+  const int passes = options.reverse_complement() ? 2 : 1;
+  const int total = static_cast<int>(windows.size()) * passes;
+
+  std::vector<WindowTypeScores> type_scores;
+  PositionScores stitched;
+  int done = 0;
+  int forward_passes = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool rc = pass == 1;
+    const std::string rc_sequence = rc ? ReverseComplement(sequence) : std::string();
+    const std::string& input = rc ? rc_sequence : sequence;
+    PositionScores scores(length, channels.count);
+    for (auto [first, last] : Batches(static_cast<int>(windows.size()), batch_size)) {
+      if (ShouldStop(hooks)) return RunCancelledStatus();
+      const int64_t batch = last - first;
+      auto out = ForwardChecked(model, manifest,
+                                {TokenizeWindows(input, windows, first, last, context, tokenizer)},
+                                {{batch, context, channels.count}, {batch, types}});
+      if (!out.ok()) return out.status();
+      ++forward_passes;
+      for (int i = first; i < last; ++i) {
+        const float* rows = (*out)[0].data.data() + (i - first) * context * channels.count;
+        PlaceWindow(windows[i], rows, channels, rc, &scores);
+        const float* type_row = (*out)[1].data.data() + (i - first) * types;
+        Span span = rc ? Span{length - windows[i].end, length - windows[i].start}
+                       : Span{windows[i].start, windows[i].end};
+        type_scores.push_back({span, std::vector<float>(type_row, type_row + types)});
+      }
+      done += static_cast<int>(batch);
+      ReportProgress(hooks, done, total);
+    }
+    if (rc) {
+      AverageInto(&stitched, scores);
+    } else {
+      stitched = std::move(scores);
+    }
+  }
+
+  v1::PredictResult result;
+  result.set_windows_processed(total);
+  auto* annotation = result.mutable_annotation();
+  annotation->set_windows_processed(total);
+  annotation->set_forward_passes(forward_passes);
+  std::vector<BedRecord> bed;
+  std::vector<Gff3Feature> gff;
+  int n = 0;
+  for (DecodedTranscript& t : DecodeTranscripts(stitched, channels, DecodeOptions{})) {
+    const TypeCall type = AssignTranscriptType(t.span, type_scores);
+    const std::string& type_name = manifest.transcript_types[type.index];
+    if (type_name != "mRNA") t.cds.clear();  // only mRNAs are coding
+    const std::string id = "tx_" + std::to_string(++n);
+    const std::string gene_id = "gene_" + std::to_string(n);
+    const Span span = Shifted(t.span, offset);
+
+    auto* tx = annotation->add_transcripts();
+    tx->set_id(id);
+    tx->set_strand(std::string(1, t.strand));
+    tx->set_start(span.start);
+    tx->set_end(span.end);
+    tx->set_tss_position(t.tss_position + offset);
+    tx->set_polya_position(t.polya_position + offset);
+    tx->set_transcript_type(type_name);
+    tx->set_transcript_type_score(type.score);
+    tx->set_score(t.score);
+    AddIntervals(t.exons, offset, tx->mutable_exons());
+    AddIntervals(t.introns, offset, tx->mutable_introns());
+    AddIntervals(t.cds, offset, tx->mutable_cds());
+
+    BedRecord record{seqid, span.start, span.end, id, BedScore(t.score), t.strand};
+    record.thick_start = t.cds.empty() ? span.start : t.cds.front().start + offset;
+    record.thick_end = t.cds.empty() ? span.start : t.cds.back().end + offset;
+    for (const Span& e : t.exons) record.blocks.push_back(Shifted(e, offset));
+    bed.push_back(std::move(record));
+
+    auto feature = [&](const std::string& type, const Span& s) {
+      Gff3Feature f;
+      f.seqid = seqid;
+      f.source = manifest.id;
+      f.type = type;
+      f.start = s.start;
+      f.end = s.end;
+      f.strand = t.strand;
+      return f;
+    };
+    Gff3Feature gene = feature("gene", span);
+    gene.score = t.score;
+    gene.attributes = {{"ID", gene_id}};
+    gff.push_back(std::move(gene));
+    Gff3Feature transcript = feature(type_name, span);
+    transcript.score = t.score;
+    transcript.attributes = {{"ID", id},
+                             {"Parent", gene_id},
+                             {"transcript_type_score", FormatValue(type.score)},
+                             {"tss_position", std::to_string(t.tss_position + offset)},
+                             {"polya_position", std::to_string(t.polya_position + offset)}};
+    gff.push_back(std::move(transcript));
+    for (size_t e = 0; e < t.exons.size(); ++e) {
+      Gff3Feature exon = feature("exon", Shifted(t.exons[e], offset));
+      exon.attributes = {{"ID", id + ".exon_" + std::to_string(e + 1)}, {"Parent", id}};
+      gff.push_back(std::move(exon));
+    }
+    const std::vector<int> phases = CdsPhases(t.cds, t.strand);
+    for (size_t c = 0; c < t.cds.size(); ++c) {
+      Gff3Feature cds = feature("CDS", Shifted(t.cds[c], offset));
+      cds.phase = phases[c];
+      // GFF3: the segments of one CDS share an ID.
+      cds.attributes = {{"ID", id + ".cds"}, {"Parent", id}};
+      gff.push_back(std::move(cds));
+    }
+  }
+  (*result.mutable_formats())["bed"] = WriteBed(bed);
+  (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, offset, offset + length}}, gff);
+  return result;
+}
+
+}  // namespace dnaserve::worker

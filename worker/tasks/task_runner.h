@@ -1,0 +1,34 @@
+// Runs one prediction of a model package's task: windowing, batched forward passes, stitching,
+// result messages and text tracks. LibTorch-free: the model is reached through worker/models/model.h.
+#pragma once
+
+#include <functional>
+
+#include "common/status.h"
+#include "dnaserve/worker/v1/worker.pb.h"
+#include "worker/manifest/manifest.h"
+#include "worker/models/model.h"
+
+namespace dnaserve::worker {
+
+struct RunHooks {
+  // Polled between window batches; true stops the run with RunCancelledStatus().
+  std::function<bool()> cancelled;
+  // Called after each batch with windows done and windows in total.
+  std::function<void(int done, int total)> progress;
+};
+
+// Fills windows_processed, the task's result message, `formats` (every text format the task
+// supports, common/task.h SupportedFormats) and `tracks`. The caller adds model, cold_start and
+// timings. Request options of another task -> task_not_supported_by_model; options left unset ->
+// the contract's defaults; a sequence outside ACGTN or of the wrong length -> validation_failed;
+// model failures and malformed model outputs -> internal_error.
+StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
+                                          const v1::PredictRequest& request,
+                                          const RunHooks& hooks);
+
+// What RunPrediction returns when hooks.cancelled() said stop.
+Status RunCancelledStatus();
+bool IsRunCancelled(const Status& status);
+
+}  // namespace dnaserve::worker
