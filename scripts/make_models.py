@@ -29,7 +29,11 @@ from torch import nn
 warnings.filterwarnings("ignore", message=".*batch_first.*ScriptModule constants.*")
 
 FORMAT_VERSION = 1
-DEFAULT_DEEPSEA_NAMES = "/work/shared/data/chromatin/deepsea_919_feature_names.tsv"
+# The shared reference data sits beside the repository (../shared/data from the project root); it
+# is read, never copied into the repository.
+DEFAULT_DEEPSEA_NAMES = os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "chromatin",
+    "deepsea_919_feature_names.tsv"))
 DEEPSEA_FEATURES = 919
 
 # Single-nucleotide vocabulary (tokenizer type "char"). Padding added by the worker is N, so PAD
@@ -351,8 +355,8 @@ def model_card_for(spec, manifest: dict, parameters: int) -> str:
         f"| task | {spec['task']} |",
         f"| tokenizer | {json.dumps(spec['tokenizer'])} |",
         f"| context_window_bp | {spec['context']} |",
-        f"| trained_window_bp | {spec['trained_window']} |",
-        f"| stride_bp | {spec['stride']} |",
+        f"| trained_window_bp | {json.dumps(spec['trained_window'])} |",
+        f"| stride_bp | {json.dumps(spec['stride'])} |",
         f"| parameters | {parameters:,} |",
         f"| seed | {spec['seed']} |",
         f"| trained | false |",

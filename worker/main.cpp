@@ -1,6 +1,5 @@
 // dnaserve-worker: serves the models of one task over gRPC. Wiring only; see worker/README.md.
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "common/log.h"
@@ -13,8 +12,8 @@ int main(int argc, char** argv) {
   dnaserve::worker::WorkerConfig config;
   app.add_option("--task", task_name, "promoter|splice|enhancer|chromatin|annotation|expression")
       ->required()
-      ->check(CLI::IsMember({"promoter", "splice", "enhancer", "chromatin", "annotation",
-                             "expression"}));
+      ->check(CLI::IsMember(
+          {"promoter", "splice", "enhancer", "chromatin", "annotation", "expression"}));
   app.add_option("--models-dir", config.models_dir, "directory of model packages")
       ->envname("DNASERVE_MODELS_DIR")
       ->required();

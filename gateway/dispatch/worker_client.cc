@@ -70,6 +70,11 @@ GrpcInferenceBackend::GrpcInferenceBackend(Options options) : impl_(std::make_un
       grpc::ChannelArguments args;
       args.SetMaxReceiveMessageSize(256 * 1024 * 1024);
       args.SetMaxSendMessageSize(64 * 1024 * 1024);
+      // gRPC's default reconnect backoff grows to 120 s; a restarted worker should be back in
+      // rotation within seconds.
+      args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+      args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+      args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
       auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
       family->stubs.push_back(pb::Worker::NewStub(channel));
     }

@@ -78,8 +78,8 @@ return out
 const std::vector<std::string>& ListFields() {
   // clang-format off
   static const std::vector<std::string> fields = {
-      "job_id", "owner", "task", "mode", "state", "created_at_ms", "updated_at_ms",
-      "progress_percent", "progress_message", "http_status", "content_type"};
+      "job_id", "request_id", "owner", "task", "mode", "state", "created_at_ms",
+      "updated_at_ms", "progress_percent", "progress_message", "http_status", "content_type"};
   // clang-format on
   return fields;
 }
@@ -95,6 +95,7 @@ int64_t ParseInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr,
 std::vector<std::string> RecordFields(const JobRecord& r) {
   // clang-format off
   return {"job_id", r.job_id,
+          "request_id", r.request_id,
           "owner", r.owner,
           "task", r.task,
           "mode", r.mode,
@@ -126,6 +127,7 @@ bool SetField(const std::string& name, const std::string& value, JobRecord* r) {
   } else {
     std::string JobRecord::*text = nullptr;
     if (name == "job_id") text = &JobRecord::job_id;
+    if (name == "request_id") text = &JobRecord::request_id;
     if (name == "owner") text = &JobRecord::owner;
     if (name == "task") text = &JobRecord::task;
     if (name == "mode") text = &JobRecord::mode;

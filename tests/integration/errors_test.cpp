@@ -152,4 +152,15 @@ TEST_CASE("a dead worker yields 503 service_unavailable, never a hang", "[integr
   // Other families are unaffected.
   CHECK(svc->Post("/v1/tasks/promoter/predict", MinimalBody("promoter"), svc->keys().alice)
             .status == 200);
+
+  // A restarted worker is back in rotation within seconds, without restarting the gateway.
+  svc->RestartWorker("enhancer");
+  long status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    status = svc->Post("/v1/tasks/enhancer/predict", MinimalBody("enhancer", 300),
+                       svc->keys().alice)
+                 .status;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(status == 200);
 }

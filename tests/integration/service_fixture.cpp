@@ -101,10 +101,10 @@ bool Service::Start(std::string* failure) {
   std::string workers;
   for (const auto& task : kTasks) {
     int port = FreePort();
+    worker_argv_[task] = {Exe("worker/dnaserve-worker"), "--task", task, "--models-dir", *models,
+                          "--listen", "127.0.0.1:" + std::to_string(port)};
     ChildProcess worker;
-    worker.Start({Exe("worker/dnaserve-worker"), "--task", task, "--models-dir", *models,
-                  "--listen", "127.0.0.1:" + std::to_string(port)},
-                 {}, dir_ + "/worker-" + task + ".log");
+    worker.Start(worker_argv_[task], {}, dir_ + "/worker-" + task + ".log");
     workers_.emplace(task, std::move(worker));
     workers += (workers.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
   }
@@ -156,6 +156,10 @@ Service::~Service() {
 }
 
 void Service::KillWorker(const std::string& task) { workers_.at(task).Kill(); }
+
+void Service::RestartWorker(const std::string& task) {
+  workers_.at(task).Start(worker_argv_.at(task), {}, dir_ + "/worker-" + task + ".log");
+}
 
 HttpResult Service::Get(const std::string& path, const std::string& key,
                         std::vector<std::string> headers) const {

@@ -34,6 +34,8 @@ class Service {
   std::string log_dir() const { return dir_; }
   // Kills the worker of one task family (SIGKILL), for failure-path tests.
   void KillWorker(const std::string& task);
+  // Starts it again on the same address.
+  void RestartWorker(const std::string& task);
 
   HttpResult Get(const std::string& path, const std::string& key = "",
                  std::vector<std::string> headers = {}) const;
@@ -51,6 +53,7 @@ class Service {
   TestKeys keys_;
   std::optional<RedisServer> redis_;
   std::map<std::string, ChildProcess> workers_;
+  std::map<std::string, std::vector<std::string>> worker_argv_;
   ChildProcess gateway_;
 };
 

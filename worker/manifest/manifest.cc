@@ -1,14 +1,13 @@
 #include "worker/manifest/manifest.h"
 
 #include <dirent.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "worker/windowing/annotation_decode.h"
 
@@ -98,8 +97,8 @@ class Fields {
   Status OnlyKeys(std::initializer_list<const char*> allowed) const {
     for (auto it = object_.MemberBegin(); it != object_.MemberEnd(); ++it) {
       std::string name(it->name.GetString(), it->name.GetStringLength());
-      bool known = std::any_of(allowed.begin(), allowed.end(),
-                               [&](const char* a) { return name == a; });
+      bool known =
+          std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return name == a; });
       if (!known) return Invalid("unknown field '" + prefix_ + name + "'");
     }
     return Status::Ok();
@@ -148,8 +147,7 @@ Status ParseTokenizer(const rapidjson::Value& value, TokenizerSpec* out) {
 
 Status RequireLabels(const ModelManifest& m, std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (std::find(m.output_labels.begin(), m.output_labels.end(), name) ==
-        m.output_labels.end()) {
+    if (std::find(m.output_labels.begin(), m.output_labels.end(), name) == m.output_labels.end()) {
       return Invalid("'output_labels' of a " + std::string(TaskName(m.task)) +
                      " model must include \"" + name + "\"");
     }
@@ -165,8 +163,7 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   } else {
     m->stride_bp = m->context_window_bp;
     int64_t stride = 0;
-    DNASERVE_RETURN_IF_ERROR(
-        f.Int("stride_bp", &stride, 1, kMaxContextBp, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(f.Int("stride_bp", &stride, 1, kMaxContextBp, /*required=*/false));
     if (f.Has("stride_bp") && stride != m->context_window_bp) {
       return Invalid("'stride_bp' of a " + std::string(TaskName(m->task)) +
                      " model must equal 'context_window_bp' (non-overlapping windows)");
@@ -206,8 +203,7 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
     }
     case Task::kExpression: {
       if (!m->trained_window_bp || *m->trained_window_bp != m->context_window_bp) {
-        return Invalid(
-            "'trained_window_bp' of an expression model must equal 'context_window_bp'");
+        return Invalid("'trained_window_bp' of an expression model must equal 'context_window_bp'");
       }
       if (m->output_labels.size() != 1) {
         return Invalid("'output_labels' of an expression model must hold exactly one label");
@@ -225,8 +221,9 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
-    return Invalid(std::string("not valid JSON (") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                   " at offset " + std::to_string(doc.GetErrorOffset()) + ")");
+    return Invalid(std::string("not valid JSON (") +
+                   rapidjson::GetParseError_En(doc.GetParseError()) + " at offset " +
+                   std::to_string(doc.GetErrorOffset()) + ")");
   }
   if (!doc.IsObject()) return Invalid("the top level must be an object");
   Fields f(doc);
@@ -239,8 +236,8 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
   int64_t version = 0;
   DNASERVE_RETURN_IF_ERROR(f.Int("format_version", &version, 1, 1000000));
   if (version != kManifestFormatVersion) {
-    return Invalid("unsupported format_version " + std::to_string(version) + " (this worker reads " +
-                   std::to_string(kManifestFormatVersion) + ")");
+    return Invalid("unsupported format_version " + std::to_string(version) +
+                   " (this worker reads " + std::to_string(kManifestFormatVersion) + ")");
   }
   m.format_version = static_cast<int>(version);
 

@@ -19,8 +19,8 @@ enum class TokenizerType { kChar, kKmer };
 
 struct TokenizerSpec {
   TokenizerType type = TokenizerType::kChar;
-  int k = 1;       // bases per token (1 for char)
-  int stride = 1;  // bases between token starts (1 for char; k for non-overlapping k-mers)
+  int k = 1;               // bases per token (1 for char)
+  int stride = 1;          // bases between token starts (1 for char; k for non-overlapping k-mers)
   std::string vocab_file;  // optional, package-relative; the id mapping itself is fixed (README)
 };
 
@@ -42,7 +42,7 @@ struct ModelManifest {
   // overlapping tasks (promoter, chromatin), context_window_bp for the non-overlapping ones.
   int64_t stride_bp = 0;
   std::vector<std::string> output_labels;
-  std::vector<std::string> transcript_types;       // annotation only
+  std::vector<std::string> transcript_types;        // annotation only
   std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
   bool trained = false;
   std::optional<int64_t> seed;

@@ -56,7 +56,8 @@ StatusOr<ModelLease> ModelRegistry::Acquire(const std::string& id) {
   if (entry == nullptr) {
     ModelNotFoundDetails details;
     for (const auto& e : entries_) details.available_models.push_back(e->manifest.id);
-    if (id.empty()) return Status(ErrorCode::kModelNotFound, "this worker serves no models", details);
+    if (id.empty())
+      return Status(ErrorCode::kModelNotFound, "this worker serves no models", details);
     return Status(ErrorCode::kModelNotFound, "model '" + id + "' is not served by this worker",
                   details);
   }
@@ -90,9 +91,9 @@ StatusOr<ModelLease> ModelRegistry::Acquire(const std::string& id) {
   if (!loaded.ok()) {
     entry->last_error = loaded.status().message();
     entry->loaded_or_failed.notify_all();
-    log::Error("model_load_failed", {{"model", entry->manifest.id},
-                                     {"error", entry->last_error},
-                                     {"load_time_ms", elapsed}});
+    log::Error(
+        "model_load_failed",
+        {{"model", entry->manifest.id}, {"error", entry->last_error}, {"load_time_ms", elapsed}});
     return LoadFailed(entry->manifest.id, entry->last_error);
   }
   entry->model = loaded.value();

@@ -22,8 +22,8 @@ using ModelLoader = std::function<StatusOr<std::shared_ptr<Model>>(const ModelMa
 struct ModelLease {
   std::shared_ptr<Model> model;
   const ModelManifest* manifest = nullptr;  // owned by the registry, lives as long as it
-  bool cold_start = false;    // the model was not ready when the request arrived
-  int64_t load_time_ms = 0;   // time this request spent loading or waiting for the load
+  bool cold_start = false;                  // the model was not ready when the request arrived
+  int64_t load_time_ms = 0;  // time this request spent loading or waiting for the load
 };
 
 class ModelRegistry {

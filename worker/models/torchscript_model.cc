@@ -37,7 +37,8 @@ Status Flatten(const c10::IValue& value, std::vector<FloatTensor>* out) {
     return Status::Ok();
   }
   if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorVector()) DNASERVE_RETURN_IF_ERROR(AppendTensor(t, out));
+    for (const at::Tensor& t : value.toTensorVector())
+      DNASERVE_RETURN_IF_ERROR(AppendTensor(t, out));
     return Status::Ok();
   }
   return Internal("the model returned " + value.tagKind() + ", expected tensors");

@@ -67,8 +67,8 @@ int RunWorkerServer(const WorkerConfig& config) {
   std::thread waiter([&] {
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    log::Info("shutdown_started", {{"signal", signal_number},
-                                   {"grace_seconds", config.shutdown_grace_seconds}});
+    log::Info("shutdown_started",
+              {{"signal", signal_number}, {"grace_seconds", config.shutdown_grace_seconds}});
     server->GetHealthCheckService()->Shutdown();  // report NOT_SERVING while draining
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::seconds(config.shutdown_grace_seconds));

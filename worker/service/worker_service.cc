@@ -27,12 +27,18 @@ int64_t MillisSince(std::chrono::steady_clock::time_point start) {
 
 v1::Task ToProtoTask(Task task) {
   switch (task) {
-    case Task::kPromoter: return v1::TASK_PROMOTER;
-    case Task::kSplice: return v1::TASK_SPLICE;
-    case Task::kEnhancer: return v1::TASK_ENHANCER;
-    case Task::kChromatin: return v1::TASK_CHROMATIN;
-    case Task::kAnnotation: return v1::TASK_ANNOTATION;
-    case Task::kExpression: return v1::TASK_EXPRESSION;
+    case Task::kPromoter:
+      return v1::TASK_PROMOTER;
+    case Task::kSplice:
+      return v1::TASK_SPLICE;
+    case Task::kEnhancer:
+      return v1::TASK_ENHANCER;
+    case Task::kChromatin:
+      return v1::TASK_CHROMATIN;
+    case Task::kAnnotation:
+      return v1::TASK_ANNOTATION;
+    case Task::kExpression:
+      return v1::TASK_EXPRESSION;
   }
   return v1::TASK_UNSPECIFIED;
 }
@@ -59,8 +65,7 @@ grpc::Status WorkerService::ListModels(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerService::Predict(grpc::ServerContext* context,
-                                    const v1::PredictRequest* request,
+grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::PredictRequest* request,
                                     grpc::ServerWriter<v1::PredictEvent>* writer) {
   const auto started = std::chrono::steady_clock::now();
   const std::string request_id = Metadata(*context, "x-request-id");
@@ -119,14 +124,15 @@ grpc::Status WorkerService::Predict(grpc::ServerContext* context,
   out->set_model_load_time_ms(lease->load_time_ms);
   out->set_inference_time_ms(MillisSince(inference_started));
   if (!writer->Write(event)) return fail(RunCancelledStatus());
-  log::Info("predict_finished", {{"request_id", request_id},
-                                 {"job_id", job_id},
-                                 {"model", lease->manifest->id},
-                                 {"cold_start", lease->cold_start},
-                                 {"model_load_time_ms", lease->load_time_ms},
-                                 {"inference_time_ms", out->inference_time_ms()},
-                                 {"windows_processed", static_cast<int64_t>(out->windows_processed())},
-                                 {"duration_ms", MillisSince(started)}});
+  log::Info("predict_finished",
+            {{"request_id", request_id},
+             {"job_id", job_id},
+             {"model", lease->manifest->id},
+             {"cold_start", lease->cold_start},
+             {"model_load_time_ms", lease->load_time_ms},
+             {"inference_time_ms", out->inference_time_ms()},
+             {"windows_processed", static_cast<int64_t>(out->windows_processed())},
+             {"duration_ms", MillisSince(started)}});
   return grpc::Status::OK;
 }
 

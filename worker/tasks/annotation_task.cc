@@ -43,15 +43,13 @@ void AddIntervals(const std::vector<Span>& spans, int64_t offset,
 StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& manifest,
                                           const v1::PredictRequest& request,
                                           const RunHooks& hooks) {
-  const v1::AnnotationOptions options =
-      request.has_annotation() ? request.annotation() : [] {
-        v1::AnnotationOptions defaults;
-        defaults.set_reverse_complement(true);
-        return defaults;
-      }();
-  const int batch_size = options.batch_size() > 0
-                             ? std::min(options.batch_size(), kMaxBatchSize)
-                             : kDefaultBatchSize;
+  const v1::AnnotationOptions options = request.has_annotation() ? request.annotation() : [] {
+    v1::AnnotationOptions defaults;
+    defaults.set_reverse_complement(true);
+    return defaults;
+  }();
+  const int batch_size =
+      options.batch_size() > 0 ? std::min(options.batch_size(), kMaxBatchSize) : kDefaultBatchSize;
   const int64_t offset = options.coordinate_offset();
   const std::string seqid = options.seqid().empty() ? TrackSeqid(request) : options.seqid();
   auto channels_or = ResolveAnnotationChannels(manifest.output_labels);

@@ -20,10 +20,10 @@ Status CheckSequence(std::string_view sequence) {
   for (size_t i = 0; i < sequence.size(); ++i) {
     char c = sequence[i];
     if (c != 'A' && c != 'C' && c != 'G' && c != 'T' && c != 'N') {
-      return ValidationFailed({"body", "sequence"},
-                              "the sequence holds a character other than A, C, G, T, N at offset " +
-                                  std::to_string(i),
-                              "string_pattern_mismatch");
+      return ValidationFailed(
+          {"body", "sequence"},
+          "the sequence holds a character other than A, C, G, T, N at offset " + std::to_string(i),
+          "string_pattern_mismatch");
     }
   }
   return Status::Ok();

@@ -54,10 +54,8 @@ StatusOr<v1::PredictResult> RunEnhancer(Model& model, const ModelManifest& manif
 StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& manifest,
                                          const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& manifest,
-                                          const v1::PredictRequest& request,
-                                          const RunHooks& hooks);
+                                          const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunExpression(Model& model, const ModelManifest& manifest,
-                                          const v1::PredictRequest& request,
-                                          const RunHooks& hooks);
+                                          const v1::PredictRequest& request, const RunHooks& hooks);
 
 }  // namespace dnaserve::worker

@@ -10,12 +10,18 @@ constexpr char kCancelledMessage[] = "the request was cancelled before it finish
 // The options case a request for `task` must carry (or leave unset).
 v1::PredictRequest::OptionsCase OptionsCaseFor(Task task) {
   switch (task) {
-    case Task::kPromoter: return v1::PredictRequest::kPromoter;
-    case Task::kSplice: return v1::PredictRequest::kSplice;
-    case Task::kEnhancer: return v1::PredictRequest::kEnhancer;
-    case Task::kChromatin: return v1::PredictRequest::kChromatin;
-    case Task::kAnnotation: return v1::PredictRequest::kAnnotation;
-    case Task::kExpression: return v1::PredictRequest::kExpression;
+    case Task::kPromoter:
+      return v1::PredictRequest::kPromoter;
+    case Task::kSplice:
+      return v1::PredictRequest::kSplice;
+    case Task::kEnhancer:
+      return v1::PredictRequest::kEnhancer;
+    case Task::kChromatin:
+      return v1::PredictRequest::kChromatin;
+    case Task::kAnnotation:
+      return v1::PredictRequest::kAnnotation;
+    case Task::kExpression:
+      return v1::PredictRequest::kExpression;
   }
   return v1::PredictRequest::OPTIONS_NOT_SET;
 }
@@ -42,12 +48,18 @@ StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& man
   }
   DNASERVE_RETURN_IF_ERROR(CheckSequence(request.sequence()));
   switch (manifest.task) {
-    case Task::kPromoter: return RunPromoter(model, manifest, request, hooks);
-    case Task::kSplice: return RunSplice(model, manifest, request, hooks);
-    case Task::kEnhancer: return RunEnhancer(model, manifest, request, hooks);
-    case Task::kChromatin: return RunChromatin(model, manifest, request, hooks);
-    case Task::kAnnotation: return RunAnnotation(model, manifest, request, hooks);
-    case Task::kExpression: return RunExpression(model, manifest, request, hooks);
+    case Task::kPromoter:
+      return RunPromoter(model, manifest, request, hooks);
+    case Task::kSplice:
+      return RunSplice(model, manifest, request, hooks);
+    case Task::kEnhancer:
+      return RunEnhancer(model, manifest, request, hooks);
+    case Task::kChromatin:
+      return RunChromatin(model, manifest, request, hooks);
+    case Task::kAnnotation:
+      return RunAnnotation(model, manifest, request, hooks);
+    case Task::kExpression:
+      return RunExpression(model, manifest, request, hooks);
   }
   return Internal("unknown task");
 }

@@ -1,5 +1,6 @@
 // Runs one prediction of a model package's task: windowing, batched forward passes, stitching,
-// result messages and text tracks. LibTorch-free: the model is reached through worker/models/model.h.
+// result messages and text tracks. LibTorch-free: the model is reached through
+// worker/models/model.h.
 #pragma once
 
 #include <functional>
@@ -24,8 +25,7 @@ struct RunHooks {
 // the contract's defaults; a sequence outside ACGTN or of the wrong length -> validation_failed;
 // model failures and malformed model outputs -> internal_error.
 StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
-                                          const v1::PredictRequest& request,
-                                          const RunHooks& hooks);
+                                          const v1::PredictRequest& request, const RunHooks& hooks);
 
 // What RunPrediction returns when hooks.cancelled() said stop.
 Status RunCancelledStatus();

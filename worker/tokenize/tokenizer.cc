@@ -8,11 +8,16 @@ namespace {
 // Index of a base among A, C, G, T; -1 for N (and anything else).
 int BaseIndex(char c) {
   switch (c) {
-    case 'A': return 0;
-    case 'C': return 1;
-    case 'G': return 2;
-    case 'T': return 3;
-    default: return -1;
+    case 'A':
+      return 0;
+    case 'C':
+      return 1;
+    case 'G':
+      return 2;
+    case 'T':
+      return 3;
+    default:
+      return -1;
   }
 }
 

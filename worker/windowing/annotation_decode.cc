@@ -31,9 +31,7 @@ std::vector<Span> Runs(int64_t from, int64_t to, Pred pred) {
 
 void DecodeStrand(const PositionScores& scores, const StrandChannels& ch, char strand,
                   const DecodeOptions& options, std::vector<DecodedTranscript>* out) {
-  auto body = [&](int64_t i) {
-    return std::max(scores.at(i, ch.exon), scores.at(i, ch.intron));
-  };
+  auto body = [&](int64_t i) { return std::max(scores.at(i, ch.exon), scores.at(i, ch.intron)); };
   auto candidates = Runs(0, scores.length, [&](int64_t i) { return body(i) >= options.threshold; });
   for (const Span& candidate : candidates) {
     DecodedTranscript t;
@@ -87,8 +85,12 @@ void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationCh
   if (reverse_complement) {
     const StrandChannels& p = channels.plus;
     const StrandChannels& m = channels.minus;
-    for (auto [a, b] : {std::pair{p.exon, m.exon}, {p.intron, m.intron}, {p.cds, m.cds},
-                        {p.utr, m.utr}, {p.tss, m.tss}, {p.transcript_end, m.transcript_end}}) {
+    for (auto [a, b] : {std::pair{p.exon, m.exon},
+                        {p.intron, m.intron},
+                        {p.cds, m.cds},
+                        {p.utr, m.utr},
+                        {p.tss, m.tss},
+                        {p.transcript_end, m.transcript_end}}) {
       twin[a] = b;
       twin[b] = a;
     }
@@ -127,7 +129,8 @@ TypeCall AssignTranscriptType(const Span& transcript,
   std::vector<double> sums;
   double total = 0;
   for (const auto& w : windows) {
-    int64_t overlap = std::min(w.span.end, transcript.end) - std::max(w.span.start, transcript.start);
+    int64_t overlap =
+        std::min(w.span.end, transcript.end) - std::max(w.span.start, transcript.start);
     if (overlap <= 0) continue;
     if (sums.size() < w.probabilities.size()) sums.resize(w.probabilities.size(), 0.0);
     for (size_t k = 0; k < w.probabilities.size(); ++k) sums[k] += overlap * w.probabilities[k];

@@ -18,9 +18,9 @@
 namespace dnaserve::worker {
 
 inline constexpr std::array<std::string_view, 13> kAnnotationLabels = {
-    "intergenic",
-    "exon_plus",  "intron_plus",  "CDS_plus",  "UTR_plus",  "TSS_plus",  "transcript_end_plus",
-    "exon_minus", "intron_minus", "CDS_minus", "UTR_minus", "TSS_minus", "transcript_end_minus"};
+    "intergenic", "exon_plus",           "intron_plus",         "CDS_plus",     "UTR_plus",
+    "TSS_plus",   "transcript_end_plus", "exon_minus",          "intron_minus", "CDS_minus",
+    "UTR_minus",  "TSS_minus",           "transcript_end_minus"};
 
 struct StrandChannels {
   int exon = 0, intron = 0, cds = 0, utr = 0, tss = 0, transcript_end = 0;
@@ -69,7 +69,7 @@ struct DecodeOptions {
 
 struct DecodedTranscript {
   char strand = '+';
-  Span span;              // first exon start to last exon end
+  Span span;                   // first exon start to last exon end
   int64_t tss_position = 0;    // 0-based coordinate of the first transcribed base (5' end)
   int64_t polya_position = 0;  // 0-based coordinate of the last transcribed base (3' end)
   std::vector<Span> exons;     // ascending coordinates on both strands

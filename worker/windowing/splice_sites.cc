@@ -35,10 +35,10 @@ StatusOr<int> SpliceSiteCollector::AddWindow(const WindowSpan& window, const flo
     char threshold[32];
     std::snprintf(threshold, sizeof(threshold), "%g", options_.threshold);
     return Status(ErrorCode::kValidationFailed,
-                  "the splice response would hold more than " +
-                      std::to_string(options_.max_sites) + " sites (" + std::to_string(count_) +
-                      " found by window " + std::to_string(window.index + 1) + " at threshold " +
-                      threshold + "); raise options.threshold",
+                  "the splice response would hold more than " + std::to_string(options_.max_sites) +
+                      " sites (" + std::to_string(count_) + " found by window " +
+                      std::to_string(window.index + 1) + " at threshold " + threshold +
+                      "); raise options.threshold",
                   cap);
   }
   return added;

@@ -26,7 +26,7 @@ struct BedRecord {
   int64_t start = 0;  // 0-based, half-open (BED's own convention)
   int64_t end = 0;
   std::string name;
-  int score = 0;      // 0-1000
+  int score = 0;  // 0-1000
   char strand = '.';
   // BED12 columns, written when `blocks` is non-empty. Blocks are absolute, ascending spans; the
   // writer turns them into sizes and offsets relative to `start`.

@@ -38,9 +38,10 @@ std::string WriteGff3(const std::vector<Gff3Region>& regions,
            std::to_string(r.start + 1) + ' ' + std::to_string(r.end) + '\n';
   }
   for (const auto& f : features) {
-    out += Gff3Escape(f.seqid, Gff3Field::kSeqid) + '\t' + Gff3Escape(f.source, Gff3Field::kColumn) +
-           '\t' + Gff3Escape(f.type, Gff3Field::kColumn) + '\t' + std::to_string(f.start + 1) +
-           '\t' + std::to_string(f.end) + '\t' + (f.score ? FormatValue(*f.score) : ".") + '\t' +
+    out += Gff3Escape(f.seqid, Gff3Field::kSeqid) + '\t' +
+           Gff3Escape(f.source, Gff3Field::kColumn) + '\t' +
+           Gff3Escape(f.type, Gff3Field::kColumn) + '\t' + std::to_string(f.start + 1) + '\t' +
+           std::to_string(f.end) + '\t' + (f.score ? FormatValue(*f.score) : ".") + '\t' +
            f.strand + '\t' + (f.phase ? std::to_string(*f.phase) : ".") + '\t';
     if (f.attributes.empty()) {
       out += '.';

@@ -19,7 +19,7 @@ struct Gff3Feature {
   int64_t end = 0;
   std::optional<double> score;
   char strand = '.';
-  std::optional<int> phase;  // CDS only: 0, 1 or 2
+  std::optional<int> phase;                                     // CDS only: 0, 1 or 2
   std::vector<std::pair<std::string, std::string>> attributes;  // written in this order
 };
 

@@ -6,7 +6,8 @@
 
 namespace dnaserve::worker {
 
-// Scores and values in text tracks: up to 6 significant digits ("%.6g"), e.g. 0.123457, -2.5, 1e-07.
+// Scores and values in text tracks: up to 6 significant digits ("%.6g"), e.g. 0.123457, -2.5,
+// 1e-07.
 std::string FormatValue(double value);
 
 // A column of a tab-separated text format: whitespace (which would split the column) becomes '_'.

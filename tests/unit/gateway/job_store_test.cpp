@@ -63,6 +63,7 @@ Stores MakeStore(const std::string& kind, const Clock* clock, int64_t retention_
 JobRecord NewJob(const std::string& owner, int64_t created_at_ms = 0) {
   JobRecord r;
   r.job_id = NewUuidV4();
+  r.request_id = NewUuidV4();
   r.owner = owner;
   r.task = "promoter";
   r.mode = "async";
@@ -90,6 +91,7 @@ TEST_CASE("create, progress, finish and get round-trip every field", "[jobs]") {
   auto accepted = s.store->Get(job.job_id, owner);
   REQUIRE(accepted.ok());
   CHECK(accepted->job_id == job.job_id);
+  CHECK(accepted->request_id == job.request_id);
   CHECK(accepted->owner == owner);
   CHECK(accepted->task == "splice");
   CHECK(accepted->mode == "async");

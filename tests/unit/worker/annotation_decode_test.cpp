@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "worker/windowing/annotation_decode.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
 namespace {

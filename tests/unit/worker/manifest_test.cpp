@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
+#include "worker/manifest/manifest.h"
 
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "tests/support/test_env.h"
 #include "tests/unit/worker/worker_test_support.h"
-#include "worker/manifest/manifest.h"
 
 namespace dnaserve::worker {
 namespace {
@@ -70,7 +70,8 @@ CATCH_TEST_CASE("manifest errors name the offending field", "[manifest]") {
   CATCH_CHECK(Contains(ErrorOf("[1, 2]"), "top level must be an object"));
   CATCH_CHECK(Contains(ErrorOf(With("\"format_version\": 1", "\"format_version\": 2")),
                        "unsupported format_version 2"));
-  CATCH_CHECK(Contains(ErrorOf(With("\"id\": \"promoter-x\",", "")), "missing required field 'id'"));
+  CATCH_CHECK(
+      Contains(ErrorOf(With("\"id\": \"promoter-x\",", "")), "missing required field 'id'"));
   CATCH_CHECK(Contains(ErrorOf(With("promoter-x", "bad/id")), "'id' must be"));
   CATCH_CHECK(Contains(ErrorOf(kPromoter, "other-dir"), "does not match the package directory"));
   CATCH_CHECK(Contains(ErrorOf(With("\"task\": \"promoter\"", "\"task\": \"variant\"")),
@@ -92,9 +93,10 @@ CATCH_TEST_CASE("manifest errors name the offending field", "[manifest]") {
                        "missing required field 'trained_window_bp'"));
   CATCH_CHECK(Contains(ErrorOf(With("\"stride_bp\": 1000", "\"stride_bp\": 3000")),
                        "'stride_bp' must be an integer in [1, 2000]"));
-  CATCH_CHECK(Contains(ErrorOf(With("\"stride_bp\": 1000,", "")),
-                       "missing required field 'stride_bp'"));
-  CATCH_CHECK(Contains(ErrorOf(With("[\"promoter\"]", "[]")), "'output_labels' must be a non-empty"));
+  CATCH_CHECK(
+      Contains(ErrorOf(With("\"stride_bp\": 1000,", "")), "missing required field 'stride_bp'"));
+  CATCH_CHECK(
+      Contains(ErrorOf(With("[\"promoter\"]", "[]")), "'output_labels' must be a non-empty"));
   CATCH_CHECK(Contains(ErrorOf(With("[\"promoter\"]", "[\"a\", \"b\"]")), "exactly one label"));
   CATCH_CHECK(Contains(ErrorOf(With("\"model.pt\"", "\"../model.pt\"")),
                        "'weights' must be a file name inside the package"));
@@ -142,10 +144,10 @@ CATCH_TEST_CASE("task-specific manifest rules", "[manifest]") {
   CATCH_CHECK(expr->text_tokenizer->max_tokens == 64);
   CATCH_CHECK(expr->trained_window_bp == 2000);
 
-  CATCH_CHECK(Contains(
-      ErrorOf(With("\"trained\"", "\"text_tokenizer\": {\"type\": \"bytes\", \"max_tokens\": 4}, "
-                                  "\"trained\"")),
-      "only valid for expression"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained\"",
+                                    "\"text_tokenizer\": {\"type\": \"bytes\", \"max_tokens\": 4}, "
+                                    "\"trained\"")),
+                       "only valid for expression"));
 }
 
 CATCH_TEST_CASE("ScanModelsDir keeps valid packages of its task and reports broken ones",
@@ -180,8 +182,10 @@ CATCH_TEST_CASE("ScanModelsDir keeps valid packages of its task and reports brok
   std::string all;
   for (const auto& e : scan.errors) all += e + "\n";
   CATCH_CHECK(Contains(all, "promoter-broken: manifest.json: not valid JSON"));
-  CATCH_CHECK(Contains(all, "promoter-nocard: manifest.json: model card 'MODEL_CARD.md' is missing"));
-  CATCH_CHECK(Contains(all, "promoter-noweights: manifest.json: weights file 'model.pt' is missing"));
+  CATCH_CHECK(
+      Contains(all, "promoter-nocard: manifest.json: model card 'MODEL_CARD.md' is missing"));
+  CATCH_CHECK(
+      Contains(all, "promoter-noweights: manifest.json: weights file 'model.pt' is missing"));
 
   ManifestScan none = ScanModelsDir(dir + "/does-not-exist", Task::kPromoter);
   CATCH_CHECK(none.models.empty());

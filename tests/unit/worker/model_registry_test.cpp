@@ -1,12 +1,12 @@
-#include <catch2/catch.hpp>
+#include "worker/models/model_registry.h"
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 #include <vector>
 
 #include "tests/unit/worker/worker_test_support.h"
-#include "worker/models/model_registry.h"
 
 namespace dnaserve::worker {
 namespace {
@@ -33,11 +33,12 @@ std::vector<ModelManifest> TwoPromoters() {
 
 CATCH_TEST_CASE("registry: lazy load, cold then warm", "[registry]") {
   std::atomic<int> loads{0};
-  ModelRegistry registry(TwoPromoters(), [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
-    ++loads;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return NewFake();
-  });
+  ModelRegistry registry(TwoPromoters(),
+                         [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
+                           ++loads;
+                           std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                           return NewFake();
+                         });
   CATCH_CHECK(loads == 0);  // nothing loads at startup
   CATCH_REQUIRE(registry.manifests().size() == 2);
   CATCH_CHECK(registry.manifests()[0]->id == "promoter-a");
@@ -64,7 +65,9 @@ CATCH_TEST_CASE("registry: lazy load, cold then warm", "[registry]") {
 }
 
 CATCH_TEST_CASE("registry: unknown model -> model_not_found with the roster", "[registry]") {
-  ModelRegistry registry(TwoPromoters(), [](const ModelManifest&) { return StatusOr<std::shared_ptr<Model>>(NewFake()); });
+  ModelRegistry registry(TwoPromoters(), [](const ModelManifest&) {
+    return StatusOr<std::shared_ptr<Model>>(NewFake());
+  });
   auto missing = registry.Acquire("nope");
   CATCH_REQUIRE_FALSE(missing.ok());
   CATCH_CHECK(missing.status().code() == ErrorCode::kModelNotFound);
@@ -72,18 +75,20 @@ CATCH_TEST_CASE("registry: unknown model -> model_not_found with the roster", "[
   CATCH_REQUIRE(details != nullptr);
   CATCH_CHECK(details->available_models == std::vector<std::string>{"promoter-a", "promoter-b"});
 
-  ModelRegistry empty({}, [](const ModelManifest&) { return StatusOr<std::shared_ptr<Model>>(NewFake()); });
+  ModelRegistry empty(
+      {}, [](const ModelManifest&) { return StatusOr<std::shared_ptr<Model>>(NewFake()); });
   CATCH_CHECK(empty.DefaultManifest() == nullptr);
   CATCH_CHECK(empty.Acquire("").status().code() == ErrorCode::kModelNotFound);
 }
 
 CATCH_TEST_CASE("registry: concurrent first requests share one load", "[registry]") {
   std::atomic<int> loads{0};
-  ModelRegistry registry(TwoPromoters(), [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
-    ++loads;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    return NewFake();
-  });
+  ModelRegistry registry(TwoPromoters(),
+                         [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
+                           ++loads;
+                           std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                           return NewFake();
+                         });
   std::vector<std::thread> threads;
   std::vector<StatusOr<ModelLease>> leases(6, Status(ErrorCode::kInternal, "unset"));
   for (int i = 0; i < 6; ++i) {
@@ -100,10 +105,12 @@ CATCH_TEST_CASE("registry: concurrent first requests share one load", "[registry
 
 CATCH_TEST_CASE("registry: a failed load is model_loading and is retried", "[registry]") {
   std::atomic<int> loads{0};
-  ModelRegistry registry(TwoPromoters(), [&](const ModelManifest& m) -> StatusOr<std::shared_ptr<Model>> {
-    if (++loads == 1) return Internal("cannot load TorchScript file " + m.WeightsPath() + ": bad zip");
-    return NewFake();
-  });
+  ModelRegistry registry(
+      TwoPromoters(), [&](const ModelManifest& m) -> StatusOr<std::shared_ptr<Model>> {
+        if (++loads == 1)
+          return Internal("cannot load TorchScript file " + m.WeightsPath() + ": bad zip");
+        return NewFake();
+      });
   auto failed = registry.Acquire("promoter-a");
   CATCH_REQUIRE_FALSE(failed.ok());
   CATCH_CHECK(failed.status().code() == ErrorCode::kModelLoading);
@@ -121,11 +128,12 @@ CATCH_TEST_CASE("registry: a failed load is model_loading and is retried", "[reg
 
 CATCH_TEST_CASE("registry: waiters see a competing load fail", "[registry]") {
   std::atomic<int> loads{0};
-  ModelRegistry registry(TwoPromoters(), [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
-    ++loads;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    return Internal("corrupt weights");
-  });
+  ModelRegistry registry(TwoPromoters(),
+                         [&](const ModelManifest&) -> StatusOr<std::shared_ptr<Model>> {
+                           ++loads;
+                           std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                           return Internal("corrupt weights");
+                         });
   std::vector<StatusOr<ModelLease>> leases(3, Status(ErrorCode::kInternal, "unset"));
   std::vector<std::thread> threads;
   for (int i = 0; i < 3; ++i) {

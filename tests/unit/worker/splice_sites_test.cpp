@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <vector>
-
 #include "worker/windowing/splice_sites.h"
+
+#include <catch2/catch.hpp>
+#include <vector>
 
 namespace dnaserve::worker {
 namespace {
@@ -19,8 +18,7 @@ struct Scores {
 
 const Tokenizer kSixMers(TokenizerSpec{TokenizerType::kKmer, 6, 6, ""});
 
-CATCH_TEST_CASE("splice sites: donor and acceptor calls map tokens to sequence spans",
-                "[splice]") {
+CATCH_TEST_CASE("splice sites: donor and acceptor calls map tokens to sequence spans", "[splice]") {
   // Two 24-bp windows (4 tokens each) over a 40-bp sequence. The second, [24, 40), is padded by
   // 8 bp: its token 2, [36, 42), is clipped to [36, 40) and its token 3 lies wholly in padding.
   auto windows = PlanWindows(40, 24, 24);

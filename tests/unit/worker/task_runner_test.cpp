@@ -1,15 +1,15 @@
 // The per-task runners driven by fake models whose outputs are simple functions of the input ids,
 // so windowing, padding, stitching, coordinates and rendering can be checked exactly.
-#include <catch2/catch.hpp>
+#include "worker/tasks/task_runner.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
 #include <string>
 
 #include "common/task.h"
 #include "tests/unit/worker/worker_test_support.h"
-#include "worker/tasks/task_runner.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
@@ -137,8 +137,8 @@ FakeModel SpliceFake() {
 
 std::string SpliceSequence() {
   std::string seq(20000, 'C');
-  seq.replace(60, 6, "AAAAAA");        // window 0, token 10
-  seq.replace(15006, 6, "GGGGGG");     // window 1, token 1
+  seq.replace(60, 6, "AAAAAA");     // window 0, token 10
+  seq.replace(15006, 6, "GGGGGG");  // window 1, token 1
   return seq;
 }
 
@@ -173,7 +173,8 @@ CATCH_TEST_CASE("splice: sites, windows, tracks and formats", "[tasks][splice]")
   CATCH_CHECK(s.windows(1).tokens() == 2500);
   CATCH_CHECK(s.windows(0).sites() == 1);
   CATCH_CHECK(FormatKeys(r) == ExpectedFormats(Task::kSplice));
-  CATCH_CHECK(r.formats().at("bed") == "tx\t60\t66\tdonor\t900\t+\ntx\t15006\t15012\tacceptor\t800\t+\n");
+  CATCH_CHECK(r.formats().at("bed") ==
+              "tx\t60\t66\tdonor\t900\t+\ntx\t15006\t15012\tacceptor\t800\t+\n");
   const std::string& gff = r.formats().at("gff3");
   CATCH_CHECK(gff.rfind("##gff-version 3\n##sequence-region tx 1 20000\n", 0) == 0);
   CATCH_CHECK(gff.find("tx\tsplice-test\tfive_prime_cis_splice_site\t61\t66\t0.9\t+\t.\tID=site_1;"

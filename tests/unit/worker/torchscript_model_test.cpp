@@ -1,16 +1,16 @@
 // The generated TorchScript packages through the real LibTorch runtime (no gRPC).
-#include <catch2/catch.hpp>
+#include "worker/models/torchscript_model.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 
 #include "tests/support/test_env.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/manifest/manifest.h"
-#include "worker/models/torchscript_model.h"
 #include "worker/tasks/task_runner.h"
 
 namespace dnaserve::worker {
@@ -27,7 +27,9 @@ v1::PredictRequest RequestFor(Task task, size_t length) {
   v1::PredictRequest request;
   request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, 42));
   switch (task) {
-    case Task::kPromoter: request.mutable_promoter()->set_threshold(0.5); break;
+    case Task::kPromoter:
+      request.mutable_promoter()->set_threshold(0.5);
+      break;
     case Task::kSplice: {
       auto* s = request.mutable_splice();
       s->set_threshold(0.5);
@@ -36,15 +38,21 @@ v1::PredictRequest RequestFor(Task task, size_t length) {
       s->set_max_sites(20000);
       break;
     }
-    case Task::kEnhancer: request.mutable_enhancer(); break;
-    case Task::kChromatin: request.mutable_chromatin()->set_threshold(0.5); break;
+    case Task::kEnhancer:
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.mutable_chromatin()->set_threshold(0.5);
+      break;
     case Task::kAnnotation: {
       auto* a = request.mutable_annotation();
       a->set_batch_size(8);
       a->set_reverse_complement(true);
       break;
     }
-    case Task::kExpression: request.mutable_expression()->set_description("adult liver"); break;
+    case Task::kExpression:
+      request.mutable_expression()->set_description("adult liver");
+      break;
   }
   return request;
 }
@@ -89,8 +97,8 @@ CATCH_TEST_CASE("the expression model's output depends on the description", "[to
   CATCH_REQUIRE(brain.ok());
   CATCH_CHECK(liver->expression().expression_log_tpm() != brain->expression().expression_log_tpm());
   CATCH_CHECK(brain->expression().expression_log_tpm() ==
-              brain_again->expression().expression_log_tpm());  // deterministic
-  CATCH_CHECK(liver->expression().expression_log_tpm() >= 0.0);   // softplus output
+              brain_again->expression().expression_log_tpm());   // deterministic
+  CATCH_CHECK(liver->expression().expression_log_tpm() >= 0.0);  // softplus output
 }
 
 CATCH_TEST_CASE("LibTorch failures become statuses", "[torch]") {
@@ -99,7 +107,8 @@ CATCH_TEST_CASE("LibTorch failures become statuses", "[torch]") {
   auto bad = LoadTorchScriptModel(dir + "/model.pt");
   CATCH_REQUIRE_FALSE(bad.ok());
   CATCH_CHECK(bad.status().code() == ErrorCode::kInternal);
-  CATCH_CHECK(bad.status().message().find("cannot load TorchScript file " + dir + "/model.pt") == 0);
+  CATCH_CHECK(bad.status().message().find("cannot load TorchScript file " + dir + "/model.pt") ==
+              0);
   CATCH_CHECK(bad.status().message().find('\n') == std::string::npos);  // no backtrace
   auto missing = LoadTorchScriptModel(dir + "/absent.pt");
   CATCH_REQUIRE_FALSE(missing.ok());
@@ -160,10 +169,13 @@ CATCH_TEST_CASE("timing: load and 10 kb inference per generated model", "[.timin
     CATCH_REQUIRE(first.ok());
     size_t features = 0;
     for (const auto& w : first->chromatin().windows()) features += w.features_size();
-    std::fprintf(stderr, "  windows %d, promoter regions %d, splice sites %d, features %zu, "
-                 "transcripts %d\n", first->windows_processed(), first->promoter().regions_size(),
+    std::fprintf(stderr,
+                 "  windows %d, promoter regions %d, splice sites %d, features %zu, "
+                 "transcripts %d\n",
+                 first->windows_processed(), first->promoter().regions_size(),
                  first->splice().sites_size(), features, first->annotation().transcripts_size());
-    std::fprintf(stderr, "%-24s threads=%d load %7.1f ms  first %zu bp %7.1f ms  warm best %7.1f ms\n",
+    std::fprintf(stderr,
+                 "%-24s threads=%d load %7.1f ms  first %zu bp %7.1f ms  warm best %7.1f ms\n",
                  scan.models[0].id.c_str(), TorchThreads(), ms(t0, t1), bp, ms(t1, t2), best);
   }
 }

@@ -1,11 +1,10 @@
 // The dnaserve-worker binary as a child process on generated model packages, driven over a real
 // gRPC channel: models list, streamed predictions for every task, cold and warm starts, error
 // statuses, health, cancellation and graceful shutdown.
-#include <catch2/catch.hpp>
-
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -115,7 +114,9 @@ v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7) {
   request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, seed));
   request.set_sequence_name("chrT");
   switch (task) {
-    case Task::kPromoter: request.mutable_promoter()->set_threshold(0.5); break;
+    case Task::kPromoter:
+      request.mutable_promoter()->set_threshold(0.5);
+      break;
     case Task::kSplice: {
       auto* s = request.mutable_splice();
       s->set_threshold(0.5);
@@ -124,15 +125,21 @@ v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7) {
       s->set_max_sites(20000);
       break;
     }
-    case Task::kEnhancer: request.mutable_enhancer(); break;
-    case Task::kChromatin: request.mutable_chromatin()->set_threshold(0.5); break;
+    case Task::kEnhancer:
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.mutable_chromatin()->set_threshold(0.5);
+      break;
     case Task::kAnnotation: {
       auto* a = request.mutable_annotation();
       a->set_batch_size(8);
       a->set_reverse_complement(true);
       break;
     }
-    case Task::kExpression: request.mutable_expression()->set_description("adult liver"); break;
+    case Task::kExpression:
+      request.mutable_expression()->set_description("adult liver");
+      break;
   }
   return request;
 }
@@ -140,35 +147,48 @@ v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7) {
 // Windows a 10,000 bp request runs (expression: its one 9,198 bp window).
 int ExpectedWindows(Task task) {
   switch (task) {
-    case Task::kPromoter: return 9;     // 2,000 bp every 1,000 bp
-    case Task::kSplice: return 1;       // one padded 15,000 bp window
-    case Task::kEnhancer: return 41;    // ceil(10,000 / 249)
-    case Task::kChromatin: return 46;   // (10,000 - 1,000) / 200 + 1
-    case Task::kAnnotation: return 10;  // 5 windows, forward + reverse complement
-    case Task::kExpression: return 1;
+    case Task::kPromoter:
+      return 9;  // 2,000 bp every 1,000 bp
+    case Task::kSplice:
+      return 1;  // one padded 15,000 bp window
+    case Task::kEnhancer:
+      return 41;  // ceil(10,000 / 249)
+    case Task::kChromatin:
+      return 46;  // (10,000 - 1,000) / 200 + 1
+    case Task::kAnnotation:
+      return 10;  // 5 windows, forward + reverse complement
+    case Task::kExpression:
+      return 1;
   }
   return 0;
 }
 
 const char* ModelId(Task task) {
   switch (task) {
-    case Task::kPromoter: return "promoter-human-tiny";
-    case Task::kSplice: return "splice-human-tiny";
-    case Task::kEnhancer: return "enhancer-tiny";
-    case Task::kChromatin: return "chromatin-human-tiny";
-    case Task::kAnnotation: return "annotation-human-tiny";
-    case Task::kExpression: return "expression-human-tiny";
+    case Task::kPromoter:
+      return "promoter-human-tiny";
+    case Task::kSplice:
+      return "splice-human-tiny";
+    case Task::kEnhancer:
+      return "enhancer-tiny";
+    case Task::kChromatin:
+      return "chromatin-human-tiny";
+    case Task::kAnnotation:
+      return "annotation-human-tiny";
+    case Task::kExpression:
+      return "expression-human-tiny";
   }
   return "";
 }
 
-#define REQUIRE_MODELS_OR_SKIP(dir)                                 \
-  std::string why_skipped;                                          \
-  auto dir = testing::GeneratedModelsDir(&why_skipped);             \
-  if (!dir) {                                                       \
-    CATCH_WARN("skipped: " << why_skipped);                         \
-    return;                                                         \
-  }                                                                 \
+#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
+  std::string why_skipped;                                                  \
+  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
+  if (!dir) {                                                               \
+    CATCH_WARN("skipped: " << why_skipped);                                 \
+    return;                                                                 \
+  }                                                                         \
+  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
   CATCH_REQUIRE(fs::exists(WorkerBinary()))
 
 CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold then warm",
@@ -259,8 +279,7 @@ CATCH_TEST_CASE("worker over gRPC: health, unknown model, invalid input, record 
   grpc::ByteBuffer health_response;
   std::promise<grpc::Status> done;
   generic.UnaryCall(&health_context, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
-                    &health_request, &health_response,
-                    [&](grpc::Status s) { done.set_value(s); });
+                    &health_request, &health_response, [&](grpc::Status s) { done.set_value(s); });
   CATCH_REQUIRE(done.get_future().get().ok());
   std::vector<grpc::Slice> slices;
   CATCH_REQUIRE(health_response.Dump(&slices).ok());
@@ -310,9 +329,10 @@ CATCH_TEST_CASE("worker over gRPC: health, unknown model, invalid input, record 
   }
 }
 
-CATCH_TEST_CASE("worker over gRPC: a package that cannot load answers model_loading, then "
-                "recovers",
-                "[grpc]") {
+CATCH_TEST_CASE(
+    "worker over gRPC: a package that cannot load answers model_loading, then "
+    "recovers",
+    "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);
   const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-broken-models");
   fs::copy(*models + "/promoter-human-tiny", dir + "/promoter-human-tiny",
@@ -359,7 +379,7 @@ CATCH_TEST_CASE("worker over gRPC: a package that cannot load answers model_load
   testing::RemoveScratch(dir);
 }
 
-CATCH_TEST_CASE("worker over gRPC: cancellation stops the run; SIGTERM shuts down cleanly",
+CATCH_TEST_CASE("worker over gRPC: cancellation stops the run and SIGTERM shuts down cleanly",
                 "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);
   Worker worker;

@@ -12,9 +12,10 @@
 
 namespace dnaserve::worker::testing {
 
-// Runs `/usr/bin/python3 scripts/make_models.py --out <tmp>` once per test process and returns
-// the directory (removed at exit unless DNASERVE_KEEP_TEST_FILES is set); nullopt (with the
-// reason in *why) when LibTorch for Python is not installed.
+// The generated model packages (never modified by tests): $DNASERVE_TEST_MODELS_DIR when set
+// (scripts/test exports it), else `/usr/bin/python3 scripts/make_models.py --out <tmp>` run once
+// per test process (removed at exit unless DNASERVE_KEEP_TEST_FILES is set). nullopt, with the
+// reason in *why, when LibTorch for Python is not installed.
 std::optional<std::string> GeneratedModelsDir(std::string* why);
 
 // A fake model: `fn` maps the inputs to the outputs; calls are counted.

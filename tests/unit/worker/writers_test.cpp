@@ -36,8 +36,9 @@ CATCH_TEST_CASE("BED scores and values", "[writers]") {
   CATCH_CHECK(FormatValue(1e-7) == "1e-07");
 }
 
-CATCH_TEST_CASE("bedGraph track line and rows; empty spans skipped", "[writers]") {
-  BedGraphTrack track{"dev", "model \"x\" dev", "seq1", {{0, 249, 0.25}, {249, 249, 9}, {249, 300, -1.5}}};
+CATCH_TEST_CASE("bedGraph track line and rows with empty spans skipped", "[writers]") {
+  BedGraphTrack track{
+      "dev", "model \"x\" dev", "seq1", {{0, 249, 0.25}, {249, 249, 9}, {249, 300, -1.5}}};
   CATCH_CHECK(WriteBedGraph(track) ==
               "track type=bedGraph name=\"dev\" description=\"model 'x' dev\"\n"
               "seq1\t0\t249\t0.25\n"
