@@ -18,6 +18,13 @@
 using namespace dnaserve;
 using namespace dnaserve::gateway;
 
+namespace {
+int Fail(std::string_view event, const Status& status) {
+  log::Error(event, {{"error", status.message()}});
+  return 2;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   log::Init("gateway");
   bool exit_now = false;
@@ -28,15 +35,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto keys = KeyStore::LoadFile(config->keys_file);
-  if (!keys.ok()) {
-    log::Error("keys_file_invalid", {{"error", keys.status().message()}});
-    return 2;
-  }
+  if (!keys.ok()) return Fail("keys_file_invalid", keys.status());
   auto endpoints = WorkerEndpoints::Parse(config->workers);
-  if (!endpoints.ok()) {
-    log::Error("workers_invalid", {{"error", endpoints.status().message()}});
-    return 2;
-  }
+  if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
+  auto redis = RedisConnection::Create(config->redis_url);
+  if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -44,11 +47,6 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
 
-  auto redis = RedisConnection::Create(config->redis_url);
-  if (!redis.ok()) {
-    log::Error("redis_url_invalid", {{"error", redis.status().message()}});
-    return 2;
-  }
   RedisJobStore jobs(*redis);
   RedisQuotaStore quotas(*redis);
   IpRateLimiterOptions ip_options;
@@ -70,10 +68,12 @@ int main(int argc, char** argv) {
   services.catalogue = &catalogue;
   services.docs = &docs;
   services.runner = &runner;
-  services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<int64_t> {
+  services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);
     if (decision.admitted) return std::nullopt;
-    return decision.retry_after_seconds;
+    Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
+    refused.set_retry_after_seconds(decision.retry_after_seconds);
+    return QuotaDecision{refused, decision.info};
   };
   RequestPipeline pipeline(services, BuildRoutes(services));
 
@@ -87,10 +87,7 @@ int main(int argc, char** argv) {
 
   refresher.Start();
   runner.Start();
-  if (Status started = server.Start(); !started.ok()) {
-    log::Error("listen_failed", {{"error", started.message()}});
-    return 1;
-  }
+  if (Status started = server.Start(); !started.ok()) return Fail("listen_failed", started);
   log::Info("gateway_started", {{"address", config->listen_address},
                                 {"port", server.port()},
                                 {"version", ServiceVersion()},

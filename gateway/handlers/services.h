@@ -30,8 +30,8 @@ struct GatewayServices {
   ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
   JobRunner* runner = nullptr;
-  // Per-IP edge limit: nullopt admits, a value is the Retry-After of a refusal.
-  std::function<std::optional<int64_t>(const std::string& ip)> admit_ip;
+  // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
+  std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;
 };
 
 // A concurrency lease on the caller's quota, released when the last holder lets go (the sync

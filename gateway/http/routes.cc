@@ -69,7 +69,8 @@ void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
   response.SetHeader("RateLimit-Limit", std::to_string(info.limit));
   response.SetHeader("RateLimit-Remaining", std::to_string(info.remaining));
   response.SetHeader("RateLimit-Reset", std::to_string(info.reset_seconds));
-  response.SetHeader("RateLimit-Policy", std::to_string(info.limit) + ";w=60");
+  response.SetHeader("RateLimit-Policy",
+                     std::to_string(info.limit) + ";w=" + std::to_string(info.window_seconds));
 }
 
 struct LogContext {
@@ -106,11 +107,10 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
 
   // Edge per-IP cap; health probes are exempt so that load never fails liveness.
   if (request.path != "/health" && services_.admit_ip) {
-    if (auto retry_after = services_.admit_ip(request.peer_ip)) {
+    if (auto refusal = services_.admit_ip(request.peer_ip)) {
       std::string edge_id = NewHexId32();
-      Status limited(ErrorCode::kTooManyRequests, "too many requests from this address");
-      limited.set_retry_after_seconds(*retry_after);
-      HttpResponse response = ErrorResponse(limited, edge_id);
+      HttpResponse response = ErrorResponse(refusal->status, edge_id);
+      AddRateLimitHeaders(response, refusal->info);
       response.SetHeader("X-Request-Id", edge_id);
       logged(std::move(response));
       return;

@@ -11,6 +11,7 @@ IpRateLimiter::IpRateLimiter(IpRateLimiterOptions options, const Clock* clock)
   config_.refill_tokens = options.requests_per_second > 0 ? options.requests_per_second : 1e-3;
   config_.refill_period_ms = 1000;
   idle_ms_ = MsUntilFull(config_, BucketState{0, 0});
+  window_seconds_ = std::max<int64_t>(1, (idle_ms_ + 999) / 1000);
 }
 
 void IpRateLimiter::EvictIdle(int64_t now_ms) {
@@ -46,6 +47,7 @@ IpDecision IpRateLimiter::Admit(const std::string& ip) {
   IpDecision out;
   out.admitted = d.admitted;
   out.retry_after_seconds = d.admitted ? 0 : d.retry_after_seconds;
+  out.info = RateLimitInfo{d.limit, d.remaining, d.reset_seconds, window_seconds_};
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gateway/ratelimit/clock.h"
+#include "gateway/ratelimit/quota.h"
 #include "gateway/ratelimit/token_bucket.h"
 
 namespace dnaserve::gateway {
@@ -23,6 +24,7 @@ struct IpRateLimiterOptions {
 struct IpDecision {
   bool admitted = false;
   int64_t retry_after_seconds = 0;  // refused only; at least 1
+  RateLimitInfo info;               // the address's bucket, for RateLimit-* on a 429
 };
 
 class IpRateLimiter {
@@ -43,6 +45,7 @@ class IpRateLimiter {
   void EvictIdle(int64_t now_ms);
 
   BucketConfig config_;
+  int64_t window_seconds_ = 1;  // an empty bucket refills in this long (burst / rate)
   size_t max_entries_;
   int64_t idle_ms_;  // untouched this long = full again
   const Clock* clock_;

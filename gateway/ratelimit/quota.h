@@ -17,6 +17,7 @@ struct RateLimitInfo {
   int64_t limit = 0;          // bucket capacity
   int64_t remaining = 0;      // whole tokens left
   int64_t reset_seconds = 0;  // seconds until the bucket is full again
+  int64_t window_seconds = 60;  // RateLimit-Policy "w": seconds the refill of a full bucket takes
 };
 
 struct QuotaDecision {

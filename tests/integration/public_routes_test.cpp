@@ -1,7 +1,10 @@
 // Public routes, authentication and the envelope headers, over real HTTP.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
 #include <regex>
+#include <thread>
 
 #include "tests/integration/service_fixture.h"
 
@@ -114,4 +117,45 @@ TEST_CASE("authentication failures use the error envelope and RFC 6750 hints", "
   SECTION("unknown route") {
     check_envelope(svc->Get("/v2/whatever", svc->keys().alice), 404, "not_found");
   }
+}
+
+TEST_CASE("logs have one structured line per request and never the sequence", "[integration]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  // A sequence no other test sends, so any trace of it in a log is this request's.
+  const std::string marker = RandomDna(600, 424242);
+  auto r = svc->Post("/v1/tasks/promoter/predict",
+                     "{\"sequence\": \"" + marker + "\", \"sequence_name\": \"log-probe\"}",
+                     svc->keys().alice);
+  REQUIRE(r.status == 200);
+  std::string request_id = *r.Header("x-request-id");
+
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::string gateway_log;
+  for (int i = 0; i < 50 && gateway_log.find(request_id) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    gateway_log = read(svc->log_dir() + "/gateway.log");
+  }
+  // The gateway's request line: request id, client, method, path, status, duration.
+  size_t at = gateway_log.find("\"request_id\":\"" + request_id + "\"");
+  REQUIRE(at != std::string::npos);
+  std::string line = gateway_log.substr(gateway_log.rfind('\n', at) + 1);
+  line = line.substr(0, line.find('\n'));
+  CHECK(line.find("\"event\":\"request\"") != std::string::npos);
+  CHECK(line.find("\"client_id\":\"alice\"") != std::string::npos);
+  CHECK(line.find("\"method\":\"POST\"") != std::string::npos);
+  CHECK(line.find("\"status\":200") != std::string::npos);
+  CHECK(line.find("\"duration_ms\":") != std::string::npos);
+  // The worker logged the same request id, passed as gRPC metadata.
+  std::string worker_log = read(svc->log_dir() + "/worker-promoter.log");
+  CHECK(worker_log.find(request_id) != std::string::npos);
+  // No log holds the sequence, nor even a 30-base stretch of it.
+  for (const std::string& log : {gateway_log, worker_log}) {
+    CHECK(log.find(marker.substr(0, 30)) == std::string::npos);
+    CHECK(log.find(marker.substr(300, 30)) == std::string::npos);
+  }
+  // Keys never appear either.
+  CHECK(gateway_log.find(svc->keys().alice) == std::string::npos);
 }

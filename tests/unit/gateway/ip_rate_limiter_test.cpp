@@ -23,6 +23,11 @@ TEST_CASE("defaults: a burst of 20, then 10 per second", "[ip]") {
   IpDecision refused = limiter.Admit("192.0.2.1");
   CHECK_FALSE(refused.admitted);
   CHECK(refused.retry_after_seconds == 1);
+  // What the 429's RateLimit-* headers report: an empty bucket of 20 that refills in 2 s.
+  CHECK(refused.info.limit == 20);
+  CHECK(refused.info.remaining == 0);
+  CHECK(refused.info.reset_seconds == 2);
+  CHECK(refused.info.window_seconds == 2);
 
   clock.AdvanceMs(100);  // one token at 10/s
   CHECK(limiter.Admit("192.0.2.1").admitted);

@@ -100,10 +100,12 @@ struct Harness {
     s.catalogue = &catalogue;
     s.docs = &docs;
     s.runner = &runner;
-    s.admit_ip = [this](const std::string&) -> std::optional<int64_t> {
+    s.admit_ip = [this](const std::string&) -> std::optional<QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
-        return 3;
+        Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
+        refused.set_retry_after_seconds(3);
+        return QuotaDecision{refused, RateLimitInfo{20, 0, 2, 2}};
       }
       return std::nullopt;
     };
@@ -179,6 +181,9 @@ TEST_CASE("the per-IP edge limit answers 429 with a 32-hex request id", "[gatewa
   auto r = h.Call("GET", "/v1/tasks/enhancer/models", "");
   CHECK(r.status == 429);
   CHECK(*r.FindHeader("Retry-After") == "3");
+  CHECK(*r.FindHeader("RateLimit-Limit") == "20");
+  CHECK(*r.FindHeader("RateLimit-Remaining") == "0");
+  CHECK(*r.FindHeader("RateLimit-Policy") == "20;w=2");
   std::string id = *r.FindHeader("X-Request-Id");
   CHECK(id.size() == 32);
   CHECK(std::string(Json(r)["error"]["request_id"].GetString()) == id);

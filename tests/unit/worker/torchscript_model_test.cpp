@@ -16,46 +16,8 @@
 namespace dnaserve::worker {
 namespace {
 
-std::string RandomBases(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string out(n, 'A');
-  for (char& c : out) c = "ACGT"[rng() % 4];
-  return out;
-}
-
-v1::PredictRequest RequestFor(Task task, size_t length) {
-  v1::PredictRequest request;
-  request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, 42));
-  switch (task) {
-    case Task::kPromoter:
-      request.mutable_promoter()->set_threshold(0.5);
-      break;
-    case Task::kSplice: {
-      auto* s = request.mutable_splice();
-      s->set_threshold(0.5);
-      s->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
-      s->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
-      s->set_max_sites(20000);
-      break;
-    }
-    case Task::kEnhancer:
-      request.mutable_enhancer();
-      break;
-    case Task::kChromatin:
-      request.mutable_chromatin()->set_threshold(0.5);
-      break;
-    case Task::kAnnotation: {
-      auto* a = request.mutable_annotation();
-      a->set_batch_size(8);
-      a->set_reverse_complement(true);
-      break;
-    }
-    case Task::kExpression:
-      request.mutable_expression()->set_description("adult liver");
-      break;
-  }
-  return request;
-}
+using testing::RandomBases;
+using testing::RequestFor;
 
 CATCH_TEST_CASE("every generated package loads and runs its task", "[torch][models]") {
   std::string why;
@@ -71,7 +33,7 @@ CATCH_TEST_CASE("every generated package loads and runs its task", "[torch][mode
     const ModelManifest& manifest = scan.models[0];
     auto model = LoadTorchScriptModel(manifest.WeightsPath());
     CATCH_REQUIRE(model.ok());
-    auto result = RunPrediction(**model, manifest, RequestFor(task, 3000), RunHooks{});
+    auto result = RunPrediction(**model, manifest, RequestFor(task, 3000, 42), RunHooks{});
     CATCH_REQUIRE(result.ok());
     CATCH_CHECK(result->windows_processed() >= 1);
   }
@@ -88,7 +50,7 @@ CATCH_TEST_CASE("the expression model's output depends on the description", "[to
   CATCH_REQUIRE(scan.models.size() == 1);
   auto model = LoadTorchScriptModel(scan.models[0].WeightsPath());
   CATCH_REQUIRE(model.ok());
-  v1::PredictRequest request = RequestFor(Task::kExpression, 9198);
+  v1::PredictRequest request = RequestFor(Task::kExpression, 9198, 42);
   auto liver = RunPrediction(**model, scan.models[0], request, RunHooks{});
   request.mutable_expression()->set_description("brain, fetal, female");
   auto brain = RunPrediction(**model, scan.models[0], request, RunHooks{});
@@ -156,7 +118,7 @@ CATCH_TEST_CASE("timing: load and 10 kb inference per generated model", "[.timin
     auto model = LoadTorchScriptModel(scan.models[0].WeightsPath());
     auto t1 = Clock::now();
     CATCH_REQUIRE(model.ok());
-    v1::PredictRequest request = RequestFor(task, bp);
+    v1::PredictRequest request = RequestFor(task, bp, 42);
     auto first = RunPrediction(**model, scan.models[0], request, RunHooks{});
     auto t2 = Clock::now();
     double best = 1e9;

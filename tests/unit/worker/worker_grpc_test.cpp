@@ -22,18 +22,14 @@
 namespace dnaserve::worker {
 namespace {
 
+using testing::RandomBases;
+using testing::RequestFor;
+
 namespace fs = std::filesystem;
 using dnaserve::testing::ChildProcess;
 using testing::ReadFile;
 
 std::string WorkerBinary() { return dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker"; }
-
-std::string RandomBases(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string out(n, 'A');
-  for (char& c : out) c = "ACGT"[rng() % 4];
-  return out;
-}
 
 // One dnaserve-worker process on a free loopback port, with its log in a scratch directory
 // (kept when DNASERVE_KEEP_TEST_FILES is set).
@@ -107,41 +103,6 @@ Call Predict(Worker& worker, const v1::PredictRequest& request,
   }
   call.status = reader->Finish();
   return call;
-}
-
-v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7) {
-  v1::PredictRequest request;
-  request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, seed));
-  request.set_sequence_name("chrT");
-  switch (task) {
-    case Task::kPromoter:
-      request.mutable_promoter()->set_threshold(0.5);
-      break;
-    case Task::kSplice: {
-      auto* s = request.mutable_splice();
-      s->set_threshold(0.5);
-      s->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
-      s->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
-      s->set_max_sites(20000);
-      break;
-    }
-    case Task::kEnhancer:
-      request.mutable_enhancer();
-      break;
-    case Task::kChromatin:
-      request.mutable_chromatin()->set_threshold(0.5);
-      break;
-    case Task::kAnnotation: {
-      auto* a = request.mutable_annotation();
-      a->set_batch_size(8);
-      a->set_reverse_complement(true);
-      break;
-    }
-    case Task::kExpression:
-      request.mutable_expression()->set_description("adult liver");
-      break;
-  }
-  return request;
 }
 
 // Windows a 10,000 bp request runs (expression: its one 9,198 bp window).

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <sstream>
 
 #include "tests/support/test_env.h"
@@ -120,6 +121,48 @@ std::string ReadFile(const std::string& path) {
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
+}
+
+std::string RandomBases(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(n, 'A');
+  for (char& c : out) c = "ACGT"[rng() % 4];
+  return out;
+}
+
+v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed) {
+  v1::PredictRequest request;
+  request.set_sequence(RandomBases(task == Task::kExpression ? 9198 : length, seed));
+  request.set_sequence_name("chrT");
+  switch (task) {
+    case Task::kPromoter:
+      request.mutable_promoter()->set_threshold(0.5);
+      break;
+    case Task::kSplice: {
+      auto* s = request.mutable_splice();
+      s->set_threshold(0.5);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
+      s->set_max_sites(20000);
+      break;
+    }
+    case Task::kEnhancer:
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.mutable_chromatin()->set_threshold(0.5);
+      break;
+    case Task::kAnnotation: {
+      auto* a = request.mutable_annotation();
+      a->set_batch_size(8);
+      a->set_reverse_complement(true);
+      break;
+    }
+    case Task::kExpression:
+      request.mutable_expression()->set_description("adult liver");
+      break;
+  }
+  return request;
 }
 
 }  // namespace dnaserve::worker::testing

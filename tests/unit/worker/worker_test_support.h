@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.pb.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model.h"
 
@@ -37,6 +39,13 @@ class FakeModel : public Model {
 
 // A manifest like the generated package of `task` (no files behind it).
 ModelManifest TestManifest(Task task);
+
+// `n` random bases (A/C/G/T) from a fixed seed.
+std::string RandomBases(size_t n, unsigned seed);
+
+// A request for `task` with the gateway's default options and `length` random bases (expression:
+// exactly its 9,198 bp window), named "chrT".
+v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7);
 
 // Removes a test's scratch directory unless DNASERVE_KEEP_TEST_FILES is set.
 void RemoveScratch(const std::string& dir);
