@@ -1,10 +1,8 @@
 #include "gateway/handlers/info_handlers.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "common/version.h"
 #include "gateway/http/error_response.h"
+#include "gateway/http/json_writer.h"
 #include "gateway/openapi/openapi.h"
 #include "gateway/render/predict_response.h"
 
@@ -12,17 +10,13 @@ namespace dnaserve::gateway {
 
 RouteHandler MakeHealthHandler() {
   return [](RouteCall, Responder respond) {
-    rapidjson::StringBuffer buffer;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    JsonWriter w;
     w.StartObject();
-    w.Key("status");
-    w.String("healthy");
-    w.Key("version");
-    std::string_view version = ServiceVersion();
-    w.String(version.data(), static_cast<rapidjson::SizeType>(version.size()));
+    w.Field("status", "healthy");
+    w.Field("version", ServiceVersion());
     w.EndObject();
     HttpResponse response;
-    response.body = buffer.GetString();
+    response.body = w.Take();
     respond(std::move(response));
   };
 }

@@ -1,20 +1,17 @@
 #include "gateway/http/error_response.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "gateway/http/json_writer.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter;
 
-void WriteString(Writer& w, const std::string& s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+void WriteString(Writer& w, const std::string& s) { w.String(s); }
 
 void WriteStrings(Writer& w, const std::vector<std::string>& items) {
   w.StartArray();
-  for (const auto& item : items) WriteString(w, item);
+  for (const auto& item : items) w.String(item);
   w.EndArray();
 }
 
@@ -57,10 +54,8 @@ struct DetailsWriter {
   }
   bool operator()(const SyncTooLargeDetails& d) const {
     w.StartObject();
-    w.Key("sequence_length");
-    w.Int64(d.sequence_length);
-    w.Key("threshold");
-    w.Int64(d.threshold);
+    w.Field("sequence_length", d.sequence_length);
+    w.Field("threshold", d.threshold);
     w.EndObject();
     return true;
   }
@@ -68,14 +63,10 @@ struct DetailsWriter {
     w.StartObject();
     w.Key("task");
     WriteString(w, d.task);
-    w.Key("record_count");
-    w.Int64(d.record_count);
-    w.Key("maximum_records");
-    w.Int64(d.maximum_records);
-    w.Key("sequence_length");
-    w.Int64(d.sequence_length);
-    w.Key("threshold");
-    w.Double(d.threshold);
+    w.Field("record_count", d.record_count);
+    w.Field("maximum_records", d.maximum_records);
+    w.Field("sequence_length", d.sequence_length);
+    w.Field("threshold", d.threshold);
     w.EndObject();
     return true;
   }
@@ -107,8 +98,7 @@ int HttpStatusFor(ErrorCode code) {
 }
 
 std::string ErrorEnvelopeJson(const Status& status, const std::string& request_id) {
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  Writer w;
   w.StartObject();
   w.Key("error");
   w.StartObject();
@@ -125,7 +115,7 @@ std::string ErrorEnvelopeJson(const Status& status, const std::string& request_i
   }
   w.EndObject();
   w.EndObject();
-  return buffer.GetString();
+  return w.Take();
 }
 
 HttpResponse ErrorResponse(const Status& status, const std::string& request_id) {

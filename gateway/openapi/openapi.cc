@@ -1,8 +1,5 @@
 #include "gateway/openapi/openapi.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <cctype>
 #include <initializer_list>
 #include <optional>
@@ -12,40 +9,26 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "gateway/http/json_writer.h"
 #include "gateway/ratelimit/quota.h"
 #include "gateway/validation/request_schema.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-// A compact RapidJSON writer with the handful of shorthands this document needs.
-class Json {
+// JsonWriter with the handful of shorthands this document needs.
+class Json : public JsonWriter {
  public:
-  explicit Json(rapidjson::StringBuffer& buffer) : w_(buffer) {}
+  void Obj() { StartObject(); }
+  void EndObj() { EndObject(); }
+  void Arr() { StartArray(); }
+  void EndArr() { EndArray(); }
+  void Str(std::string_view s) { String(s); }
+  void Num(double d) { Double(d); }
 
-  void Obj() { w_.StartObject(); }
-  void EndObj() { w_.EndObject(); }
-  void Arr() { w_.StartArray(); }
-  void EndArr() { w_.EndArray(); }
-  void Key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
-  void Str(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
-  void Int(int64_t i) { w_.Int64(i); }
-  void Num(double d) { w_.Double(d); }
-  void Bool(bool b) { w_.Bool(b); }
-  void Null() { w_.Null(); }
-
-  void KStr(std::string_view k, std::string_view s) {
-    Key(k);
-    Str(s);
-  }
-  void KInt(std::string_view k, int64_t i) {
-    Key(k);
-    Int(i);
-  }
-  void KBool(std::string_view k, bool b) {
-    Key(k);
-    Bool(b);
-  }
+  void KStr(std::string_view k, std::string_view s) { Field(k, s); }
+  void KInt(std::string_view k, int64_t i) { Field(k, i); }
+  void KBool(std::string_view k, bool b) { Field(k, b); }
   void KObj(std::string_view k) {
     Key(k);
     Obj();
@@ -90,9 +73,6 @@ class Json {
     if (!description.empty()) KStr("description", description);
     EndObj();
   }
-
- private:
-  rapidjson::Writer<rapidjson::StringBuffer> w_;
 };
 
 std::string TitleCase(std::string_view name) {
@@ -1085,8 +1065,7 @@ void WriteHeaderComponents(Json& j) {
 }  // namespace
 
 std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_view version) {
-  rapidjson::StringBuffer buffer;
-  Json j(buffer);
+  Json j;
   j.Obj();
   j.KStr("openapi", "3.1.0");
   j.KObj("info");
@@ -1142,7 +1121,7 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   j.EndObj();
 
   j.EndObj();
-  return std::string(buffer.GetString(), buffer.GetSize());
+  return j.Take();
 }
 
 }  // namespace dnaserve::gateway

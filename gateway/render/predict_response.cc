@@ -7,7 +7,7 @@
 #include <map>
 #include <string_view>
 
-#include "gateway/render/json_writer.h"
+#include "gateway/http/json_writer.h"
 
 namespace dnaserve::gateway {
 namespace {

@@ -1,4 +1,5 @@
-// A thin RapidJSON writer for the gateway's response bodies. It exists for one reason beyond
+// The gateway's one JSON writer (response bodies, envelopes, the OpenAPI document), a thin layer
+// over RapidJSON. It exists for one reason beyond
 // brevity: RapidJSON's Writer::Double() writes the separator before it rejects NaN/Inf, which
 // leaves a half-written, invalid document. Here a non-finite number is written as null instead,
 // so no model output can ever corrupt a response body.
