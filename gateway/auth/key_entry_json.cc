@@ -1,27 +1,19 @@
 #include "gateway/auth/key_entry_json.h"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "gateway/http/json_writer.h"
 
 namespace dnaserve::gateway {
 
 std::string KeyEntryJson(const KeyEntry& entry) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  JsonWriter w;
   w.StartObject();
-  w.Key("key_sha256");
-  w.String(entry.key_sha256.data(), static_cast<rapidjson::SizeType>(entry.key_sha256.size()));
-  w.Key("client_id");
-  w.String(entry.principal.client_id.data(),
-           static_cast<rapidjson::SizeType>(entry.principal.client_id.size()));
-  w.Key("enabled");
-  w.Bool(entry.enabled);
-  w.Key("rate_per_minute");
-  w.Int64(entry.principal.rate_per_minute);
-  w.Key("max_concurrency");
-  w.Int64(entry.principal.max_concurrency);
+  w.Field("key_sha256", entry.key_sha256);
+  w.Field("client_id", entry.principal.client_id);
+  w.Field("enabled", entry.enabled);
+  w.Field("rate_per_minute", entry.principal.rate_per_minute);
+  w.Field("max_concurrency", entry.principal.max_concurrency);
   w.EndObject();
-  return buffer.GetString();
+  return w.Take();
 }
 
 }  // namespace dnaserve::gateway
