@@ -20,12 +20,32 @@ int main(int argc, char** argv) {
   app.add_option("--listen", config.listen_address, "gRPC listen address, e.g. 127.0.0.1:50051")
       ->required();
   app.add_option("--threads", config.torch_threads,
-                 "LibTorch intra-op threads (0 = LibTorch default)")
+                 "LibTorch intra-op threads per forward pass (0 = LibTorch default)")
       ->envname("DNASERVE_WORKER_THREADS")
       ->check(CLI::Range(0, 256));
   app.add_option("--shutdown-grace-seconds", config.shutdown_grace_seconds,
                  "time in-flight calls get to finish after SIGTERM")
       ->check(CLI::Range(0, 3600));
+  auto& batching = config.batching;
+  app.add_flag("--batching,!--no-batching", batching.enabled,
+               "dynamic batching across concurrent requests (default on)")
+      ->envname("DNASERVE_WORKER_BATCHING");
+  app.add_option("--batch-max-bases", batching.max_batch_bases,
+                 "budget of one batched forward pass, in bases (windows x context)")
+      ->envname("DNASERVE_WORKER_BATCH_MAX_BASES")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--batch-max-wait-us", batching.max_wait_us,
+                 "how long a forward pass below budget waits for other requests (microseconds)")
+      ->envname("DNASERVE_WORKER_BATCH_MAX_WAIT_US")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--batch-executors", batching.executors,
+                 "threads running batched forward passes, per model (0 = CPUs / --threads)")
+      ->envname("DNASERVE_WORKER_BATCH_EXECUTORS")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--queue-max-bases", batching.max_queue_bases,
+                 "bases waiting per model beyond which requests get 503 + Retry-After")
+      ->envname("DNASERVE_WORKER_QUEUE_MAX_BASES")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   CLI11_PARSE(app, argc, argv);
 
   config.task = *dnaserve::TaskFromName(task_name);

@@ -116,24 +116,47 @@ class Fields {
   std::string prefix_;
 };
 
+// "tokenizer": {"type": "char", "vocab"?}
+//            | {"type": "kmer", "k", "stride", "vocab"?, "convention"?}
+//            | {"type": "bpe", "file"}
+// Only the schema is checked here; the files are read (and their alphabet coverage checked) when
+// the model loads, so that a broken tokenizer answers model_loading like broken weights do.
 Status ParseTokenizer(const rapidjson::Value& value, TokenizerSpec* out) {
   if (!value.IsObject()) return Invalid("'tokenizer' must be an object");
   Fields f(value, "tokenizer.");
-  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"type", "k", "stride", "vocab"}));
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"type", "k", "stride", "vocab", "convention", "file"}));
   std::string type;
   DNASERVE_RETURN_IF_ERROR(f.String("type", &type));
   DNASERVE_RETURN_IF_ERROR(f.String("vocab", &out->vocab_file, /*required=*/false));
   if (!out->vocab_file.empty() && !IsPlainFileName(out->vocab_file)) {
     return f.Wrong("vocab", "a file name inside the package");
   }
+  auto only_for = [&](const char* key, const char* types) -> Status {
+    if (!f.Has(key)) return Status::Ok();
+    return Invalid("'tokenizer." + std::string(key) + "' is only valid for type " + types);
+  };
   if (type == "char") {
     if (f.Has("k") || f.Has("stride")) return Invalid("'tokenizer' of type char takes no k/stride");
+    DNASERVE_RETURN_IF_ERROR(only_for("convention", "kmer"));
+    DNASERVE_RETURN_IF_ERROR(only_for("file", "bpe"));
     out->type = TokenizerType::kChar;
     out->k = 1;
     out->stride = 1;
     return Status::Ok();
   }
-  if (type != "kmer") return f.Wrong("type", "\"char\" or \"kmer\"");
+  if (type == "bpe") {
+    if (f.Has("k") || f.Has("stride")) return Invalid("'tokenizer' of type bpe takes no k/stride");
+    DNASERVE_RETURN_IF_ERROR(only_for("vocab", "char or kmer (bpe reads its vocab from 'file')"));
+    DNASERVE_RETURN_IF_ERROR(only_for("convention", "kmer"));
+    DNASERVE_RETURN_IF_ERROR(f.String("file", &out->file));
+    if (!IsPlainFileName(out->file)) return f.Wrong("file", "a file name inside the package");
+    out->type = TokenizerType::kBpe;
+    out->k = 1;
+    out->stride = 1;
+    return Status::Ok();
+  }
+  if (type != "kmer") return f.Wrong("type", "\"char\", \"kmer\" or \"bpe\"");
+  DNASERVE_RETURN_IF_ERROR(only_for("file", "bpe"));
   out->type = TokenizerType::kKmer;
   int64_t k = 0;
   int64_t stride = 0;
@@ -142,6 +165,27 @@ Status ParseTokenizer(const rapidjson::Value& value, TokenizerSpec* out) {
   if (stride > k) return Invalid("'tokenizer.stride' must not exceed 'tokenizer.k'");
   out->k = static_cast<int>(k);
   out->stride = static_cast<int>(stride);
+  std::string convention = "builtin";
+  DNASERVE_RETURN_IF_ERROR(f.String("convention", &convention, /*required=*/false));
+  if (convention == "builtin") {
+    out->convention = KmerConvention::kBuiltin;
+  } else if (convention == "dnabert") {
+    out->convention = KmerConvention::kDnabert;
+  } else if (convention == "nucleotide_transformer") {
+    out->convention = KmerConvention::kNucleotideTransformer;
+    if (stride != k) {
+      return Invalid(
+          "'tokenizer.stride' must equal 'tokenizer.k' for the nucleotide_transformer convention "
+          "(non-overlapping k-mers)");
+    }
+  } else {
+    return f.Wrong("convention", "\"builtin\", \"dnabert\" or \"nucleotide_transformer\"");
+  }
+  if (out->convention != KmerConvention::kBuiltin && out->vocab_file.empty()) {
+    // Their ids are whatever the model was trained with: guessing them would run silently wrong.
+    return Invalid("'tokenizer.vocab' is required for the " + convention +
+                   " convention (the model's vocab.txt gives the ids)");
+  }
   return Status::Ok();
 }
 
@@ -155,18 +199,48 @@ Status RequireLabels(const ModelManifest& m, std::initializer_list<const char*> 
   return Status::Ok();
 }
 
+// flank_bp / output_window_bp: per-base models that see real sequence around the bases they
+// score (OpenSpliceAI: 5,000 scored + 5,000 flank on each side = 15,000 input).
+Status ParseFlank(const Fields& f, ModelManifest* m) {
+  m->flank_bp = 0;
+  m->output_window_bp = m->context_window_bp;
+  const bool flank = f.Has("flank_bp");
+  const bool output = f.Has("output_window_bp");
+  if (!flank && !output) return Status::Ok();
+  if (flank != output) {
+    return Invalid("'flank_bp' and 'output_window_bp' must be given together");
+  }
+  if (m->task != Task::kSplice) {
+    return Invalid("'flank_bp' and 'output_window_bp' are only valid for splice models");
+  }
+  if (m->tokenizer.type != TokenizerType::kChar) {
+    return Invalid("flanked models need the char tokenizer (one output per scored base)");
+  }
+  DNASERVE_RETURN_IF_ERROR(f.Int("flank_bp", &m->flank_bp, 1, kMaxContextBp));
+  DNASERVE_RETURN_IF_ERROR(f.Int("output_window_bp", &m->output_window_bp, 1, kMaxContextBp));
+  if (m->output_window_bp + 2 * m->flank_bp != m->context_window_bp) {
+    return Invalid("'context_window_bp' (" + std::to_string(m->context_window_bp) +
+                   ") must equal 'output_window_bp' + 2 * 'flank_bp' (" +
+                   std::to_string(m->output_window_bp + 2 * m->flank_bp) + ")");
+  }
+  return Status::Ok();
+}
+
 // The rules that depend on the task: window geometry and the outputs the worker decodes.
 Status ValidateForTask(const Fields& f, ModelManifest* m) {
+  DNASERVE_RETURN_IF_ERROR(ParseFlank(f, m));
   const bool overlapping = m->task == Task::kPromoter || m->task == Task::kChromatin;
   if (overlapping) {
     DNASERVE_RETURN_IF_ERROR(f.Int("stride_bp", &m->stride_bp, 1, m->context_window_bp));
   } else {
-    m->stride_bp = m->context_window_bp;
+    // Windows step by the bases they score: the whole context, or its centre for flanked models.
+    m->stride_bp = m->output_window_bp;
     int64_t stride = 0;
     DNASERVE_RETURN_IF_ERROR(f.Int("stride_bp", &stride, 1, kMaxContextBp, /*required=*/false));
-    if (f.Has("stride_bp") && stride != m->context_window_bp) {
-      return Invalid("'stride_bp' of a " + std::string(TaskName(m->task)) +
-                     " model must equal 'context_window_bp' (non-overlapping windows)");
+    if (f.Has("stride_bp") && stride != m->stride_bp) {
+      return Invalid("'stride_bp' of a " + std::string(TaskName(m->task)) + " model must equal " +
+                     (m->flank_bp > 0 ? "'output_window_bp' (flanked windows)"
+                                      : "'context_window_bp' (non-overlapping windows)"));
     }
   }
   if (m->task != Task::kAnnotation && f.Has("transcript_types")) {
@@ -227,10 +301,11 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
   }
   if (!doc.IsObject()) return Invalid("the top level must be an object");
   Fields f(doc);
-  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys(
-      {"format_version", "id", "task", "description", "is_default", "tokenizer",
-       "context_window_bp", "trained_window_bp", "stride_bp", "output_labels", "transcript_types",
-       "text_tokenizer", "trained", "seed", "weights", "model_card"}));
+  DNASERVE_RETURN_IF_ERROR(
+      f.OnlyKeys({"format_version", "id", "task", "description", "is_default", "tokenizer",
+                  "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
+                  "output_window_bp", "output_labels", "transcript_types", "text_tokenizer",
+                  "trained", "seed", "weights", "model_card"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -318,6 +393,9 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
   if (!m.tokenizer.vocab_file.empty() && !FileExists(package_dir + "/" + m.tokenizer.vocab_file)) {
     return Invalid("tokenizer vocab '" + m.tokenizer.vocab_file + "' is missing from the package");
   }
+  if (!m.tokenizer.file.empty() && !FileExists(package_dir + "/" + m.tokenizer.file)) {
+    return Invalid("tokenizer file '" + m.tokenizer.file + "' is missing from the package");
+  }
   return m;
 }
 
@@ -362,8 +440,18 @@ ManifestScan ScanModelsDir(const std::string& models_dir, Task task) {
 }
 
 std::string TokenizerLabel(const TokenizerSpec& spec) {
-  if (spec.type == TokenizerType::kChar) return "char";
-  return "kmer(k=" + std::to_string(spec.k) + ",stride=" + std::to_string(spec.stride) + ")";
+  switch (spec.type) {
+    case TokenizerType::kChar:
+      return "char";
+    case TokenizerType::kBpe:
+      return "bpe";
+    case TokenizerType::kKmer:
+      break;
+  }
+  std::string label = "kmer(k=" + std::to_string(spec.k) + ",stride=" + std::to_string(spec.stride);
+  if (spec.convention == KmerConvention::kDnabert) label += ",dnabert";
+  if (spec.convention == KmerConvention::kNucleotideTransformer) label += ",nucleotide_transformer";
+  return label + ")";
 }
 
 }  // namespace dnaserve::worker

@@ -15,13 +15,18 @@ namespace dnaserve::worker {
 
 inline constexpr int kManifestFormatVersion = 1;
 
-enum class TokenizerType { kChar, kKmer };
+enum class TokenizerType { kChar, kKmer, kBpe };
+
+// Whose k-mer tokenisation a kmer tokenizer reproduces (worker/README.md, "Tokenizers").
+enum class KmerConvention { kBuiltin, kDnabert, kNucleotideTransformer };
 
 struct TokenizerSpec {
   TokenizerType type = TokenizerType::kChar;
-  int k = 1;               // bases per token (1 for char)
+  int k = 1;               // bases per token (1 for char and bpe)
   int stride = 1;          // bases between token starts (1 for char; k for non-overlapping k-mers)
-  std::string vocab_file;  // optional, package-relative; the id mapping itself is fixed (README)
+  std::string vocab_file;  // char/kmer, optional: one token per line, id = line number
+  KmerConvention convention = KmerConvention::kBuiltin;  // kmer only
+  std::string file;        // bpe: the Hugging Face tokenizer.json, package-relative
 };
 
 // Text input of the expression model: UTF-8 bytes, id = byte + 1 (0 is padding).
@@ -41,6 +46,13 @@ struct ModelManifest {
   // Distance between window starts. Always filled after parsing: the manifest value for the
   // overlapping tasks (promoter, chromatin), context_window_bp for the non-overlapping ones.
   int64_t stride_bp = 0;
+  // Flanked per-base models (splice only; worker/README.md "Flanked models"): each window scores
+  // its central output_window_bp bases and sees flank_bp of real neighbouring sequence on each
+  // side, so context_window_bp = output_window_bp + 2 * flank_bp and windows step by
+  // output_window_bp. Always filled after parsing: without the manifest fields, flank_bp = 0 and
+  // output_window_bp = context_window_bp (the plain non-overlapping windows).
+  int64_t flank_bp = 0;
+  int64_t output_window_bp = 0;
   std::vector<std::string> output_labels;
   std::vector<std::string> transcript_types;        // annotation only
   std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
@@ -71,7 +83,8 @@ struct ManifestScan {
 // `errors` and skipped. Ids are unique because each must equal its directory name.
 ManifestScan ScanModelsDir(const std::string& models_dir, Task task);
 
-// A one-word tokenizer description for listings: "char" or "kmer(k=6,stride=6)".
+// A one-word tokenizer description for listings: "char", "kmer(k=6,stride=6)",
+// "kmer(k=6,stride=1,dnabert)", "bpe".
 std::string TokenizerLabel(const TokenizerSpec& spec);
 
 }  // namespace dnaserve::worker

@@ -64,13 +64,14 @@ StatusOr<ModelLease> ModelRegistry::Acquire(const std::string& id) {
 
   const auto started = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(entry->mu);
-  if (entry->model) return ModelLease{entry->model, &entry->manifest, false, 0};
+  if (entry->model) return ModelLease{entry->model, &entry->manifest, false, 0, entry->tokenizer};
 
   if (entry->loading) {
     // Someone else is loading it: share that load instead of starting a second one.
     entry->loaded_or_failed.wait_for(lock, load_wait_, [&] { return !entry->loading; });
     if (entry->model) {
-      return ModelLease{entry->model, &entry->manifest, true, MillisSince(started)};
+      return ModelLease{entry->model, &entry->manifest, true, MillisSince(started),
+                        entry->tokenizer};
     }
     if (entry->loading) {
       return Status(ErrorCode::kModelLoading,
@@ -83,7 +84,9 @@ StatusOr<ModelLease> ModelRegistry::Acquire(const std::string& id) {
   entry->loading = true;
   lock.unlock();
   // The load runs unlocked so that other requests can queue on the condition variable.
-  StatusOr<std::shared_ptr<Model>> loaded = loader_(entry->manifest);
+  auto tokenizer = LoadTokenizer(entry->manifest);  // cheap next to the weights; fails first
+  StatusOr<std::shared_ptr<Model>> loaded =
+      tokenizer.ok() ? loader_(entry->manifest) : tokenizer.status();
   const int64_t elapsed = MillisSince(started);
   lock.lock();
   entry->loading = false;
@@ -97,10 +100,11 @@ StatusOr<ModelLease> ModelRegistry::Acquire(const std::string& id) {
     return LoadFailed(entry->manifest.id, entry->last_error);
   }
   entry->model = loaded.value();
+  entry->tokenizer = std::move(tokenizer).value();
   entry->last_error.clear();
   entry->loaded_or_failed.notify_all();
   log::Info("model_loaded", {{"model", entry->manifest.id}, {"load_time_ms", elapsed}});
-  return ModelLease{entry->model, &entry->manifest, true, elapsed};
+  return ModelLease{entry->model, &entry->manifest, true, elapsed, entry->tokenizer};
 }
 
 int ModelRegistry::LoadedCount() const {

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model.h"
+#include "worker/tokenize/tokenizer.h"
 
 namespace dnaserve::worker {
 
@@ -24,6 +25,7 @@ struct ModelLease {
   const ModelManifest* manifest = nullptr;  // owned by the registry, lives as long as it
   bool cold_start = false;                  // the model was not ready when the request arrived
   int64_t load_time_ms = 0;  // time this request spent loading or waiting for the load
+  std::shared_ptr<const Tokenizer> tokenizer;  // the package's, loaded with the model
 };
 
 class ModelRegistry {
@@ -39,6 +41,8 @@ class ModelRegistry {
 
   // `id` empty -> the default model. Unknown id -> model_not_found {available_models}. A load
   // that fails -> model_loading (503, Retry-After 30) with the reason; the next request retries.
+  // Loading builds the package's tokenizer (LoadTokenizer) before the weights: a tokenizer that
+  // cannot be read or cannot encode ACGTN fails the load the same way.
   StatusOr<ModelLease> Acquire(const std::string& id);
 
   // Models currently loaded (for logs and tests).
@@ -51,6 +55,7 @@ class ModelRegistry {
     std::mutex mu;
     std::condition_variable loaded_or_failed;
     std::shared_ptr<Model> model;
+    std::shared_ptr<const Tokenizer> tokenizer;  // set together with `model`
     bool loading = false;
     std::string last_error;
   };

@@ -5,17 +5,45 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
 
 #include "common/log.h"
+#include "worker/batching/batching_model.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model_registry.h"
 #include "worker/models/torchscript_model.h"
 #include "worker/service/worker_service.h"
 
 namespace dnaserve::worker {
+namespace {
+
+// One executor per group of intra-op threads, so that the executors of a busy model keep every
+// CPU busy without oversubscribing them.
+int AutoExecutors() {
+  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cpus / std::max(1, TorchThreads()));
+}
+
+// The TorchScript module of a package, behind a batching queue unless batching is off.
+StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
+                                                 const BatchingConfig& batching) {
+  auto model = LoadTorchScriptModel(manifest.WeightsPath());
+  if (!model.ok() || !batching.enabled) return model;
+  BatchingOptions options;
+  options.model_id = manifest.id;
+  options.bases_per_row = manifest.context_window_bp;
+  options.max_batch_bases = batching.max_batch_bases;
+  options.max_queue_bases = batching.max_queue_bases;
+  options.max_wait = std::chrono::microseconds(batching.max_wait_us);
+  options.executors = batching.executors;
+  return std::shared_ptr<Model>(
+      std::make_shared<BatchingModel>(std::move(model).value(), std::move(options)));
+}
+
+}  // namespace
 
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
@@ -41,8 +69,10 @@ int RunWorkerServer(const WorkerConfig& config) {
   }
 
   SetTorchThreads(config.torch_threads);
-  ModelRegistry registry(std::move(scan.models), [](const ModelManifest& manifest) {
-    return LoadTorchScriptModel(manifest.WeightsPath());
+  BatchingConfig batching = config.batching;
+  if (batching.executors <= 0) batching.executors = AutoExecutors();
+  ModelRegistry registry(std::move(scan.models), [&batching](const ModelManifest& manifest) {
+    return LoadServedModel(manifest, batching);
   });
   WorkerService service(config.task, &registry);
 
@@ -62,7 +92,12 @@ int RunWorkerServer(const WorkerConfig& config) {
                                  {"address", config.listen_address},
                                  {"port", bound_port},
                                  {"models", static_cast<int64_t>(registry.manifests().size())},
-                                 {"torch_threads", TorchThreads()}});
+                                 {"torch_threads", TorchThreads()},
+                                 {"batching", batching.enabled},
+                                 {"batch_max_bases", batching.max_batch_bases},
+                                 {"batch_max_wait_us", batching.max_wait_us},
+                                 {"batch_executors", batching.executors},
+                                 {"queue_max_bases", batching.max_queue_bases}});
 
   std::thread waiter([&] {
     int signal_number = 0;

@@ -2,19 +2,32 @@
 // grpc.health.v1 service) until SIGTERM/SIGINT, then shut down gracefully.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/task.h"
 
 namespace dnaserve::worker {
 
+// Dynamic batching across concurrent requests (worker/batching/batching_model.h); sizes in
+// bases = windows x the model's context_window_bp.
+// Defaults measured on a 2-vCPU VM with the bundled models (worker/README.md, "Execution").
+struct BatchingConfig {
+  bool enabled = true;
+  int64_t max_batch_bases = 32768;    // one stacked forward pass
+  int64_t max_queue_bases = 1048576;  // waiting per model; beyond it calls get 503 + Retry-After
+  int max_wait_us = 0;                // how long a pass below budget waits for company
+  int executors = 0;                  // threads running passes per model; 0 = CPUs / torch threads
+};
+
 struct WorkerConfig {
   Task task = Task::kPromoter;
   std::string models_dir;            // holds <model_id>/manifest.json packages
   std::string listen_address;        // e.g. "127.0.0.1:50051"
-  int torch_threads = 0;             // LibTorch intra-op threads; 0 keeps LibTorch's default
+  int torch_threads = 1;             // LibTorch intra-op threads; 0 keeps LibTorch's default
   int shutdown_grace_seconds = 10;   // in-flight calls get this long, then are cancelled
   int max_message_bytes = 64 << 20;  // largest request accepted
+  BatchingConfig batching;
 };
 
 // Blocks until a termination signal has been handled; returns the process exit code

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <utility>
 
 #include "common/log.h"
 #include "proto/status_codec.h"
@@ -22,6 +23,25 @@ int64_t MillisSince(std::chrono::steady_clock::time_point start) {
                                                                start)
       .count();
 }
+
+// The model as one request sees it: a forward pass still waiting in the batching queue when the
+// call is cancelled is withdrawn (its windows never run), and the run ends as it does when it is
+// cancelled between batches.
+class RequestModel final : public Model {
+ public:
+  RequestModel(Model& model, CancelCheck cancelled)
+      : model_(model), cancelled_(std::move(cancelled)) {}
+
+  StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
+    auto outputs = model_.ForwardUnlessCancelled(inputs, cancelled_);
+    if (!outputs.ok() && IsForwardCancelled(outputs.status())) return RunCancelledStatus();
+    return outputs;
+  }
+
+ private:
+  Model& model_;
+  CancelCheck cancelled_;
+};
 
 }  // namespace
 
@@ -108,7 +128,8 @@ grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::Pred
   const auto inference_started = std::chrono::steady_clock::now();
   StatusOr<v1::PredictResult> result = Internal("inference did not run");
   try {
-    result = RunPrediction(*lease->model, *lease->manifest, *request, hooks);
+    RequestModel model(*lease->model, hooks.cancelled);
+    result = RunPrediction(model, *lease->manifest, *lease->tokenizer, *request, hooks);
   } catch (const std::exception& e) {
     // RunPrediction returns Status; this only catches what escapes it (e.g. std::bad_alloc).
     log::Error("predict_exception", {{"request_id", request_id}, {"what", e.what()}});

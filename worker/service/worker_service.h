@@ -16,7 +16,8 @@ class WorkerService final : public v1::Worker::Service {
   WorkerService(Task task, ModelRegistry* registry) : task_(task), registry_(registry) {}
 
   // Streams one Progress event per window batch, then the Result. Every failure is a status
-  // built by ToGrpcStatus (proto/status_codec.h); a cancelled call stops between batches.
+  // built by ToGrpcStatus (proto/status_codec.h); a cancelled call stops between batches, and
+  // its forward pass still waiting in the batching queue (worker/batching) is withdrawn.
   grpc::Status Predict(grpc::ServerContext* context, const v1::PredictRequest* request,
                        grpc::ServerWriter<v1::PredictEvent>* writer) override;
 

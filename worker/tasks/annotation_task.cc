@@ -41,6 +41,7 @@ void AddIntervals(const std::vector<Span>& spans, int64_t offset,
 }  // namespace
 
 StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
                                           const v1::PredictRequest& request,
                                           const RunHooks& hooks) {
   const v1::AnnotationOptions options = request.has_annotation() ? request.annotation() : [] {
@@ -60,7 +61,6 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
   const int64_t length = static_cast<int64_t>(sequence.size());
   const int64_t context = manifest.context_window_bp;
   const auto windows = PlanWindows(length, context, context);
-  const Tokenizer tokenizer(manifest.tokenizer);
   const int types = static_cast<int>(manifest.transcript_types.size());
   const int passes = options.reverse_complement() ? 2 : 1;
   const int total = static_cast<int>(windows.size()) * passes;

@@ -10,6 +10,7 @@
 namespace dnaserve::worker {
 
 StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& manifest,
+                                         const Tokenizer& tokenizer,
                                          const v1::PredictRequest& request, const RunHooks& hooks) {
   const double threshold = request.has_chromatin() ? request.chromatin().threshold() : 0.5;
   const std::string& sequence = request.sequence();
@@ -17,7 +18,6 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
   const int64_t context = manifest.context_window_bp;
   const auto windows = PlanWindows(length, context, manifest.stride_bp);
   const auto owned = OwnedSpans(windows, context, manifest.stride_bp, length);
-  const Tokenizer tokenizer(manifest.tokenizer);
   const int features = static_cast<int>(manifest.output_labels.size());
   const int total = static_cast<int>(windows.size());
   const std::string seqid = TrackSeqid(request);

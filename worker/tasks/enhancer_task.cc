@@ -5,12 +5,12 @@
 namespace dnaserve::worker {
 
 StatusOr<v1::PredictResult> RunEnhancer(Model& model, const ModelManifest& manifest,
+                                        const Tokenizer& tokenizer,
                                         const v1::PredictRequest& request, const RunHooks& hooks) {
   const std::string& sequence = request.sequence();
   const int64_t length = static_cast<int64_t>(sequence.size());
   const int64_t context = manifest.context_window_bp;
   const auto windows = PlanWindows(length, context, context);
-  const Tokenizer tokenizer(manifest.tokenizer);
   const int columns = static_cast<int>(manifest.output_labels.size());
   const int dev_column = LabelIndex(manifest, "dev");
   const int hk_column = LabelIndex(manifest, "hk");

@@ -4,6 +4,7 @@
 namespace dnaserve::worker {
 
 StatusOr<v1::PredictResult> RunExpression(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
                                           const v1::PredictRequest& request,
                                           const RunHooks& hooks) {
   const std::string& sequence = request.sequence();
@@ -21,9 +22,8 @@ StatusOr<v1::PredictResult> RunExpression(Model& model, const ModelManifest& man
                             "options.description must be a non-empty string", "missing");
   }
   if (ShouldStop(hooks)) return RunCancelledStatus();
-  const Tokenizer tokenizer(manifest.tokenizer);
   IdTensor ids;
-  tokenizer.Encode(sequence, &ids.data);
+  tokenizer.EncodeIds(sequence, &ids.data);
   ids.shape = {1, static_cast<int64_t>(ids.data.size())};
   const int max_tokens = manifest.text_tokenizer ? manifest.text_tokenizer->max_tokens : 256;
   IdTensor text;

@@ -8,12 +8,12 @@
 namespace dnaserve::worker {
 
 StatusOr<v1::PredictResult> RunPromoter(Model& model, const ModelManifest& manifest,
+                                        const Tokenizer& tokenizer,
                                         const v1::PredictRequest& request, const RunHooks& hooks) {
   const double threshold = request.has_promoter() ? request.promoter().threshold() : 0.5;
   const std::string& sequence = request.sequence();
   const int64_t length = static_cast<int64_t>(sequence.size());
   const auto windows = PlanWindows(length, manifest.context_window_bp, manifest.stride_bp);
-  const Tokenizer tokenizer(manifest.tokenizer);
   const int total = static_cast<int>(windows.size());
 
   std::vector<double> scores;

@@ -1,5 +1,6 @@
 #include "worker/tasks/run_support.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dnaserve::worker {
@@ -30,13 +31,40 @@ Status CheckSequence(std::string_view sequence) {
 }
 
 IdTensor TokenizeWindows(std::string_view sequence, const std::vector<WindowSpan>& windows,
-                         int first, int last, int64_t context, const Tokenizer& tokenizer) {
+                         int first, int last, int64_t context, const Tokenizer& tokenizer,
+                         std::vector<std::vector<Token>>* tokens) {
+  const size_t count = static_cast<size_t>(last - first);
   IdTensor tensor;
-  const int64_t tokens = tokenizer.TokenCount(context);
-  tensor.shape = {last - first, tokens};
-  tensor.data.reserve(static_cast<size_t>((last - first) * tokens));
+  std::vector<size_t> row_end;  // rows are encoded back to back, then padded if they differ
+  row_end.reserve(count);
+  if (tokens) tokens->assign(count, {});
+  size_t width = 0;
   for (int i = first; i < last; ++i) {
-    tokenizer.Encode(PaddedWindow(sequence, windows[i], context), &tensor.data);
+    const std::string bases = PaddedWindow(sequence, windows[i], context);
+    const size_t row_start = tensor.data.size();
+    if (tokens) {
+      std::vector<Token>& window_tokens = (*tokens)[i - first];
+      window_tokens = tokenizer.Encode(bases);
+      for (const Token& t : window_tokens) tensor.data.push_back(t.id);
+    } else {
+      tokenizer.EncodeIds(bases, &tensor.data);
+    }
+    row_end.push_back(tensor.data.size());
+    width = std::max(width, tensor.data.size() - row_start);
+    if (i == first) tensor.data.reserve(count * width + count);  // rows are alike in length
+  }
+  tensor.shape = {last - first, static_cast<int64_t>(width)};
+  if (tensor.data.size() != count * width) {
+    // Only tokenizers whose counts vary with the bases get here, and LoadTokenizer makes sure
+    // each of those has a pad id.
+    std::vector<int64_t> padded(count * width, tokenizer.pad_id().value_or(kPadId));
+    size_t row_start = 0;
+    for (size_t r = 0; r < count; ++r) {
+      std::copy(tensor.data.begin() + row_start, tensor.data.begin() + row_end[r],
+                padded.begin() + r * width);
+      row_start = row_end[r];
+    }
+    tensor.data = std::move(padded);
   }
   return tensor;
 }

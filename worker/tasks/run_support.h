@@ -25,9 +25,13 @@ inline constexpr int kChromatinBatchWindows = 16;
 // Non-empty and only A, C, G, T, N (the gateway normalises; the worker still checks).
 Status CheckSequence(std::string_view sequence);
 
-// The ids of windows [first, last), each padded with N to `context`: a [last-first, tokens] tensor.
+// The model input of windows [first, last): each window padded with N to `context` and
+// tokenised, one row per window. Rows of different lengths (BPE, Nucleotide Transformer k-mers)
+// are right-padded with the tokenizer's pad id to the longest. `tokens`, when given, receives each
+// window's tokens (spans relative to the window start) for runners that map token outputs to bases.
 IdTensor TokenizeWindows(std::string_view sequence, const std::vector<WindowSpan>& windows,
-                         int first, int last, int64_t context, const Tokenizer& tokenizer);
+                         int first, int last, int64_t context, const Tokenizer& tokenizer,
+                         std::vector<std::vector<Token>>* tokens = nullptr);
 
 // One forward pass; checks the output count, each output's exact shape and that every value is
 // finite, so runners can index the buffers without further checks.
@@ -46,16 +50,22 @@ void ReportProgress(const RunHooks& hooks, int done, int total);
 std::string TrackSeqid(const v1::PredictRequest& request);
 
 StatusOr<v1::PredictResult> RunPromoter(Model& model, const ModelManifest& manifest,
+                                        const Tokenizer& tokenizer,
                                         const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifest,
-                                      const v1::PredictRequest& request, const RunHooks& hooks);
+                                      const Tokenizer& tokenizer, const v1::PredictRequest& request,
+                                      const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunEnhancer(Model& model, const ModelManifest& manifest,
+                                        const Tokenizer& tokenizer,
                                         const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& manifest,
+                                         const Tokenizer& tokenizer,
                                          const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
                                           const v1::PredictRequest& request, const RunHooks& hooks);
 StatusOr<v1::PredictResult> RunExpression(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
                                           const v1::PredictRequest& request, const RunHooks& hooks);
 
 }  // namespace dnaserve::worker

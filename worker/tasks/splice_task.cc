@@ -1,5 +1,6 @@
-// Splice: per-token (neither, acceptor, donor) scores over non-overlapping context windows; sites
-// are token spans scoring at or above the threshold, under the response-size cap.
+// Splice: per-token (neither, acceptor, donor) scores over non-overlapping context windows (or, for
+// flanked per-base models, non-overlapping scored windows with real flanking sequence); sites are
+// token spans scoring at or above the threshold, under the response-size cap.
 #include <algorithm>
 
 #include "common/task.h"
@@ -28,38 +29,82 @@ SpliceCallOptions OptionsFrom(const v1::PredictRequest& request) {
   return options;
 }
 
+// Flanked models (manifest flank_bp > 0, char tokenizer): a window's input is its scored bases
+// with flank_bp of the real neighbouring sequence on each side (N only beyond the sequence ends),
+// and the model returns one row per scored base. `spans` gets the scored bases' tokens, relative
+// to the window start, for placing sites and track rows.
+StatusOr<IdTensor> FlankedInput(std::string_view sequence, const std::vector<WindowSpan>& windows,
+                                int first, int last, const ModelManifest& manifest,
+                                const Tokenizer& tokenizer,
+                                std::vector<std::vector<Token>>* spans) {
+  const int64_t output = manifest.output_window_bp;
+  IdTensor tensor;
+  tensor.shape = {last - first, manifest.context_window_bp};
+  tensor.data.reserve(static_cast<size_t>((last - first) * manifest.context_window_bp));
+  spans->assign(static_cast<size_t>(last - first), {});
+  for (int i = first; i < last; ++i) {
+    tokenizer.EncodeIds(FlankedWindow(sequence, windows[i], output, manifest.flank_bp),
+                        &tensor.data);
+    (*spans)[i - first] = tokenizer.Encode(PaddedWindow(sequence, windows[i], output));
+    if ((*spans)[i - first].size() != static_cast<size_t>(output)) {
+      return Internal("model '" + manifest.id + "': a flanked model needs one token per base");
+    }
+  }
+  if (tensor.data.size() != static_cast<size_t>((last - first) * manifest.context_window_bp)) {
+    return Internal("model '" + manifest.id + "': a flanked model needs one token per base");
+  }
+  return tensor;
+}
+
 }  // namespace
 
 StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifest,
+                                      const Tokenizer& tokenizer,
                                       const v1::PredictRequest& request, const RunHooks& hooks) {
   const SpliceCallOptions options = OptionsFrom(request);
   const std::string& sequence = request.sequence();
   const int64_t length = static_cast<int64_t>(sequence.size());
   const int64_t context = manifest.context_window_bp;
-  const auto windows = PlanWindows(length, context, context);
-  const Tokenizer tokenizer(manifest.tokenizer);
-  const int64_t tokens = tokenizer.TokenCount(context);
+  const bool flanked = manifest.flank_bp > 0;
+  const auto windows =
+      flanked ? PlanFlankedWindows(length, manifest.output_window_bp, manifest.flank_bp)
+              : PlanWindows(length, context, context);
   const int columns = static_cast<int>(manifest.output_labels.size());
   const int donor_column = LabelIndex(manifest, "donor");
   const int acceptor_column = LabelIndex(manifest, "acceptor");
   const int total = static_cast<int>(windows.size());
   const std::string seqid = TrackSeqid(request);
 
-  SpliceSiteCollector collector(options, tokenizer, length);
+  SpliceSiteCollector collector(options, length);
   v1::PredictResult result;
   auto* splice = result.mutable_splice();
   BedGraphTrack donor_track{"donor", manifest.id + " donor score per token", seqid, {}};
   BedGraphTrack acceptor_track{"acceptor", manifest.id + " acceptor score per token", seqid, {}};
   for (auto [first, last] : Batches(total, kSpliceBatchWindows)) {
     if (ShouldStop(hooks)) return RunCancelledStatus();
-    auto out = ForwardChecked(model, manifest,
-                              {TokenizeWindows(sequence, windows, first, last, context, tokenizer)},
-                              {{last - first, tokens, columns}});
+    // Token spans of each window: BPE tokens vary in length and count, so sites and tracks are
+    // placed from the spans, never from a fixed token width.
+    std::vector<std::vector<Token>> window_tokens;
+    IdTensor input;
+    if (flanked) {
+      auto flanked_input =
+          FlankedInput(sequence, windows, first, last, manifest, tokenizer, &window_tokens);
+      if (!flanked_input.ok()) return flanked_input.status();
+      input = std::move(flanked_input).value();
+    } else {
+      input = TokenizeWindows(sequence, windows, first, last, context, tokenizer, &window_tokens);
+    }
+    // Output rows per window: the scored bases of a flanked model; otherwise the batch's longest
+    // window (shorter ones are padded).
+    const int64_t tokens = flanked ? manifest.output_window_bp : input.shape[1];
+    auto out =
+        ForwardChecked(model, manifest, {std::move(input)}, {{last - first, tokens, columns}});
     if (!out.ok()) return out.status();
     const float* scores = (*out)[0].data.data();
     for (int i = first; i < last; ++i) {
+      const std::vector<Token>& spans = window_tokens[i - first];
       const float* window_scores = scores + (i - first) * tokens * columns;
-      auto added = collector.AddWindow(windows[i], window_scores, tokens, columns, donor_column,
+      auto added = collector.AddWindow(windows[i], spans, window_scores, columns, donor_column,
                                        acceptor_column);
       if (!added.ok()) return added.status();
       auto* w = splice->add_windows();
@@ -67,16 +112,12 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
       w->set_start(windows[i].start);
       w->set_end(windows[i].end);
       w->set_padded_bp(windows[i].padded_bp);
-      w->set_tokens(static_cast<int32_t>(tokens));
+      w->set_tokens(static_cast<int32_t>(spans.size()));
       w->set_sites(*added);
-      // Tracks: each token speaks for its stride-wide slice, so rows never overlap.
-      for (int64_t t = 0; t < tokens; ++t) {
-        const int64_t start = windows[i].start + tokenizer.TokenStart(t);
-        if (start >= length) break;
-        const int64_t end = std::min(start + tokenizer.stride(), length);
-        const float* row = window_scores + t * columns;
-        donor_track.values.push_back({start, end, row[donor_column]});
-        acceptor_track.values.push_back({start, end, row[acceptor_column]});
+      for (const TokenSlice& slice : TrackSlices(windows[i], spans, length)) {
+        const float* row = window_scores + slice.token_index * columns;
+        donor_track.values.push_back({slice.start, slice.end, row[donor_column]});
+        acceptor_track.values.push_back({slice.start, slice.end, row[acceptor_column]});
       }
     }
     ReportProgress(hooks, last, total);

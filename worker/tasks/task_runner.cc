@@ -37,6 +37,18 @@ bool IsRunCancelled(const Status& status) {
 StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
                                           const v1::PredictRequest& request,
                                           const RunHooks& hooks) {
+  auto tokenizer = LoadTokenizer(manifest);
+  if (!tokenizer.ok()) {
+    return Status(ErrorCode::kModelLoading, "model '" + manifest.id + "' could not be loaded: " +
+                                                tokenizer.status().message());
+  }
+  return RunPrediction(model, manifest, **tokenizer, request, hooks);
+}
+
+StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
+                                          const v1::PredictRequest& request,
+                                          const RunHooks& hooks) {
   if (request.options_case() != v1::PredictRequest::OPTIONS_NOT_SET &&
       request.options_case() != OptionsCaseFor(manifest.task)) {
     TaskNotSupportedDetails details;
@@ -49,17 +61,17 @@ StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& man
   DNASERVE_RETURN_IF_ERROR(CheckSequence(request.sequence()));
   switch (manifest.task) {
     case Task::kPromoter:
-      return RunPromoter(model, manifest, request, hooks);
+      return RunPromoter(model, manifest, tokenizer, request, hooks);
     case Task::kSplice:
-      return RunSplice(model, manifest, request, hooks);
+      return RunSplice(model, manifest, tokenizer, request, hooks);
     case Task::kEnhancer:
-      return RunEnhancer(model, manifest, request, hooks);
+      return RunEnhancer(model, manifest, tokenizer, request, hooks);
     case Task::kChromatin:
-      return RunChromatin(model, manifest, request, hooks);
+      return RunChromatin(model, manifest, tokenizer, request, hooks);
     case Task::kAnnotation:
-      return RunAnnotation(model, manifest, request, hooks);
+      return RunAnnotation(model, manifest, tokenizer, request, hooks);
     case Task::kExpression:
-      return RunExpression(model, manifest, request, hooks);
+      return RunExpression(model, manifest, tokenizer, request, hooks);
   }
   return Internal("unknown task");
 }

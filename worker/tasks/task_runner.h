@@ -9,6 +9,7 @@
 #include "dnaserve/worker/v1/worker.pb.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model.h"
+#include "worker/tokenize/tokenizer.h"
 
 namespace dnaserve::worker {
 
@@ -24,6 +25,11 @@ struct RunHooks {
 // timings. Request options of another task -> task_not_supported_by_model; options left unset ->
 // the contract's defaults; a sequence outside ACGTN or of the wrong length -> validation_failed;
 // model failures and malformed model outputs -> internal_error.
+StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
+                                          const Tokenizer& tokenizer,
+                                          const v1::PredictRequest& request, const RunHooks& hooks);
+// The same with the manifest's tokenizer built first (LoadTokenizer; one that cannot be built ->
+// model_loading). For tests and tools; the worker service uses the tokenizer its registry loaded.
 StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
                                           const v1::PredictRequest& request, const RunHooks& hooks);
 

@@ -2,60 +2,69 @@
 
 #include <algorithm>
 
+#include "worker/tokenize/bpe_tokenizer.h"
+#include "worker/tokenize/kmer_tokenizer.h"
+
 namespace dnaserve::worker {
 namespace {
 
-// Index of a base among A, C, G, T; -1 for N (and anything else).
-int BaseIndex(char c) {
-  switch (c) {
-    case 'A':
-      return 0;
-    case 'C':
-      return 1;
-    case 'G':
-      return 2;
-    case 'T':
-      return 3;
-    default:
-      return -1;
+// Every id a tokenizer produces for a spread of inputs must fit its vocabulary: a last check that
+// catches a vocabulary whose special tokens or merges point past its end.
+Status CheckIdsInRange(const Tokenizer& tokenizer) {
+  static const char* kProbes[] = {"A",
+                                  "C",
+                                  "G",
+                                  "T",
+                                  "N",
+                                  "ACGTNACGTN",
+                                  "NNNNNNNNNNNNN",
+                                  "AAAAAAAAAAAACCCCCCCCCCCCGGGGGGGGGGGGTTTTTTTTTTTT"};
+  for (const char* probe : kProbes) {
+    for (const Token& t : tokenizer.EncodeWithSpecials(probe)) {
+      if (t.id < 0 || t.id >= tokenizer.vocab_size()) {
+        return Internal(tokenizer.Describe() + " tokenizer produced id " + std::to_string(t.id) +
+                        " outside its vocabulary of " + std::to_string(tokenizer.vocab_size()));
+      }
+    }
   }
+  return Status::Ok();
 }
 
 }  // namespace
 
-int64_t Tokenizer::vocab_size() const {
-  if (!kmer_) return 6;
-  return 2 + (int64_t{1} << (2 * k_));
+void Tokenizer::EncodeIds(std::string_view bases, std::vector<int64_t>* out) const {
+  for (const Token& t : Encode(bases)) out->push_back(t.id);
 }
 
-int64_t Tokenizer::TokenCount(int64_t bases) const {
-  if (bases < k_) return 0;
-  return (bases - k_) / stride_ + 1;
+std::vector<Token> Tokenizer::EncodeWithSpecials(std::string_view bases) const {
+  const int64_t n = static_cast<int64_t>(bases.size());
+  std::vector<Token> content = Encode(bases);
+  std::vector<Token> tokens;
+  tokens.reserve(prefix_ids_.size() + content.size() + suffix_ids_.size());
+  for (int64_t id : prefix_ids_) tokens.push_back({id, 0, 0, true});
+  tokens.insert(tokens.end(), content.begin(), content.end());
+  for (int64_t id : suffix_ids_) tokens.push_back({id, n, n, true});
+  return tokens;
 }
 
-void Tokenizer::Encode(std::string_view bases, std::vector<int64_t>* out) const {
-  const int64_t n = TokenCount(static_cast<int64_t>(bases.size()));
-  out->reserve(out->size() + n);
-  if (!kmer_) {
-    for (char c : bases) {
-      int index = BaseIndex(c);
-      out->push_back(index < 0 ? 5 : index + 1);
-    }
-    return;
+StatusOr<std::shared_ptr<const Tokenizer>> LoadTokenizer(const TokenizerSpec& spec,
+                                                         const std::string& package_dir) {
+  StatusOr<std::shared_ptr<const Tokenizer>> made = Internal("unknown tokenizer type");
+  switch (spec.type) {
+    case TokenizerType::kChar:
+      made = MakeCharTokenizer(spec, package_dir);
+      break;
+    case TokenizerType::kKmer:
+      made = MakeKmerTokenizer(spec, package_dir);
+      break;
+    case TokenizerType::kBpe:
+      if (spec.file.empty()) return Internal("tokenizer: a bpe tokenizer needs its 'file'");
+      made = ReadHfBpeTokenizer(package_dir + "/" + spec.file, spec.file);
+      break;
   }
-  for (int64_t t = 0; t < n; ++t) {
-    int64_t value = 0;
-    bool unknown = false;
-    for (int64_t i = TokenStart(t); i < TokenEnd(t); ++i) {
-      int index = BaseIndex(bases[i]);
-      if (index < 0) {
-        unknown = true;
-        break;
-      }
-      value = value * 4 + index;
-    }
-    out->push_back(unknown ? kKmerUnkId : 2 + value);
-  }
+  if (!made.ok()) return made.status();
+  DNASERVE_RETURN_IF_ERROR(CheckIdsInRange(**made));
+  return made;
 }
 
 std::vector<int64_t> EncodeTextBytes(std::string_view text, int max_tokens) {

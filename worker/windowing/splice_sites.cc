@@ -5,14 +5,17 @@
 
 namespace dnaserve::worker {
 
-StatusOr<int> SpliceSiteCollector::AddWindow(const WindowSpan& window, const float* scores,
-                                             int64_t tokens, int columns, int donor_column,
+StatusOr<int> SpliceSiteCollector::AddWindow(const WindowSpan& window,
+                                             const std::vector<Token>& tokens,
+                                             const float* scores, int columns, int donor_column,
                                              int acceptor_column) {
   int added = 0;
-  for (int64_t t = 0; t < tokens; ++t) {
-    const int64_t start = window.start + tokenizer_.TokenStart(t);
+  for (int64_t t = 0; t < static_cast<int64_t>(tokens.size()); ++t) {
+    const Token& token = tokens[t];
+    if (token.end <= token.start) continue;  // a special token: no bases to report
+    const int64_t start = window.start + token.start;
     if (start >= sequence_length_) break;  // the rest is padding
-    const int64_t end = std::min(window.start + tokenizer_.TokenEnd(t), sequence_length_);
+    const int64_t end = std::min(window.start + token.end, sequence_length_);
     const float* row = scores + t * columns;
     const double donor = row[donor_column];
     const double acceptor = row[acceptor_column];
@@ -42,6 +45,27 @@ StatusOr<int> SpliceSiteCollector::AddWindow(const WindowSpan& window, const flo
                   cap);
   }
   return added;
+}
+
+std::vector<TokenSlice> TrackSlices(const WindowSpan& window, const std::vector<Token>& tokens,
+                                    int64_t sequence_length) {
+  std::vector<TokenSlice> slices;
+  slices.reserve(tokens.size());
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const Token& token = tokens[t];
+    if (token.end <= token.start) continue;
+    size_t next = t + 1;
+    while (next < tokens.size() && tokens[next].end <= tokens[next].start) ++next;
+    int64_t end = token.end;
+    if (next < tokens.size() && tokens[next].start > token.start) {
+      end = std::min(end, tokens[next].start);
+    }
+    const int64_t start = window.start + token.start;
+    if (start >= sequence_length) break;
+    slices.push_back(
+        {static_cast<int64_t>(t), start, std::min(window.start + end, sequence_length)});
+  }
+  return slices;
 }
 
 }  // namespace dnaserve::worker

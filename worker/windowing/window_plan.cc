@@ -26,6 +26,30 @@ std::string PaddedWindow(std::string_view sequence, const WindowSpan& window, in
   return out;
 }
 
+std::vector<WindowSpan> PlanFlankedWindows(int64_t length, int64_t output, int64_t flank) {
+  if (flank < 0) return {};
+  // The scored regions tile the sequence exactly like non-overlapping windows of `output` bp.
+  return PlanWindows(length, output, output);
+}
+
+Span FlankedInputSpan(const WindowSpan& window, int64_t output, int64_t flank) {
+  return {window.start - flank, window.start + output + flank};
+}
+
+std::string FlankedWindow(std::string_view sequence, const WindowSpan& window, int64_t output,
+                          int64_t flank) {
+  const Span input = FlankedInputSpan(window, output, flank);
+  const int64_t length = static_cast<int64_t>(sequence.size());
+  std::string out(static_cast<size_t>(input.end - input.start), 'N');
+  const int64_t from = std::max<int64_t>(input.start, 0);
+  const int64_t to = std::min(input.end, length);
+  if (from < to) {
+    out.replace(static_cast<size_t>(from - input.start), static_cast<size_t>(to - from),
+                sequence.substr(static_cast<size_t>(from), static_cast<size_t>(to - from)));
+  }
+  return out;
+}
+
 std::vector<Span> OwnedSpans(const std::vector<WindowSpan>& windows, int64_t context,
                              int64_t stride, int64_t length) {
   std::vector<Span> spans;

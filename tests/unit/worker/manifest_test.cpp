@@ -78,7 +78,7 @@ CATCH_TEST_CASE("manifest errors name the offending field", "[manifest]") {
                        "'task' \"variant\" is not one of"));
   CATCH_CHECK(Contains(ErrorOf(With("\"is_default\": true", "\"is_default\": \"yes\"")),
                        "'is_default' must be true or false"));
-  CATCH_CHECK(Contains(ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"bpe\"}")),
+  CATCH_CHECK(Contains(ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"wordpiece\"}")),
                        "'tokenizer.type' must be"));
   CATCH_CHECK(Contains(ErrorOf(With("{\"type\": \"char\"}", "{\"type\": \"kmer\", \"k\": 3}")),
                        "missing required field 'tokenizer.stride'"));

@@ -16,21 +16,26 @@ struct Scores {
   }
 };
 
-const Tokenizer kSixMers(TokenizerSpec{TokenizerType::kKmer, 6, 6, ""});
+// The tokens of a window of non-overlapping 6-mers: token t covers [6t, 6t + 6).
+std::vector<Token> SixMers(int count) {
+  std::vector<Token> tokens;
+  for (int t = 0; t < count; ++t) tokens.push_back({2, 6 * t, 6 * t + 6, false});
+  return tokens;
+}
 
 CATCH_TEST_CASE("splice sites: donor and acceptor calls map tokens to sequence spans", "[splice]") {
   // Two 24-bp windows (4 tokens each) over a 40-bp sequence. The second, [24, 40), is padded by
   // 8 bp: its token 2, [36, 42), is clipped to [36, 40) and its token 3 lies wholly in padding.
   auto windows = PlanWindows(40, 24, 24);
   CATCH_REQUIRE(windows.size() == 2);
-  SpliceSiteCollector collector({0.5, true, true, 100}, kSixMers, 40);
+  SpliceSiteCollector collector({0.5, true, true, 100}, 40);
 
   Scores w0;
   w0.Add(0.1f, 0.7f);  // token 0 [0, 6): donor
   w0.Add(0.6f, 0.1f);  // token 1 [6, 12): acceptor
   w0.Add(0.5f, 0.5f);  // token 2 [12, 18): both (threshold is inclusive)
   w0.Add(0.2f, 0.2f);  // token 3: nothing
-  auto added = collector.AddWindow(windows[0], w0.values.data(), 4, 3, 2, 1);
+  auto added = collector.AddWindow(windows[0], SixMers(4), w0.values.data(), 3, 2, 1);
   CATCH_REQUIRE(added.ok());
   CATCH_CHECK(*added == 4);
 
@@ -39,7 +44,7 @@ CATCH_TEST_CASE("splice sites: donor and acceptor calls map tokens to sequence s
   w1.Add(0.0f, 0.0f);
   w1.Add(0.9f, 0.0f);  // token 2 of window 1: [36, 42) clipped to [36, 40)
   w1.Add(0.9f, 0.9f);  // token 3: [42, 48) is padding, ignored
-  added = collector.AddWindow(windows[1], w1.values.data(), 4, 3, 2, 1);
+  added = collector.AddWindow(windows[1], SixMers(4), w1.values.data(), 3, 2, 1);
   CATCH_REQUIRE(added.ok());
   CATCH_CHECK(*added == 1);
 
@@ -70,14 +75,14 @@ CATCH_TEST_CASE("splice sites: site_types filter", "[splice]") {
   s.Add(0.05f, 0.9f);
   s.Add(0.0f, 0.0f);
   s.Add(0.0f, 0.0f);
-  SpliceSiteCollector donors({0.5, true, false, 100}, kSixMers, 24);
-  CATCH_REQUIRE(donors.AddWindow(windows[0], s.values.data(), 4, 3, 2, 1).ok());
+  SpliceSiteCollector donors({0.5, true, false, 100}, 24);
+  CATCH_REQUIRE(donors.AddWindow(windows[0], SixMers(4), s.values.data(), 3, 2, 1).ok());
   CATCH_REQUIRE(donors.sites().size() == 1);
   CATCH_CHECK(donors.sites()[0].type == SiteType::kDonor);
   CATCH_CHECK(donors.sites()[0].token_index == 1);
 
-  SpliceSiteCollector acceptors({0.5, false, true, 100}, kSixMers, 24);
-  CATCH_REQUIRE(acceptors.AddWindow(windows[0], s.values.data(), 4, 3, 2, 1).ok());
+  SpliceSiteCollector acceptors({0.5, false, true, 100}, 24);
+  CATCH_REQUIRE(acceptors.AddWindow(windows[0], SixMers(4), s.values.data(), 3, 2, 1).ok());
   CATCH_REQUIRE(acceptors.sites().size() == 1);
   CATCH_CHECK(acceptors.sites()[0].type == SiteType::kAcceptor);
   CATCH_CHECK(acceptors.sites()[0].token_index == 0);
@@ -87,11 +92,11 @@ CATCH_TEST_CASE("splice sites: the cap trips while accumulating", "[splice]") {
   auto windows = PlanWindows(72, 24, 24);
   Scores all;  // every token is a donor and an acceptor: 8 sites per window
   for (int t = 0; t < 4; ++t) all.Add(0.5f, 0.5f);
-  SpliceSiteCollector collector({0.25, true, true, 10}, kSixMers, 72);
-  auto first = collector.AddWindow(windows[0], all.values.data(), 4, 3, 2, 1);
+  SpliceSiteCollector collector({0.25, true, true, 10}, 72);
+  auto first = collector.AddWindow(windows[0], SixMers(4), all.values.data(), 3, 2, 1);
   CATCH_REQUIRE(first.ok());
   CATCH_CHECK(*first == 8);
-  auto second = collector.AddWindow(windows[1], all.values.data(), 4, 3, 2, 1);
+  auto second = collector.AddWindow(windows[1], SixMers(4), all.values.data(), 3, 2, 1);
   CATCH_REQUIRE_FALSE(second.ok());
   const Status& status = second.status();
   CATCH_CHECK(status.code() == ErrorCode::kValidationFailed);
@@ -105,8 +110,8 @@ CATCH_TEST_CASE("splice sites: the cap trips while accumulating", "[splice]") {
   CATCH_CHECK(collector.sites().size() == 10);  // nothing past the cap is kept
 
   // Exactly at the cap is still fine.
-  SpliceSiteCollector exact({0.25, true, true, 8}, kSixMers, 72);
-  CATCH_CHECK(exact.AddWindow(windows[0], all.values.data(), 4, 3, 2, 1).ok());
+  SpliceSiteCollector exact({0.25, true, true, 8}, 72);
+  CATCH_CHECK(exact.AddWindow(windows[0], SixMers(4), all.values.data(), 3, 2, 1).ok());
 }
 
 }  // namespace

@@ -14,35 +14,6 @@ std::vector<int64_t> Starts(const std::vector<WindowSpan>& windows) {
   return out;
 }
 
-CATCH_TEST_CASE("char tokenizer: one id per base, PAD reserved", "[tokenizer]") {
-  Tokenizer t(TokenizerSpec{TokenizerType::kChar, 1, 1, ""});
-  std::vector<int64_t> ids;
-  t.Encode("ACGTN", &ids);
-  CATCH_CHECK(ids == std::vector<int64_t>{1, 2, 3, 4, 5});
-  CATCH_CHECK(t.TokenCount(5) == 5);
-  CATCH_CHECK(t.vocab_size() == 6);
-}
-
-CATCH_TEST_CASE("kmer tokenizer: non-overlapping 6-mers, N -> UNK", "[tokenizer]") {
-  Tokenizer t(TokenizerSpec{TokenizerType::kKmer, 6, 6, ""});
-  CATCH_CHECK(t.vocab_size() == 2 + 4096);
-  CATCH_CHECK(t.TokenCount(15000) == 2500);
-  CATCH_CHECK(t.TokenCount(13) == 2);  // the trailing partial k-mer is not a token
-  CATCH_CHECK(t.TokenCount(5) == 0);
-  CATCH_CHECK(t.TokenStart(3) == 18);
-  CATCH_CHECK(t.TokenEnd(3) == 24);
-  std::vector<int64_t> ids;
-  t.Encode("AAAAAAAAAAACTTTTTTNAAAAAGG", &ids);
-  // AAAAAA = 0; AAAAAC = 1; TTTTTT = 4095; NAAAAA -> UNK; the 2 trailing bases are dropped.
-  CATCH_CHECK(ids == std::vector<int64_t>{2, 3, 2 + 4095, kKmerUnkId});
-
-  Tokenizer overlapping(TokenizerSpec{TokenizerType::kKmer, 3, 1, ""});
-  ids.clear();
-  overlapping.Encode("ACGT", &ids);
-  // ACG = 0*16 + 1*4 + 2 = 6; CGT = 1*16 + 2*4 + 3 = 27
-  CATCH_CHECK(ids == std::vector<int64_t>{2 + 6, 2 + 27});
-}
-
 CATCH_TEST_CASE("description bytes: byte + 1, truncated", "[tokenizer]") {
   CATCH_CHECK(EncodeTextBytes("Ab", 10) == std::vector<int64_t>{'A' + 1, 'b' + 1});
   CATCH_CHECK(EncodeTextBytes("abcdef", 3).size() == 3);

@@ -1,0 +1,101 @@
+#include "tests/bench/bench_common.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace dnaserve::bench {
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+double Min(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : *std::min_element(values.begin(), values.end());
+}
+
+std::string RandomBases(int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(static_cast<size_t>(n), 'A');
+  for (char& c : out) c = "ACGT"[rng() % 4];
+  return out;
+}
+
+int64_t ScoredBases(Task task, int64_t length) {
+  return task == Task::kExpression ? kExpressionWindowBp : length;
+}
+
+worker::v1::PredictRequest BenchRequest(Task task, int64_t length, unsigned seed) {
+  namespace v1 = worker::v1;
+  v1::PredictRequest request;
+  request.set_sequence(RandomBases(ScoredBases(task, length), seed));
+  request.set_sequence_name("bench");
+  switch (task) {
+    case Task::kPromoter:
+      request.mutable_promoter()->set_threshold(0.5);
+      break;
+    case Task::kSplice: {
+      auto* s = request.mutable_splice();
+      s->set_threshold(0.5);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
+      s->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
+      s->set_max_sites(kSpliceMaxSites);
+      break;
+    }
+    case Task::kEnhancer:
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.mutable_chromatin()->set_threshold(0.5);
+      break;
+    case Task::kAnnotation: {
+      auto* a = request.mutable_annotation();
+      a->set_batch_size(8);
+      a->set_reverse_complement(true);
+      break;
+    }
+    case Task::kExpression:
+      request.mutable_expression()->set_description("adult liver tissue");
+      break;
+  }
+  return request;
+}
+
+ProcessMemory ReadProcessMemory(int pid) {
+  ProcessMemory memory;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    long long kib = 0;
+    if (std::sscanf(line.c_str(), "VmHWM: %lld kB", &kib) == 1) memory.hwm_kib = kib;
+    if (std::sscanf(line.c_str(), "VmRSS: %lld kB", &kib) == 1) memory.rss_kib = kib;
+  }
+  return memory;
+}
+
+std::string FormatSeconds(double seconds) {
+  char buf[32];
+  if (seconds < 1.0) {
+    std::snprintf(buf, sizeof(buf), "%.1f ms", seconds * 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f s", seconds);
+  }
+  return buf;
+}
+
+std::string FormatBpPerSecond(double bp_per_second) {
+  char buf[32];
+  if (bp_per_second >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.2f Mbp/s", bp_per_second / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f kbp/s", bp_per_second / 1e3);
+  }
+  return buf;
+}
+
+}  // namespace dnaserve::bench

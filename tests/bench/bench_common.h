@@ -1,0 +1,56 @@
+// Shared pieces of dnaserve-bench: settings, timing statistics, requests, process memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.pb.h"
+
+namespace dnaserve::bench {
+
+struct BenchSettings {
+  std::string models_dir;               // packages to measure (every task found there)
+  std::vector<std::string> extra_dirs;  // more models dirs (exported BERT, OpenSpliceAI, ...)
+  std::string work_dir;                 // scratch: window dumps, logs
+  std::string binary_dir;               // CMake build root (dnaserve-worker, -gateway, -keys)
+  std::string source_dir;               // repository root (the Python peer script)
+  std::string python = "/usr/bin/python3";
+  int threads = 1;  // LibTorch intra-op threads, everywhere
+  int reps = 5;     // timed repetitions at 10 kb (100 kb: max(2, reps / 2))
+  std::vector<int64_t> lengths = {10000, 100000};
+  bool runner = true;  // in-process runner vs bare forward (+ Python peer)
+  bool python_peer = true;
+  bool workers = true;  // worker processes: cold start, RSS, gRPC end to end
+  bool gateway = true;  // 8 concurrent promoter requests through the gateway
+  int gateway_requests = 8;
+  int gateway_rounds = 3;
+  int64_t gateway_bp = 10000;
+  std::vector<std::string> worker_args;  // appended to every dnaserve-worker command line
+};
+
+double Median(std::vector<double> values);
+double Min(const std::vector<double>& values);
+
+// `n` random bases (A/C/G/T) from a fixed seed.
+std::string RandomBases(int64_t n, unsigned seed);
+
+// A worker request for `task` with the contract's default options over `length` random bases
+// (expression: its 9,198 bp window and a description).
+worker::v1::PredictRequest BenchRequest(Task task, int64_t length, unsigned seed = 11);
+
+// The bases a request for `task` really scores at the nominal `length` (expression: 9,198).
+int64_t ScoredBases(Task task, int64_t length);
+
+// VmHWM and VmRSS of a process from /proc/<pid>/status, in KiB (-1 when unreadable).
+struct ProcessMemory {
+  int64_t hwm_kib = -1;
+  int64_t rss_kib = -1;
+};
+ProcessMemory ReadProcessMemory(int pid);
+
+std::string FormatSeconds(double seconds);            // "12.3 ms" / "1.23 s"
+std::string FormatBpPerSecond(double bp_per_second);  // "1.23 Mbp/s"
+
+}  // namespace dnaserve::bench

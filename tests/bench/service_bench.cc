@@ -1,0 +1,272 @@
+#include "tests/bench/service_bench.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "tests/support/test_env.h"
+#include "worker/manifest/manifest.h"
+
+namespace dnaserve::bench {
+namespace {
+
+namespace v1 = worker::v1;
+using dnaserve::testing::ChildProcess;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct PredictOutcome {
+  grpc::Status status;
+  v1::PredictResult result;
+  double seconds = 0;
+};
+
+PredictOutcome PredictOverGrpc(v1::Worker::Stub& stub, const v1::PredictRequest& request) {
+  PredictOutcome outcome;
+  grpc::ClientContext context;
+  context.AddMetadata("x-request-id", "bench");
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  const auto started = Clock::now();
+  auto reader = stub.Predict(&context, request);
+  v1::PredictEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_result()) outcome.result = event.result();
+  }
+  outcome.status = reader->Finish();
+  outcome.seconds = SecondsSince(started);
+  return outcome;
+}
+
+std::vector<std::string> WorkerArgv(const BenchSettings& settings, Task task,
+                                    const std::string& models_dir, int port, bool batching) {
+  std::vector<std::string> argv = {settings.binary_dir + "/worker/dnaserve-worker",
+                                   "--task",
+                                   std::string(TaskName(task)),
+                                   "--models-dir",
+                                   models_dir,
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port),
+                                   "--threads",
+                                   std::to_string(settings.threads),
+                                   batching ? "--batching" : "--no-batching"};
+  argv.insert(argv.end(), settings.worker_args.begin(), settings.worker_args.end());
+  return argv;
+}
+
+WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
+                            const worker::ModelManifest& manifest, const std::string& models_dir) {
+  WorkerFigures f;
+  f.task = task;
+  f.model_id = manifest.id;
+  const int port = dnaserve::testing::FreePort();
+  ChildProcess process;
+  const auto spawned = Clock::now();
+  const std::string log = settings.work_dir + "/worker-" + manifest.id + ".log";
+  if (!process.Start(WorkerArgv(settings, task, models_dir, port, true), {}, log)) {
+    f.error = "cannot start dnaserve-worker";
+    return f;
+  }
+  if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(60))) {
+    f.error = "the worker did not open its port; see " + log;
+    return f;
+  }
+  f.startup_s = SecondsSince(spawned);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                           grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Worker::NewStub(channel);
+
+  std::vector<int64_t> lengths = settings.lengths;
+  if (task == Task::kExpression) lengths = {kExpressionWindowBp};
+  bool first = true;
+  for (int64_t length : lengths) {
+    v1::PredictRequest request = BenchRequest(task, length);
+    request.set_model(manifest.id);
+    const int reps = length <= 10000 ? settings.reps : std::max(2, settings.reps / 2);
+    std::vector<double> warm;
+    for (int r = 0; r < reps + 1; ++r) {  // the first call of each length is a warm-up
+      PredictOutcome outcome = PredictOverGrpc(*stub, request);
+      if (!outcome.status.ok()) {
+        f.error = "Predict failed: " + outcome.status.error_message();
+        return f;
+      }
+      if (first) {
+        f.cold_load_ms = outcome.result.model_load_time_ms();
+        f.cold_request_s = outcome.seconds;
+        first = false;
+      }
+      if (r > 0) warm.push_back(outcome.seconds);
+    }
+    f.warm_s[ScoredBases(task, length)] = Median(warm);
+  }
+  f.memory = ReadProcessMemory(process.pid());
+  process.Stop();
+  return f;
+}
+
+}  // namespace
+
+std::vector<WorkerFigures> RunWorkerBench(const BenchSettings& settings) {
+  std::vector<WorkerFigures> figures;
+  std::vector<std::string> dirs = {settings.models_dir};
+  dirs.insert(dirs.end(), settings.extra_dirs.begin(), settings.extra_dirs.end());
+  for (const std::string& models_dir : dirs) {
+    for (Task task : kAllTasks) {
+      worker::ManifestScan scan = worker::ScanModelsDir(models_dir, task);
+      for (const worker::ModelManifest& manifest : scan.models) {
+        // One fresh process per model, so its cold start and peak RSS are its own.
+        WorkerFigures f = MeasureWorker(settings, task, manifest, models_dir);
+        std::fprintf(stderr, "[bench] worker %s: startup %s, cold load %lld ms, VmHWM %lld KiB%s\n",
+                     f.model_id.c_str(), FormatSeconds(f.startup_s).c_str(),
+                     static_cast<long long>(f.cold_load_ms),
+                     static_cast<long long>(f.memory.hwm_kib),
+                     f.error.empty() ? "" : (" ERROR " + f.error).c_str());
+        figures.push_back(std::move(f));
+      }
+    }
+  }
+  return figures;
+}
+
+GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching) {
+  GatewayFigures f;
+  f.batching = batching;
+  f.requests = settings.gateway_requests;
+  f.bases = settings.gateway_bp;
+  const std::string tag = batching ? "batching" : "no-batching";
+
+  auto redis = dnaserve::testing::RedisServer::Start();
+  if (!redis) {
+    f.error = "redis-server is not installed or did not start";
+    return f;
+  }
+  // A key with room for every concurrent request (dnaserve-keys prints the key, then its entry).
+  const std::string keys_file = settings.work_dir + "/gateway-keys-" + tag + ".json";
+  const std::string key_command = settings.binary_dir +
+                                  "/gateway/dnaserve-keys new --client bench --rate 600000 "
+                                  "--concurrency " +
+                                  std::to_string(std::max(8, 2 * f.requests)) + " 2>/dev/null";
+  FILE* pipe = popen(key_command.c_str(), "r");
+  char line1[4096] = {0}, line2[4096] = {0};
+  const bool got_key =
+      pipe && fgets(line1, sizeof(line1), pipe) && fgets(line2, sizeof(line2), pipe);
+  if (pipe) pclose(pipe);
+  if (!got_key) {
+    f.error = "dnaserve-keys did not issue a key";
+    return f;
+  }
+  std::string key(line1);
+  std::string entry(line2);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  while (!entry.empty() && (entry.back() == '\n' || entry.back() == '\r')) entry.pop_back();
+  std::FILE* keys = std::fopen(keys_file.c_str(), "w");
+  if (!keys) {
+    f.error = "cannot write " + keys_file;
+    return f;
+  }
+  std::fprintf(keys, "{\"keys\": [%s]}\n", entry.c_str());
+  std::fclose(keys);
+
+  const int worker_port = dnaserve::testing::FreePort();
+  ChildProcess worker_process;
+  worker_process.Start(
+      WorkerArgv(settings, Task::kPromoter, settings.models_dir, worker_port, batching), {},
+      settings.work_dir + "/gateway-worker-" + tag + ".log");
+  const int gateway_port = dnaserve::testing::FreePort();
+  ChildProcess gateway;
+  gateway.Start({settings.binary_dir + "/gateway/dnaserve-gateway"},
+                {{"DNASERVE_PORT", std::to_string(gateway_port)},
+                 {"DNASERVE_KEYS_FILE", keys_file},
+                 {"DNASERVE_REDIS_URL", redis->url()},
+                 {"DNASERVE_WORKERS", "promoter=127.0.0.1:" + std::to_string(worker_port)},
+                 {"DNASERVE_IP_RATE", "100000"},
+                 {"DNASERVE_IP_BURST", "100000"}},
+                settings.work_dir + "/gateway-" + tag + ".log");
+  const std::string base = "http://127.0.0.1:" + std::to_string(gateway_port);
+  if (!dnaserve::testing::WaitForPort(worker_port, std::chrono::seconds(60)) ||
+      !dnaserve::testing::WaitForPort(gateway_port, std::chrono::seconds(30))) {
+    f.error = "the worker or the gateway did not start; see " + settings.work_dir;
+    return f;
+  }
+  const std::vector<std::string> headers = {"Authorization: Bearer " + key,
+                                            "Content-Type: application/json"};
+  const std::string body = "{\"sequence\": \"" + RandomBases(f.bases, 23) + "\"}";
+  auto post = [&] {
+    return dnaserve::testing::HttpRequest("POST", base + "/v1/tasks/promoter/predict", headers,
+                                          body, 600);
+  };
+  // Until the gateway has the worker's models and the model is warm.
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (true) {
+    auto r = post();
+    if (r.status == 200) break;
+    if (Clock::now() > deadline) {
+      f.error = "warm-up request never succeeded (last status " + std::to_string(r.status) +
+                "); see " + settings.work_dir;
+      return f;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (int i = 0; i < 2; ++i) post();  // a few more warm calls
+
+  for (int round = 0; round < settings.gateway_rounds; ++round) {
+    auto started = Clock::now();
+    for (int i = 0; i < f.requests; ++i) {
+      if (post().status != 200) ++f.failures;
+    }
+    f.sequential_all.push_back(SecondsSince(started));
+
+    // All requests leave together: each thread waits at a start line.
+    std::mutex mu;
+    std::condition_variable cv;
+    int ready = 0;
+    bool go = false;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < f.requests; ++i) {
+      clients.emplace_back([&] {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          ++ready;
+          cv.notify_all();
+          cv.wait(lock, [&] { return go; });
+        }
+        if (post().status != 200) ++failures;
+      });
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return ready == f.requests; });
+      go = true;
+      started = Clock::now();
+    }
+    cv.notify_all();
+    for (auto& t : clients) t.join();
+    f.concurrent_all.push_back(SecondsSince(started));
+    f.failures += failures.load();
+  }
+  f.sequential_s = Median(f.sequential_all);
+  f.concurrent_s = Median(f.concurrent_all);
+  gateway.Stop();
+  worker_process.Stop();
+  redis->Stop();
+  std::fprintf(
+      stderr, "[bench] gateway (%s): %d x %lld bp sequential %s, concurrent %s, ratio %.2f\n",
+      tag.c_str(), f.requests, static_cast<long long>(f.bases),
+      FormatSeconds(f.sequential_s).c_str(), FormatSeconds(f.concurrent_s).c_str(), f.ratio());
+  return f;
+}
+
+}  // namespace dnaserve::bench

@@ -1,0 +1,48 @@
+// Benchmarks over real processes.
+//
+// Workers: one fresh dnaserve-worker per task (all packages of the models dir): time to accept
+// gRPC, the cold first request (model_load_time_ms as the worker reports it), warm end-to-end
+// Predict calls over gRPC at each length, and the process's peak RSS (VmHWM) afterwards.
+//
+// Gateway: the whole service (redis-server, a promoter worker, dnaserve-gateway, as scripts/run
+// starts it): N concurrent promoter requests of the same length against the same N one after
+// the other, wall time of each round; run with the worker's dynamic batching on and off.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "tests/bench/bench_common.h"
+
+namespace dnaserve::bench {
+
+struct WorkerFigures {
+  Task task = Task::kPromoter;
+  std::string model_id;
+  double startup_s = 0;              // spawn -> gRPC port accepting
+  int64_t cold_load_ms = -1;         // model_load_time_ms of the first request
+  double cold_request_s = 0;         // wall time of the first request (first length)
+  std::map<int64_t, double> warm_s;  // bases -> median wall time of a warm Predict over gRPC
+  ProcessMemory memory;              // after every request
+  std::string error;
+};
+
+std::vector<WorkerFigures> RunWorkerBench(const BenchSettings& settings);
+
+struct GatewayFigures {
+  bool batching = true;
+  int requests = 0;
+  int64_t bases = 0;
+  std::vector<double> sequential_all, concurrent_all;
+  double sequential_s = 0;  // median
+  double concurrent_s = 0;  // median
+  int failures = 0;         // non-200 answers
+  std::string error;
+  double ratio() const { return sequential_s > 0 ? concurrent_s / sequential_s : 0; }
+};
+
+GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching);
+
+}  // namespace dnaserve::bench

@@ -1,0 +1,323 @@
+// Dynamic batching in the real dnaserve-worker binary, over a real gRPC channel: concurrent
+// requests share forward passes and get the results they get alone, a tiny queue sheds load with
+// service_unavailable + a retry hint, and a cancelled request's queued pass never runs. The
+// worker's batching_stats log line (written at shutdown) shows what the batcher did.
+#include <grpcpp/grpcpp.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "proto/status_codec.h"
+#include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_test_support.h"
+
+namespace dnaserve::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RequestFor;
+
+std::string WorkerBinary() { return dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker"; }
+
+// One promoter worker with extra flags, on a free loopback port.
+class BatchingWorker {
+ public:
+  ~BatchingWorker() {
+    process_.Stop();
+    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
+  }
+  bool Start(const std::string& models_dir, std::vector<std::string> flags) {
+    const int port = dnaserve::testing::FreePort();
+    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-batching-log");
+    log_ = log_dir_ + "/worker.log";
+    std::vector<std::string> argv = {WorkerBinary(),
+                                     "--task",
+                                     "promoter",
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(port),
+                                     "--models-dir",
+                                     models_dir,
+                                     "--shutdown-grace-seconds",
+                                     "3"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    if (!process_.Start(argv, {}, log_)) return false;
+    if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
+    return true;
+  }
+  v1::Worker::Stub& stub() { return *stub_; }
+  // SIGTERM, then the value of `field` in the batching_stats line the worker logs on its way out.
+  int64_t StopAndReadStat(const std::string& field) {
+    process_.Stop();
+    const std::string log = ReadFile(log_);
+    std::smatch m;
+    const std::regex line("\"event\":\"batching_stats\"[^\n]*");
+    if (!std::regex_search(log, m, line)) return -1;
+    const std::string stats = m.str();
+    std::smatch value;
+    if (!std::regex_search(stats, value, std::regex("\"" + field + "\":([0-9]+)"))) return -1;
+    return std::stoll(value[1].str());
+  }
+
+ private:
+  std::string log_dir_;
+  std::string log_;
+  dnaserve::testing::ChildProcess process_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+struct Outcome {
+  grpc::Status status;
+  std::optional<v1::PredictResult> result;
+  std::vector<int> progress_done;
+};
+
+Outcome Predict(v1::Worker::Stub& stub, const v1::PredictRequest& request) {
+  Outcome out;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+  auto reader = stub.Predict(&context, request);
+  v1::PredictEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) out.progress_done.push_back(event.progress().windows_done());
+    if (event.has_result()) out.result = event.result();
+  }
+  out.status = reader->Finish();
+  return out;
+}
+
+std::vector<Outcome> PredictConcurrently(v1::Worker::Stub& stub,
+                                         const std::vector<v1::PredictRequest>& requests) {
+  std::vector<std::future<Outcome>> futures;
+  for (const auto& r : requests) {
+    futures.push_back(std::async(std::launch::async, [&stub, &r] { return Predict(stub, r); }));
+  }
+  std::vector<Outcome> outcomes;
+  for (auto& f : futures) outcomes.push_back(f.get());
+  return outcomes;
+}
+
+bool IsNumber(const std::string& token, double* value) {
+  char* end = nullptr;
+  *value = std::strtod(token.c_str(), &end);
+  return !token.empty() && end == token.c_str() + token.size();
+}
+
+// Text tracks equal token by token; numbers may differ in their last printed digit, integers
+// (BED scores, round(p * 1000)) by one.
+bool SameText(const std::string& a, const std::string& b, std::string* why) {
+  std::istringstream sa(a), sb(b);
+  std::string ta, tb;
+  while (true) {
+    const bool more_a = static_cast<bool>(sa >> ta);
+    const bool more_b = static_cast<bool>(sb >> tb);
+    if (more_a != more_b) return *why = "different token counts", false;
+    if (!more_a) return true;
+    if (ta == tb) continue;
+    double va = 0, vb = 0;
+    if (!IsNumber(ta, &va) || !IsNumber(tb, &vb)) return *why = ta + " vs " + tb, false;
+    const bool integers = va == std::floor(va) && vb == std::floor(vb);
+    const double slack = 1e-5 * std::max(1.0, std::fabs(va)) + (integers ? 1.0 : 0.0);
+    if (std::fabs(va - vb) > slack) return *why = ta + " vs " + tb, false;
+  }
+}
+
+// The same prediction, except for timings. Float32 BLAS results depend on how many rows share a
+// pass (accumulation order), so scores may differ by a few ulps (observed <= 1.2e-7) between a
+// request run alone and one stacked with others; everything else must be identical.
+void CheckSameResult(v1::PredictResult a, v1::PredictResult b) {
+  for (auto* r : {&a, &b}) {
+    r->clear_inference_time_ms();
+    r->clear_cold_start();
+    r->clear_model_load_time_ms();
+  }
+  const auto& pa = a.promoter();
+  const auto& pb = b.promoter();
+  CATCH_CHECK(a.windows_processed() == b.windows_processed());
+  CATCH_REQUIRE(pa.windows_size() == pb.windows_size());
+  for (int i = 0; i < pa.windows_size(); ++i) {
+    CATCH_CHECK(pa.windows(i).start() == pb.windows(i).start());
+    CATCH_CHECK(pa.windows(i).end() == pb.windows(i).end());
+    CATCH_CHECK(pa.windows(i).padded_bp() == pb.windows(i).padded_bp());
+    CATCH_CHECK(pa.windows(i).is_promoter() == pb.windows(i).is_promoter());
+    CATCH_CHECK(std::fabs(pa.windows(i).score() - pb.windows(i).score()) <= 1e-6);
+  }
+  CATCH_REQUIRE(pa.regions_size() == pb.regions_size());
+  for (int i = 0; i < pa.regions_size(); ++i) {
+    CATCH_CHECK(pa.regions(i).start() == pb.regions(i).start());
+    CATCH_CHECK(pa.regions(i).end() == pb.regions(i).end());
+    CATCH_CHECK(std::fabs(pa.regions(i).score() - pb.regions(i).score()) <= 1e-6);
+  }
+  CATCH_REQUIRE(a.formats_size() == b.formats_size());
+  for (const auto& [name, text] : a.formats()) {
+    CATCH_INFO("format " << name);
+    CATCH_REQUIRE(b.formats().count(name) == 1);
+    std::string why;
+    CATCH_CHECK(SameText(text, b.formats().at(name), &why));
+    CATCH_CHECK(why == "");
+  }
+  // With the scores compared above, every other field must match to the byte.
+  for (auto* r : {&a, &b}) {
+    r->clear_promoter();
+    r->clear_formats();
+    r->clear_tracks();
+  }
+  CATCH_CHECK(a.SerializeAsString() == b.SerializeAsString());
+}
+
+#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
+  std::string why_skipped;                                                  \
+  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
+  if (!dir) {                                                               \
+    CATCH_WARN("skipped: " << why_skipped);                                 \
+    return;                                                                 \
+  }                                                                         \
+  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
+  CATCH_REQUIRE(fs::exists(WorkerBinary()))
+
+CATCH_TEST_CASE("batching over gRPC: concurrent requests share passes and get their own results",
+                "[grpc][batching]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  BatchingWorker worker;
+  // A 20 ms meeting window makes stacking certain without slowing the test much.
+  CATCH_REQUIRE(worker.Start(*models, {"--batch-max-wait-us", "20000"}));
+
+  // Eight distinct 10 kb sequences (9 windows: passes of 8 + 1) and two shorter ones.
+  std::vector<v1::PredictRequest> requests;
+  for (unsigned seed = 1; seed <= 8; ++seed)
+    requests.push_back(RequestFor(Task::kPromoter, 10000, seed));
+  requests.push_back(RequestFor(Task::kPromoter, 3000, 21));  // 2 windows
+  requests.push_back(RequestFor(Task::kPromoter, 700, 22));   // 1 padded window
+
+  std::vector<v1::PredictResult> alone;
+  for (const auto& r : requests) {
+    Outcome out = Predict(worker.stub(), r);
+    CATCH_REQUIRE(out.status.ok());
+    CATCH_REQUIRE(out.result.has_value());
+    alone.push_back(*out.result);
+  }
+  const std::vector<Outcome> together = PredictConcurrently(worker.stub(), requests);
+  int64_t forward_calls = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    CATCH_INFO("request " << i);
+    CATCH_REQUIRE(together[i].status.ok());
+    CATCH_REQUIRE(together[i].result.has_value());
+    CheckSameResult(alone[i], *together[i].result);
+    // Progress counts windows actually scored, batch by batch, up to all of them.
+    const int windows = static_cast<int>(alone[i].windows_processed());
+    CATCH_REQUIRE_FALSE(together[i].progress_done.empty());
+    CATCH_CHECK(together[i].progress_done.back() == windows);
+    forward_calls += (windows + 7) / 8;
+  }
+  forward_calls *= 2;  // alone, then together
+  CATCH_CHECK(worker.StopAndReadStat("calls_run") == forward_calls);
+}
+
+CATCH_TEST_CASE("batching over gRPC: stacked passes happen under concurrency", "[grpc][batching]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  BatchingWorker worker;
+  CATCH_REQUIRE(worker.Start(*models, {"--batch-max-wait-us", "20000"}));
+  std::vector<v1::PredictRequest> requests;
+  for (unsigned seed = 1; seed <= 8; ++seed)
+    requests.push_back(RequestFor(Task::kPromoter, 10000, seed));
+  for (const Outcome& out : PredictConcurrently(worker.stub(), requests)) {
+    CATCH_CHECK(out.status.ok());
+  }
+  CATCH_CHECK(worker.StopAndReadStat("merged_passes") >= 1);
+}
+
+CATCH_TEST_CASE(
+    "batching over gRPC: a full queue sheds load with service_unavailable and a "
+    "retry hint",
+    "[grpc][batching]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  BatchingWorker worker;
+  // One waiting pass at a time: while the model runs one pass and one waits, the rest are shed.
+  CATCH_REQUIRE(worker.Start(*models, {"--queue-max-bases", "1", "--batch-max-wait-us", "0"}));
+  std::vector<v1::PredictRequest> requests;
+  for (unsigned seed = 1; seed <= 12; ++seed)
+    requests.push_back(RequestFor(Task::kPromoter, 10000, seed));
+
+  int ok = 0;
+  int refused = 0;
+  for (int round = 0; round < 3 && refused == 0; ++round) {
+    for (const Outcome& out : PredictConcurrently(worker.stub(), requests)) {
+      if (out.status.ok()) {
+        ++ok;
+        continue;
+      }
+      ++refused;
+      CATCH_INFO("message: " << out.status.error_message());
+      CATCH_CHECK(out.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+      v1::WorkerError details;
+      CATCH_REQUIRE(details.ParseFromString(out.status.error_details()));
+      CATCH_CHECK(details.code() == "service_unavailable");
+      CATCH_CHECK(details.retry_after_seconds() == 1);
+      CATCH_CHECK(out.status.error_message().find("at capacity") != std::string::npos);
+      const Status mapped = FromGrpcStatus(out.status);
+      CATCH_CHECK(mapped.code() == ErrorCode::kServiceUnavailable);
+      CATCH_CHECK(mapped.retry_after_seconds() == std::optional<int64_t>(1));
+    }
+  }
+  CATCH_CHECK(ok >= 1);
+  CATCH_CHECK(refused >= 1);
+  CATCH_CHECK(worker.StopAndReadStat("refused") == refused);
+}
+
+CATCH_TEST_CASE("batching over gRPC: a request cancelled while its pass waits never runs",
+                "[grpc][batching]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  BatchingWorker worker;
+  // A pass below budget waits a full second for company: the cancellation lands in that second.
+  CATCH_REQUIRE(worker.Start(*models, {"--batch-max-wait-us", "1000000"}));
+  Outcome warm = Predict(worker.stub(), RequestFor(Task::kPromoter, 500, 3));  // loads the model
+  CATCH_REQUIRE(warm.status.ok());
+
+  grpc::ClientContext context;
+  auto reader = worker.stub().Predict(&context, RequestFor(Task::kPromoter, 10000, 4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  context.TryCancel();
+  v1::PredictEvent event;
+  bool got_result = false;
+  while (reader->Read(&event)) got_result = got_result || event.has_result();
+  CATCH_CHECK_FALSE(got_result);
+  CATCH_CHECK(reader->Finish().error_code() == grpc::StatusCode::CANCELLED);
+  // Give the worker's handler time to notice (it polls every 10 ms) before stopping it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int64_t calls_run = worker.StopAndReadStat("calls_run");
+  CATCH_CHECK(calls_run == 1);  // the warm-up's one pass; none of the cancelled request's windows
+}
+
+CATCH_TEST_CASE("batching over gRPC: --no-batching serves the same results", "[grpc][batching]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  BatchingWorker batched;
+  BatchingWorker plain;
+  CATCH_REQUIRE(batched.Start(*models, {}));
+  CATCH_REQUIRE(plain.Start(*models, {"--no-batching"}));
+  const v1::PredictRequest request = RequestFor(Task::kPromoter, 10000, 9);
+  Outcome a = Predict(batched.stub(), request);
+  Outcome b = Predict(plain.stub(), request);
+  CATCH_REQUIRE(a.status.ok());
+  CATCH_REQUIRE(b.status.ok());
+  CheckSameResult(*a.result, *b.result);
+  CATCH_CHECK(batched.StopAndReadStat("calls_run") == 2);
+  CATCH_CHECK(plain.StopAndReadStat("calls_run") == -1);  // no batcher, no stats line
+}
+
+}  // namespace
+}  // namespace dnaserve::worker

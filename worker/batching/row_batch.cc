@@ -1,0 +1,92 @@
+#include "worker/batching/row_batch.h"
+
+#include <string>
+
+namespace dnaserve::worker {
+namespace {
+
+// Product of the dimensions, or -1 when one is negative.
+int64_t Elements(const std::vector<int64_t>& shape, size_t from) {
+  int64_t n = 1;
+  for (size_t i = from; i < shape.size(); ++i) {
+    if (shape[i] < 0) return -1;
+    n *= shape[i];
+  }
+  return n;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+RowSignature SignatureOf(const std::vector<IdTensor>& inputs) {
+  RowSignature signature;
+  if (inputs.empty()) return signature;
+  const int64_t rows = inputs[0].shape.empty() ? -1 : inputs[0].shape[0];
+  if (rows <= 0) return signature;
+  for (const IdTensor& input : inputs) {
+    if (input.shape.empty() || input.shape[0] != rows) return RowSignature{};
+    const int64_t elements = Elements(input.shape, 0);
+    if (elements < 0 || static_cast<size_t>(elements) != input.data.size()) return RowSignature{};
+    signature.row_shapes.emplace_back(input.shape.begin() + 1, input.shape.end());
+  }
+  signature.mergeable = true;
+  signature.rows = rows;
+  return signature;
+}
+
+std::vector<IdTensor> StackRows(const std::vector<const std::vector<IdTensor>*>& calls) {
+  std::vector<IdTensor> stacked;
+  if (calls.empty()) return stacked;
+  const size_t inputs = calls.front()->size();
+  stacked.resize(inputs);
+  for (size_t k = 0; k < inputs; ++k) {
+    IdTensor& out = stacked[k];
+    out.shape = (*calls.front())[k].shape;
+    out.shape[0] = 0;
+    size_t values = 0;
+    for (const auto* call : calls) values += (*call)[k].data.size();
+    out.data.reserve(values);
+    for (const auto* call : calls) {
+      const IdTensor& in = (*call)[k];
+      out.shape[0] += in.shape[0];
+      out.data.insert(out.data.end(), in.data.begin(), in.data.end());
+    }
+  }
+  return stacked;
+}
+
+StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(const std::vector<FloatTensor>& outputs,
+                                                          const std::vector<int64_t>& rows) {
+  int64_t total = 0;
+  for (int64_t r : rows) total += r;
+  std::vector<std::vector<FloatTensor>> per_call(rows.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const FloatTensor& out = outputs[k];
+    const int64_t elements = Elements(out.shape, 0);
+    if (out.shape.empty() || out.shape[0] != total || elements < 0 ||
+        static_cast<size_t>(elements) != out.data.size()) {
+      return Internal("output " + std::to_string(k) + " of a batched forward pass has shape " +
+                      ShapeText(out.shape) + "; expected " + std::to_string(total) +
+                      " rows first, one per stacked input row");
+    }
+    const size_t row_values = static_cast<size_t>(Elements(out.shape, 1));
+    size_t offset = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      FloatTensor part;
+      part.shape = out.shape;
+      part.shape[0] = rows[i];
+      const size_t values = row_values * static_cast<size_t>(rows[i]);
+      part.data.assign(out.data.begin() + offset, out.data.begin() + offset + values);
+      offset += values;
+      per_call[i].push_back(std::move(part));
+    }
+  }
+  return per_call;
+}
+
+}  // namespace dnaserve::worker
