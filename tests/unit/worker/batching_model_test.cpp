@@ -294,8 +294,8 @@ CATCH_TEST_CASE("batching: a full queue refuses at once with the overload status
   WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
 
   // 20 waiting + 20 > 30: refused without waiting for the gate.
-  const std::vector<IdTensor> refused_inputs = CallerInputs(7, 2);
-  Outputs refused = model.Forward(refused_inputs);
+  Caller overflow = Start(model, 7, CallerInputs(7, 2));
+  const Outputs refused = Await(overflow, *fake);
   CATCH_REQUIRE_FALSE(refused.ok());
   const Status& status = refused.status();
   CATCH_CHECK(BatchingModel::IsOverloaded(status));
@@ -334,8 +334,8 @@ CATCH_TEST_CASE("batching: an empty queue admits one call larger than the queue 
   fake->WaitForPasses(1);
   callers.push_back(Start(model, 1, CallerInputs(1, 10)));  // 100 bases, queue empty: admitted
   WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
-  const std::vector<IdTensor> more = CallerInputs(2, 1);  // now the queue is over its limit
-  CATCH_CHECK(BatchingModel::IsOverloaded(model.Forward(more).status()));
+  Caller more = Start(model, 2, CallerInputs(2, 1));  // now the queue is over its limit
+  CATCH_CHECK(BatchingModel::IsOverloaded(Await(more, *fake).status()));
   fake->OpenGate();
   for (auto& caller : callers) CheckOwnRows(caller, Await(caller, *fake));
 }
