@@ -162,7 +162,7 @@ def hf_state_dict(config, head, num_labels, seed):
         s["bert.pooler.dense.bias"] = rnd(h, scale=0.05)
     else:
         s["cls.predictions.bias"] = rnd(config["vocab_size"])  # ignorable leftovers
-    s["classifier.weight"] = rnd(num_labels, h, scale=0.5)
+    s["classifier.weight"] = rnd(num_labels, h, scale=0.15)
     s["classifier.bias"] = rnd(num_labels, scale=0.1)
     return s
 
@@ -269,17 +269,47 @@ def reference_forward(config, s, input_ids, attention_mask, head):
     return linear(x, "classifier")
 
 
-def hf_inputs(dna_ids, cls_id, sep_id, pad_id):
-    """What a Hugging Face tokenizer (add_special_tokens, padding) hands BERT for rows of DNA
-    ids, a trailing pad in `dna_ids` marking a shorter row: input_ids and attention_mask."""
+def hf_inputs(dna_ids, cls_id, sep_id, pad_id, max_length=None):
+    """What a Hugging Face tokenizer (add_special_tokens, padding, truncation to max_length when
+    given) hands BERT for rows of DNA ids, a trailing pad in `dna_ids` marking a shorter row:
+    input_ids and attention_mask."""
     rows, masks = [], []
-    width = dna_ids.shape[1] + 2
-    for row in dna_ids.tolist():
-        real = [i for i in row if i != pad_id]
+    reals = [[i for i in row if i != pad_id] for row in dna_ids.tolist()]
+    if max_length is not None:
+        reals = [real[:max_length - 2] for real in reals]
+    width = max(len(real) for real in reals) + 2
+    for real in reals:
         ids = [cls_id] + real + [sep_id]
         rows.append(ids + [pad_id] * (width - len(ids)))
         masks.append([1] * len(ids) + [0] * (width - len(ids)))
     return torch.tensor(rows), torch.tensor(masks)
+
+
+def reference_outputs(config, state, dna, variant, cls_id, sep_id, pad_id):
+    """The expected model output for DNA id rows: sequence heads see a row truncated to the
+    model's positions; token heads see it in consecutive chunks that fit, each chunk wrapped in
+    [CLS]/[SEP], with the chunks' token rows concatenated (row t = DNA token t)."""
+    limit = config["max_position_embeddings"]
+    if variant["head"] == "sequence":
+        ids, mask = hf_inputs(dna, cls_id, sep_id, pad_id, max_length=limit)
+        return variant["post"](reference_forward(config, state, ids, mask, "sequence"))
+    per_chunk = limit - 2
+    rows = []
+    for row in dna.tolist():
+        pieces = []
+        for start in range(0, len(row), per_chunk):
+            chunk = torch.tensor([row[start:start + per_chunk]])
+            real = int((chunk != pad_id).sum())
+            if real == 0:  # only padding: its rows carry no meaning
+                pieces.append(torch.zeros(chunk.shape[1], variant["num_labels"]))
+                continue
+            ids, mask = hf_inputs(chunk, cls_id, sep_id, pad_id)
+            out = variant["post"](reference_forward(config, state, ids, mask, "token"))[0]
+            piece = torch.zeros(chunk.shape[1], variant["num_labels"])
+            piece[:real] = out[1:1 + real]
+            pieces.append(piece)
+        rows.append(torch.cat(pieces))
+    return torch.stack(rows)
 
 
 # --- variants ----------------------------------------------------------------------------------
@@ -313,10 +343,14 @@ VARIANTS = [
     dict(id="promoter-bert-tiny", task="promoter", head="sequence", num_labels=2,
          id2label={"0": "background", "1": "promoter"}, args=["--context-bp", "300",
                                                                "--stride-bp", "150"],
-         extra={}, weights="bin", post=lambda z: torch.softmax(z, -1)[:, 1]),
+         # 64 positions: the worker's 300 bp windows (~70 tokens) are cut to fit.
+         extra={"max_position_embeddings": 64}, weights="bin",
+         post=lambda z: torch.softmax(z, -1)[:, 1]),
     dict(id="splice-bert-tiny", task="splice", head="token", num_labels=3, id2label=None,
          args=["--labels", "neither,acceptor,donor", "--context-bp", "400"],
-         extra={"architectures": ["BertForTokenClassification"]}, weights="safetensors",
+         # 64 positions: the worker's 400 bp windows (~95 tokens) are encoded in two chunks.
+         extra={"architectures": ["BertForTokenClassification"],
+                "max_position_embeddings": 64}, weights="safetensors",
          post=lambda z: torch.softmax(z, -1)),
     dict(id="enhancer-bert-tiny-preln", task="enhancer", head="sequence", num_labels=2,
          id2label={"0": "dev", "1": "hk"}, args=[],
@@ -393,22 +427,23 @@ def check_variant(work, tok, variant, seed):
     ordinary = [i for t, i in tok["model"]["vocab"].items() if t not in specials]
     g = torch.Generator().manual_seed(seed + 1)
     worst = 0.0
-    for batch, tokens, padded in [(1, 7, 0), (4, 37, 0), (3, 60, 9), (2, 1, 0)]:
+    limit = config["max_position_embeddings"] - 2
+    shapes = [(1, 7, 0), (4, 37, 0), (3, 60, 9), (2, 1, 0)]
+    # Rows longer than the model (the worker's N padding can make them): cut or chunked.
+    shapes += [(2, 2 * limit + 5, 0), (3, limit + 3, limit // 2)]
+    for batch, tokens, padded in shapes:
         dna = torch.tensor(ordinary)[torch.randint(0, len(ordinary), (batch, tokens),
                                                    generator=g)]
         if padded:
             dna[-1, tokens - padded:] = pad
-        ids, mask = hf_inputs(dna, cls_id, sep_id, pad)
         with torch.no_grad():
-            expected = variant["post"](reference_forward(config, state, ids, mask,
-                                                         variant["head"]))
+            expected = reference_outputs(config, state, dna, variant, cls_id, sep_id, pad)
             got = module(dna)  # what the worker sends: DNA tokens only, short rows right-padded
-        if variant["head"] == "token":
-            expected = expected[:, 1:1 + tokens]  # drop [CLS]: row t is input token t
-            if padded:  # rows of padding carry no meaning (the worker ignores them)
-                keep = (dna != pad)[..., None].expand_as(expected)
-                expected = torch.where(keep, expected, torch.zeros_like(expected))
-                got = torch.where(keep, got, torch.zeros_like(got))
+        if variant["head"] == "token" and padded:
+            # Rows of padding carry no meaning (the worker ignores them).
+            keep = (dna != pad)[..., None].expand_as(expected)
+            expected = torch.where(keep, expected, torch.zeros_like(expected))
+            got = torch.where(keep, got, torch.zeros_like(got))
         if not check(tuple(got.shape) == tuple(expected.shape),
                      f"{variant['id']}: shape {list(got.shape)} != {list(expected.shape)}"):
             continue
