@@ -19,6 +19,14 @@ double Min(const std::vector<double>& values) {
   return values.empty() ? 0.0 : *std::min_element(values.begin(), values.end());
 }
 
+double PairedRatio(const std::vector<double>& numerator, const std::vector<double>& denominator) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < numerator.size() && i < denominator.size(); ++i) {
+    if (denominator[i] > 0) ratios.push_back(numerator[i] / denominator[i]);
+  }
+  return Median(std::move(ratios));
+}
+
 std::string RandomBases(int64_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::string out(static_cast<size_t>(n), 'A');

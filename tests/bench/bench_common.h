@@ -28,10 +28,13 @@ struct BenchSettings {
   int gateway_rounds = 3;
   int64_t gateway_bp = 10000;
   std::vector<std::string> worker_args;  // appended to every dnaserve-worker command line
+  int served_executors = 0;  // in-process worker stack: batching executors (0 = worker default)
 };
 
 double Median(std::vector<double> values);
 double Min(const std::vector<double>& values);
+// Median of numerator[i] / denominator[i] (pairs measured back to back); 0 when empty.
+double PairedRatio(const std::vector<double>& numerator, const std::vector<double>& denominator);
 
 // `n` random bases (A/C/G/T) from a fixed seed.
 std::string RandomBases(int64_t n, unsigned seed);

@@ -76,7 +76,8 @@ std::string Markdown(const BenchSettings& s, const std::vector<RunnerFigures>& r
          << (f.python_s > 0 ? FormatSeconds(f.python_s) : "n/a") << " | "
          << (f.python_s > 0 ? Fixed(f.python_ratio()) : "n/a") << " |\n";
     }
-    md << "\nratio = bare forward time / runner time (= runner bp/s / bare bp/s). Outside the "
+    md << "\nratio = bare forward time / runner time (= runner bp/s / bare bp/s), the median "
+          "over repetitions of pairs measured back to back; times are medians. Outside the "
           "model = runner time minus the time inside the model's forward calls (tokenising, "
           "windowing, stitching, rendering; for the worker stack also the batching queue). "
           "Python / C++ = C++ bare time / Python time (< 1: Python slower).\n\n";
@@ -124,9 +125,9 @@ std::string Markdown(const BenchSettings& s, const std::vector<RunnerFigures>& r
          << FormatSeconds(g.sequential_s) << " | " << FormatSeconds(g.concurrent_s) << " | **"
          << Fixed(g.ratio()) << "** | " << g.failures << " |\n";
     }
-    md << "\nratio = wall time of the concurrent round / wall time of the sequential round "
-          "(medians of "
-       << s.gateway_rounds << " rounds).\n\n";
+    md << "\nratio = wall time of the concurrent round / wall time of the sequential round, "
+          "median over "
+       << s.gateway_rounds << " rounds (times are medians).\n\n";
   }
   for (const auto& e : errors) md << "- error: " << e << "\n";
   return md.str();
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
   app.add_option("--worker-arg", s.worker_args,
                  "extra dnaserve-worker argument, repeatable (--worker-arg=--batch-executors "
                  "--worker-arg=2)");
+  app.add_option("--served-executors", s.served_executors,
+                 "batching executors of the in-process worker stack (0 = the worker's default)");
   app.add_option("--python", s.python, "interpreter with torch for the Python peer");
   app.add_flag("!--no-python", s.python_peer, "skip the Python peer");
   app.add_option("--markdown", out_md, "write the Markdown tables here too");

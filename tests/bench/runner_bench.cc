@@ -77,7 +77,8 @@ class TimingModel final : public Model {
 
 // The model stack the worker serves (worker/service/worker_server.cc): TorchScript behind the
 // dynamic-batching queue with the worker's default settings.
-std::shared_ptr<Model> ServedStack(std::shared_ptr<Model> direct, const ModelManifest& manifest) {
+std::shared_ptr<Model> ServedStack(std::shared_ptr<Model> direct, const ModelManifest& manifest,
+                                   int executors) {
   const worker::BatchingConfig defaults;
   if (!defaults.enabled) return direct;
   worker::BatchingOptions options;
@@ -88,7 +89,8 @@ std::shared_ptr<Model> ServedStack(std::shared_ptr<Model> direct, const ModelMan
   options.max_wait = std::chrono::microseconds(defaults.max_wait_us);
   // As the worker resolves 0: one executor per group of intra-op threads.
   options.executors =
-      defaults.executors > 0
+      executors > 0 ? executors
+      : defaults.executors > 0
           ? defaults.executors
           : std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) /
                             std::max(1, worker::TorchThreads()));
@@ -192,7 +194,7 @@ Status MeasurePackage(const BenchSettings& settings, const std::string& package_
   if (!direct_or.ok()) return direct_or.status();
   auto timed = std::make_shared<TimingModel>(std::move(direct_or).value());
   std::shared_ptr<Model> direct = timed;
-  std::shared_ptr<Model> served = ServedStack(direct, manifest);
+  std::shared_ptr<Model> served = ServedStack(direct, manifest, settings.served_executors);
   double load_s = 0;
   auto bare_or = BareForward::Load(manifest.WeightsPath(), &load_s);
   if (!bare_or.ok()) return bare_or.status();

@@ -42,8 +42,10 @@ struct RunnerFigures {
   double direct_model_s = 0;
   std::vector<double> served_all, direct_all, bare_all;
 
-  double served_ratio() const { return served_s > 0 ? bare_s / served_s : 0; }
-  double direct_ratio() const { return direct_s > 0 ? bare_s / direct_s : 0; }
+  // Runner vs bare: the median over repetitions of bare time / runner time, each pair measured
+  // back to back, so that the machine's slow and fast phases cancel out.
+  double served_ratio() const { return PairedRatio(bare_all, served_all); }
+  double direct_ratio() const { return PairedRatio(bare_all, direct_all); }
   // Python throughput relative to the C++ bare forward (1.0 = equal, < 1 = Python slower).
   double python_ratio() const { return python_s > 0 ? bare_s / python_s : 0; }
 };

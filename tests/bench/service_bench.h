@@ -40,7 +40,8 @@ struct GatewayFigures {
   double concurrent_s = 0;  // median
   int failures = 0;         // non-200 answers
   std::string error;
-  double ratio() const { return sequential_s > 0 ? concurrent_s / sequential_s : 0; }
+  // Median over rounds of concurrent / sequential wall time (each round measures both).
+  double ratio() const { return PairedRatio(concurrent_all, sequential_all); }
 };
 
 GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching);
