@@ -68,7 +68,7 @@ struct Harness {
   ScriptedBackend backend;
   ModelCatalogue catalogue;
   Executor executor{4, 16};
-  JobRunner runner{&jobs, &backend, &executor};
+  JobRunner runner{&jobs, &executor};
   DocsHandler docs{"/nonexistent"};
   std::unique_ptr<KeyStore> keys;
   std::unique_ptr<RequestPipeline> pipeline;
