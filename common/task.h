@@ -1,6 +1,5 @@
 // The six prediction tasks and the facts about them that every component shares: wire names,
-// admission bounds (Limits section of the contract) and the output formats each one offers; plus
-// the limits of the find-genes workflow, which composes two of them.
+// admission bounds (Limits section of the contract) and the output formats each one offers.
 #pragma once
 
 #include <array>
@@ -40,10 +39,5 @@ inline constexpr int64_t kSpliceMaxSites = 20000;
 // Expression scores exactly this window, centred on tss_index.
 inline constexpr int64_t kExpressionWindowBp = 9198;
 inline constexpr int64_t kExpressionHalfWindowBp = kExpressionWindowBp / 2;  // 4599
-
-// The find-genes-and-predict-expression workflow (annotation, then expression per found gene):
-// its sequence floor and the length above which it must run asynchronously (413 sync_too_large).
-inline constexpr int64_t kFindGenesMinSequenceBp = 1000;
-inline constexpr int64_t kFindGenesSyncLimitBp = 50000;
 
 }  // namespace dnaserve

@@ -11,6 +11,7 @@
 #include "common/task.h"
 #include "gateway/http/json_writer.h"
 #include "gateway/ratelimit/quota.h"
+#include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/request_schema.h"
 
 namespace dnaserve::gateway {

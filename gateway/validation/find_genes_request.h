@@ -14,7 +14,12 @@
 
 namespace dnaserve::gateway {
 
+// The workflow's name in data.task, meta.task and job records, its sequence floor (the ceiling
+// is the tasks' kMaxSequenceBp) and the length above which it must run asynchronously (413
+// sync_too_large).
 inline constexpr std::string_view kFindGenesWorkflow = "find_genes_and_predict_expression";
+inline constexpr int64_t kFindGenesMinSequenceBp = 1000;
+inline constexpr int64_t kFindGenesSyncLimitBp = 50000;
 
 struct ValidatedFindGenes {
   std::string sequence;  // normalised bases (upper-case ACGTN, whitespace removed)

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "gateway/validation/find_genes_request.h"
+
 namespace dnaserve::gateway {
 namespace {
 
