@@ -1,7 +1,6 @@
 #include "gateway/handlers/find_genes_handler.h"
 
 #include "gateway/handlers/job_start.h"
-#include "gateway/handlers/predict_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/render/find_genes_response.h"
 #include "gateway/validation/find_genes_request.h"
@@ -48,14 +47,9 @@ StatusOr<std::string> ResolveStageModel(const ModelCatalogue& catalogue, Task ta
   return named;
 }
 
-struct AdmittedFindGenes {
-  ValidatedFindGenes input;
-  FindGenesModels models;
-};
-
 // Everything decided before a job exists. A failure here creates no job.
-StatusOr<AdmittedFindGenes> Admit(const RouteCall& call, const ModelCatalogue& catalogue,
-                                  bool async) {
+StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services, bool async) {
+  const ModelCatalogue& catalogue = *services.catalogue;
   const HttpRequest& req = call.request;
   // JSON only: ?format=json and JSON-compatible Accept values pass, anything else is 415.
   static const std::vector<OutputFormat> kJsonOnly = {OutputFormat::kJson};
@@ -65,14 +59,12 @@ StatusOr<AdmittedFindGenes> Admit(const RouteCall& call, const ModelCatalogue& c
   auto input = ValidateFindGenesBody(req.body);
   if (!input.ok()) return input.status();
 
-  AdmittedFindGenes admitted;
   auto annotation =
       ResolveStageModel(catalogue, Task::kAnnotation, input->annotation_model, "annotation_model");
   if (!annotation.ok()) return annotation.status();
   auto expression =
       ResolveStageModel(catalogue, Task::kExpression, input->expression_model, "expression_model");
   if (!expression.ok()) return expression.status();
-  admitted.models = {*annotation, *expression};
 
   if (!async && input->sequence_length > kFindGenesSyncLimitBp) {
     return Status(ErrorCode::kSyncTooLarge,
@@ -83,28 +75,19 @@ StatusOr<AdmittedFindGenes> Admit(const RouteCall& call, const ModelCatalogue& c
                       std::to_string(input->sequence_length) + " bp",
                   SyncTooLargeDetails{input->sequence_length, kFindGenesSyncLimitBp});
   }
-  admitted.input = std::move(input).value();
-  return admitted;
+  JobStart start;
+  start.task = std::string(kFindGenesWorkflow);
+  start.async = async;
+  start.work = std::make_unique<FindGenesJob>(services.backend, std::move(input).value(),
+                                              FindGenesModels{*annotation, *expression});
+  return start;
 }
 
 }  // namespace
 
 RouteHandler MakeFindGenesHandler(const GatewayServices& services) {
   GatewayServices s = services;
-  return [s](RouteCall call, Responder respond) {
-    const bool async = PrefersRespondAsync(call.request.Header("prefer"));
-    auto admitted = Admit(call, *s.catalogue, async);
-    if (!admitted.ok()) {
-      respond(ErrorResponse(admitted.status(), call.request.request_id));
-      return;  // the lease is released with `call`
-    }
-    JobStart start;
-    start.task = std::string(kFindGenesWorkflow);
-    start.async = async;
-    start.work = std::make_unique<FindGenesJob>(s.backend, std::move(admitted->input),
-                                                std::move(admitted->models));
-    StartJob(s, call, std::move(start), respond);
-  };
+  return MakeJobRoute(s, [s](const RouteCall& call, bool async) { return Admit(call, s, async); });
 }
 
 }  // namespace dnaserve::gateway

@@ -1,5 +1,7 @@
 #include "gateway/handlers/job_start.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "gateway/handlers/job_runner.h"
@@ -63,6 +65,37 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
     accepted.SetHeader("Content-Location", "/v1/tasks/jobs/" + job_id);
     respond(std::move(accepted));
   }
+}
+
+RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
+  GatewayServices s = services;
+  return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
+    const bool async = PrefersRespondAsync(call.request.Header("prefer"));
+    auto start = admit(call, async);
+    if (!start.ok()) {
+      respond(ErrorResponse(start.status(), call.request.request_id));
+      return;  // the lease is released with `call`
+    }
+    StartJob(s, call, std::move(start).value(), respond);
+  };
+}
+
+bool PrefersRespondAsync(const std::optional<std::string>& prefer) {
+  if (!prefer) return false;
+  std::string lower = *prefer;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  size_t start = 0;
+  while (start <= lower.size()) {
+    size_t end = lower.find_first_of(",;", start);
+    if (end == std::string::npos) end = lower.size();
+    std::string token = lower.substr(start, end - start);
+    auto b = token.find_first_not_of(" \t");
+    auto e = token.find_last_not_of(" \t");
+    if (b != std::string::npos && token.substr(b, e - b + 1) == "respond-async") return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 }  // namespace dnaserve::gateway

@@ -1,8 +1,5 @@
 #include "gateway/handlers/predict_handler.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "gateway/handlers/job_start.h"
 #include "gateway/http/error_response.h"
 #include "gateway/render/predict_response.h"
@@ -62,14 +59,8 @@ class PredictJob : public Job {
   OutputFormat format_;
 };
 
-struct AdmittedPredict {
-  ValidatedPredict input;
-  OutputFormat format = OutputFormat::kJson;
-};
-
 // Everything decided before a job exists. A failure here creates no job.
-StatusOr<AdmittedPredict> Admit(const RouteCall& call, const ModelCatalogue& catalogue,
-                                bool async) {
+StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services, bool async) {
   const HttpRequest& req = call.request;
   auto task_name = call.params.at("task");
   auto task = TaskFromName(task_name);
@@ -85,7 +76,7 @@ StatusOr<AdmittedPredict> Admit(const RouteCall& call, const ModelCatalogue& cat
   auto input = ValidatePredictBody(*task, req.body);
   if (!input.ok()) return input.status();
 
-  auto model = catalogue.Resolve(*task, input->requested_model);
+  auto model = services.catalogue->Resolve(*task, input->requested_model);
   if (!model.ok()) return model.status();
   input->request.set_model(model->id());
 
@@ -98,28 +89,14 @@ StatusOr<AdmittedPredict> Admit(const RouteCall& call, const ModelCatalogue& cat
                       std::to_string(input->sequence_length) + " bp",
                   SyncTooLargeDetails{input->sequence_length, kAnnotationSyncLimitBp});
   }
-  return AdmittedPredict{std::move(input).value(), *format};
+  JobStart start;
+  start.task = std::string(TaskName(*task));
+  start.async = async;
+  start.work = std::make_unique<PredictJob>(services.backend, std::move(input).value(), *format);
+  return start;
 }
 
 }  // namespace
-
-bool PrefersRespondAsync(const std::optional<std::string>& prefer) {
-  if (!prefer) return false;
-  std::string lower = *prefer;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  size_t start = 0;
-  while (start <= lower.size()) {
-    size_t end = lower.find_first_of(",;", start);
-    if (end == std::string::npos) end = lower.size();
-    std::string token = lower.substr(start, end - start);
-    auto b = token.find_first_not_of(" \t");
-    auto e = token.find_last_not_of(" \t");
-    if (b != std::string::npos && token.substr(b, e - b + 1) == "respond-async") return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 std::string WorkerProgressMessage(const worker::v1::Progress& progress) {
   if (!progress.message().empty()) return progress.message();
@@ -129,20 +106,7 @@ std::string WorkerProgressMessage(const worker::v1::Progress& progress) {
 
 RouteHandler MakePredictHandler(const GatewayServices& services) {
   GatewayServices s = services;
-  return [s](RouteCall call, Responder respond) {
-    const bool async = PrefersRespondAsync(call.request.Header("prefer"));
-    auto admitted = Admit(call, *s.catalogue, async);
-    if (!admitted.ok()) {
-      respond(ErrorResponse(admitted.status(), call.request.request_id));
-      return;  // the lease is released with `call`
-    }
-    JobStart start;
-    start.task = std::string(TaskName(admitted->input.task));
-    start.async = async;
-    start.work = std::make_unique<PredictJob>(s.backend, std::move(admitted->input),
-                                              admitted->format);
-    StartJob(s, call, std::move(start), respond);
-  };
+  return MakeJobRoute(s, [s](const RouteCall& call, bool async) { return Admit(call, s, async); });
 }
 
 }  // namespace dnaserve::gateway

@@ -2,7 +2,6 @@
 // (one worker call) that runs synchronously or in the background.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "dnaserve/worker/v1/worker.pb.h"
@@ -11,9 +10,6 @@
 namespace dnaserve::gateway {
 
 RouteHandler MakePredictHandler(const GatewayServices& services);
-
-// True when a Prefer header asks for respond-async (RFC 7240 tokens, case-insensitive).
-bool PrefersRespondAsync(const std::optional<std::string>& prefer);
 
 // A worker's progress event as a poll message: its own text, else "processed 3 of 8 windows".
 std::string WorkerProgressMessage(const worker::v1::Progress& progress);

@@ -275,6 +275,22 @@ constexpr std::string_view k503 =
     "model_loading (the model could not be loaded yet) or service_unavailable (no worker "
     "reachable); retry after Retry-After when present.";
 
+// Headers of a synchronous 2xx result of a predict or workflow operation.
+void ResultHeaders(Json& j) {
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "RateLimit-Limit", "RateLimit-Remaining",
+                 "RateLimit-Reset", "RateLimit-Policy"});
+}
+
+// The 202 of an operation that runs as a job with Prefer: respond-async.
+void AcceptedResponseDoc(Json& j) {
+  j.KObj("202");
+  j.KStr("description", "Accepted as a job (Prefer: respond-async); poll links.result.");
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Location", "RateLimit-Limit",
+                 "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"});
+  JsonContent(j, "JobSubmitted");
+  j.EndObj();
+}
+
 void AuthErrors(Json& j) {
   ErrorResponseDoc(j, "401", k401, {"X-Request-Id", "WWW-Authenticate"});
   ErrorResponseDoc(j, "403", k403);
@@ -409,8 +425,7 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
   j.KObj("responses");
   j.KObj("200");
   j.KStr("description", "Synchronous result: {data, meta}, or the requested text track.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "RateLimit-Limit", "RateLimit-Remaining",
-                 "RateLimit-Reset", "RateLimit-Policy"});
+  ResultHeaders(j);
   j.KObj("content");
   for (OutputFormat f : SupportedFormats(task)) {
     j.KObj(FormatMediaType(f));
@@ -426,12 +441,7 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
   }
   j.EndObj();
   j.EndObj();
-  j.KObj("202");
-  j.KStr("description", "Accepted as a job (Prefer: respond-async); poll links.result.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Location", "RateLimit-Limit",
-                 "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"});
-  JsonContent(j, "JobSubmitted");
-  j.EndObj();
+  AcceptedResponseDoc(j);
   ErrorResponseDoc(j, "400", k400);
   AuthErrors(j);
   ErrorResponseDoc(j, "404",
@@ -508,16 +518,10 @@ void WriteFindGenesPath(Json& j) {
   j.KObj("responses");
   j.KObj("200");
   j.KStr("description", "Synchronous result: {data, meta}.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "RateLimit-Limit", "RateLimit-Remaining",
-                 "RateLimit-Reset", "RateLimit-Policy"});
+  ResultHeaders(j);
   JsonContent(j, "FindGenesResponse");
   j.EndObj();
-  j.KObj("202");
-  j.KStr("description", "Accepted as a job (Prefer: respond-async); poll links.result.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Location", "RateLimit-Limit",
-                 "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"});
-  JsonContent(j, "JobSubmitted");
-  j.EndObj();
+  AcceptedResponseDoc(j);
   ErrorResponseDoc(j, "400", "bad_request: the body is not valid JSON.");
   AuthErrors(j);
   ErrorResponseDoc(j, "404",

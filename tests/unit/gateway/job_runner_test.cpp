@@ -94,7 +94,7 @@ struct Harness {
   }
 
   JobRecord WaitForState(const std::string& id, bool finished) {
-    for (int i = 0; i < 500; ++i) {
+    for (int i = 0; i < 2000; ++i) {
       auto job = jobs.Get(id, "alice");
       REQUIRE(job.ok());
       const bool done = job->state == JobState::kCompleted || job->state == JobState::kFailed;
@@ -121,7 +121,7 @@ TEST_CASE("a job's progress reaches the store and its response is stored verbati
 
   release.set_value();
   auto future = answered.get_future();
-  REQUIRE(future.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
   HttpResponse response = future.get();
   CHECK(response.status == 200);
   CHECK(*response.FindHeader("X-Job-Id") == id);
@@ -140,7 +140,7 @@ TEST_CASE("heartbeats keep a long job alive and renew its lease", "[jobs]") {
   for (int step = 0; step < 3; ++step) {
     h.clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000 - 5000);
     int before = h.quotas.renewed;
-    for (int i = 0; i < 300 && h.quotas.renewed == before; ++i) {
+    for (int i = 0; i < 1000 && h.quotas.renewed == before; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     REQUIRE(h.quotas.renewed > before);
@@ -165,7 +165,7 @@ TEST_CASE("Stop cancels running and queued jobs; they ask the client to resubmit
   auto started = std::chrono::steady_clock::now();
   h.runner.Stop();
   h.executor.Shutdown();  // runs the queued job, which must not start real work
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
   for (const std::string& id : {running, second, queued}) {
     INFO(id);
     auto job = h.jobs.Get(id, "alice");

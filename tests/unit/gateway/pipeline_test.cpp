@@ -432,7 +432,7 @@ TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[g
   CHECK(std::string(d["meta"]["mode"].GetString()) == "async");
   CHECK(*submit.FindHeader("Content-Location") == "/v1/tasks/jobs/" + job_id);
   HttpResponse done;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 500; ++i) {
     done = h.Call("GET", "/v1/tasks/jobs/" + job_id, kSingleKey);
     if (done.status != 202) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
