@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   ModelCatalogue catalogue;
   CatalogueRefresher refresher(&backend, &catalogue);
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));
-  JobRunner runner(&jobs, &backend, &executor);
+  JobRunner runner(&jobs, &executor);
   DocsHandler docs(config->docs_dir);
 
   GatewayServices services;

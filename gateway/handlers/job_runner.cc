@@ -1,28 +1,28 @@
 #include "gateway/handlers/job_runner.h"
 
-#include <chrono>
+#include <exception>
 #include <thread>
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
-#include "gateway/render/predict_response.h"
 
 namespace dnaserve::gateway {
 namespace {
 
 constexpr int64_t kLeaseTtlMs = 330 * 1000;
+// Progress is written at most this often; polls need no finer grain.
+constexpr std::chrono::milliseconds kProgressWriteInterval(500);
 
-std::string ProgressMessage(const worker::v1::Progress& p) {
-  if (!p.message().empty()) return p.message();
-  return "processed " + std::to_string(p.windows_done()) + " of " +
-         std::to_string(p.windows_total()) + " windows";
+Status StoppedWhileRunning() {
+  return Status(ErrorCode::kServiceUnavailable,
+                "the service stopped while this job was running; resubmit the request")
+      .set_retry_after_seconds(5);
 }
 
 }  // namespace
 
-JobRunner::JobRunner(JobStore* jobs, InferenceBackend* backend, Executor* executor,
-                     std::chrono::seconds heartbeat_interval)
-    : jobs_(jobs), backend_(backend), executor_(executor), heartbeat_interval_(heartbeat_interval) {}
+JobRunner::JobRunner(JobStore* jobs, Executor* executor, std::chrono::seconds heartbeat_interval)
+    : jobs_(jobs), executor_(executor), heartbeat_interval_(heartbeat_interval) {}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -38,23 +38,45 @@ void JobRunner::Stop() {
   if (heartbeat_.joinable()) heartbeat_.join();
 }
 
-bool JobRunner::Submit(PredictJob job, std::function<void(HttpResponse)> on_done) {
-  auto shared_job = std::make_shared<PredictJob>(std::move(job));
+bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_done) {
+  auto shared_job = std::make_shared<JobSubmission>(std::move(job));
   return executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
     Run(*shared_job, on_done);
   });
 }
 
-void JobRunner::Run(PredictJob& job, const std::function<void(HttpResponse)>& on_done) {
+void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done) {
   auto active = std::make_shared<Active>();
   active->lease = job.lease;
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_[job.job_id] = active;
+    if (stopping_) active->cancelled = true;  // queued behind the shutdown: do not start work
   }
   jobs_->UpdateProgress(job.job_id, 0, "running");
 
-  HttpResponse response = Execute(job, *active);
+  JobContext context;
+  context.call = CallContext{job.request_id, job.job_id, &active->cancelled};
+  auto last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
+  context.report_progress = [&](double percent, const std::string& message) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      active->percent = percent;
+      active->message = message;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_write >= kProgressWriteInterval) {
+      last_write = now;
+      jobs_->UpdateProgress(job.job_id, percent, message);
+    }
+  };
+
+  HttpResponse response = RunGuarded(job, context);
+  // A job cut short by the shutdown ends in a 5xx of its own (its worker call was cancelled);
+  // the client is told plainly to resubmit. A 4xx it reached is a genuine answer and stays.
+  if (active->cancelled && response.status >= 500) {
+    response = ErrorResponse(StoppedWhileRunning(), job.request_id);
+  }
   response.SetHeader("X-Job-Id", job.job_id);
   StoreResult(job.job_id, response);
 
@@ -63,50 +85,22 @@ void JobRunner::Run(PredictJob& job, const std::function<void(HttpResponse)>& on
     active_.erase(job.job_id);
     active->lease.reset();
   }
+  job.work.reset();
   job.lease.reset();  // the last holder: the concurrency slot is free before the client hears
   if (on_done) on_done(std::move(response));
 }
 
-HttpResponse JobRunner::Execute(PredictJob& job, Active& active) {
-  const Task task = job.input.task;
-  CallContext context{job.request_id, job.job_id, &active.cancelled};
-  auto last_update = std::chrono::steady_clock::now() - std::chrono::seconds(10);
-  auto on_progress = [&](const worker::v1::Progress& p) {
-    double percent =
-        p.windows_total() > 0 ? 100.0 * p.windows_done() / p.windows_total() : active.percent;
-    std::string message = ProgressMessage(p);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      active.percent = percent;
-      active.message = message;
-    }
-    // Progress is written at most twice a second; polls need no finer grain.
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_update >= std::chrono::milliseconds(500)) {
-      last_update = now;
-      jobs_->UpdateProgress(job.job_id, percent, message);
-    }
-  };
-
-  auto result = backend_->Predict(task, job.input.request, context, on_progress);
-  if (!result.ok()) {
-    Status status = result.status();
-    if (auto* cap = std::get_if<RecordCapDetails>(&status.mutable_details())) {
-      cap->task = std::string(TaskName(task));
-      cap->sequence_length = job.input.sequence_length;
-    }
-    return ErrorResponse(status, job.request_id);
+// The last line of defence: a job must not throw, but if a foreign exception (std::bad_alloc
+// and the like) escapes one, the job fails with 500 instead of taking the gateway down.
+HttpResponse JobRunner::RunGuarded(JobSubmission& job, const JobContext& context) {
+  try {
+    return job.work->Run(context);
+  } catch (const std::exception& e) {
+    log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
+  } catch (...) {
+    log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
   }
-  HttpResponse response;
-  if (job.format == OutputFormat::kJson) {
-    response.body = RenderPredictJson(job.input, *result, {job.job_id, job.request_id});
-    return response;
-  }
-  auto text = RenderPredictText(job.format, *result);
-  if (!text.ok()) return ErrorResponse(text.status(), job.request_id);
-  response.content_type = std::string(FormatMediaType(job.format));
-  response.body = std::move(text).value();
-  return response;
+  return ErrorResponse(Internal("internal error"), job.request_id);
 }
 
 void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& response) {

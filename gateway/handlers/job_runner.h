@@ -1,10 +1,11 @@
-// Runs predict jobs on the executor: calls the worker, renders the response, stores it as the
-// job's result, and answers the waiting client for sync calls. While jobs run it refreshes
-// their heartbeat (so a poll can tell a live job from one whose gateway died) and renews
-// their concurrency leases.
+// Runs jobs (gateway/jobs/job.h) on the executor: stores each one's final response as the job's
+// result and hands it to the waiting client for sync calls. While jobs run it refreshes their
+// heartbeat (so a poll can tell a live job from one whose gateway died), renews their
+// concurrency leases and writes their progress; on Stop it cancels them.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -13,35 +14,33 @@
 #include <string>
 #include <thread>
 
-#include "common/task.h"
 #include "gateway/dispatch/executor.h"
-#include "gateway/dispatch/inference_backend.h"
 #include "gateway/handlers/services.h"
+#include "gateway/jobs/job.h"
 #include "gateway/jobs/job_store.h"
-#include "gateway/validation/predict_request.h"
 
 namespace dnaserve::gateway {
 
-struct PredictJob {
-  std::string job_id;
+struct JobSubmission {
+  std::string job_id;  // the record already exists in the job store
   std::string request_id;
-  ValidatedPredict input;
-  OutputFormat format = OutputFormat::kJson;
-  std::shared_ptr<QuotaLease> lease;
+  std::shared_ptr<QuotaLease> lease;  // held until the job ends
+  std::unique_ptr<Job> work;
 };
 
 class JobRunner {
  public:
-  JobRunner(JobStore* jobs, InferenceBackend* backend, Executor* executor,
+  JobRunner(JobStore* jobs, Executor* executor,
             std::chrono::seconds heartbeat_interval = std::chrono::seconds(15));
   ~JobRunner();
 
   // Queues the job. `on_done` (sync calls) receives the final response; async callers pass
   // nullptr and the result is only stored. False when the executor is full: nothing runs.
-  bool Submit(PredictJob job, std::function<void(HttpResponse)> on_done);
+  bool Submit(JobSubmission job, std::function<void(HttpResponse)> on_done);
 
   void Start();
-  // Abandons running jobs (their worker calls are cancelled) and stops the heartbeat.
+  // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
+  // this way is stored as 503 service_unavailable asking the client to resubmit.
   void Stop();
 
  private:
@@ -52,13 +51,12 @@ class JobRunner {
     std::atomic<bool> cancelled{false};
   };
 
-  void Run(PredictJob& job, const std::function<void(HttpResponse)>& on_done);
-  HttpResponse Execute(PredictJob& job, Active& active);
+  void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done);
+  HttpResponse RunGuarded(JobSubmission& job, const JobContext& context);
   void StoreResult(const std::string& job_id, const HttpResponse& response);
   void HeartbeatLoop();
 
   JobStore* jobs_;
-  InferenceBackend* backend_;
   Executor* executor_;
   std::chrono::seconds heartbeat_interval_;
 

@@ -1,14 +1,17 @@
 // POST /v1/tasks/{task}/predict: admission (format, Prefer, body, model, sync caps), then a job
-// that runs synchronously or in the background.
+// (one worker call) that runs synchronously or in the background.
 #pragma once
 
+#include <string>
+
+#include "dnaserve/worker/v1/worker.pb.h"
 #include "gateway/handlers/services.h"
 
 namespace dnaserve::gateway {
 
 RouteHandler MakePredictHandler(const GatewayServices& services);
 
-// True when a Prefer header asks for respond-async (RFC 7240 tokens, case-insensitive).
-bool PrefersRespondAsync(const std::optional<std::string>& prefer);
+// A worker's progress event as a poll message: its own text, else "processed 3 of 8 windows".
+std::string WorkerProgressMessage(const worker::v1::Progress& progress);
 
 }  // namespace dnaserve::gateway

@@ -59,8 +59,8 @@ struct RouteCall {
   HttpRequest request;
   std::map<std::string, std::string> params;  // from {name} segments of the route pattern
   std::optional<Principal> principal;          // set on authenticated routes
-  std::string job_id;                          // predict only: the id the lease was taken under
-  std::shared_ptr<QuotaLease> lease;           // predict only
+  std::string job_id;                          // metered routes: the id the lease was taken under
+  std::shared_ptr<QuotaLease> lease;           // metered routes
 };
 
 using RouteHandler = std::function<void(RouteCall call, Responder respond)>;

@@ -4,6 +4,7 @@
 
 #include "common/ids.h"
 #include "common/log.h"
+#include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
@@ -26,6 +27,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
       {"POST", "/v1/tasks/{task}/predict", A::kKeyRequired, M::kAdmit, MakePredictHandler(s)},
+      {"POST", "/v1/workflows/find-genes-and-predict-expression", A::kKeyRequired, M::kAdmit,
+       MakeFindGenesHandler(s)},
   };
 }
 

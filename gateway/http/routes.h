@@ -19,7 +19,7 @@ enum class Access {
 enum class Metering {
   kNone,
   kPeek,   // RateLimit-* headers from the bucket, nothing taken
-  kAdmit,  // a token and a concurrency lease (predict)
+  kAdmit,  // a token and a concurrency lease (predict, workflows)
 };
 
 struct Route {

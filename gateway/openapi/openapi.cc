@@ -11,6 +11,7 @@
 #include "common/task.h"
 #include "gateway/http/json_writer.h"
 #include "gateway/ratelimit/quota.h"
+#include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/request_schema.h"
 
 namespace dnaserve::gateway {
@@ -274,6 +275,22 @@ constexpr std::string_view k503 =
     "model_loading (the model could not be loaded yet) or service_unavailable (no worker "
     "reachable); retry after Retry-After when present.";
 
+// Headers of a synchronous 2xx result of a predict or workflow operation.
+void ResultHeaders(Json& j) {
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "RateLimit-Limit", "RateLimit-Remaining",
+                 "RateLimit-Reset", "RateLimit-Policy"});
+}
+
+// The 202 of an operation that runs as a job with Prefer: respond-async.
+void AcceptedResponseDoc(Json& j) {
+  j.KObj("202");
+  j.KStr("description", "Accepted as a job (Prefer: respond-async); poll links.result.");
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Location", "RateLimit-Limit",
+                 "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"});
+  JsonContent(j, "JobSubmitted");
+  j.EndObj();
+}
+
 void AuthErrors(Json& j) {
   ErrorResponseDoc(j, "401", k401, {"X-Request-Id", "WWW-Authenticate"});
   ErrorResponseDoc(j, "403", k403);
@@ -408,8 +425,7 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
   j.KObj("responses");
   j.KObj("200");
   j.KStr("description", "Synchronous result: {data, meta}, or the requested text track.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "RateLimit-Limit", "RateLimit-Remaining",
-                 "RateLimit-Reset", "RateLimit-Policy"});
+  ResultHeaders(j);
   j.KObj("content");
   for (OutputFormat f : SupportedFormats(task)) {
     j.KObj(FormatMediaType(f));
@@ -425,12 +441,7 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
   }
   j.EndObj();
   j.EndObj();
-  j.KObj("202");
-  j.KStr("description", "Accepted as a job (Prefer: respond-async); poll links.result.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Location", "RateLimit-Limit",
-                 "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"});
-  JsonContent(j, "JobSubmitted");
-  j.EndObj();
+  AcceptedResponseDoc(j);
   ErrorResponseDoc(j, "400", k400);
   AuthErrors(j);
   ErrorResponseDoc(j, "404",
@@ -471,6 +482,71 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
 
   WriteModelsExtension(j, catalogue, task);
   if (task == Task::kAnnotation) j.KInt("x-sync-limit-bp", kAnnotationSyncLimitBp);
+  j.EndObj();  // post
+  j.EndObj();  // path
+}
+
+void WriteFindGenesPath(Json& j) {
+  j.KObj("/v1/workflows/find-genes-and-predict-expression");
+  j.KObj("post");
+  j.KStr("operationId", "findGenesAndPredictExpression");
+  j.StrArr("tags", {"workflows"});
+  j.KStr("summary", "Find genes, then predict each gene's expression");
+  j.KStr("description",
+         "The annotation model over the submitted plus-strand region, then the expression model "
+         "on a 9,198 bp window centred on each found gene's TSS, read on the gene's sense strand "
+         "(reverse complement for '-' genes; the TSS at index 4599 of the window). A window "
+         "running past the region is padded with N up to half its width (4,599 bp in total); a "
+         "gene needing more is reported with skipped = true and a skip_reason, never dropped. "
+         "Models are chosen in options (annotation_model, expression_model; see the models "
+         "routes of the annotation and expression tasks). JSON only: there is no format "
+         "parameter; ?format= other than json, or an Accept naming only other media types, is "
+         "415 unsupported_format. Synchronous requests above 50,000 bp get 413 sync_too_large; "
+         "resend the identical body with Prefer: respond-async. The job's progress covers the "
+         "annotation stage (0-50 %) and then the genes one by one (50-100 %).");
+  Security(j, /*bearer=*/true, /*optional=*/false);
+  j.KArr("parameters");
+  WritePreferParameter(j,
+                       "respond-async: run as a job and answer 202 with a job_id to poll at "
+                       "GET /v1/tasks/jobs/{job_id}. Required above 50,000 bp.");
+  j.EndArr();
+  j.KObj("requestBody");
+  j.KBool("required", true);
+  JsonContent(j, FindGenesRequestSchema().title);
+  j.EndObj();
+
+  j.KObj("responses");
+  j.KObj("200");
+  j.KStr("description", "Synchronous result: {data, meta}.");
+  ResultHeaders(j);
+  JsonContent(j, "FindGenesResponse");
+  j.EndObj();
+  AcceptedResponseDoc(j);
+  ErrorResponseDoc(j, "400", "bad_request: the body is not valid JSON.");
+  AuthErrors(j);
+  ErrorResponseDoc(j, "404",
+                   "model_not_found: options.annotation_model or options.expression_model is not "
+                   "served for its task (details {available_models} of that task).");
+  ErrorResponseDoc(j, "413",
+                   "payload_too_large: raw body over 16 MiB, refused before parsing; "
+                   "sync_too_large: a synchronous request above 50,000 bp (details "
+                   "{sequence_length, threshold}); resend the identical body with Prefer: "
+                   "respond-async.");
+  ErrorResponseDoc(j, "415",
+                   "unsupported_format: a format/Accept value other than JSON; the message names "
+                   "the supported set.");
+  ErrorResponseDoc(j, "422",
+                   "validation_failed (details {errors: [{loc, msg, type}]}): sequence outside "
+                   "1,000-500,000 bp or the alphabet, unknown key in the body or options, "
+                   "options.description missing or empty; or task_not_supported_by_model "
+                   "(details {task, supported_tasks}): a model of another task given as "
+                   "annotation_model or expression_model.");
+  RateLimitError(j);
+  ErrorResponseDoc(j, "500", k500);
+  ErrorResponseDoc(j, "503", k503, {"X-Request-Id", "Retry-After"});
+  j.EndObj();  // responses
+
+  j.KInt("x-sync-limit-bp", kFindGenesSyncLimitBp);
   j.EndObj();  // post
   j.EndObj();  // path
 }
@@ -603,6 +679,7 @@ void WriteJobPath(Json& j) {
   j.KObj("schema");
   j.KArr("oneOf");
   for (Task t : kAllTasks) j.Ref(TitleCase(TaskName(t)) + "PredictResponse");
+  j.Ref("FindGenesResponse");
   j.EndArr();
   j.EndObj();
   j.EndObj();
@@ -901,6 +978,124 @@ void WritePredictResponse(Json& j, Task task) {
   j.EndObj();
 }
 
+void WriteStageTimings(Json& j) {
+  j.KObj("StageTimings");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("cold_start", "boolean", "True if the stage had to load its model.");
+  j.Prop("model_load_time_ms", "integer", "0 when cold_start is false.");
+  j.Prop("inference_time_ms", "integer", "Summed over the stage's calls.");
+  j.EndObj();
+  j.StrArr("required", {"cold_start", "model_load_time_ms", "inference_time_ms"});
+  j.EndObj();
+}
+
+void WriteFindGenesResponse(Json& j) {
+  j.KObj("FindGenesResponse");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.KObj("data");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.KObj("task");
+  j.KStr("const", "find_genes_and_predict_expression");
+  j.EndObj();
+  j.Prop("annotation_model", "string", "Annotation model id that ran.");
+  j.Prop("expression_model", "string", "Expression model id that ran.");
+  j.KObj("input");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("sequence_name", "string", "");
+  j.Prop("description", "string", "options.description, applied to every gene.");
+  j.EndObj();
+  j.StrArr("required", {"sequence_name", "description"});
+  j.EndObj();
+  j.Prop("summary", "object", "Aggregate stats; keys unspecified and may change.");
+  j.KObj("annotation");
+  j.KStr("description", "The annotation stage's data payload, in the annotation task's shape.");
+  j.KStr("$ref", "#/components/schemas/AnnotationPredictResponse/properties/data");
+  j.EndObj();
+  j.KObj("expression_predictions");
+  j.KStr("type", "array");
+  j.KStr("description", "One entry per gene (annotation transcript) found, in its order.");
+  j.Key("items");
+  j.Ref("GeneExpressionPrediction");
+  j.EndObj();
+  j.EndObj();
+  j.StrArr("required", {"task", "annotation_model", "expression_model", "input", "summary",
+                        "annotation", "expression_predictions"});
+  j.EndObj();  // data
+  j.Key("meta");
+  j.Ref("FindGenesMeta");
+  j.EndObj();  // properties
+  j.StrArr("required", {"data", "meta"});
+  j.EndObj();
+
+  j.KObj("GeneExpressionPrediction");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("gene_index", "integer", "Index of the gene in data.annotation.transcripts.");
+  j.Prop("gene_name", "string", "The transcript's id in data.annotation.transcripts.");
+  j.KObj("strand");
+  j.KStr("type", "string");
+  j.StrArr("enum", {"+", "-"});
+  j.EndObj();
+  j.Prop("tss_position", "integer",
+         "0-based TSS coordinate as data.annotation reports it: within the submitted sequence, "
+         "or rebased by options.shift_coordinates.");
+  j.Prop("centered_sequence_length", "integer",
+         "Bases of the region inside the 9,198 bp TSS-centred window (9,198 minus padded_bp); "
+         "the scored window itself is always 9,198 bp.");
+  j.Prop("padded_bp", "integer",
+         "N bases the window needs beyond the region (at most 4,599 for a predicted gene).");
+  j.Prop("expression", "number", "log(TPM+1); null when skipped.", true);
+  j.Prop("expression_tpm", "number", "Back-transformed linear TPM; null when skipped.", true);
+  j.Prop("skipped", "boolean", "");
+  j.Prop("skip_reason", "string", "Why the gene was not scored; null unless skipped.", true);
+  j.EndObj();
+  j.StrArr("required", {"gene_index", "gene_name", "strand", "tss_position",
+                        "centered_sequence_length", "expression", "expression_tpm", "skipped",
+                        "skip_reason"});
+  j.EndObj();
+
+  j.KObj("FindGenesMeta");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("job_id", "string", "UUIDv4; also in the X-Job-Id header.");
+  j.Prop("request_id", "string", "Also in the X-Request-Id header.");
+  j.KObj("task");
+  j.KStr("const", "find_genes_and_predict_expression");
+  j.EndObj();
+  j.Prop("model", "string", "<annotation model id>+<expression model id>.");
+  j.Prop("cold_start", "boolean", "True if either stage loaded its model.");
+  j.Prop("model_load_time_ms", "integer", "Sum over both stages.");
+  j.Prop("inference_time_ms", "integer", "Sum over both stages.");
+  j.Prop("sequence_length", "integer", "Length (bp) of the whitespace-stripped sequence.");
+  j.Prop("annotation_model", "string", "");
+  j.Prop("expression_model", "string", "");
+  j.Key("annotation");
+  j.Ref("StageTimings");
+  j.Key("expression");
+  j.Ref("StageTimings");
+  j.KObj("task_specific_counts");
+  j.KStr("type", "object");
+  j.KStr("description", "genes_predicted + genes_skipped == genes_found.");
+  j.KObj("properties");
+  j.Prop("genes_found", "integer", "");
+  j.Prop("genes_predicted", "integer", "");
+  j.Prop("genes_skipped", "integer", "");
+  j.EndObj();
+  j.StrArr("required", {"genes_found", "genes_predicted", "genes_skipped"});
+  j.EndObj();
+  j.EndObj();
+  j.StrArr("required", {"job_id", "request_id", "task", "model", "cold_start",
+                        "model_load_time_ms", "inference_time_ms", "sequence_length",
+                        "annotation_model", "expression_model", "annotation", "expression",
+                        "task_specific_counts"});
+  j.EndObj();
+  WriteStageTimings(j);
+}
+
 void WriteJobSchemas(Json& j) {
   j.KObj("JobSubmitted");
   j.KStr("type", "object");
@@ -1072,15 +1267,15 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   j.KStr("title", "dnaserve");
   j.KStr("version", version);
   j.KStr("description",
-         "DNA sequence analysis: six transformer-model prediction tasks behind one REST "
-         "interface. Every predict call is synchronous by default and asynchronous with "
-         "Prefer: respond-async. Sequence lengths are counted after ASCII whitespace is "
-         "stripped.");
+         "DNA sequence analysis: six transformer-model prediction tasks, and workflows that "
+         "compose them, behind one REST interface. Every predict and workflow call is "
+         "synchronous by default and asynchronous with Prefer: respond-async. Sequence "
+         "lengths are counted after ASCII whitespace is stripped.");
   j.EndObj();
   j.KInt("x-contract-revision", kContractRevision);
   j.KInt("x-rate-limit-burst-divisor", kBurstDivisor);
   j.KArr("tags");
-  for (std::string_view tag : {"tasks", "jobs", "service"}) {
+  for (std::string_view tag : {"tasks", "workflows", "jobs", "service"}) {
     j.Obj();
     j.KStr("name", tag);
     j.EndObj();
@@ -1090,6 +1285,7 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   j.KObj("paths");
   WriteHealthPath(j);
   for (Task task : kAllTasks) WritePredictPath(j, catalogue, task);
+  WriteFindGenesPath(j);
   WriteModelsPath(j);
   WriteJobsPath(j);
   WriteJobPath(j);
@@ -1112,7 +1308,10 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
     WriteObjectSchema(j, PredictRequestSchema(task));
     WriteObjectSchema(j, PredictOptionsSchema(task));
   }
+  WriteObjectSchema(j, FindGenesRequestSchema());
+  WriteObjectSchema(j, FindGenesOptionsSchema());
   for (Task task : kAllTasks) WritePredictResponse(j, task);
+  WriteFindGenesResponse(j);
   WritePredictMeta(j);
   WriteErrorSchemas(j);
   WriteJobSchemas(j);

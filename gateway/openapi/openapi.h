@@ -15,7 +15,7 @@ namespace dnaserve::gateway {
 
 // Root `x-contract-revision`: monotonic; bump it whenever anything partner-visible in the
 // document changes (and only then). A version bump alone does not change it.
-inline constexpr int kContractRevision = 1;
+inline constexpr int kContractRevision = 2;  // 2: the find-genes workflow
 
 // Root `x-rate-limit-burst-divisor` is kBurstDivisor (gateway/ratelimit/quota.h), the divisor
 // the quota code actually applies.

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gateway/http/json_writer.h"
+#include "gateway/render/predict_data.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -341,8 +342,7 @@ void WriteAnnotationData(JsonWriter& w, const pb::PredictResult& result) {
 void WriteExpressionData(JsonWriter& w, const ValidatedPredict& input,
                          const pb::PredictResult& result) {
   const double log_tpm = result.expression().expression_log_tpm();
-  // The model predicts log(TPM+1) with the natural log; TPM itself cannot be negative.
-  const double tpm = std::isfinite(log_tpm) ? std::max(0.0, std::expm1(log_tpm)) : log_tpm;
+  const double tpm = ExpressionTpm(log_tpm);
 
   w.Key("summary");
   w.StartObject();
@@ -420,13 +420,14 @@ double RoundToTenth(double value) { return std::round(value * 10.0) / 10.0; }
 
 }  // namespace
 
-std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictResult& result,
-                              const ResponseIds& ids) {
-  const std::string model = ModelId(input, result);
-  JsonWriter w;
-  w.StartObject();
+double ExpressionTpm(double log_tpm) {
+  // The model predicts log(TPM+1) with the natural log; TPM itself cannot be negative.
+  return std::isfinite(log_tpm) ? std::max(0.0, std::expm1(log_tpm)) : log_tpm;
+}
 
-  w.Key("data");
+void WritePredictData(JsonWriter& w, const ValidatedPredict& input,
+                      const pb::PredictResult& result) {
+  const std::string model = ModelId(input, result);
   w.StartObject();
   w.Field("task", TaskName(input.task));
   w.Field("model", model);
@@ -482,6 +483,15 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
     WriteStringObject(w, result.formats());
   }
   w.EndObject();
+}
+
+std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictResult& result,
+                              const ResponseIds& ids) {
+  const std::string model = ModelId(input, result);
+  JsonWriter w;
+  w.StartObject();
+  w.Key("data");
+  WritePredictData(w, input, result);
 
   w.Key("meta");
   w.StartObject();

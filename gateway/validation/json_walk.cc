@@ -1,5 +1,7 @@
 #include "gateway/validation/json_walk.h"
 
+#include <rapidjson/error/en.h>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -379,6 +381,31 @@ bool CheckObject(const ObjectSpec& spec, const rapidjson::Value& value,
     }
   }
   return ok;
+}
+
+Status ParseJsonBody(std::string_view body, rapidjson::Document* doc) {
+  constexpr unsigned kFlags =
+      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+  doc->Parse<kFlags>(body.data(), body.size());
+  if (!doc->HasParseError()) return Status::Ok();
+  return BadRequest(std::string("request body is not valid JSON: ") +
+                    rapidjson::GetParseError_En(doc->GetParseError()) + " (at byte " +
+                    std::to_string(doc->GetErrorOffset()) + ")");
+}
+
+Status ValidationFailedStatus(std::vector<FieldError> errors) {
+  std::string message;
+  for (const auto& part : errors.front().loc) {
+    if (!message.empty()) message += '.';
+    message += part;
+  }
+  message += ": " + errors.front().msg;
+  if (errors.size() > 1) {
+    size_t more = errors.size() - 1;
+    message += " (and " + std::to_string(more) + (more == 1 ? " more error)" : " more errors)");
+  }
+  return Status(ErrorCode::kValidationFailed, std::move(message),
+                ValidationDetails{std::move(errors)});
 }
 
 void Report(std::vector<FieldError>* errors, FieldError error) {

@@ -69,6 +69,15 @@ class CheckedObject {
 // into an error response many times its size. Checking itself continues past the cap.
 inline constexpr size_t kMaxFieldErrors = 100;
 
+// Parses a request body into `doc`. Iterative parsing, so a deeply nested body cannot exhaust
+// the stack; invalid UTF-8 is refused so that string lengths are well defined. Malformed JSON ->
+// 400 bad_request naming the parse error and its byte offset.
+Status ParseJsonBody(std::string_view body, rapidjson::Document* doc);
+
+// The 422 validation_failed for collected errors (REQUIRES at least one): details.errors holds
+// them all, the message summarises the first ("body.sequence: ... (and 2 more errors)").
+Status ValidationFailedStatus(std::vector<FieldError> errors);
+
 // Appends `error` unless kMaxFieldErrors are already reported.
 void Report(std::vector<FieldError>* errors, FieldError error);
 

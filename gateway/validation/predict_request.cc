@@ -1,7 +1,6 @@
 #include "gateway/validation/predict_request.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -68,25 +67,6 @@ std::optional<RegionLabel> ParseRegionLabel(std::string_view label) {
   return RegionLabel{std::string(chrom), *start, *end};
 }
 
-std::string JoinLoc(const std::vector<std::string>& loc) {
-  std::string out;
-  for (const auto& part : loc) {
-    if (!out.empty()) out += '.';
-    out += part;
-  }
-  return out;
-}
-
-Status ValidationStatus(std::vector<FieldError> errors) {
-  std::string message = JoinLoc(errors.front().loc) + ": " + errors.front().msg;
-  if (errors.size() > 1) {
-    size_t more = errors.size() - 1;
-    message += " (and " + std::to_string(more) + (more == 1 ? " more error)" : " more errors)");
-  }
-  return Status(ErrorCode::kValidationFailed, std::move(message),
-                ValidationDetails{std::move(errors)});
-}
-
 void FillSpliceOptions(const CheckedObject& options, v1::SpliceOptions* out) {
   out->set_threshold(NumberOption(Task::kSplice, options, "threshold"));
   const std::vector<std::string>* given = options.Strings("site_types");
@@ -108,26 +88,8 @@ void FillAnnotationOptions(const CheckedObject& body, const CheckedObject& optio
       static_cast<int32_t>(batch ? *batch : DefaultInteger(OptionField(kTask, "batch_size"))));
   auto rc = options.Boolean("reverse_complement");
   out->set_reverse_complement(rc ? *rc : DefaultBoolean(OptionField(kTask, "reverse_complement")));
-  out->set_coordinate_offset(0);
-  out->set_seqid(sequence_name);
-  // The table admits only the supported value ("UCSC", any case), so a present value means
-  // "shift by the region label".
-  const std::string* shift = options.String("shift_coordinates");
-  if (shift == nullptr || body.Failed("sequence_name")) return;
-  auto label = ParseRegionLabel(sequence_name);
-  if (!label) {
-    Report(errors,
-           FieldError{
-               {"body", "sequence_name"},
-               "with options.shift_coordinates '" + *shift +
-                   "', sequence_name must be a region label chrom:start-end (1-based, inclusive; "
-                   "commas allowed in the numbers), e.g. chr1:1,000,001-1,250,000; got '" +
-                   sequence_name + "'",
-               "value_error"});
-    return;
-  }
-  out->set_coordinate_offset(label->start - 1);
-  out->set_seqid(label->chrom);
+  ApplyShiftCoordinates(options.String("shift_coordinates"), sequence_name,
+                        body.Failed("sequence_name"), errors, out);
 }
 
 // Expression: tss_index rules (reported at [body], as a model-level check) and the exact slice.
@@ -168,18 +130,33 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
 
 }  // namespace
 
+void ApplyShiftCoordinates(const std::string* shift, const std::string& sequence_name,
+                           bool sequence_name_failed, std::vector<FieldError>* errors,
+                           v1::AnnotationOptions* out) {
+  out->set_coordinate_offset(0);
+  out->set_seqid(sequence_name);
+  // The tables admit only the supported value ("UCSC", any case), so a present value means
+  // "shift by the region label".
+  if (shift == nullptr || sequence_name_failed) return;
+  auto label = ParseRegionLabel(sequence_name);
+  if (!label) {
+    Report(errors,
+           FieldError{
+               {"body", "sequence_name"},
+               "with options.shift_coordinates '" + *shift +
+                   "', sequence_name must be a region label chrom:start-end (1-based, inclusive; "
+                   "commas allowed in the numbers), e.g. chr1:1,000,001-1,250,000; got '" +
+                   sequence_name + "'",
+               "value_error"});
+    return;
+  }
+  out->set_coordinate_offset(label->start - 1);
+  out->set_seqid(label->chrom);
+}
+
 StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body) {
   rapidjson::Document doc;
-  // Iterative parsing: a deeply nested body cannot exhaust the stack. Invalid UTF-8 is refused
-  // so that string lengths are well defined.
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
-  doc.Parse<kFlags>(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return BadRequest(std::string("request body is not valid JSON: ") +
-                      rapidjson::GetParseError_En(doc.GetParseError()) + " (at byte " +
-                      std::to_string(doc.GetErrorOffset()) + ")");
-  }
+  DNASERVE_RETURN_IF_ERROR(ParseJsonBody(body, &doc));
 
   std::vector<FieldError> errors;
   CheckedObject checked;
@@ -228,7 +205,7 @@ StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body)
     }
   }
 
-  if (!errors.empty()) return ValidationStatus(std::move(errors));
+  if (!errors.empty()) return ValidationFailedStatus(std::move(errors));
   return out;
 }
 
@@ -254,14 +231,19 @@ std::string Clip(std::string_view s) {
   return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
 }
 
-bool Supports(Task task, OutputFormat format) {
-  const auto& formats = SupportedFormats(task);
-  return std::find(formats.begin(), formats.end(), format) != formats.end();
+// The formats one operation offers, and its name for messages.
+struct Offer {
+  std::string_view operation;
+  const std::vector<OutputFormat>& formats;
+};
+
+bool Supports(const Offer& offer, OutputFormat format) {
+  return std::find(offer.formats.begin(), offer.formats.end(), format) != offer.formats.end();
 }
 
-std::string SupportedList(Task task, bool with_media_types) {
+std::string SupportedList(const Offer& offer, bool with_media_types) {
   std::string out;
-  for (OutputFormat f : SupportedFormats(task)) {
+  for (OutputFormat f : offer.formats) {
     if (!out.empty()) out += ", ";
     out += FormatName(f);
     if (with_media_types) out += " (" + std::string(FormatMediaType(f)) + ")";
@@ -273,9 +255,9 @@ Status Unsupported(std::string message) {
   return Status(ErrorCode::kUnsupportedFormat, std::move(message));
 }
 
-Status FormatNotSupported(Task task, std::string_view format) {
+Status FormatNotSupported(const Offer& offer, std::string_view format) {
   return Unsupported("format '" + Clip(format) + "' is not supported for " +
-                     std::string(TaskName(task)) + "; supported: " + SupportedList(task, false));
+                     std::string(offer.operation) + "; supported: " + SupportedList(offer, false));
 }
 
 // The format a concrete media type names, if any.
@@ -330,9 +312,17 @@ std::vector<MediaRange> ParseAccept(std::string_view header) {
 
 StatusOr<OutputFormat> NegotiateFormat(Task task, const std::optional<std::string>& query_format,
                                        const std::optional<std::string>& accept) {
+  return NegotiateFormat(TaskName(task), SupportedFormats(task), query_format, accept);
+}
+
+StatusOr<OutputFormat> NegotiateFormat(std::string_view operation,
+                                       const std::vector<OutputFormat>& supported,
+                                       const std::optional<std::string>& query_format,
+                                       const std::optional<std::string>& accept) {
+  const Offer offer{operation, supported};
   if (query_format) {
     auto format = FormatFromName(Lower(*query_format));
-    if (!format || !Supports(task, *format)) return FormatNotSupported(task, *query_format);
+    if (!format || !Supports(offer, *format)) return FormatNotSupported(offer, *query_format);
     return *format;
   }
   if (!accept) return OutputFormat::kJson;
@@ -352,27 +342,27 @@ StatusOr<OutputFormat> NegotiateFormat(Task task, const std::optional<std::strin
     std::vector<OutputFormat> candidates;
     if (auto f = FormatOfMediaType(r.type)) {
       candidates.push_back(*f);
-      if (!Supports(task, *f) && !first_known_unsupported) first_known_unsupported = *f;
+      if (!Supports(offer, *f) && !first_known_unsupported) first_known_unsupported = *f;
     } else if (r.type == "*/*") {
-      candidates = SupportedFormats(task);
+      candidates = supported;
     } else if (r.type == "application/*") {
       candidates.push_back(OutputFormat::kJson);
     } else if (r.type == "text/*") {
-      for (OutputFormat f : SupportedFormats(task)) {
+      for (OutputFormat f : supported) {
         if (f != OutputFormat::kJson) candidates.push_back(f);
       }
     } else if (!first_unknown) {
       first_unknown = r.type;
     }
     for (OutputFormat f : candidates) {
-      if (Supports(task, f) && excluded.count(f) == 0) return f;
+      if (Supports(offer, f) && excluded.count(f) == 0) return f;
     }
   }
   if (first_known_unsupported) {
-    return FormatNotSupported(task, FormatName(*first_known_unsupported));
+    return FormatNotSupported(offer, FormatName(*first_known_unsupported));
   }
   return Unsupported("Accept '" + Clip(*accept) + "' names no format available for " +
-                     std::string(TaskName(task)) + "; supported: " + SupportedList(task, true));
+                     std::string(operation) + "; supported: " + SupportedList(offer, true));
 }
 
 }  // namespace dnaserve::gateway

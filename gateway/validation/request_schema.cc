@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "gateway/validation/find_genes_request.h"
+
 namespace dnaserve::gateway {
 namespace {
 
@@ -39,23 +41,28 @@ std::string StrandRule(Task task) {
   return "";
 }
 
-FieldSpec SequenceField(Task task) {
+FieldSpec SequenceField(int64_t min_bp, const std::string& strand_rule) {
   FieldSpec f;
   f.name = "sequence";
   f.type = FieldType::kString;
   f.required = true;
   f.dna_sequence = true;
-  f.min_length = MinSequenceBp(task);
+  f.min_length = min_bp;
   f.max_length = kMaxSequenceBp;
   f.description =
       "DNA sequence, case-insensitive A/C/G/T/N. ASCII whitespace (space, tab, CR, LF, VT, FF) "
       "is stripped before validation and the length bounds (" +
-      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) +
+      Bp(min_bp) + " to " + Bp(kMaxSequenceBp) +
       ") are measured on the stripped string, so a client checking the raw string length can "
       "disagree with the server. A FASTA header line ('>') fails the alphabet check. Out-of-bound "
       "lengths are 422 validation_failed at loc [body, sequence], never 413. The service does not "
       "detect or flip strand. " +
-      StrandRule(task);
+      strand_rule;
+  return f;
+}
+
+FieldSpec SequenceField(Task task) {
+  FieldSpec f = SequenceField(MinSequenceBp(task), StrandRule(task));
   if (task == Task::kExpression) {
     f.description +=
         " No padding or truncation: the scored window is the half-open slice "
@@ -64,19 +71,28 @@ FieldSpec SequenceField(Task task) {
   return f;
 }
 
-FieldSpec ModelField() {
+FieldSpec ModelIdField(std::string name, std::string description) {
   FieldSpec f;
-  f.name = "model";
+  f.name = std::move(name);
   f.type = FieldType::kString;
   f.nullable = true;
   f.max_length = kMaxNameLength;
-  f.description =
-      "Model id (see GET /v1/tasks/{task}/models and x-models on this operation). Omitted or null "
-      "-> the task's default model. Top-level only, never inside options.";
+  f.description = std::move(description);
   return f;
 }
 
-FieldSpec SequenceNameField(Task task) {
+FieldSpec ModelField() {
+  return ModelIdField(
+      "model",
+      "Model id (see GET /v1/tasks/{task}/models and x-models on this operation). Omitted or null "
+      "-> the task's default model. Top-level only, never inside options.");
+}
+
+constexpr std::string_view kRegionLabelRule =
+    " With options.shift_coordinates it must be a region label chrom:start-end (1-based, "
+    "inclusive; commas allowed in the numbers), e.g. chr1:1,000,001-1,250,000.";
+
+FieldSpec SequenceNameField(bool region_label_rule) {
   FieldSpec f;
   f.name = "sequence_name";
   f.type = FieldType::kString;
@@ -86,11 +102,7 @@ FieldSpec SequenceNameField(Task task) {
   f.description =
       "Name of the sequence, echoed back as data.input.sequence_name and used as the sequence id "
       "of text tracks.";
-  if (task == Task::kAnnotation) {
-    f.description +=
-        " With options.shift_coordinates it must be a region label chrom:start-end (1-based, "
-        "inclusive; commas allowed in the numbers), e.g. chr1:1,000,001-1,250,000.";
-  }
+  if (region_label_rule) f.description += kRegionLabelRule;
   return f;
 }
 
@@ -103,6 +115,41 @@ FieldSpec OptionsField(const ObjectSpec& options, bool required) {
   f.object = &options;
   f.description =
       required ? "Task options (required)." : "Task options; omitted or null -> defaults.";
+  return f;
+}
+
+FieldSpec BatchSizeField() {
+  FieldSpec f;
+  f.name = "batch_size";
+  f.type = FieldType::kInteger;
+  f.minimum = 1;
+  f.maximum = 128;
+  f.default_value = int64_t{8};
+  f.description = "Windows per forward pass (1-128).";
+  return f;
+}
+
+FieldSpec ShiftCoordinatesField() {
+  FieldSpec f;
+  f.name = "shift_coordinates";
+  f.type = FieldType::kString;
+  f.nullable = true;
+  f.accepted_values = {"UCSC"};
+  f.description =
+      "Rebase output coordinates from a region label in sequence_name. Supported value: UCSC "
+      "(case-insensitive): sequence_name must be chrom:start-end (1-based, inclusive); output "
+      "coordinates are shifted by start-1 and the GFF3 seqid becomes chrom. Omitted or null "
+      "-> coordinates relative to the submitted sequence.";
+  return f;
+}
+
+FieldSpec DescriptionField(std::string description) {
+  FieldSpec f;
+  f.name = "description";
+  f.type = FieldType::kString;
+  f.required = true;
+  f.min_length = 1;
+  f.description = std::move(description);
   return f;
 }
 
@@ -140,25 +187,8 @@ ObjectSpec MakeOptions(Task task) {
       break;
     case Task::kAnnotation: {
       o.title = "AnnotationOptions";
-      FieldSpec batch;
-      batch.name = "batch_size";
-      batch.type = FieldType::kInteger;
-      batch.minimum = 1;
-      batch.maximum = 128;
-      batch.default_value = int64_t{8};
-      batch.description = "Windows per forward pass (1-128).";
-      o.fields.push_back(std::move(batch));
-      FieldSpec shift;
-      shift.name = "shift_coordinates";
-      shift.type = FieldType::kString;
-      shift.nullable = true;
-      shift.accepted_values = {"UCSC"};
-      shift.description =
-          "Rebase output coordinates from a region label in sequence_name. Supported value: UCSC "
-          "(case-insensitive): sequence_name must be chrom:start-end (1-based, inclusive); output "
-          "coordinates are shifted by start-1 and the GFF3 seqid becomes chrom. Omitted or null "
-          "-> coordinates relative to the submitted sequence.";
-      o.fields.push_back(std::move(shift));
+      o.fields.push_back(BatchSizeField());
+      o.fields.push_back(ShiftCoordinatesField());
       FieldSpec rc;
       rc.name = "reverse_complement";
       rc.type = FieldType::kBoolean;
@@ -168,19 +198,12 @@ ObjectSpec MakeOptions(Task task) {
       o.fields.push_back(std::move(rc));
       break;
     }
-    case Task::kExpression: {
+    case Task::kExpression:
       o.title = "ExpressionOptions";
-      FieldSpec d;
-      d.name = "description";
-      d.type = FieldType::kString;
-      d.required = true;
-      d.min_length = 1;
-      d.description =
+      o.fields.push_back(DescriptionField(
           "Free-text experimental context. It is model input, not a label: different wording "
-          "changes the predicted value; there is no enum or canonical vocabulary.";
-      o.fields.push_back(std::move(d));
+          "changes the predicted value; there is no enum or canonical vocabulary."));
       break;
-    }
   }
   return o;
 }
@@ -205,20 +228,64 @@ ObjectSpec MakeRequest(Task task, const ObjectSpec& options) {
         "loc [body], never clamped.";
     o.fields.push_back(std::move(tss));
     o.fields.push_back(OptionsField(options, /*required=*/true));
-    o.fields.push_back(SequenceNameField(task));
+    o.fields.push_back(SequenceNameField(task == Task::kAnnotation));
     o.fields.push_back(ModelField());
   } else {
     o.description = "Closed request body of the " + std::string(TaskName(task)) + " task.";
     o.fields.push_back(ModelField());
-    o.fields.push_back(SequenceNameField(task));
+    o.fields.push_back(SequenceNameField(task == Task::kAnnotation));
     o.fields.push_back(OptionsField(options, /*required=*/false));
   }
+  return o;
+}
+
+ObjectSpec MakeFindGenesOptions() {
+  ObjectSpec o;
+  o.title = "FindGenesOptions";
+  o.fields.push_back(DescriptionField(
+      "Experimental context applied to every found gene (model input of the expression stage; "
+      "wording changes the predicted values). Missing or empty -> 422 validation_failed."));
+  o.fields.push_back(ModelIdField(
+      "annotation_model",
+      "Annotation model id (GET /v1/tasks/annotation/models). Omitted or null -> the "
+      "annotation task's default model."));
+  o.fields.push_back(ModelIdField(
+      "expression_model",
+      "Expression model id (GET /v1/tasks/expression/models). Omitted or null -> the "
+      "expression task's default model."));
+  FieldSpec batch = BatchSizeField();
+  batch.description = "Windows per forward pass of the annotation stage (1-128).";
+  o.fields.push_back(std::move(batch));
+  FieldSpec shift = ShiftCoordinatesField();
+  shift.description +=
+      " Applies to the annotation payload and to expression_predictions[].tss_position alike.";
+  o.fields.push_back(std::move(shift));
+  return o;
+}
+
+ObjectSpec MakeFindGenesRequest(const ObjectSpec& options) {
+  ObjectSpec o;
+  o.title = "FindGenesRequest";
+  o.description =
+      "Closed request body of the find-genes-and-predict-expression workflow: exactly sequence, "
+      "sequence_name and options; sequence and options are required. Models are chosen in "
+      "options (annotation_model, expression_model); there is no top-level model.";
+  o.fields.push_back(SequenceField(
+      kFindGenesMinSequenceBp,
+      "Submit the plus-strand region; transcripts on both strands are found and each gene's "
+      "expression window is read on its own sense strand."));
+  o.fields.push_back(SequenceNameField(/*region_label_rule=*/true));
+  FieldSpec options_field = OptionsField(options, /*required=*/true);
+  options_field.description = "Workflow options (required; options.description is required).";
+  o.fields.push_back(std::move(options_field));
   return o;
 }
 
 struct TaskSchemas {
   std::map<Task, ObjectSpec> options;
   std::map<Task, ObjectSpec> requests;
+  ObjectSpec find_genes_options;
+  ObjectSpec find_genes_request;
 };
 
 const TaskSchemas& Schemas() {
@@ -227,6 +294,8 @@ const TaskSchemas& Schemas() {
     auto* s = new TaskSchemas;
     for (Task task : kAllTasks) s->options.emplace(task, MakeOptions(task));
     for (Task task : kAllTasks) s->requests.emplace(task, MakeRequest(task, s->options.at(task)));
+    s->find_genes_options = MakeFindGenesOptions();
+    s->find_genes_request = MakeFindGenesRequest(s->find_genes_options);
     return s;
   }();
   return *schemas;
@@ -243,6 +312,8 @@ const FieldSpec* ObjectSpec::Find(std::string_view name) const {
 
 const ObjectSpec& PredictRequestSchema(Task task) { return Schemas().requests.at(task); }
 const ObjectSpec& PredictOptionsSchema(Task task) { return Schemas().options.at(task); }
+const ObjectSpec& FindGenesRequestSchema() { return Schemas().find_genes_request; }
+const ObjectSpec& FindGenesOptionsSchema() { return Schemas().find_genes_options; }
 
 double DefaultNumber(const FieldSpec& field) {
   if (const auto* d = std::get_if<double>(&field.default_value)) return *d;

@@ -1,10 +1,11 @@
-// The request schemas of the six predict tasks, as data.
+// The request schemas of the six predict tasks and the find-genes workflow, as data.
 //
-// This table is the one source of the request contract: the validator (predict_request.cc, via
-// json_walk.h) enforces it and the OpenAPI builder (gateway/openapi/openapi.cc) publishes it, so
+// This table is the one source of the request contract: the validators (predict_request.cc,
+// find_genes_request.cc, via json_walk.h) enforce it and the OpenAPI builder (gateway/openapi/openapi.cc) publishes it, so
 // the served contract cannot drift from what the gateway admits. Rules that relate two fields
-// (expression's tss_index window, annotation's region label) are not expressible here; they live
-// in predict_request.cc and are stated in the fields' descriptions.
+// (expression's tss_index window, the region label of shift_coordinates) are not expressible
+// here; they live in predict_request.cc / find_genes_request.cc and are stated in the fields'
+// descriptions.
 //
 // Every object is closed: a key that is not listed is `extra_forbidden`.
 #pragma once
@@ -74,6 +75,10 @@ inline constexpr int64_t kMaxNameLength = 128;
 const ObjectSpec& PredictRequestSchema(Task task);
 // The task's `options` object (also reachable through PredictRequestSchema).
 const ObjectSpec& PredictOptionsSchema(Task task);
+
+// The find-genes-and-predict-expression workflow's request body and its options object.
+const ObjectSpec& FindGenesRequestSchema();
+const ObjectSpec& FindGenesOptionsSchema();
 
 // Field defaults, typed. When the table holds no default of the asked type they return a zero
 // value (a table error the unit tests would catch).

@@ -2,7 +2,7 @@
 
 #include "gateway/dispatch/model_catalogue.h"
 #include "gateway/dispatch/worker_client.h"
-#include "gateway/handlers/predict_handler.h"
+#include "gateway/handlers/job_start.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;

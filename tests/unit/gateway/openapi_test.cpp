@@ -15,6 +15,7 @@
 
 #include "common/task.h"
 #include "gateway/dispatch/model_catalogue.h"
+#include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/predict_request.h"
 #include "gateway/validation/request_schema.h"
 
@@ -247,6 +248,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
   for (Task task : kAllTasks) {
     routes.push_back({"/v1/tasks/" + std::string(TaskName(task)) + "/predict", "post"});
   }
+  routes.push_back({"/v1/workflows/find-genes-and-predict-expression", "post"});
   std::set<std::string> operation_ids;
   for (const auto& [path, method] : routes) {
     CATCH_INFO(path);
@@ -514,6 +516,135 @@ CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces"
     // Any key the schema does not list is refused, at both levels.
     CATCH_CHECK_FALSE(ValidatePredictBody(task, body("", "\"unlisted\":1")).ok());
     CATCH_CHECK_FALSE(ValidatePredictBody(task, body("\"unlisted\":1", "")).ok());
+  }
+}
+
+// ------------------------------------------------------------------ find-genes workflow
+
+const Value& FindGenesOperation(const rapidjson::Document& doc) {
+  return Member(Member(Member(doc, "paths"), "/v1/workflows/find-genes-and-predict-expression"),
+                "post");
+}
+
+CATCH_TEST_CASE("find-genes: request schema is its validation table, closed", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& op = FindGenesOperation(p.doc);
+  const Value& schema = Resolve(
+      p.doc,
+      Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
+  CheckObjectAgainstTable(p.doc, schema, FindGenesRequestSchema());
+  CATCH_CHECK(FindGenesRequestSchema().fields.size() == 3);  // sequence, sequence_name, options
+  CATCH_CHECK(FindGenesRequestSchema().Find("options")->object == &FindGenesOptionsSchema());
+  const Value& seq = Member(Member(schema, "properties"), "sequence");
+  CATCH_CHECK(Member(seq, "x-min-bp").GetInt64() == 1000);
+  CATCH_CHECK(Member(seq, "x-max-bp").GetInt64() == 500000);
+  CATCH_CHECK(S(Member(seq, "pattern")) == "^\\s*(?:[ACGNTacgnt]\\s*)+$");
+  const Value& options = Resolve(p.doc, Member(Member(schema, "properties"), "options"));
+  std::set<std::string> option_names;
+  for (auto m = Member(options, "properties").MemberBegin(); m != options["properties"].MemberEnd();
+       ++m) {
+    option_names.insert(m->name.GetString());
+  }
+  CATCH_CHECK(option_names == std::set<std::string>{"description", "annotation_model",
+                                                    "expression_model", "batch_size",
+                                                    "shift_coordinates"});
+  CATCH_CHECK(S(Member(options, "required")[0]) == "description");
+}
+
+CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job poll",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& op = FindGenesOperation(p.doc);
+  CATCH_CHECK(S(Member(op, "operationId")) == "findGenesAndPredictExpression");
+  CATCH_CHECK(Security(op) == "[{bearer:[0]}]");
+  CATCH_CHECK(Member(op, "x-sync-limit-bp").GetInt64() == 50000);
+  // Prefer, and no format parameter: the operation is JSON only.
+  const Value& params = Member(op, "parameters");
+  CATCH_REQUIRE(params.Size() == 1);
+  CATCH_CHECK(S(Member(params[0], "name")) == "Prefer");
+  const Value& responses = Member(op, "responses");
+  for (std::string code : {"200", "202", "400", "401", "403", "404", "413", "415", "422", "429",
+                           "500", "503"}) {
+    CATCH_INFO(code);
+    const Value& r = Member(responses, code);
+    CATCH_CHECK_FALSE(S(Member(r, "description")).empty());
+  }
+  CATCH_CHECK(S(Member(responses, "413")["description"]).find("sync_too_large") !=
+              std::string::npos);
+  const Value& ok_content = Member(Member(responses, "200"), "content");
+  CATCH_CHECK(ok_content.MemberCount() == 1);
+  const Value& response = Resolve(p.doc, Member(Member(ok_content, "application/json"), "schema"));
+  const Value& data = Member(Member(response, "properties"), "data");
+  std::set<std::string> data_required;
+  for (const auto& r : Member(data, "required").GetArray()) data_required.insert(S(r));
+  CATCH_CHECK(data_required ==
+              std::set<std::string>{"task", "annotation_model", "expression_model", "input",
+                                    "summary", "annotation", "expression_predictions"});
+  // The annotation payload is the annotation task's data schema.
+  const Value& annotation = Resolve(p.doc, Member(Member(data, "properties"), "annotation"));
+  CATCH_CHECK(S(Member(Member(Member(annotation, "properties"), "task"), "const")) ==
+              "annotation");
+  const Value& meta = Resolve(p.doc, Member(Member(response, "properties"), "meta"));
+  std::set<std::string> meta_required;
+  for (const auto& r : Member(meta, "required").GetArray()) meta_required.insert(S(r));
+  for (std::string key : {"job_id", "request_id", "task", "model", "cold_start",
+                          "model_load_time_ms", "inference_time_ms", "sequence_length",
+                          "annotation_model", "expression_model", "annotation", "expression",
+                          "task_specific_counts"}) {
+    CATCH_INFO(key);
+    CATCH_CHECK(meta_required.count(key) == 1);
+  }
+  // A completed poll may carry this body.
+  const Value& poll = Member(Member(Member(Member(Member(Member(p.doc, "paths"),
+                                                         "/v1/tasks/jobs/{job_id}"),
+                                                  "get"),
+                                           "responses"),
+                                    "200"),
+                             "content");
+  bool listed = false;
+  for (const auto& ref : Member(Member(Member(poll, "application/json"), "schema"), "oneOf")
+                             .GetArray()) {
+    if (S(Member(ref, "$ref")) == "#/components/schemas/FindGenesResponse") listed = true;
+  }
+  CATCH_CHECK(listed);
+}
+
+CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enforces",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& options =
+      Resolve(p.doc, Member(Member(Member(Member(p.doc, "components"), "schemas"),
+                                   "FindGenesRequest")["properties"],
+                            "options"));
+  const Value& batch = Member(Member(options, "properties"), "batch_size");
+  const int64_t min_bp = Member(Member(Member(Member(Member(p.doc, "components"), "schemas"),
+                                              "FindGenesRequest"),
+                                       "properties"),
+                                "sequence")["x-min-bp"]
+                             .GetInt64();
+  auto body = [&](int64_t bp, const std::string& option) {
+    return "{\"sequence\":\"" + std::string(static_cast<size_t>(bp), 'A') +
+           "\",\"options\":{\"description\":\"x\"" + option + "}}";
+  };
+  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, "")).ok());
+  CATCH_CHECK_FALSE(ValidateFindGenesBody(body(min_bp - 1, "")).ok());
+  const int64_t max = batch["maximum"].GetInt64();
+  const int64_t min = batch["minimum"].GetInt64();
+  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max))).ok());
+  CATCH_CHECK_FALSE(
+      ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max + 1))).ok());
+  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min))).ok());
+  CATCH_CHECK_FALSE(
+      ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min - 1))).ok());
+  for (std::string name : {"annotation_model", "expression_model"}) {
+    const int64_t max_length = Member(Member(options, "properties"), name)["maxLength"].GetInt64();
+    const std::string at_max(static_cast<size_t>(max_length), 'm');
+    CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "\"")).ok());
+    CATCH_CHECK_FALSE(
+        ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "m\"")).ok());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include <future>
+#include <thread>
 #include <mutex>
 
 #include "gateway/handlers/job_runner.h"
@@ -45,6 +46,18 @@ class ScriptedBackend : public InferenceBackend {
       w->set_hk(-0.25);
       (*result.mutable_formats())["bedgraph"] = "sequence\t0\t249\t0.5\n";
     }
+    if (task == Task::kAnnotation) {
+      auto* t = result.mutable_annotation()->add_transcripts();
+      t->set_id("tx_1");
+      t->set_strand("+");
+      t->set_tss_position(request.annotation().coordinate_offset() + 5000);
+      (*result.mutable_formats())["gff3"] = "##gff-version 3\n";
+    }
+    if (task == Task::kExpression) {
+      std::lock_guard<std::mutex> lock(mu);
+      expression_windows.push_back(request.sequence());
+      result.mutable_expression()->set_expression_log_tpm(1.25);
+    }
     return result;
   }
   StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
@@ -55,6 +68,7 @@ class ScriptedBackend : public InferenceBackend {
   std::string last_request_id;
   Status next_error;
   std::shared_future<void>* gate = nullptr;
+  std::vector<std::string> expression_windows;
 };
 
 const char* kAliceKey = "dns_alice-test-key";
@@ -68,7 +82,7 @@ struct Harness {
   ScriptedBackend backend;
   ModelCatalogue catalogue;
   Executor executor{4, 16};
-  JobRunner runner{&jobs, &backend, &executor};
+  JobRunner runner{&jobs, &executor};
   DocsHandler docs{"/nonexistent"};
   std::unique_ptr<KeyStore> keys;
   std::unique_ptr<RequestPipeline> pipeline;
@@ -91,6 +105,13 @@ struct Harness {
     m.set_task(pb::TASK_ENHANCER);
     m.set_is_default(true);
     catalogue.SetModels(Task::kEnhancer, {m});
+    for (auto [task, id] : {std::pair{Task::kAnnotation, "annotation-test"},
+                            std::pair{Task::kExpression, "expression-test"}}) {
+      pb::ModelInfo model;
+      model.set_id(id);
+      model.set_is_default(true);
+      catalogue.SetModels(task, {model});
+    }
 
     GatewayServices s;
     s.keys = keys.get();
@@ -298,4 +319,142 @@ TEST_CASE("worker errors reach the client and the job as their own envelope", "[
     CHECK(std::string(d["error"]["details"]["task"].GetString()) == "enhancer");
     CHECK(d["error"]["details"]["sequence_length"].GetInt() == 300);
   }
+}
+
+// ------------------------------------------------------------------ find-genes workflow
+
+namespace {
+
+const std::string kFindGenesPath = "/v1/workflows/find-genes-and-predict-expression";
+
+std::string FindGenesBody(size_t length, const std::string& options = R"({"description":"liver"})") {
+  std::string sequence;
+  for (size_t i = 0; i < length; ++i) sequence += "ACGT"[(i * 7 + i / 3) % 4];
+  return "{\"sequence\": \"" + sequence + "\", \"options\": " + options + "}";
+}
+
+}  // namespace
+
+TEST_CASE("find-genes: a sync call runs both stages and is stored as a job", "[gateway][pipeline]") {
+  Harness h;
+  auto r = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(12000));
+  INFO(r.body.substr(0, 2000));
+  REQUIRE(r.status == 200);
+  auto d = Json(r);
+  CHECK(std::string(d["data"]["task"].GetString()) == "find_genes_and_predict_expression");
+  CHECK(std::string(d["meta"]["model"].GetString()) == "annotation-test+expression-test");
+  CHECK(d["data"]["expression_predictions"][0]["expression"].GetDouble() == 1.25);
+  CHECK(d["meta"]["task_specific_counts"]["genes_predicted"].GetInt() == 1);
+  CHECK(h.backend.calls == 2);
+  REQUIRE(h.backend.expression_windows.size() == 1);
+  CHECK(h.backend.expression_windows[0].size() == 9198);
+  CHECK(r.FindHeader("RateLimit-Limit"));
+  std::string job_id = d["meta"]["job_id"].GetString();
+  CHECK(*r.FindHeader("X-Job-Id") == job_id);
+  auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+  CHECK(poll.status == 200);
+  CHECK(poll.body == r.body);
+  auto list = Json(h.Call("GET", "/v1/tasks/jobs", kAliceKey));
+  CHECK(std::string(list["jobs"][0]["task"].GetString()) == "find_genes_and_predict_expression");
+  // JSON-compatible negotiation passes.
+  CHECK(h.Call("POST", kFindGenesPath + "?format=json", kAliceKey, FindGenesBody(1000)).status ==
+        200);
+  CHECK(h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(1000),
+               {{"accept", "application/json, */*;q=0.1"}}).status == 200);
+}
+
+TEST_CASE("find-genes: admission failures create no job and call no worker",
+          "[gateway][pipeline]") {
+  Harness h;
+  auto code = [&](const HttpResponse& r) { return Code(r); };
+  CHECK(h.Call("POST", kFindGenesPath, "", FindGenesBody(1000)).status == 401);
+
+  auto gff3 = h.Call("POST", kFindGenesPath + "?format=gff3", kAliceKey, FindGenesBody(1000));
+  CHECK(gff3.status == 415);
+  CHECK(code(gff3) == "unsupported_format");
+  CHECK(std::string(Json(gff3)["error"]["message"].GetString()).find("json") != std::string::npos);
+  CHECK(h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(1000),
+               {{"accept", "text/x-gff3"}}).status == 415);
+
+  auto missing = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(1000, "{}"));
+  CHECK(missing.status == 422);
+  CHECK(code(missing) == "validation_failed");
+  CHECK(h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(1000, R"({"description":""})"))
+            .status == 422);
+
+  auto unknown_model = h.Call("POST", kFindGenesPath, kAliceKey,
+                              FindGenesBody(1000, R"({"description":"x","annotation_model":"nope"})"));
+  CHECK(unknown_model.status == 404);
+  auto details = Json(unknown_model);
+  CHECK(code(unknown_model) == "model_not_found");
+  CHECK(std::string(details["error"]["details"]["available_models"][0].GetString()) ==
+        "annotation-test");
+  CHECK(std::string(details["error"]["message"].GetString()).find("options.annotation_model") !=
+        std::string::npos);
+  auto unknown_expression = h.Call(
+      "POST", kFindGenesPath, kAliceKey,
+      FindGenesBody(1000, R"({"description":"x","expression_model":"nope"})"));
+  CHECK(unknown_expression.status == 404);
+  CHECK(std::string(Json(unknown_expression)["error"]["details"]["available_models"][0].GetString()) ==
+        "expression-test");
+
+  auto crossed = h.Call(
+      "POST", kFindGenesPath, kAliceKey,
+      FindGenesBody(1000, R"({"description":"x","annotation_model":"expression-test"})"));
+  CHECK(crossed.status == 422);
+  auto crossed_doc = Json(crossed);
+  CHECK(code(crossed) == "task_not_supported_by_model");
+  CHECK(std::string(crossed_doc["error"]["details"]["task"].GetString()) == "annotation");
+  CHECK(std::string(crossed_doc["error"]["details"]["supported_tasks"][0].GetString()) ==
+        "expression");
+
+  auto big = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(50001));
+  CHECK(big.status == 413);
+  auto big_doc = Json(big);
+  CHECK(code(big) == "sync_too_large");
+  CHECK(big_doc["error"]["details"]["sequence_length"].GetInt() == 50001);
+  CHECK(big_doc["error"]["details"]["threshold"].GetInt() == 50000);
+
+  CHECK(h.backend.calls == 0);
+  CHECK(Json(h.Call("GET", "/v1/tasks/jobs", kAliceKey))["count"].GetInt() == 0);
+  // Exactly at the cap a sync call is still admitted.
+  CHECK(h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(50000)).status == 200);
+}
+
+TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[gateway][pipeline]") {
+  Harness h;
+  const std::string body = FindGenesBody(60000);
+  auto submit = h.Call("POST", kFindGenesPath, kSingleKey, body, {{"prefer", "respond-async"}});
+  REQUIRE(submit.status == 202);
+  auto d = Json(submit);
+  std::string job_id = d["data"]["job_id"].GetString();
+  CHECK(std::string(d["meta"]["task"].GetString()) == "find_genes_and_predict_expression");
+  CHECK(std::string(d["meta"]["mode"].GetString()) == "async");
+  CHECK(*submit.FindHeader("Content-Location") == "/v1/tasks/jobs/" + job_id);
+  HttpResponse done;
+  for (int i = 0; i < 500; ++i) {
+    done = h.Call("GET", "/v1/tasks/jobs/" + job_id, kSingleKey);
+    if (done.status != 202) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(done.status == 200);
+  auto result = Json(done);
+  CHECK(std::string(result["meta"]["job_id"].GetString()) == job_id);
+  CHECK(result["meta"]["sequence_length"].GetInt() == 60000);
+  // The job released the key's only concurrency slot.
+  CHECK(h.Call("POST", kFindGenesPath, kSingleKey, FindGenesBody(1000)).status == 200);
+}
+
+TEST_CASE("find-genes: a worker error reaches the client and the job as its own envelope",
+          "[gateway][pipeline]") {
+  Harness h;
+  h.backend.next_error = Unavailable("the inference worker is unavailable; retry shortly");
+  auto r = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(12000));
+  CHECK(r.status == 503);
+  CHECK(Code(r) == "service_unavailable");
+  CHECK(std::string(Json(r)["error"]["message"].GetString()).find("annotation stage") !=
+        std::string::npos);
+  auto poll = h.Call("GET", "/v1/tasks/jobs/" + *r.FindHeader("X-Job-Id"), kAliceKey);
+  CHECK(poll.status == 503);
+  CHECK(poll.body == r.body);
 }

@@ -1,0 +1,101 @@
+#include "gateway/handlers/job_start.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "gateway/handlers/job_runner.h"
+#include "gateway/http/error_response.h"
+#include "gateway/render/predict_response.h"
+
+namespace dnaserve::gateway {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status Busy() {
+  return Status(ErrorCode::kServiceUnavailable,
+                "the gateway is at capacity; retry shortly or submit with Prefer: respond-async")
+      .set_retry_after_seconds(5);
+}
+
+}  // namespace
+
+void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
+              const Responder& respond) {
+  const std::string& job_id = call.job_id;
+  const std::string& request_id = call.request.request_id;
+
+  JobRecord record;
+  record.job_id = job_id;
+  record.request_id = request_id;
+  record.owner = call.principal->client_id;
+  record.task = start.task;
+  record.mode = start.async ? "async" : "sync";
+  record.state = start.async ? JobState::kAccepted : JobState::kRunning;
+  record.created_at_ms = record.updated_at_ms = NowMs();
+  if (Status created = services.jobs->Create(record); !created.ok()) {
+    respond(ErrorResponse(created, request_id));
+    return;
+  }
+
+  JobSubmission submission;
+  submission.job_id = job_id;
+  submission.request_id = request_id;
+  submission.lease = call.lease;
+  submission.work = std::move(start.work);
+  std::function<void(HttpResponse)> on_done;
+  if (!start.async) on_done = respond;
+  if (!services.runner->Submit(std::move(submission), on_done)) {
+    HttpResponse busy = ErrorResponse(Busy(), request_id);
+    services.jobs->Finish(job_id, busy.status, busy.content_type, busy.body);
+    busy.SetHeader("X-Job-Id", job_id);
+    respond(std::move(busy));
+    return;
+  }
+  if (start.async) {
+    HttpResponse accepted;
+    accepted.status = 202;
+    accepted.body = RenderJobSubmitted(job_id, start.task);
+    accepted.SetHeader("X-Job-Id", job_id);
+    accepted.SetHeader("Content-Location", "/v1/tasks/jobs/" + job_id);
+    respond(std::move(accepted));
+  }
+}
+
+RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
+  GatewayServices s = services;
+  return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
+    const bool async = PrefersRespondAsync(call.request.Header("prefer"));
+    auto start = admit(call, async);
+    if (!start.ok()) {
+      respond(ErrorResponse(start.status(), call.request.request_id));
+      return;  // the lease is released with `call`
+    }
+    StartJob(s, call, std::move(start).value(), respond);
+  };
+}
+
+bool PrefersRespondAsync(const std::optional<std::string>& prefer) {
+  if (!prefer) return false;
+  std::string lower = *prefer;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  size_t start = 0;
+  while (start <= lower.size()) {
+    size_t end = lower.find_first_of(",;", start);
+    if (end == std::string::npos) end = lower.size();
+    std::string token = lower.substr(start, end - start);
+    auto b = token.find_first_not_of(" \t");
+    auto e = token.find_last_not_of(" \t");
+    if (b != std::string::npos && token.substr(b, e - b + 1) == "respond-async") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,19 @@
+// Pieces of the predict rendering that other renderings embed (the find-genes workflow carries
+// the annotation task's data payload verbatim). Internal to gateway/render/.
+#pragma once
+
+#include "dnaserve/worker/v1/worker.pb.h"
+#include "gateway/http/json_writer.h"
+#include "gateway/validation/predict_request.h"
+
+namespace dnaserve::gateway {
+
+// The `data` object of a task's JSON response, exactly as RenderPredictJson writes it.
+void WritePredictData(JsonWriter& w, const ValidatedPredict& input,
+                      const worker::v1::PredictResult& result);
+
+// log(TPM+1) (natural log) back to TPM, never negative; non-finite input passes through (and is
+// written as null).
+double ExpressionTpm(double log_tpm);
+
+}  // namespace dnaserve::gateway

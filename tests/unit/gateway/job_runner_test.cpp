@@ -1,0 +1,203 @@
+// The JobRunner with jobs of its own kind (gateway/jobs/job.h): progress reaches the store,
+// heartbeats renew leases, Stop cancels long work promptly, a throwing job is contained.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "gateway/handlers/job_runner.h"
+#include "gateway/http/error_response.h"
+#include "gateway/jobs/in_memory_job_store.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+// Counts lease renewals and releases; admits everything.
+class CountingQuotaStore : public QuotaStore {
+ public:
+  QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
+  RateLimitInfo Peek(const Principal&) override { return {}; }
+  void Release(const Principal&, const std::string&) override { ++released; }
+  void Renew(const Principal&, const std::string&, int64_t) override { ++renewed; }
+  std::atomic<int> renewed{0};
+  std::atomic<int> released{0};
+};
+
+// Reports progress, then waits for `release` (or cancellation) before answering.
+class GatedJob : public Job {
+ public:
+  explicit GatedJob(std::shared_future<void> release) : release_(std::move(release)) {}
+  HttpResponse Run(const JobContext& context) override {
+    context.Progress(40, "stage one: 2 of 5");
+    while (release_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+      if (context.Cancelled()) {
+        return ErrorResponse(Unavailable("cancelled mid-way"), context.call.request_id);
+      }
+    }
+    HttpResponse done;
+    done.body = "{\"data\":{},\"meta\":{\"job_id\":\"" + context.call.job_id + "\"}}";
+    return done;
+  }
+
+ private:
+  std::shared_future<void> release_;
+};
+
+class ThrowingJob : public Job {
+ public:
+  HttpResponse Run(const JobContext&) override { throw std::runtime_error("boom"); }
+};
+
+class ValidationFailingJob : public Job {
+ public:
+  HttpResponse Run(const JobContext& context) override {
+    while (!context.Cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return ErrorResponse(ValidationFailed({"body"}, "bad", "value_error"), context.call.request_id);
+  }
+};
+
+struct Harness {
+  ManualClock clock;
+  InMemoryJobStore jobs{&clock};
+  CountingQuotaStore quotas;
+  Executor executor{2, 4};
+  JobRunner runner{&jobs, &executor, std::chrono::seconds(1)};
+  int next = 0;
+
+  Harness() { runner.Start(); }
+  ~Harness() {
+    runner.Stop();
+    executor.Shutdown();
+  }
+
+  // Creates the record and submits `work`; returns the job id.
+  std::string Submit(std::unique_ptr<Job> work, std::function<void(HttpResponse)> on_done = {}) {
+    std::string id = "00000000-0000-4000-8000-00000000000" + std::to_string(++next);
+    JobRecord record;
+    record.job_id = id;
+    record.request_id = "req-" + id;
+    record.owner = "alice";
+    record.task = "test";
+    record.mode = "async";
+    record.created_at_ms = record.updated_at_ms = clock.NowMs();
+    REQUIRE(jobs.Create(record).ok());
+    JobSubmission submission;
+    submission.job_id = id;
+    submission.request_id = record.request_id;
+    submission.lease = std::make_shared<QuotaLease>(&quotas, Principal{"alice"}, id);
+    submission.work = std::move(work);
+    REQUIRE(runner.Submit(std::move(submission), std::move(on_done)));
+    return id;
+  }
+
+  JobRecord WaitForState(const std::string& id, bool finished) {
+    for (int i = 0; i < 2000; ++i) {
+      auto job = jobs.Get(id, "alice");
+      REQUIRE(job.ok());
+      const bool done = job->state == JobState::kCompleted || job->state == JobState::kFailed;
+      if (done == finished && (finished || job->progress_percent > 0)) return *job;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL("job " << id << " never reached the expected state");
+    return {};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a job's progress reaches the store and its response is stored verbatim", "[jobs]") {
+  Harness h;
+  std::promise<void> release;
+  std::promise<HttpResponse> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse r) { answered.set_value(std::move(r)); });
+  JobRecord running = h.WaitForState(id, /*finished=*/false);
+  CHECK(running.state == JobState::kRunning);
+  CHECK(running.progress_percent == 40);
+  CHECK(running.progress_message == "stage one: 2 of 5");
+
+  release.set_value();
+  auto future = answered.get_future();
+  REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  HttpResponse response = future.get();
+  CHECK(response.status == 200);
+  CHECK(*response.FindHeader("X-Job-Id") == id);
+  JobRecord done = h.WaitForState(id, /*finished=*/true);
+  CHECK(done.state == JobState::kCompleted);
+  CHECK(done.body == response.body);
+  CHECK(h.quotas.released == 1);  // the lease went with the job
+}
+
+TEST_CASE("heartbeats keep a long job alive and renew its lease", "[jobs]") {
+  Harness h;
+  std::promise<void> release;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()));
+  h.WaitForState(id, /*finished=*/false);
+  // Far past the stale-job timeout by the store's clock, but heartbeats keep arriving.
+  for (int step = 0; step < 3; ++step) {
+    h.clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000 - 5000);
+    int before = h.quotas.renewed;
+    for (int i = 0; i < 1000 && h.quotas.renewed == before; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(h.quotas.renewed > before);
+    auto job = h.jobs.Get(id, "alice");
+    REQUIRE(job.ok());
+    CHECK(job->state == JobState::kRunning);
+    CHECK(job->progress_message == "stage one: 2 of 5");
+  }
+  release.set_value();
+  CHECK(h.WaitForState(id, /*finished=*/true).http_status == 200);
+}
+
+TEST_CASE("Stop cancels running and queued jobs; they ask the client to resubmit", "[jobs]") {
+  Harness h;
+  std::promise<void> never;
+  auto gate = never.get_future().share();
+  std::string running = h.Submit(std::make_unique<GatedJob>(gate));
+  h.WaitForState(running, /*finished=*/false);
+  std::string second = h.Submit(std::make_unique<GatedJob>(gate));
+  std::string queued = h.Submit(std::make_unique<GatedJob>(gate));  // both threads are busy
+
+  auto started = std::chrono::steady_clock::now();
+  h.runner.Stop();
+  h.executor.Shutdown();  // runs the queued job, which must not start real work
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  for (const std::string& id : {running, second, queued}) {
+    INFO(id);
+    auto job = h.jobs.Get(id, "alice");
+    REQUIRE(job.ok());
+    CHECK(job->state == JobState::kFailed);
+    CHECK(job->http_status == 503);
+    CHECK(job->body.find("service_unavailable") != std::string::npos);
+    CHECK(job->body.find("resubmit") != std::string::npos);
+  }
+  CHECK(h.quotas.released == 3);
+}
+
+TEST_CASE("a 4xx a cancelled job reached is kept as its answer", "[jobs]") {
+  Harness h;
+  std::string id = h.Submit(std::make_unique<ValidationFailingJob>());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  h.runner.Stop();
+  JobRecord done = h.WaitForState(id, /*finished=*/true);
+  CHECK(done.http_status == 422);
+  CHECK(done.body.find("validation_failed") != std::string::npos);
+}
+
+TEST_CASE("a job that throws fails with 500 and the runner keeps working", "[jobs]") {
+  Harness h;
+  std::string bad = h.Submit(std::make_unique<ThrowingJob>());
+  JobRecord failed = h.WaitForState(bad, /*finished=*/true);
+  CHECK(failed.http_status == 500);
+  CHECK(failed.body.find("internal_error") != std::string::npos);
+  CHECK(failed.body.find("boom") == std::string::npos);  // the exception never reaches the wire
+
+  std::promise<void> release;
+  release.set_value();
+  std::string good = h.Submit(std::make_unique<GatedJob>(release.get_future().share()));
+  CHECK(h.WaitForState(good, /*finished=*/true).http_status == 200);
+}
