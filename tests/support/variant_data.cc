@@ -37,11 +37,11 @@ std::string DataCacheDir() {
 }
 
 int RunCommand(const std::vector<std::string>& argv, std::string* output,
-               const std::map<std::string, std::string>& env) {
+               const std::map<std::string, std::string>& env, bool drop_stderr) {
   std::string command;
   for (const auto& [k, v] : env) command += k + "=" + ShellQuote(v) + " ";
   for (const auto& a : argv) command += ShellQuote(a) + " ";
-  command += "2>&1";
+  command += drop_stderr ? "2>/dev/null" : "2>&1";
   std::FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return -1;
   char buf[4096];

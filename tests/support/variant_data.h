@@ -13,9 +13,10 @@ namespace dnaserve::testing {
 // $DNASERVE_DATA_CACHE, else <build>/data-cache (as the scripts default to).
 std::string DataCacheDir();
 
-// Runs argv[0] with argv; stdout into `output`. Returns the exit status (-1 if it did not run).
+// Runs argv[0] with argv; stdout (and stderr unless `drop_stderr`) into `output`. Returns the
+// exit status (-1 if it did not run).
 int RunCommand(const std::vector<std::string>& argv, std::string* output,
-               const std::map<std::string, std::string>& env = {});
+               const std::map<std::string, std::string>& env = {}, bool drop_stderr = false);
 
 struct FastaContig {
   std::string name;
