@@ -17,8 +17,7 @@ struct GenePanel {
   bool Contains(const StartSite& site) const { return members_.count(site.gene_id) > 0; }
 
  private:
-  friend StatusOr<GenePanel> ResolveGenePanel(const TssCatalogue&,
-                                              const std::vector<std::string>&);
+  friend StatusOr<GenePanel> ResolveGenePanel(const TssCatalogue&, const std::vector<std::string>&);
   std::set<std::string> members_;
 };
 

@@ -9,6 +9,8 @@
 
 namespace dnaserve::variant {
 
+constexpr int kBlockCacheBytes = 16 << 20;
+
 struct ReferenceGenome::Faidx {
   faidx_t* fai = nullptr;
   ~Faidx() {
@@ -23,12 +25,15 @@ ReferenceGenome::~ReferenceGenome() = default;
 StatusOr<std::unique_ptr<ReferenceGenome>> ReferenceGenome::Open(const std::string& fasta_path) {
   hts_set_log_level(HTS_LOG_OFF);  // htslib would print to stderr outside our log format
   auto fai = std::make_unique<Faidx>();
-  fai->fai = fai_load3(fasta_path.c_str(), nullptr, nullptr, 0);  // 0: never build an index
+  fai->fai = fai_load3(fasta_path.c_str(), nullptr, nullptr, 0);  // 0: never write an index
   if (fai->fai == nullptr) {
     return Internal("reference FASTA " + fasta_path +
                     " cannot be opened with its index: it needs <fasta>.fai (and <fasta>.gzi "
                     "when bgzip-compressed), e.g. from `samtools faidx`");
   }
+  // Keep recently decompressed bgzip blocks (64 KiB each): a record's windows, and the next
+  // record's, mostly fall in the same few blocks.
+  fai_set_cache_size(fai->fai, kBlockCacheBytes);
   std::unique_ptr<ReferenceGenome> genome(new ReferenceGenome(std::move(fai), fasta_path));
   const int n = faidx_nseq(genome->fai_->fai);
   for (int i = 0; i < n; ++i) {
@@ -74,11 +79,24 @@ StatusOr<std::string> ReferenceGenome::Fetch(std::string_view contig, int64_t st
   for (hts_pos_t i = 0; i < len; ++i) {
     char b = bases[i];
     switch (b) {
-      case 'A': case 'a': b = 'A'; break;
-      case 'C': case 'c': b = 'C'; break;
-      case 'G': case 'g': b = 'G'; break;
-      case 'T': case 't': b = 'T'; break;
-      default: b = 'N';
+      case 'A':
+      case 'a':
+        b = 'A';
+        break;
+      case 'C':
+      case 'c':
+        b = 'C';
+        break;
+      case 'G':
+      case 'g':
+        b = 'G';
+        break;
+      case 'T':
+      case 't':
+        b = 'T';
+        break;
+      default:
+        b = 'N';
     }
     out[static_cast<size_t>(from - start + i)] = b;
   }

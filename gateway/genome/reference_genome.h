@@ -42,7 +42,7 @@ class ReferenceGenome {
   std::unique_ptr<Faidx> fai_;
   std::string path_;
   std::unordered_map<std::string, Contig> contigs_;  // by ContigKey
-  mutable std::mutex mu_;  // faidx_t seeks a shared stream
+  mutable std::mutex mu_;                            // faidx_t seeks a shared stream
 };
 
 }  // namespace dnaserve::variant

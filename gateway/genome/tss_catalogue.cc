@@ -118,8 +118,8 @@ StatusOr<TssCatalogue> TssCatalogue::Load(const std::string& path) {
     if (!columns_seen) return fail(line_no, "data before the '#contig...' column line");
     auto fields = SplitTabs(line);
     if (fields.size() != 6) {
-      return fail(line_no, "expected 6 tab-separated fields, found " +
-                               std::to_string(fields.size()));
+      return fail(line_no,
+                  "expected 6 tab-separated fields, found " + std::to_string(fields.size()));
     }
     StartSite site;
     site.index = catalogue.sites_.size();
@@ -140,8 +140,9 @@ StatusOr<TssCatalogue> TssCatalogue::Load(const std::string& path) {
     site.transcript_id = std::string(fields[5]);
     if (!Printable(site.contig) || !Printable(site.gene_symbol) || !Printable(site.gene_id) ||
         !Printable(site.transcript_id)) {
-      return fail(line_no, "contig, gene_symbol, gene_id and transcript_id must be non-empty, "
-                           "without spaces or any of | , ; =");
+      return fail(line_no,
+                  "contig, gene_symbol, gene_id and transcript_id must be non-empty, "
+                  "without spaces or any of | , ; =");
     }
     catalogue.sites_.push_back(std::move(site));
   }

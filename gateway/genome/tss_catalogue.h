@@ -16,13 +16,13 @@ enum class Strand { kPlus, kMinus };
 inline char StrandChar(Strand s) { return s == Strand::kPlus ? '+' : '-'; }
 
 struct StartSite {
-  size_t index = 0;          // position in TssCatalogue::sites(); stable for the catalogue's life
-  std::string contig;        // as the catalogue spells it
-  int64_t tss = 0;           // 0-based position of the first transcribed base
+  size_t index = 0;    // position in TssCatalogue::sites(); stable for the catalogue's life
+  std::string contig;  // as the catalogue spells it
+  int64_t tss = 0;     // 0-based position of the first transcribed base
   Strand strand = Strand::kPlus;
-  std::string gene_symbol;   // HGNC symbol
-  std::string gene_id;       // Ensembl gene id
-  std::string transcript_id; // "." in a gene-level catalogue
+  std::string gene_symbol;    // HGNC symbol
+  std::string gene_id;        // Ensembl gene id
+  std::string transcript_id;  // "." in a gene-level catalogue
 };
 
 // What `meta.gene_annotation` reports.
@@ -31,7 +31,7 @@ struct CatalogueInfo {
   std::string annotation_release;  // where the coordinates come from
   std::string transcripts;         // which start sites these are (never claims MANE Select)
   std::string description;
-  std::string md5;                 // of the catalogue file's bytes, hex
+  std::string md5;  // of the catalogue file's bytes, hex
   int64_t start_sites = 0;
 };
 

@@ -131,7 +131,7 @@ std::optional<FileDigests> DigestFile(const std::string& path, std::string* erro
 // State shared with libcurl's callbacks during one request.
 struct Exchange {
   CURL* curl = nullptr;
-  std::FILE* sink = nullptr;  // GET body (2xx only)
+  std::FILE* sink = nullptr;    // GET body (2xx only)
   std::FILE* source = nullptr;  // PUT body
   std::string error_body;
   int64_t written = 0;
@@ -296,8 +296,9 @@ StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3Config config) {
     bool ip_literal = endpoint.host.front() == '[' ||
                       endpoint.host.find_first_not_of("0123456789.") == std::string::npos;
     if (ip_literal) {
-      return Internal("S3 configuration: virtual-hosted addressing needs a DNS name as the "
-                      "endpoint host; use path-style addressing with an IP address");
+      return Internal(
+          "S3 configuration: virtual-hosted addressing needs a DNS name as the "
+          "endpoint host; use path-style addressing with an IP address");
     }
   }
   return std::unique_ptr<S3Client>(new S3Client(std::move(config), std::move(endpoint)));
@@ -378,9 +379,12 @@ StatusOr<S3ObjectInfo> S3Client::HeadObject(const S3ObjectUri& object) const {
   if (!curl) return Internal("libcurl could not start a request");
   Exchange ex;
   ex.curl = curl.get();
-  RequestSetup setup{&config_, &sigv4_provider_, ObjectUrl(object),
+  RequestSetup setup{&config_,
+                     &sigv4_provider_,
+                     ObjectUrl(object),
                      {std::string("x-amz-content-sha256: ") + kEmptySha256},
-                     config_.request_timeout, false};
+                     config_.request_timeout,
+                     false};
   SlistPtr headers = Configure(curl.get(), setup, &ex);
   curl_easy_setopt(curl.get(), CURLOPT_NOBODY, 1L);
   long status = 0;
@@ -406,9 +410,12 @@ StatusOr<S3ObjectInfo> S3Client::GetObject(const S3ObjectUri& object, const std:
   ex.sink = file.get();
   ex.max_bytes = options.max_bytes;
   ex.control = &options.control;
-  RequestSetup setup{&config_, &sigv4_provider_, ObjectUrl(object),
+  RequestSetup setup{&config_,
+                     &sigv4_provider_,
+                     ObjectUrl(object),
                      {std::string("x-amz-content-sha256: ") + kEmptySha256},
-                     config_.transfer_timeout, true};
+                     config_.transfer_timeout,
+                     true};
   if (!options.if_match.empty()) setup.headers.push_back("If-Match: " + options.if_match);
   if (options.prefix_bytes >= 1) {
     setup.headers.push_back("Range: bytes=0-" + std::to_string(options.prefix_bytes - 1));
@@ -422,12 +429,12 @@ StatusOr<S3ObjectInfo> S3Client::GetObject(const S3ObjectUri& object, const std:
     result = Status::Ok();
     info.size = 0;
   } else if (result.ok()) {
-    info.size = status == 206 ? ContentRangeTotal(ResponseHeader(curl.get(), "Content-Range"))
-                              : ex.written;
+    info.size =
+        status == 206 ? ContentRangeTotal(ResponseHeader(curl.get(), "Content-Range")) : ex.written;
   }
   if (result.ok() && std::fflush(file.get()) != 0) {
-    result = S3TransportError(S3Operation::kGet, object, S3TransportFailure::kLocalIo,
-                              "write error");
+    result =
+        S3TransportError(S3Operation::kGet, object, S3TransportFailure::kLocalIo, "write error");
   }
   file.reset();
   if (!result.ok()) {
@@ -456,13 +463,14 @@ StatusOr<S3ObjectInfo> S3Client::PutObject(const S3ObjectUri& object, const std:
   ex.curl = curl.get();
   ex.source = file.get();
   ex.control = &options.control;
-  RequestSetup setup{&config_,
-                     &sigv4_provider_,
-                     ObjectUrl(object),
-                     {"x-amz-content-sha256: " + digests->sha256_hex,
-                      "Content-MD5: " + digests->md5_base64, "Content-Type: " + options.content_type},
-                     config_.transfer_timeout,
-                     true};
+  RequestSetup setup{
+      &config_,
+      &sigv4_provider_,
+      ObjectUrl(object),
+      {"x-amz-content-sha256: " + digests->sha256_hex, "Content-MD5: " + digests->md5_base64,
+       "Content-Type: " + options.content_type},
+      config_.transfer_timeout,
+      true};
   SlistPtr headers = Configure(curl.get(), setup, &ex);
   curl_easy_setopt(curl.get(), CURLOPT_UPLOAD, 1L);
   curl_easy_setopt(curl.get(), CURLOPT_READFUNCTION, OnRead);

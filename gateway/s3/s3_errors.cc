@@ -7,9 +7,13 @@ namespace {
 
 // Codes by which the store refuses the service itself rather than the caller's object: only
 // the operator can fix these.
-constexpr std::array<std::string_view, 7> kCredentialCodes = {
-    "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken",        "ExpiredToken",
-    "RequestTimeTooSkewed",  "InvalidSecurity",    "AuthorizationHeaderMalformed"};
+constexpr std::array<std::string_view, 7> kCredentialCodes = {"SignatureDoesNotMatch",
+                                                              "InvalidAccessKeyId",
+                                                              "InvalidToken",
+                                                              "ExpiredToken",
+                                                              "RequestTimeTooSkewed",
+                                                              "InvalidSecurity",
+                                                              "AuthorizationHeaderMalformed"};
 
 bool IsCredentialCode(std::string_view code) {
   for (auto c : kCredentialCodes) {
@@ -98,11 +102,13 @@ Status S3TransportError(S3Operation op, const S3ObjectUri& object, S3TransportFa
     case S3TransportFailure::kTooLarge:
       return BadRequest(uri + " is larger than the limit of " + std::string(detail));
     case S3TransportFailure::kLocalIo:
-      return Internal(std::string(op == S3Operation::kGet ? "could not store " : "could not read ") +
-                      "the local copy of " + uri + ": " + std::string(detail));
+      return Internal(
+          std::string(op == S3Operation::kGet ? "could not store " : "could not read ") +
+          "the local copy of " + uri + ": " + std::string(detail));
     case S3TransportFailure::kTls:
-      return Internal("the TLS connection to the object store failed; the operator must check "
-                      "the endpoint's certificate");
+      return Internal(
+          "the TLS connection to the object store failed; the operator must check "
+          "the endpoint's certificate");
     case S3TransportFailure::kOther:
       break;
   }

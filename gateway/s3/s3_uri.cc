@@ -16,8 +16,10 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // S3's naming rules for buckets (general purpose buckets).
 bool ValidBucketName(std::string_view name) {
   if (name.size() < 3 || name.size() > 63) return false;
-  auto alnum = [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(
-                                                                                   static_cast<unsigned char>(c)); };
+  auto alnum = [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c));
+  };
   if (!alnum(name.front()) || !alnum(name.back())) return false;
   bool all_digits_and_dots = true;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -47,8 +49,9 @@ StatusOr<S3ObjectUri> ParseS3ObjectUri(std::string_view uri) {
   std::string_view rest = uri.substr(kScheme.size());
   size_t slash = rest.find('/');
   if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) {
-    return BadRequest("input.uri must have the form s3://bucket/key (bucket and key both "
-                      "non-empty)");
+    return BadRequest(
+        "input.uri must have the form s3://bucket/key (bucket and key both "
+        "non-empty)");
   }
   std::string_view bucket = rest.substr(0, slash);
   std::string_view key = rest.substr(slash + 1);
@@ -95,9 +98,8 @@ StatusOr<S3ObjectUri> AnnotatedOutputUri(const S3ObjectUri& input, std::string_v
     return BadRequest("the input key does not end with .vcf, .vcf.gz or .vcf.bgz");
   }
   if (job_id.size() < 8) return Internal("job id too short for an output name");
-  S3ObjectUri out{input.bucket,
-                  input.key.substr(0, name_end) + ".annotated." + std::string(job_id.substr(0, 8)) +
-                      ".vcf.gz"};
+  S3ObjectUri out{input.bucket, input.key.substr(0, name_end) + ".annotated." +
+                                    std::string(job_id.substr(0, 8)) + ".vcf.gz"};
   if (out.key.size() > kMaxS3KeyBytes) {
     return BadRequest("the annotated copy's key (" + std::to_string(out.key.size()) +
                       " bytes) would pass S3's 1,024-byte limit; shorten the input key");

@@ -6,8 +6,16 @@ bool IsSequenceAllele(std::string_view allele) {
   if (allele.empty()) return false;
   for (char c : allele) {
     switch (c) {
-      case 'A': case 'C': case 'G': case 'T': case 'N':
-      case 'a': case 'c': case 'g': case 't': case 'n':
+      case 'A':
+      case 'C':
+      case 'G':
+      case 'T':
+      case 'N':
+      case 'a':
+      case 'c':
+      case 'g':
+      case 't':
+      case 'n':
         break;
       default:
         return false;

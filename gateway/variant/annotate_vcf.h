@@ -39,7 +39,7 @@ struct AnnotateRequest {
   ExpressionScorer* scorer = nullptr;
   EngineOptions options;
   std::function<void(const AnnotationProgress&)> on_progress;  // may be empty
-  const std::atomic<bool>* cancelled = nullptr;               // may be null
+  const std::atomic<bool>* cancelled = nullptr;                // may be null
 };
 
 struct AnnotateResult {

@@ -59,8 +59,8 @@ StatusOr<std::unique_ptr<AnnotationEngine>> AnnotationEngine::Create(
                       " is not in the reference FASTA: the catalogue and FASTA do not match");
     }
     if (site.tss >= *length) {
-      return Internal("start site of " + site.gene_symbol + " lies past the end of " +
-                      site.contig + " in the reference FASTA: wrong build?");
+      return Internal("start site of " + site.gene_symbol + " lies past the end of " + site.contig +
+                      " in the reference FASTA: wrong build?");
     }
   }
   return std::unique_ptr<AnnotationEngine>(
@@ -107,8 +107,8 @@ StatusOr<RecordPlan> AnnotationEngine::Plan(const VariantRecord& record) const {
   }
   const int64_t start = record.pos - 1;
   const int64_t last = start + static_cast<int64_t>(record.ref.size()) - 1;
-  auto nearby = catalogue_->SitesBetween(record.contig, start - options_.window,
-                                         last + options_.window);
+  auto nearby =
+      catalogue_->SitesBetween(record.contig, start - options_.window, last + options_.window);
   if (nearby.empty()) {
     plan.not_run_reason = kOutsideTssWindow;
     return plan;

@@ -70,10 +70,10 @@ struct AnnotationCounts {
 
 // What will happen to a record, decided without the model.
 struct RecordPlan {
-  std::string not_run_reason;            // empty: the record is scored
-  std::vector<size_t> supported_alts;    // indices into VariantRecord::alts
-  std::vector<std::string> skipped_alts; // as written in the VCF
-  std::vector<const StartSite*> sites;   // the start sites scored (panel applied)
+  std::string not_run_reason;             // empty: the record is scored
+  std::vector<size_t> supported_alts;     // indices into VariantRecord::alts
+  std::vector<std::string> skipped_alts;  // as written in the VCF
+  std::vector<const StartSite*> sites;    // the start sites scored (panel applied)
   int64_t associations() const {
     return not_run_reason.empty() ? static_cast<int64_t>(supported_alts.size() * sites.size()) : 0;
   }

@@ -62,8 +62,8 @@ StatusOr<std::string> AlternateWindow(const StartSite& site, const AlleleChange&
   }
   const int64_t a0 = std::max(w0, s);
   const int64_t a1 = std::min(w1, s + alt_len);
-  if (a0 < a1) genomic += Upper(change.alt.substr(static_cast<size_t>(a0 - s),
-                                                  static_cast<size_t>(a1 - a0)));
+  if (a0 < a1)
+    genomic += Upper(change.alt.substr(static_cast<size_t>(a0 - s), static_cast<size_t>(a1 - a0)));
   const int64_t r0 = std::max(w0, s + alt_len);
   if (r0 < w1) {
     auto right = fetch(r0 - delta, w1 - delta);

@@ -127,7 +127,7 @@ struct VcfRewriter::Impl {
   KstringPtr line = NewKstring();
   bool checked = false;
   int64_t records = 0;
-  int64_t number = 0;  // of the record last read in the current pass
+  int64_t number = 0;         // of the record last read in the current pass
   std::string last_position;  // "contig:pos" of the last good record, for messages
 
   std::string output_path;
@@ -234,8 +234,9 @@ StatusOr<std::unique_ptr<VcfRewriter>> VcfRewriter::Open(const std::string& inpu
     if (impl->in->is_bgzf && impl->in->fp.bgzf->errcode != 0) {
       return BadRequest("the input VCF is corrupt or truncated: decompressing its header failed");
     }
-    return BadRequest("the input VCF's header is malformed or incomplete (it must end with the "
-                      "#CHROM line)");
+    return BadRequest(
+        "the input VCF's header is malformed or incomplete (it must end with the "
+        "#CHROM line)");
   }
   return std::unique_ptr<VcfRewriter>(new VcfRewriter(std::move(impl)));
 }
@@ -340,8 +341,8 @@ Status VcfRewriter::Write(const RecordAnnotation& annotation) {
   }
   if (!annotation.not_run_reason.empty()) {
     if (bcf_update_info_flag(out_hdr, rec, kGexNotRun, nullptr, 1) != 0) return fail(kGexNotRun);
-    if (bcf_update_info_string(out_hdr, rec, kGexNotRunReason,
-                               annotation.not_run_reason.c_str()) != 0) {
+    if (bcf_update_info_string(out_hdr, rec, kGexNotRunReason, annotation.not_run_reason.c_str()) !=
+        0) {
       return fail(kGexNotRunReason);
     }
   }
@@ -378,7 +379,8 @@ Status VcfRewriter::Finish() {
   }
   HeaderPtr check_hdr(bcf_hdr_read(check.get()));
   RecordPtr check_rec(bcf_init());
-  if (!check_hdr || !check_rec) return Internal("the annotated VCF's header could not be read back");
+  if (!check_hdr || !check_rec)
+    return Internal("the annotated VCF's header could not be read back");
   int64_t count = 0;
   int ret = 0;
   while ((ret = bcf_read(check.get(), check_hdr.get(), check_rec.get())) == 0) ++count;

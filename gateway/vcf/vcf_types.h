@@ -19,9 +19,9 @@ struct VariantRecord {
 
 // What the output carries for that record (INFO fields added to the input's own).
 struct RecordAnnotation {
-  std::vector<std::string> gex_ann;        // GEX_ANN entries
-  std::string not_run_reason;              // non-empty: GEX_NOT_RUN + GEX_NOT_RUN_REASON
-  std::vector<std::string> skipped_alts;   // GEX_SKIPPED_ALT
+  std::vector<std::string> gex_ann;       // GEX_ANN entries
+  std::string not_run_reason;             // non-empty: GEX_NOT_RUN + GEX_NOT_RUN_REASON
+  std::vector<std::string> skipped_alts;  // GEX_SKIPPED_ALT
 };
 
 // The workflow's header lines (see GexHeaderLines).

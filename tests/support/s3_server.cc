@@ -34,8 +34,7 @@ size_t Discard(char*, size_t size, size_t count, void*) { return size * count; }
 
 }  // namespace
 
-std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets,
-                                        std::string* why) {
+std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets, std::string* why) {
   std::string node = FindNode();
   std::string dir = SourceDir() + "/tests/support/s3-server";
   if (node.empty()) {
@@ -43,23 +42,18 @@ std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets,
     return std::nullopt;
   }
   if (access((dir + "/node_modules/@20minutes/s3rver/package.json").c_str(), R_OK) != 0) {
-    *why = "the S3 test server package is not installed: run scripts/install-deps (npm ci in "
-           "tests/support/s3-server)";
+    *why =
+        "the S3 test server package is not installed: run scripts/install-deps (npm ci in "
+        "tests/support/s3-server)";
     return std::nullopt;
   }
   S3Server server;
   server.port_ = FreePort();
   server.data_dir_ = MakeTempDir("dnaserve-s3");
-  std::vector<std::string> argv = {node,
-                                   dir + "/serve.js",
-                                   "--port",
-                                   std::to_string(server.port_),
-                                   "--directory",
-                                   server.data_dir_,
-                                   "--access-key",
-                                   kAccessKey,
-                                   "--secret-key",
-                                   kSecretKey};
+  std::vector<std::string> argv = {
+      node,           dir + "/serve.js", "--port",       std::to_string(server.port_),
+      "--directory",  server.data_dir_,  "--access-key", kAccessKey,
+      "--secret-key", kSecretKey};
   for (const auto& b : buckets) {
     argv.push_back("--bucket");
     argv.push_back(b);

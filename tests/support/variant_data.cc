@@ -84,12 +84,12 @@ bool WriteIndexedFasta(const std::string& path, const std::vector<FastaContig>& 
          std::rename((plain + ".fai").c_str(), (path + ".fai").c_str()) == 0;
 }
 
-std::optional<std::string> DebianPackageFile(const std::string& package,
-                                             const std::string& member, std::string* why) {
+std::optional<std::string> DebianPackageFile(const std::string& package, const std::string& member,
+                                             std::string* why) {
   std::string out;
-  int rc = RunCommand({"/usr/bin/python3", SourceDir() + "/scripts/debian_files.py", package,
-                       member},
-                      &out, {{"DNASERVE_DATA_CACHE", DataCacheDir()}});
+  int rc =
+      RunCommand({"/usr/bin/python3", SourceDir() + "/scripts/debian_files.py", package, member},
+                 &out, {{"DNASERVE_DATA_CACHE", DataCacheDir()}});
   if (rc != 0) {
     *why = "cannot fetch " + member + " from Debian package " + package + ": " + Trim(out);
     return std::nullopt;

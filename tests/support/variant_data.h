@@ -28,8 +28,8 @@ bool WriteIndexedFasta(const std::string& path, const std::vector<FastaContig>& 
                        bool bgzip);
 
 // A file from a Debian package; nullopt with `why` when the package cannot be downloaded.
-std::optional<std::string> DebianPackageFile(const std::string& package,
-                                             const std::string& member, std::string* why);
+std::optional<std::string> DebianPackageFile(const std::string& package, const std::string& member,
+                                             std::string* why);
 
 struct BuiltCatalogue {
   std::string catalogue;

@@ -5,9 +5,12 @@
 // progress, cancellation and failures; and a run on real chr20 with the default catalogue.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -114,9 +117,14 @@ TEST_CASE("alternate windows match the whole-haplotype oracle", "[engine]") {
     const Strand strand = rng() % 2 ? Strand::kPlus : Strand::kMinus;
     int64_t tss = 0;
     switch (rng() % 4) {
-      case 0: tss = 50 + rng() % 200; break;            // near the start
-      case 1: tss = 40000 - 1 - rng() % 200; break;     // near the end
-      default: tss = 5000 + rng() % 30000;
+      case 0:
+        tss = 50 + rng() % 200;
+        break;  // near the start
+      case 1:
+        tss = 40000 - 1 - rng() % 200;
+        break;  // near the end
+      default:
+        tss = 5000 + rng() % 30000;
     }
     const int64_t ref_len = 1 + rng() % (rng() % 3 == 0 ? 40 : 3);
     const int64_t lo = std::max<int64_t>(0, tss - 6000);
@@ -126,10 +134,17 @@ TEST_CASE("alternate windows match the whole-haplotype oracle", "[engine]") {
     const std::string ref = genome.substr(s, ref_len);
     std::string alt;
     switch (rng() % 4) {
-      case 0: alt = RandomBases(ref_len, rng()); break;                  // SNV / MNV
-      case 1: alt = ref.substr(0, 1) + RandomBases(1 + rng() % 30, rng()); break;  // insertion
-      case 2: alt = ref.substr(0, 1); break;                                       // deletion
-      default: alt = RandomBases(1 + rng() % 5, rng());                            // complex
+      case 0:
+        alt = RandomBases(ref_len, rng());
+        break;  // SNV / MNV
+      case 1:
+        alt = ref.substr(0, 1) + RandomBases(1 + rng() % 30, rng());
+        break;  // insertion
+      case 2:
+        alt = ref.substr(0, 1);
+        break;  // deletion
+      default:
+        alt = RandomBases(1 + rng() % 5, rng());  // complex
     }
     CAPTURE(i, tss, s, ref, alt, strand == Strand::kPlus);
     const StartSite site = Site(tss, strand);
@@ -175,7 +190,7 @@ TEST_CASE("alternate windows: worked cases", "[engine]") {
     const std::string ref = genome.substr(s, 4), alt = ref.substr(0, 1);
     auto w = AlternateWindow(Site(tss, Strand::kPlus), {s, ref, alt}, FetchFrom(genome));
     REQUIRE(w.ok());
-    CHECK(w->substr(4599) == genome.substr(tss, 4599));               // TSS onwards unchanged
+    CHECK(w->substr(4599) == genome.substr(tss, 4599));  // TSS onwards unchanged
     CHECK(w->substr(0, 4499 - 3) == genome.substr(tss - 4599 - 3, 4499 - 3));  // shifted
   }
   // A deletion removing a '+' TSS: the next base downstream becomes the window's centre.
@@ -194,8 +209,8 @@ TEST_CASE("TSS distances are strand-aware, negative upstream, 0 over the TSS", "
   CHECK(TssDistance(plus, 900, 1) == -100);
   CHECK(TssDistance(plus, 1050, 1) == 50);
   CHECK(TssDistance(plus, 1000, 1) == 0);
-  CHECK(TssDistance(plus, 995, 10) == 0);   // REF covers the TSS
-  CHECK(TssDistance(plus, 990, 5) == -6);   // nearest REF base 994
+  CHECK(TssDistance(plus, 995, 10) == 0);  // REF covers the TSS
+  CHECK(TssDistance(plus, 990, 5) == -6);  // nearest REF base 994
   CHECK(TssDistance(minus, 1100, 1) == -100);
   CHECK(TssDistance(minus, 950, 1) == 50);
   CHECK(TssDistance(minus, 1001, 3) == -1);
@@ -206,7 +221,7 @@ TEST_CASE("the fold change back-transforms log(TPM+1) with a pseudo-count of 1 T
   CHECK(Log2FoldChange(2.0, 2.0) == 0.0);
   CHECK(Log2FoldChange(3.0, 1.0) == Approx(2.0 / std::log(2.0)));
   CHECK(Log2FoldChange(std::log(8.0), 0.0) == Approx(3.0));  // 7 TPM vs 0 TPM: log2(8/1)
-  CHECK(Log2FoldChange(-0.5, 0.0) == 0.0);                    // negative predictions clamp at 0 TPM
+  CHECK(Log2FoldChange(-0.5, 0.0) == 0.0);                   // negative predictions clamp at 0 TPM
   CHECK(Log2FoldChange(0.0, std::log(4.0)) == Approx(-2.0));
 }
 
@@ -276,8 +291,8 @@ struct Fixture {
   const int64_t kPlus = 20000, kPlus2 = 21000, kMinus = 30000, kEdge = 40, kFar = 50000;
 
   Fixture() {
-    REQUIRE(testing::WriteIndexedFasta(fasta, {{"20", genome}, {"21", RandomBases(5000, 6)}},
-                                       true));
+    REQUIRE(
+        testing::WriteIndexedFasta(fasta, {{"20", genome}, {"21", RandomBases(5000, 6)}}, true));
     auto ref = ReferenceGenome::Open(fasta);
     REQUIRE(ref.ok());
     reference = std::move(*ref);
@@ -328,8 +343,8 @@ struct Fixture {
 
 std::string Query(const std::string& path, const std::string& format) {
   std::string out;
-  REQUIRE(testing::RunCommand({"/usr/bin/bcftools", "query", "-f", format, path}, &out, {},
-                              true) == 0);
+  REQUIRE(testing::RunCommand({"/usr/bin/bcftools", "query", "-f", format, path}, &out, {}, true) ==
+          0);
   return out;
 }
 
@@ -371,18 +386,18 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
   Fixture f;
   const int64_t p = f.kPlus + 1, m = f.kMinus + 1;  // 1-based TSS positions
   std::string records;
-  records += f.Record(p - 100, 1, std::string(1, f.OtherBase(p - 101)));           // 1 PLUSA -100
+  records += f.Record(p - 100, 1, std::string(1, f.OtherBase(p - 101)));             // 1 PLUSA -100
   records += f.Record(p + 600, 1, std::string(1, f.OtherBase(p + 599)) + ",<DEL>");  // 2 both +
-  records += f.Record(p + 10, 1, "<DEL>");                                          // 3 symbolic
-  records += f.Record(p + 11, 1, "*");                                              // 4 '*'
-  records += f.Record(p + 12, 1, ".");                                              // 5 no ALT
-  records += f.Record(40001, 1, "G");                                               // 6 outside
-  records += "22\t500\t.\tA\tG\t.\tPASS\t.\n";                                     // 7 contig
-  records += f.Record(m + 200, 1, "A,T");                                           // 8 MINUS -200
-  records += f.Record(m - 3, 6, f.genome.substr(m - 4, 1));                         // 9 del at TSS
-  records += f.Record(p + 20, 1, "G]17:198982],A");                                 // 10 breakend
-  records += f.Record(10, 1, std::string(1, f.OtherBase(9)));                       // 11 EDGE
-  records += f.Record(p - 4800, 1, std::string(1, f.OtherBase(p - 4801)));          // 12 far
+  records += f.Record(p + 10, 1, "<DEL>");                                           // 3 symbolic
+  records += f.Record(p + 11, 1, "*");                                               // 4 '*'
+  records += f.Record(p + 12, 1, ".");                                               // 5 no ALT
+  records += f.Record(40001, 1, "G");                                                // 6 outside
+  records += "22\t500\t.\tA\tG\t.\tPASS\t.\n";                                       // 7 contig
+  records += f.Record(m + 200, 1, "A,T");                                            // 8 MINUS -200
+  records += f.Record(m - 3, 6, f.genome.substr(m - 4, 1));                          // 9 del at TSS
+  records += f.Record(p + 20, 1, "G]17:198982],A");                                  // 10 breakend
+  records += f.Record(10, 1, std::string(1, f.OtherBase(9)));                        // 11 EDGE
+  records += f.Record(p - 4800, 1, std::string(1, f.OtherBase(p - 4801)));           // 12 far
   const std::string input = f.WriteVcf("in.vcf", records);
 
   FakeScorer scorer;
@@ -402,7 +417,9 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
   CHECK(result->model == std::string("fake-expression-model"));
   CHECK(c.reference_mismatches == 0);
 
-  const auto ann = Lines(Query(request.output_path, "%POS\\t%INFO/GEX_ANN\\t%INFO/GEX_NOT_RUN_REASON\\t%INFO/GEX_SKIPPED_ALT\\n"));
+  const auto ann =
+      Lines(Query(request.output_path,
+                  "%POS\\t%INFO/GEX_ANN\\t%INFO/GEX_NOT_RUN_REASON\\t%INFO/GEX_SKIPPED_ALT\\n"));
   REQUIRE(ann.size() == 12);
   auto row = [&](int i) { return Split(ann[i], '\t'); };
   auto entries = [&](int i) { return Split(row(i)[1], ','); };
@@ -529,7 +546,8 @@ TEST_CASE("a gene panel restricts which start sites count", "[engine]") {
   auto result = AnnotateVcf(request);
   REQUIRE(result.ok());
   CheckInvariants(result->counts);
-  const auto rows = Lines(Query(request.output_path, "%INFO/GEX_ANN\\t%INFO/GEX_NOT_RUN_REASON\\n"));
+  const auto rows =
+      Lines(Query(request.output_path, "%INFO/GEX_ANN\\t%INFO/GEX_NOT_RUN_REASON\\n"));
   REQUIRE(rows.size() == 4);
   // PLUSA is not in the panel: only PLUSB is reported for the first record.
   auto first = Split(Split(rows[0], '\t')[0], ',');
@@ -567,7 +585,8 @@ TEST_CASE("bad records, scorer failures and cancellation leave no output", "[eng
   FakeScorer scorer;
   // An invalid ALT fails in the first pass: nothing is scored.
   {
-    const std::string input = f.WriteVcf("bad-alt.vcf", f.Record(p, 1, "A") + f.Record(p + 1, 1, "AXG"));
+    const std::string input =
+        f.WriteVcf("bad-alt.vcf", f.Record(p, 1, "A") + f.Record(p + 1, 1, "AXG"));
     auto result = AnnotateVcf(f.Request(input, &scorer));
     REQUIRE_FALSE(result.ok());
     CHECK(result.status().code() == ErrorCode::kBadRequest);
@@ -660,8 +679,8 @@ TEST_CASE("a VCF built on real chr20 runs against the default Debian catalogue",
   records += "20\t62900000\t.\tA\t<DUP>\t.\tPASS\tSVTYPE=DUP\n";
   std::string dir = testing::MakeTempDir("dnaserve-chr20");
   std::ofstream(dir + "/chr20.vcf") << "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
-                                        "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
-                                     << records;
+                                       "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+                                    << records;
   FakeScorer scorer;
   AnnotateRequest request;
   request.input_path = dir + "/chr20.vcf";
@@ -682,6 +701,79 @@ TEST_CASE("a VCF built on real chr20 runs against the default Debian catalogue",
                               true) == 0);
   CHECK(std::count(body.begin(), body.end(), '\n') == n);
   CHECK_THAT(body, Catch::Contains("GEX_ANN="));
+}
+
+}  // namespace
+}  // namespace dnaserve::variant
+
+namespace dnaserve::variant {
+namespace {
+
+// Not a test (hidden tag, not run by ctest): the engine's own cost per record and per window
+// with a model that answers instantly. Run: variant_tests "[.bench]"; figures in
+// gateway/variant/README.md.
+class ConstantScorer : public ExpressionScorer {
+ public:
+  StatusOr<std::vector<double>> Score(const std::vector<ScoreRequest>& batch,
+                                      const std::atomic<bool>*) override {
+    windows += batch.size();
+    return std::vector<double>(batch.size(), 2.0);
+  }
+  StatusOr<std::string> ModelId() override { return std::string("constant"); }
+  size_t windows = 0;
+};
+
+TEST_CASE("engine throughput on chr20", "[.bench]") {
+  std::string why;
+  auto built = testing::BuildCatalogue({}, &why);
+  if (!built) FAIL(why);
+  auto catalogue = TssCatalogue::Load(built->catalogue);
+  auto reference = ReferenceGenome::Open(built->fasta);
+  REQUIRE((catalogue.ok() && reference.ok()));
+  // 100,000 SNVs at random chr20 positions (most outside any window) plus one 100 bp from each
+  // start site; REF from the FASTA.
+  std::mt19937_64 rng(11);
+  std::vector<int64_t> positions;
+  for (int i = 0; i < 100000; ++i) positions.push_back(60000 + rng() % 62900000);
+  for (const auto& site : catalogue->sites()) positions.push_back(site.tss + 101);
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  std::string dir = testing::MakeTempDir("dnaserve-bench");
+  {
+    std::ofstream vcf(dir + "/bench.vcf");
+    vcf << "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
+           "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n";
+    for (int64_t pos : positions) {
+      auto ref = (*reference)->Fetch("20", pos - 1, pos);
+      char r = (*ref)[0] == 'N' ? 'A' : (*ref)[0];
+      vcf << "20\t" << pos << "\t.\t" << r << "\t" << (r == 'A' ? 'G' : 'A') << "\t.\tPASS\t.\n";
+    }
+  }
+  REQUIRE(testing::RunCommand({"/usr/bin/bgzip", "-f", dir + "/bench.vcf"}, nullptr) == 0);
+  ConstantScorer scorer;
+  AnnotateRequest request;
+  request.input_path = dir + "/bench.vcf.gz";
+  request.output_path = dir + "/bench.annotated.vcf.gz";
+  request.catalogue = &*catalogue;
+  request.reference = reference->get();
+  request.scorer = &scorer;
+  request.options.tissues = {"heart", "liver", "brain"};
+  double checked_at = 0;
+  auto start = std::chrono::steady_clock::now();
+  request.on_progress = [&](const AnnotationProgress& p) {
+    if (p.phase == AnnotationProgress::Phase::kChecking) {
+      checked_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  };
+  auto result = AnnotateVcf(request);
+  const double total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(result.ok());
+  WARN(positions.size() << " records, " << result->counts.annotated << " annotated, "
+                        << result->counts.associations << " associations, " << scorer.windows
+                        << " window scores: first pass " << checked_at << " s, total " << total
+                        << " s");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

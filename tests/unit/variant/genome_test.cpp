@@ -100,7 +100,8 @@ TEST_CASE("a malformed catalogue is refused with its line", "[genome]") {
            {std::string(kHeader) + kColumns, "##position_base= ' is missing"},
            {std::string(kHeader) + "##position_base=2\n" + kColumns, "must be 0 or 1"},
            {std::string(kHeader) + "##position_base=1\n#contig\ttss\n", "column line must be"},
-           {std::string(kHeader) + "##position_base=1\nchr20\t1\t+\tA\tB\tC\n", "line 7: data before"},
+           {std::string(kHeader) + "##position_base=1\nchr20\t1\t+\tA\tB\tC\n",
+            "line 7: data before"},
            {good_head + "chr20\t1\t+\tA\tB\n", "line 8: expected 6 tab-separated fields, found 5"},
            {good_head + "chr20\tx1\t+\tA\tB\tC\n", "line 8: tss is not a whole number"},
            {good_head + "chr20\t-5\t+\tA\tB\tC\n", "line 8: tss is not a whole number"},
@@ -129,8 +130,8 @@ TEST_CASE("gene panels resolve symbols and Ensembl ids and name every miss", "[g
                           "chr20\t500\t-\tSNAP25\tENSG00000132639\t.\n"
                           "chr20\t700\t-\tDUP\tENSG00000000011\t.\n"
                           "chr21\t700\t-\tDUP\tENSG00000000012\t.\n");
-  auto panel = ResolveGenePanel(catalogue, {"hnf4a", "ENSG00000132639.12", "HNF4A",
-                                            "ensg00000101076", "Dup"});
+  auto panel = ResolveGenePanel(catalogue,
+                                {"hnf4a", "ENSG00000132639.12", "HNF4A", "ensg00000101076", "Dup"});
   REQUIRE(panel.ok());
   CHECK(panel->gene_ids == std::vector<std::string>{"ENSG00000101076", "ENSG00000132639",
                                                     "ENSG00000000011", "ENSG00000000012"});
@@ -142,8 +143,8 @@ TEST_CASE("gene panels resolve symbols and Ensembl ids and name every miss", "[g
   CHECK_FALSE(only->Contains(catalogue.sites()[0]));
   CHECK(only->Contains(catalogue.sites()[2]));
 
-  auto missing = ResolveGenePanel(catalogue, {"HNF4A", "TP53", "ENSG00000141510.16", "snap",
-                                              "ENSG00000101076.x"});
+  auto missing = ResolveGenePanel(
+      catalogue, {"HNF4A", "TP53", "ENSG00000141510.16", "snap", "ENSG00000101076.x"});
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == ErrorCode::kBadRequest);
   const std::string& message = missing.status().message();
@@ -165,7 +166,8 @@ TEST_CASE("the reference reads plain and bgzip FASTA with N padding", "[genome]"
   for (bool bgzip : {false, true}) {
     CAPTURE(bgzip);
     std::string path = dir + (bgzip ? "/ref.fa.gz" : "/ref.fa");
-    REQUIRE(testing::WriteIndexedFasta(path, {{"chr1", chr1}, {"2", std::string(130, 'G')}}, bgzip));
+    REQUIRE(
+        testing::WriteIndexedFasta(path, {{"chr1", chr1}, {"2", std::string(130, 'G')}}, bgzip));
     auto genome = ReferenceGenome::Open(path);
     REQUIRE(genome.ok());
     CHECK((*genome)->ContigLength("1") == 1000);
@@ -228,7 +230,8 @@ TEST_CASE("build-catalogue makes the default chr20 catalogue from Debian package
 
   // An independent source: hg19 refGene. Gene-level 5' ends should sit on (or within 1 kb of) a
   // refGene transcript start of the same gene and strand; different RefSeq snapshots differ.
-  std::ifstream refgene_check(testing::SourceDir() + "/../shared/data/annotation/hg19_refGene.txt.gz");
+  std::ifstream refgene_check(testing::SourceDir() +
+                              "/../shared/data/annotation/hg19_refGene.txt.gz");
   if (!refgene_check) {
     WARN("refGene comparison skipped: ../shared/data is absent");
     return;

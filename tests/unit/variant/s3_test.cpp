@@ -2,15 +2,16 @@
 // and real transfers against an S3-compatible server on loopback that checks SigV4 signatures
 // (HEAD size and ETag, streamed GET and PUT of a large-ish object, wrong secret refused,
 // missing objects and buckets, If-Match, size limit, header prefix, cancellation, timeouts).
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -88,8 +89,8 @@ TEST_CASE("variant input URIs follow the spec's rule", "[s3]") {
   CHECK(ok->bucket == "my-bucket");
   CHECK(ok->key == "cohort/sample.vcf.gz");
   CHECK(ok->ToString() == "s3://my-bucket/cohort/sample.vcf.gz");
-  for (const std::string good : {"s3://abc/x.vcf", "s3://a.b-c/d/e f+g.vcf.bgz",
-                                 "s3://abc/%41.vcf", "s3://abc/dir/../x.vcf"}) {
+  for (const std::string good : {"s3://abc/x.vcf", "s3://a.b-c/d/e f+g.vcf.bgz", "s3://abc/%41.vcf",
+                                 "s3://abc/dir/../x.vcf"}) {
     CAPTURE(good);
     CHECK(ParseVcfObjectUri(good).ok());
   }
@@ -266,7 +267,8 @@ TEST_CASE("missing objects, missing buckets and a wrong secret are clear errors"
   auto head = client->HeadObject({"inputs", "nope/missing.vcf"});
   REQUIRE_FALSE(head.ok());
   CHECK(head.status().code() == ErrorCode::kBadRequest);
-  CHECK_THAT(head.status().message(), Catch::Contains("s3://inputs/nope/missing.vcf does not exist"));
+  CHECK_THAT(head.status().message(),
+             Catch::Contains("s3://inputs/nope/missing.vcf does not exist"));
 
   auto get = client->GetObject({"inputs", "nope/missing.vcf"}, dir + "/m.vcf");
   REQUIRE_FALSE(get.ok());
@@ -276,7 +278,8 @@ TEST_CASE("missing objects, missing buckets and a wrong secret are clear errors"
 
   auto no_bucket = client->GetObject({"no-such-bucket", "x.vcf"}, dir + "/b.vcf");
   REQUIRE_FALSE(no_bucket.ok());
-  CHECK_THAT(no_bucket.status().message(), Catch::Contains("bucket 'no-such-bucket' does not exist"));
+  CHECK_THAT(no_bucket.status().message(),
+             Catch::Contains("bucket 'no-such-bucket' does not exist"));
 
   REQUIRE(server.PutObject("inputs", "signed.vcf", "data") == 200);
   S3Config wrong = TestConfig(server);
@@ -300,8 +303,7 @@ TEST_CASE("missing objects, missing buckets and a wrong secret are clear errors"
   CHECK_THAT(unknown.status().message(), Catch::Contains("InvalidAccessKeyId"));
 }
 
-TEST_CASE("a large-ish object streams up and down intact, with progress and a size limit",
-          "[s3]") {
+TEST_CASE("a large-ish object streams up and down intact, with progress and a size limit", "[s3]") {
   S3Server& server = SharedS3();
   auto client = Client(TestConfig(server));
   std::string dir = testing::MakeTempDir("dnaserve-s3-large");
@@ -315,8 +317,8 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
   put_options.content_type = "application/gzip";
   put_options.control.on_progress = [&](int64_t done, int64_t) { last_up = done; };
   auto start = std::chrono::steady_clock::now();
-  auto put = client->PutObject({"inputs", "big/sample.annotated.12345678.vcf.gz"},
-                               dir + "/up.bin", put_options);
+  auto put = client->PutObject({"inputs", "big/sample.annotated.12345678.vcf.gz"}, dir + "/up.bin",
+                               put_options);
   auto put_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -367,6 +369,7 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
   REQUIRE_FALSE(stopped.ok());
   CHECK_THAT(stopped.status().message(), Catch::Contains("cancelled"));
   CHECK_FALSE(Exists(dir + "/cancelled.bin"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("PUT refuses a missing local file and a missing bucket", "[s3]") {

@@ -4,8 +4,8 @@
 // with the record named and no output left behind; the header sniff used before acceptance.
 // Real files: Debian's r-bioc-variantannotation chr22.vcf.gz and python-pyvcf-examples; outputs
 // are read back with htslib and `bcftools view`.
-#include <sys/stat.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -160,9 +160,9 @@ TEST_CASE("plain, gzip and bgzip input give the same annotated bgzip output", "[
   CHECK(Bcftools({"query", "-f", "%CHROM\\t%POS\\t%REF\\t%ALT\\t%INFO/DP\\n", outputs[0]}) ==
         "20\t14370\tG\tA\t14\n20\t17330\tT\tA,<DEL>\t11\n20\t1110696\tA\tG,T,*\t10\n"
         "20\t1234567\tGTC\tG,GTCT\t9\n");
-  CHECK(Bcftools({"query", "-f", "%INFO/GEX_NOT_RUN\\t%INFO/GEX_NOT_RUN_REASON\\t%INFO/GEX_SKIPPED_ALT\\n",
-                  outputs[0]}) ==
-        "1\tNO_TSS_ON_CONTIG\t.\n.\t.\t<DEL>\n.\t.\t*\n.\t.\t.\n");
+  CHECK(Bcftools({"query", "-f",
+                  "%INFO/GEX_NOT_RUN\\t%INFO/GEX_NOT_RUN_REASON\\t%INFO/GEX_SKIPPED_ALT\\n",
+                  outputs[0]}) == "1\tNO_TSS_ON_CONTIG\t.\n.\t.\t<DEL>\n.\t.\t*\n.\t.\t.\n");
   CHECK_THAT(body, Catch::Contains("GEX_ANN=A|GENE|ENSG1|NM_1|100|+|-5|0.5|-0.25|0"));
   CHECK_THAT(body, Catch::Contains("GT\t0|1"));  // samples pass through
 
@@ -217,8 +217,8 @@ TEST_CASE("the 1000 Genomes chr22 VCF from Debian round-trips every record", "[v
         Bcftools({"query", "-f", fields, *chr22}));
   CHECK(Bcftools({"query", "-f", "[%GT]\\n", dir + "/chr22.annotated.vcf.gz"}) ==
         Bcftools({"query", "-f", "[%GT]\\n", *chr22}));
-  CHECK(CountLines(Bcftools({"view", "-H", "-i", "INFO/GEX_NOT_RUN=1",
-                             dir + "/chr22.annotated.vcf.gz"})) == 10376);
+  CHECK(CountLines(Bcftools(
+            {"view", "-H", "-i", "INFO/GEX_NOT_RUN=1", dir + "/chr22.annotated.vcf.gz"})) == 10376);
 }
 
 TEST_CASE("python-pyvcf-examples: good files round-trip, broken ones fail cleanly",
@@ -268,12 +268,12 @@ TEST_CASE("python-pyvcf-examples: good files round-trip, broken ones fail cleanl
     const char* says;
   };
   for (const Bad& bad : std::vector<Bad>{
-           {"example-4.1-bnd.vcf", "header is malformed"},           // spaces in #CHROM line
+           {"example-4.1-bnd.vcf", "header is malformed"},  // spaces in #CHROM line
            {"example-4.1-info-multiple-values.vcf", "header is malformed"},
            {"metadata-whitespace.vcf.gz", "header is malformed"},
-           {"issue-16.vcf", "record 1 cannot be parsed"},            // FORMAT without samples
-           {"issue-254.vcf", "record 1 cannot be parsed"},           // '.' inside a FORMAT value
-           {"strelka.vcf.gz", "cannot be parsed"},                   // sample count mismatch
+           {"issue-16.vcf", "record 1 cannot be parsed"},   // FORMAT without samples
+           {"issue-254.vcf", "record 1 cannot be parsed"},  // '.' inside a FORMAT value
+           {"strelka.vcf.gz", "cannot be parsed"},          // sample count mismatch
        }) {
     CAPTURE(bad.name);
     auto path = testing::DebianPackageFile("python-pyvcf-examples",
@@ -299,8 +299,10 @@ TEST_CASE("bad input is a clear error and leaves no output behind", "[vcf]") {
   std::vector<Bad> cases = {
       {"empty.vcf", "", "is empty"},
       {"text.vcf", "hello world\nthis is not a vcf\n", "not a VCF"},
-      {"no-chrom.vcf", "##fileformat=VCFv4.2\n##INFO=<ID=DP,Number=1,Type=Integer,"
-                       "Description=\"d\">\n", "header is malformed"},
+      {"no-chrom.vcf",
+       "##fileformat=VCFv4.2\n##INFO=<ID=DP,Number=1,Type=Integer,"
+       "Description=\"d\">\n",
+       "header is malformed"},
       {"bad-pos.vcf", header + "20\tABC\t.\tA\tG\t.\t.\t.\tGT\t0/1\n",
        "record 1 cannot be parsed: POS is not a whole number"},
       {"few-columns.vcf", header + "20\t100\t.\tA\tG\t.\t.\t.\tGT\t0/1\n20\t200\t.\tA\n",
@@ -333,8 +335,8 @@ TEST_CASE("bad input is a clear error and leaves no output behind", "[vcf]") {
   // (no end-of-file marker).
   std::string big = header;
   for (int i = 1; i <= 3000; ++i) {
-    big += "20\t" + std::to_string(i * 10) + "\trs" + std::to_string(i) + "\tA\tG\t50\tPASS\tDP=" +
-           std::to_string(i % 90) + "\tGT\t0/1\n";
+    big += "20\t" + std::to_string(i * 10) + "\trs" + std::to_string(i) +
+           "\tA\tG\t50\tPASS\tDP=" + std::to_string(i % 90) + "\tGT\t0/1\n";
   }
   WriteFile(dir + "/big.vcf", big);
   REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + dir + "/big.vcf > " + dir + "/big.vcf.gz"},
