@@ -1,12 +1,11 @@
 #include "gateway/genome/tss_catalogue.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "common/digest.h"
 #include "gateway/genome/contig_name.h"
 
 namespace dnaserve::variant {
@@ -14,19 +13,6 @@ namespace {
 
 constexpr std::string_view kMagic = "##dnaserve-tss-catalogue=1";
 constexpr std::string_view kColumns = "#contig\ttss\tstrand\tgene_symbol\tgene_id\ttranscript_id";
-
-std::string Md5Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &len, EVP_md5(), nullptr) != 1) return "";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
 
 std::vector<std::string_view> SplitTabs(std::string_view line) {
   std::vector<std::string_view> out;
@@ -153,7 +139,7 @@ StatusOr<TssCatalogue> TssCatalogue::Load(const std::string& path) {
   catalogue.info_.annotation_release = meta["annotation_release"];
   catalogue.info_.transcripts = meta["transcripts"];
   catalogue.info_.description = meta["description"];
-  catalogue.info_.md5 = Md5Hex(content);
+  catalogue.info_.md5 = HexDigest(DigestAlgorithm::kMd5, content);
   catalogue.info_.start_sites = static_cast<int64_t>(catalogue.sites_.size());
   for (const auto& site : catalogue.sites_) {
     catalogue.by_contig_[ContigKey(site.contig)].push_back(site.index);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/digest.h"
 #include "gateway/s3/s3_errors.h"
 
 namespace dnaserve::gateway {
@@ -57,16 +58,6 @@ std::string EncodeKey(std::string_view key) {
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);
     }
-  }
-  return out;
-}
-
-std::string Hex(const unsigned char* data, unsigned int size) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < size; ++i) {
-    out.push_back(kHex[data[i] >> 4]);
-    out.push_back(kHex[data[i] & 15]);
   }
   return out;
 }
@@ -119,7 +110,7 @@ std::optional<FileDigests> DigestFile(const std::string& path, std::string* erro
     *error = "digest failed";
     return std::nullopt;
   }
-  out.sha256_hex = Hex(digest, len);
+  out.sha256_hex = ToHex(digest, len);
   if (EVP_DigestFinal_ex(md5.get(), digest, &len) != 1) {
     *error = "digest failed";
     return std::nullopt;

@@ -1,6 +1,6 @@
 #include "gateway/vcf/gex_header.h"
 
-#include <cstdio>
+#include "common/percent_encoding.h"
 
 namespace dnaserve::variant {
 namespace {
@@ -35,17 +35,9 @@ std::string Plain(const std::string& text) {
 }  // namespace
 
 std::string InfoValueEscape(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c == ';' || c == '=' || c == ',' || c == '%' || c <= 0x20 || c == 0x7f) {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
+  return PercentEncode(text, [](unsigned char c) {
+    return c == ';' || c == '=' || c == ',' || c == '%' || c <= 0x20 || c == 0x7f;
+  });
 }
 
 std::vector<std::string> GexHeaderLines(const GexHeader& header) {

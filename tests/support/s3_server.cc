@@ -1,11 +1,12 @@
 #include "tests/support/s3_server.h"
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
+
+#include "common/digest.h"
 
 namespace dnaserve::testing {
 namespace {
@@ -15,19 +16,6 @@ std::string FindNode() {
     if (access(p, X_OK) == 0) return p;
   }
   return "";
-}
-
-std::string Sha256Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
 }
 
 size_t Discard(char*, size_t size, size_t count, void*) { return size * count; }
@@ -74,8 +62,8 @@ long S3Server::Signed(const std::string& method, const std::string& path,
   std::string url = endpoint() + path;
   std::string userpwd = std::string(kAccessKey) + ":" + kSecretKey;
   std::string provider = std::string("aws:amz:") + kRegion + ":s3";
-  curl_slist* headers =
-      curl_slist_append(nullptr, ("x-amz-content-sha256: " + Sha256Hex(body)).c_str());
+  curl_slist* headers = curl_slist_append(
+      nullptr, ("x-amz-content-sha256: " + HexDigest(DigestAlgorithm::kSha256, body)).c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, provider.c_str());

@@ -28,6 +28,7 @@
 #include "gateway/variant/tss_window.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
+#include "tests/unit/variant/variant_test_support.h"
 
 namespace dnaserve::variant {
 namespace {
@@ -649,18 +650,24 @@ TEST_CASE("bad records, scorer failures and cancellation leave no output", "[eng
   CHECK_THAT(refused.status().message(), Catch::Contains("not in the reference FASTA"));
 }
 
+// A run over the default chr20 data, three tissues, output beside the input.
+AnnotateRequest Chr20Request(const testing::DefaultChr20& chr20, const std::string& input,
+                             ExpressionScorer* scorer) {
+  AnnotateRequest request;
+  request.input_path = input;
+  request.output_path = input + ".annotated.vcf.gz";
+  request.catalogue = &chr20.catalogue;
+  request.reference = chr20.reference.get();
+  request.scorer = scorer;
+  request.options.tissues = {"heart", "liver", "brain"};
+  return request;
+}
+
 TEST_CASE("a VCF built on real chr20 runs against the default Debian catalogue",
           "[engine][debian]") {
-  std::string why;
-  auto built = testing::BuildCatalogue({}, &why);
-  if (!built) {
-    WARN("skipped: " << why);
-    return;
-  }
-  auto catalogue = TssCatalogue::Load(built->catalogue);
-  REQUIRE(catalogue.ok());
-  auto reference = ReferenceGenome::Open(built->fasta);
-  REQUIRE(reference.ok());
+  DEFAULT_CHR20_OR_SKIP(chr20);
+  const TssCatalogue* catalogue = &chr20->catalogue;
+  const ReferenceGenome* reference = chr20->reference.get();
   // SNVs 150 bp downstream of the first 40 start sites (REF from chr20), one 2 kb away from any.
   std::string records;
   std::mt19937_64 rng(7);
@@ -669,7 +676,7 @@ TEST_CASE("a VCF built on real chr20 runs against the default Debian catalogue",
     const int64_t pos = catalogue->sites()[i].tss + 1 + 150;
     if (pos <= previous) continue;
     previous = pos;
-    auto ref = (*reference)->Fetch("20", pos - 1, pos);
+    auto ref = reference->Fetch("20", pos - 1, pos);
     REQUIRE(ref.ok());
     if ((*ref)[0] == 'N') continue;
     const char alt = "ACGT"[((*ref)[0] == 'A' ? 1 : 0) + rng() % 2 * 2];
@@ -682,13 +689,7 @@ TEST_CASE("a VCF built on real chr20 runs against the default Debian catalogue",
                                        "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
                                     << records;
   FakeScorer scorer;
-  AnnotateRequest request;
-  request.input_path = dir + "/chr20.vcf";
-  request.output_path = dir + "/chr20.annotated.vcf.gz";
-  request.catalogue = &*catalogue;
-  request.reference = reference->get();
-  request.scorer = &scorer;
-  request.options.tissues = {"heart", "liver", "brain"};
+  AnnotateRequest request = Chr20Request(*chr20, dir + "/chr20.vcf", &scorer);
   auto result = AnnotateVcf(request);
   if (!result.ok()) FAIL(result.status().message());
   CheckInvariants(result->counts);
@@ -725,11 +726,10 @@ class ConstantScorer : public ExpressionScorer {
 
 TEST_CASE("engine throughput on chr20", "[.bench]") {
   std::string why;
-  auto built = testing::BuildCatalogue({}, &why);
-  if (!built) FAIL(why);
-  auto catalogue = TssCatalogue::Load(built->catalogue);
-  auto reference = ReferenceGenome::Open(built->fasta);
-  REQUIRE((catalogue.ok() && reference.ok()));
+  auto chr20 = testing::LoadDefaultChr20(&why);
+  if (!chr20) FAIL(why);
+  const TssCatalogue* catalogue = &chr20->catalogue;
+  const ReferenceGenome* reference = chr20->reference.get();
   // 100,000 SNVs at random chr20 positions (most outside any window) plus one 100 bp from each
   // start site; REF from the FASTA.
   std::mt19937_64 rng(11);
@@ -744,20 +744,14 @@ TEST_CASE("engine throughput on chr20", "[.bench]") {
     vcf << "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
            "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n";
     for (int64_t pos : positions) {
-      auto ref = (*reference)->Fetch("20", pos - 1, pos);
+      auto ref = reference->Fetch("20", pos - 1, pos);
       char r = (*ref)[0] == 'N' ? 'A' : (*ref)[0];
       vcf << "20\t" << pos << "\t.\t" << r << "\t" << (r == 'A' ? 'G' : 'A') << "\t.\tPASS\t.\n";
     }
   }
   REQUIRE(testing::RunCommand({"/usr/bin/bgzip", "-f", dir + "/bench.vcf"}, nullptr) == 0);
   ConstantScorer scorer;
-  AnnotateRequest request;
-  request.input_path = dir + "/bench.vcf.gz";
-  request.output_path = dir + "/bench.annotated.vcf.gz";
-  request.catalogue = &*catalogue;
-  request.reference = reference->get();
-  request.scorer = &scorer;
-  request.options.tissues = {"heart", "liver", "brain"};
+  AnnotateRequest request = Chr20Request(*chr20, dir + "/bench.vcf.gz", &scorer);
   double checked_at = 0;
   auto start = std::chrono::steady_clock::now();
   request.on_progress = [&](const AnnotationProgress& p) {

@@ -4,7 +4,6 @@
 // missing objects and buckets, If-Match, size limit, header prefix, cancellation, timeouts).
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/digest.h"
 #include "gateway/s3/s3_client.h"
 #include "gateway/s3/s3_errors.h"
 #include "gateway/s3/s3_uri.h"
@@ -28,18 +28,7 @@ namespace {
 
 using testing::S3Server;
 
-std::string Md5Hex(const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_md5(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 15]);
-  }
-  return out;
-}
+std::string Md5Hex(const std::string& data) { return HexDigest(DigestAlgorithm::kMd5, data); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -39,6 +39,12 @@ std::string ReadFile(const std::string& path) {
   return out.str();
 }
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+// <dir>/<name> compressed beside itself as <name>.gz (plain gzip) and <name>.bgz (bgzip).
+void Compress(const std::string& dir, const std::string& name) {
+  const std::string path = dir + "/" + name;
+  REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + path + " > " + path + ".gz"}, nullptr) == 0);
+  REQUIRE(RunCommand({"/bin/sh", "-c", "bgzip -c " + path + " > " + path + ".bgz"}, nullptr) == 0);
+}
 size_t FilesIn(const std::string& dir) {
   size_t n = 0;
   DIR* d = opendir(dir.c_str());
@@ -116,15 +122,20 @@ std::string Bcftools(const std::vector<std::string>& args) {
   return out;
 }
 
+// A file of python-pyvcf-examples (the caller has checked the package can be had).
+std::string PyvcfExample(const std::string& name) {
+  std::string why;
+  auto path = testing::DebianPackageFile("python-pyvcf-examples", kPyvcfDir + name, &why);
+  if (!path) FAIL(why);
+  return *path;
+}
+
 size_t CountLines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
 
 TEST_CASE("plain, gzip and bgzip input give the same annotated bgzip output", "[vcf]") {
   std::string dir = NewDir();
   WriteFile(dir + "/in.vcf", kSmallVcf);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + dir + "/in.vcf > " + dir + "/in.vcf.gz"},
-                     nullptr) == 0);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "bgzip -c " + dir + "/in.vcf > " + dir + "/in.vcf.bgz"},
-                     nullptr) == 0);
+  Compress(dir, "in.vcf");
   std::vector<std::string> outputs;
   for (const char* name : {"in.vcf", "in.vcf.gz", "in.vcf.bgz"}) {
     CAPTURE(name);
@@ -252,16 +263,13 @@ TEST_CASE("python-pyvcf-examples: good files round-trip, broken ones fail cleanl
                                             {"1kg.sites.vcf.gz", 171},
                                             {"tb.vcf.gz", 5}}) {
     CAPTURE(good.name);
-    auto path = testing::DebianPackageFile("python-pyvcf-examples",
-                                           std::string(kPyvcfDir) + good.name, &why);
-    REQUIRE(path.has_value());
-    std::string out = dir + "/" + good.name + ".out.vcf.gz";
-    auto records = Rewrite(*path, out, NotRun);
+    const std::string path = PyvcfExample(good.name), out = dir + "/" + good.name + ".out.vcf.gz";
+    auto records = Rewrite(path, out, NotRun);
     if (!records.ok()) FAIL(records.status().message());
     CHECK(records->size() == good.records);
     CHECK(CountLines(Bcftools({"view", "-H", out})) == good.records);
     const std::string fields = "%CHROM\\t%POS\\t%REF\\t%ALT\\n";
-    CHECK(Bcftools({"query", "-f", fields, out}) == Bcftools({"query", "-f", fields, *path}));
+    CHECK(Bcftools({"query", "-f", fields, out}) == Bcftools({"query", "-f", fields, path}));
   }
   struct Bad {
     const char* name;
@@ -276,11 +284,8 @@ TEST_CASE("python-pyvcf-examples: good files round-trip, broken ones fail cleanl
            {"strelka.vcf.gz", "cannot be parsed"},          // sample count mismatch
        }) {
     CAPTURE(bad.name);
-    auto path = testing::DebianPackageFile("python-pyvcf-examples",
-                                           std::string(kPyvcfDir) + bad.name, &why);
-    REQUIRE(path.has_value());
-    std::string out = dir + "/" + bad.name + ".bad.vcf.gz";
-    auto records = Rewrite(*path, out, NotRun);
+    const std::string out = dir + "/" + bad.name + ".bad.vcf.gz";
+    auto records = Rewrite(PyvcfExample(bad.name), out, NotRun);
     REQUIRE_FALSE(records.ok());
     CHECK(records.status().code() == ErrorCode::kBadRequest);
     CHECK_THAT(records.status().message(), Catch::Contains(bad.says));
@@ -339,10 +344,7 @@ TEST_CASE("bad input is a clear error and leaves no output behind", "[vcf]") {
            "\tA\tG\t50\tPASS\tDP=" + std::to_string(i % 90) + "\tGT\t0/1\n";
   }
   WriteFile(dir + "/big.vcf", big);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + dir + "/big.vcf > " + dir + "/big.vcf.gz"},
-                     nullptr) == 0);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "bgzip -c " + dir + "/big.vcf > " + dir + "/big.vcf.bgz"},
-                     nullptr) == 0);
+  Compress(dir, "big.vcf");
   const std::string gz = ReadFile(dir + "/big.vcf.gz");
   const std::string bgz = ReadFile(dir + "/big.vcf.bgz");
   REQUIRE(bgz.size() > 28);
@@ -401,10 +403,7 @@ TEST_CASE("an unfinished output never appears and the input is untouched", "[vcf
 TEST_CASE("the header sniff finds VCFs and GEX fields in a prefix", "[vcf]") {
   std::string dir = NewDir();
   WriteFile(dir + "/in.vcf", kSmallVcf);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "bgzip -c " + dir + "/in.vcf > " + dir + "/in.vcf.bgz"},
-                     nullptr) == 0);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + dir + "/in.vcf > " + dir + "/in.vcf.gz"},
-                     nullptr) == 0);
+  Compress(dir, "in.vcf");
   for (const char* name : {"in.vcf", "in.vcf.gz", "in.vcf.bgz"}) {
     CAPTURE(name);
     auto scan = ScanVcfHeader(dir + "/" + name);
@@ -420,10 +419,7 @@ TEST_CASE("the header sniff finds VCFs and GEX fields in a prefix", "[vcf]") {
                    ",Number=1,Type=Integer,Description=\"field " + std::to_string(i * i) + "\">\n";
   }
   WriteFile(dir + "/long.vcf", long_header + kSmallVcf.substr(kSmallVcf.find("#CHROM")));
-  REQUIRE(RunCommand({"/bin/sh", "-c", "gzip -c " + dir + "/long.vcf > " + dir + "/long.vcf.gz"},
-                     nullptr) == 0);
-  REQUIRE(RunCommand({"/bin/sh", "-c", "bgzip -c " + dir + "/long.vcf > " + dir + "/long.vcf.bgz"},
-                     nullptr) == 0);
+  Compress(dir, "long.vcf");
   for (const char* name : {"long.vcf", "long.vcf.gz", "long.vcf.bgz"}) {
     CAPTURE(name);
     REQUIRE(ReadFile(dir + "/" + name).size() > 10000);
