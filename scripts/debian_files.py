@@ -24,6 +24,11 @@ class FetchError(Exception):
     pass
 
 
+def _apt_download(package: str, directory: str) -> None:
+    subprocess.run(["apt-get", "download", package], cwd=directory, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
 def package_deb(package: str, cache: str = DATA_CACHE) -> str:
     """Path of the package's .deb in the cache, downloading it first when absent."""
     directory = os.path.join(cache, package)
@@ -31,12 +36,16 @@ def package_deb(package: str, cache: str = DATA_CACHE) -> str:
     debs = glob.glob(os.path.join(directory, f"{package}_*.deb"))
     if not debs:
         try:
-            subprocess.run(["apt-get", "download", package], cwd=directory, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        except (OSError, subprocess.CalledProcessError) as e:
-            detail = (getattr(e, "stderr", b"") or b"").decode(errors="replace").strip()
-            raise FetchError(f"`apt-get download {package}` failed (run `apt-get update` "
-                             f"first?): {detail or e}") from e
+            _apt_download(package, directory)
+        except (OSError, subprocess.CalledProcessError):
+            # A machine that never ran `apt-get update` has no package lists yet.
+            subprocess.run(["apt-get", "update", "-qq"], check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                _apt_download(package, directory)
+            except (OSError, subprocess.CalledProcessError) as e:
+                detail = (getattr(e, "stderr", b"") or b"").decode(errors="replace").strip()
+                raise FetchError(f"`apt-get download {package}` failed: {detail or e}") from e
         debs = glob.glob(os.path.join(directory, f"{package}_*.deb"))
     if len(debs) != 1:
         raise FetchError(f"expected one {package} .deb in {directory}, found {len(debs)}")
