@@ -1,5 +1,7 @@
 #include "gateway/variant/annotate_vcf.h"
 
+#include <algorithm>
+
 #include "gateway/variant/tss_window.h"
 #include "gateway/vcf/gex_header.h"
 #include "gateway/vcf/vcf_rewriter.h"
@@ -40,9 +42,11 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
         AnnotationProgress p;
         p.bytes_read = bytes_read;
         p.bytes_total = bytes_total;
-        p.percent = bytes_total > 0 ? kCheckingShare * static_cast<double>(bytes_read) /
-                                          static_cast<double>(bytes_total)
-                                    : 0;
+        // A gzip reader's offset is approximate: never report past the checking share.
+        p.percent = bytes_total > 0
+                        ? kCheckingShare * std::min(1.0, static_cast<double>(bytes_read) /
+                                                             static_cast<double>(bytes_total))
+                        : 0;
         report(p);
       });
   DNASERVE_RETURN_IF_ERROR(checked);
