@@ -1,7 +1,6 @@
 #include "gateway/auth/key_store.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -13,6 +12,8 @@
 #include <set>
 #include <sstream>
 #include <utility>
+
+#include "common/digest.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -239,19 +240,8 @@ AuthResult KeyStore::Authenticate(const std::optional<std::string>& authorizatio
 }
 
 std::string Sha256Hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
-    return std::string();  // never matches a stored 64-character digest
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0xf]);
-  }
-  return out;
+  // Empty if OpenSSL fails: never matches a stored 64-character digest.
+  return HexDigest(DigestAlgorithm::kSha256, text);
 }
 
 std::string GenerateApiKey() {

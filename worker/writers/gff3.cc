@@ -1,17 +1,15 @@
 #include "worker/writers/gff3.h"
 
-#include <cstdio>
 #include <cstring>
 
+#include "common/percent_encoding.h"
 #include "worker/writers/text_util.h"
 
 namespace dnaserve::worker {
 
 std::string Gff3Escape(std::string_view text, Gff3Field field) {
   static const char kSeqidAllowed[] = ".:^*$@!+_?|-";
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
+  return PercentEncode(text, [field](unsigned char c) {
     bool escape = c < 0x20 || c == 0x7f || c == '%';
     if (field == Gff3Field::kAttribute) {
       escape = escape || c == ';' || c == '=' || c == '&' || c == ',';
@@ -19,15 +17,8 @@ std::string Gff3Escape(std::string_view text, Gff3Field field) {
       bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
       escape = escape || !(alnum || (c != 0 && std::strchr(kSeqidAllowed, c) != nullptr));
     }
-    if (escape) {
-      char buf[4];
-      std::snprintf(buf, sizeof(buf), "%%%02X", c);
-      out += buf;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
+    return escape;
+  });
 }
 
 std::string WriteGff3(const std::vector<Gff3Region>& regions,

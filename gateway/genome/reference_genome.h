@@ -1,0 +1,48 @@
+// The reference sequence the variant workflow builds its windows from: an operator-configured
+// FASTA (bgzip with .fai and .gzi, or plain with .fai) read through htslib's faidx, which is used
+// only in reference_genome.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "common/status.h"
+
+namespace dnaserve::variant {
+
+class ReferenceGenome {
+ public:
+  // Opens an indexed FASTA; never writes index files (a missing index is an error saying how to
+  // make one).
+  static StatusOr<std::unique_ptr<ReferenceGenome>> Open(const std::string& fasta_path);
+  ~ReferenceGenome();
+  ReferenceGenome(const ReferenceGenome&) = delete;
+  ReferenceGenome& operator=(const ReferenceGenome&) = delete;
+
+  // Length of `contig` ("20" and "chr20" match), nullopt when the FASTA does not have it.
+  std::optional<int64_t> ContigLength(std::string_view contig) const;
+  // Bases [start, end) (0-based) upper-cased; positions outside the contig, and any IUPAC code
+  // other than A/C/G/T, read as N. Thread-safe.
+  StatusOr<std::string> Fetch(std::string_view contig, int64_t start, int64_t end) const;
+
+ private:
+  struct Faidx;
+  struct Contig {
+    std::string name;  // as the FASTA spells it
+    int64_t length = 0;
+  };
+  ReferenceGenome(std::unique_ptr<Faidx> fai, std::string path);
+  const Contig* Find(std::string_view contig) const;
+
+  std::unique_ptr<Faidx> fai_;
+  std::string path_;
+  std::unordered_map<std::string, Contig> contigs_;  // by ContigKey
+  mutable std::mutex mu_;                            // faidx_t seeks a shared stream
+};
+
+}  // namespace dnaserve::variant

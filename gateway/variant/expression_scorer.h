@@ -1,0 +1,32 @@
+// What the annotation engine needs from an expression model. Phase 2 implements it on the
+// gateway's InferenceBackend (the expression task, one 9,198 bp window per request, tss_index
+// 4599); tests implement it with deterministic functions of the sequence.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dnaserve::variant {
+
+struct ScoreRequest {
+  std::string_view sequence;     // 9,198 bp, gene-sense strand, TSS at offset 4599, A/C/G/T/N
+  std::string_view description;  // the tissue description, passed to the model as written
+};
+
+class ExpressionScorer {
+ public:
+  virtual ~ExpressionScorer() = default;
+  // One prediction on the log(TPM+1) scale per request, in order. `cancelled` (may be null) is
+  // raised when the job is abandoned; return an error soon after.
+  virtual StatusOr<std::vector<double>> Score(const std::vector<ScoreRequest>& batch,
+                                              const std::atomic<bool>* cancelled) = 0;
+  // The id of the model that scores (for ##GEXModel and meta.model); asked only when the job
+  // has something to score.
+  virtual StatusOr<std::string> ModelId() = 0;
+};
+
+}  // namespace dnaserve::variant
