@@ -127,18 +127,20 @@ void ChildProcess::Kill() {
   pid_ = -1;
 }
 
-void ChildProcess::Stop() {
-  if (pid_ <= 0) return;
+bool ChildProcess::Stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return false;
   kill(pid_, SIGTERM);
-  for (int i = 0; i < 100; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  do {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return;
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  } while (std::chrono::steady_clock::now() < deadline);
   Kill();
+  return false;
 }
 
 namespace {

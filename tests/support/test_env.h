@@ -36,7 +36,9 @@ class ChildProcess {
   bool Start(const std::vector<std::string>& argv,
              const std::map<std::string, std::string>& env = {},
              const std::string& log_path = "");
-  void Stop();           // SIGTERM, wait up to 5 s, then SIGKILL
+  // SIGTERM, wait up to `grace`, then SIGKILL. True when the process exited on its own with
+  // status 0 within the grace period (a clean shutdown).
+  bool Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
   void Kill();           // SIGKILL now
   bool Running();
   int pid() const { return pid_; }

@@ -366,9 +366,10 @@ CATCH_TEST_CASE("worker over gRPC: cancellation stops the run and SIGTERM shuts 
   CATCH_REQUIRE(after.status.ok());
   CATCH_CHECK_FALSE(after.result->cold_start());
 
-  const auto stop_started = std::chrono::steady_clock::now();
-  worker.process().Stop();  // SIGTERM (SIGKILL only after 5 s)
-  CATCH_CHECK(std::chrono::steady_clock::now() - stop_started < std::chrono::seconds(4));
+  // Nothing is in flight, so the worker must exit by itself (status 0) well inside its 10 s
+  // shutdown grace; the bound is generous because this box may be loaded, not because
+  // shutdown is slow (it takes well under a second when idle).
+  CATCH_CHECK(worker.process().Stop(std::chrono::seconds(30)));
   CATCH_CHECK_FALSE(worker.process().Running());
   CATCH_CHECK(worker.Log().find("\"event\":\"shutdown_complete\"") != std::string::npos);
 }
