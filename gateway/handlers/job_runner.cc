@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
+#include "gateway/observability/gateway_metrics.h"
 #include "gateway/render/predict_response.h"
 
 namespace dnaserve::gateway {
@@ -40,9 +41,35 @@ void JobRunner::Stop() {
 
 bool JobRunner::Submit(PredictJob job, std::function<void(HttpResponse)> on_done) {
   auto shared_job = std::make_shared<PredictJob>(std::move(job));
-  return executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
+  const std::string task(TaskName(shared_job->input.task));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
     Run(*shared_job, on_done);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
   });
+  if (!queued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
+    if (metrics_) metrics_->JobRefused(task);
+  }
+  return queued;
+}
+
+bool JobRunner::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, deadline, [this] { return pending_ == 0; });
+}
+
+JobRunner::Counts JobRunner::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counts c;
+  c.running = static_cast<int64_t>(active_.size());
+  c.queued = pending_ - c.running;
+  return c;
 }
 
 void JobRunner::Run(PredictJob& job, const std::function<void(HttpResponse)>& on_done) {
@@ -57,6 +84,10 @@ void JobRunner::Run(PredictJob& job, const std::function<void(HttpResponse)>& on
   HttpResponse response = Execute(job, *active);
   response.SetHeader("X-Job-Id", job.job_id);
   StoreResult(job.job_id, response);
+  if (metrics_) {
+    metrics_->JobFinished(std::string(TaskName(job.input.task)), on_done ? "sync" : "async",
+                          response.status);
+  }
 
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -88,7 +119,14 @@ HttpResponse JobRunner::Execute(PredictJob& job, Active& active) {
     }
   };
 
+  const auto call_started = std::chrono::steady_clock::now();
   auto result = backend_->Predict(task, job.input.request, context, on_progress);
+  if (metrics_) {
+    metrics_->WorkerCall(
+        std::string(TaskName(task)),
+        result.ok() ? "ok" : std::string(ErrorCodeName(result.status().code())),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - call_started).count());
+  }
   if (!result.ok()) {
     Status status = result.status();
     if (auto* cap = std::get_if<RecordCapDetails>(&status.mutable_details())) {

@@ -22,6 +22,8 @@
 
 namespace dnaserve::gateway {
 
+class GatewayMetrics;
+
 struct PredictJob {
   std::string job_id;
   std::string request_id;
@@ -40,9 +42,22 @@ class JobRunner {
   // nullptr and the result is only stored. False when the executor is full: nothing runs.
   bool Submit(PredictJob job, std::function<void(HttpResponse)> on_done);
 
+  // Optional; set before Start. Counts finished and refused jobs and times worker calls.
+  void set_metrics(GatewayMetrics* metrics) { metrics_ = metrics; }
+
   void Start();
+  // Graceful termination: waits until every submitted job (queued or running, sync or async)
+  // has ended, or `deadline` passes. True when none is left.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   // Abandons running jobs (their worker calls are cancelled) and stops the heartbeat.
   void Stop();
+
+  // Jobs submitted and not yet ended: waiting for an executor thread, and running.
+  struct Counts {
+    int64_t queued = 0;
+    int64_t running = 0;
+  };
+  Counts counts();
 
  private:
   struct Active {
@@ -62,9 +77,13 @@ class JobRunner {
   Executor* executor_;
   std::chrono::seconds heartbeat_interval_;
 
+  GatewayMetrics* metrics_ = nullptr;
+
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;       // heartbeat: stop
+  std::condition_variable idle_cv_;  // WaitIdle: a job ended
   bool stopping_ = false;
+  int64_t pending_ = 0;  // submitted and not yet ended (queued + running)
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::thread heartbeat_;
 };
