@@ -38,6 +38,10 @@ class ChildProcess {
              const std::string& log_path = "");
   void Stop();           // SIGTERM, wait up to 5 s, then SIGKILL
   void Kill();           // SIGKILL now
+  void Terminate();      // SIGTERM, without waiting (graceful-shutdown tests)
+  // Waits for the process to end: its exit code (128 + signal when killed), or nullopt when it
+  // is still running after `timeout`.
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
   bool Running();
   int pid() const { return pid_; }
 
