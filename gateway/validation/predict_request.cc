@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "gateway/validation/json_shape.h"
 #include "gateway/validation/json_walk.h"
 #include "gateway/validation/request_schema.h"
 
@@ -169,6 +170,7 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
 }  // namespace
 
 StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body) {
+  DNASERVE_RETURN_IF_ERROR(CheckJsonShape(body));
   rapidjson::Document doc;
   // Iterative parsing: a deeply nested body cannot exhaust the stack. Invalid UTF-8 is refused
   // so that string lengths are well defined.
