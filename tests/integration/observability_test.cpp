@@ -61,6 +61,25 @@ std::string ReadFile(const std::string& path) {
 
 const std::string kPredictRoute = "route=\"/v1/tasks/{task}/predict\",method=\"POST\"";
 
+// A synchronous 400 kb annotation as GFF3: long enough to be in flight when a signal lands.
+std::future<HttpResult> StartLongRequest(const std::string& base, const std::string& key) {
+  return std::async(std::launch::async, [base, key] {
+    return HttpRequest("POST", base + "/v1/tasks/annotation/predict?format=gff3",
+                       {"Authorization: Bearer " + key, "Content-Type: application/json"},
+                       MinimalBody("annotation", 400000), 300);
+  });
+}
+
+// Waits until `series` in the scrape of `admin_url` has `value`.
+bool WaitForSample(const std::string& admin_url, const std::string& series, double value) {
+  return WaitFor(
+      [&] {
+        auto m = HttpRequest("GET", admin_url + "/metrics", {}, "", 2);
+        return m.status == 200 && Sample("\n" + m.body, series) == value;
+      },
+      std::chrono::seconds(30));
+}
+
 }  // namespace
 
 TEST_CASE("gateway and worker /metrics move with real traffic and hold no per-key data",
@@ -176,23 +195,14 @@ TEST_CASE("a gateway given SIGTERM leaves readiness, finishes what it accepted, 
   REQUIRE(WaitFor([&] { return HttpRequest("GET", admin + "/ready", {}, "", 2).status == 200; },
                   std::chrono::seconds(60)));
 
-  const std::string auth = "Authorization: Bearer " + svc->keys().alice;
-  const std::vector<std::string> json = {auth, "Content-Type: application/json"};
   // An async job and a sync request, both long (400 kb annotation), in flight at SIGTERM.
   auto submitted = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
-                               {auth, "Content-Type: application/json", "Prefer: respond-async"},
+                               {"Authorization: Bearer " + svc->keys().alice,
+                                "Content-Type: application/json", "Prefer: respond-async"},
                                MinimalBody("annotation", 400000));
   REQUIRE(submitted.status == 202);
-  auto sync = std::async(std::launch::async, [&] {
-    return HttpRequest("POST", base + "/v1/tasks/annotation/predict?format=gff3", json,
-                       MinimalBody("annotation", 400000), 300);
-  });
-  REQUIRE(WaitFor(
-      [&] {
-        auto m = HttpRequest("GET", admin + "/metrics", {}, "", 2);
-        return Sample("\n" + m.body, "dnaserve_jobs_in_progress{state=\"running\"}") == 2;
-      },
-      std::chrono::seconds(30)));
+  auto sync = StartLongRequest(base, svc->keys().alice);
+  REQUIRE(WaitForSample(admin, "dnaserve_jobs_in_progress{state=\"running\"}", 2));
 
   gateway.Terminate();
   // Out of the Service at once, while still answering: keep-alive clients are told to leave.
@@ -251,18 +261,8 @@ TEST_CASE("a worker given SIGTERM finishes its in-flight call and stays live whi
                                    .status == 200; },
                   std::chrono::seconds(60)));
 
-  const std::vector<std::string> json = {"Authorization: Bearer " + svc->keys().alice,
-                                         "Content-Type: application/json"};
-  auto sync = std::async(std::launch::async, [&] {
-    return HttpRequest("POST", base + "/v1/tasks/annotation/predict?format=gff3", json,
-                       MinimalBody("annotation", 400000), 300);
-  });
-  REQUIRE(WaitFor(
-      [&] {
-        auto m = HttpRequest("GET", worker_url + "/metrics", {}, "", 2);
-        return Sample("\n" + m.body, "dnaserve_worker_predict_in_flight") == 1;
-      },
-      std::chrono::seconds(30)));
+  auto sync = StartLongRequest(base, svc->keys().alice);
+  REQUIRE(WaitForSample(worker_url, "dnaserve_worker_predict_in_flight", 1));
   worker.Terminate();
   // Draining: liveness stays 200 so that Kubernetes does not restart it mid-call.
   CHECK(HttpRequest("GET", worker_url + "/live").status == 200);
@@ -272,7 +272,9 @@ TEST_CASE("a worker given SIGTERM finishes its in-flight call and stays live whi
   REQUIRE(exit_code.has_value());
   CHECK(*exit_code == 0);
   // With its only worker gone the family answers 503 with the envelope, never a hang.
-  auto after = HttpRequest("POST", base + "/v1/tasks/annotation/predict", json,
+  auto after = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
+                           {"Authorization: Bearer " + svc->keys().alice,
+                            "Content-Type: application/json"},
                            MinimalBody("annotation", 3000), 60);
   CHECK(after.status == 503);
 }
