@@ -11,6 +11,8 @@
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/redis_job_store.h"
+#include "gateway/observability/admin_routes.h"
+#include "gateway/observability/metered_backend.h"
 #include "gateway/ratelimit/ip_rate_limiter.h"
 #include "gateway/ratelimit/redis_quota_store.h"
 #include "gateway/redis/redis_connection.h"
@@ -59,21 +61,31 @@ int main(int argc, char** argv) {
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));
   JobRunner runner(&jobs, &executor);
   DocsHandler docs(config->docs_dir);
+  metrics::Registry registry;
+  metrics::AddBuildInfo(&registry);
+  GatewayMetrics gateway_metrics(&registry);
+  MeteredBackend metered_backend(&backend, &gateway_metrics);
+  RegisterJobGauges(&registry, &runner);
+  runner.set_metrics(&gateway_metrics);
+  std::vector<Task> tasks;
+  for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
+  Readiness readiness(&jobs, &catalogue, tasks, &gateway_metrics);
 
   GatewayServices services;
   services.keys = &keys.value();
   services.quotas = &quotas;
   services.jobs = &jobs;
-  services.backend = &backend;
+  services.backend = &metered_backend;
   services.catalogue = &catalogue;
   services.docs = &docs;
   services.runner = &runner;
+  services.metrics = &gateway_metrics;
   services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);
     if (decision.admitted) return std::nullopt;
     Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
     refused.set_retry_after_seconds(decision.retry_after_seconds);
-    return QuotaDecision{refused, decision.info};
+    return QuotaDecision{refused, decision.info, RateLimitCause::kEdgeIp};
   };
   RequestPipeline pipeline(services, BuildRoutes(services));
 
@@ -81,25 +93,42 @@ int main(int argc, char** argv) {
   http.address = config->listen_address;
   http.port = config->port;
   http.threads = config->http_threads;
+  http.drain_timeout = std::chrono::seconds(config->drain_timeout_seconds);
   HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {
     pipeline.Handle(std::move(request), std::move(respond));
   });
+
+  std::optional<observability::AdminServer> admin;
+  if (!config->admin_listen.empty()) {
+    admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
+    if (Status started = admin->Start(); !started.ok()) return Fail("admin_listen_failed", started);
+  }
 
   refresher.Start();
   runner.Start();
   if (Status started = server.Start(); !started.ok()) return Fail("listen_failed", started);
   log::Info("gateway_started", {{"address", config->listen_address},
                                 {"port", server.port()},
+                                {"admin_port", admin ? admin->port() : 0},
                                 {"version", ServiceVersion()},
                                 {"keys", static_cast<int64_t>(keys->size())}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  log::Info("gateway_stopping", {{"signal", signal_number}});
-  server.Stop();  // drains in-flight responses first
-  runner.Stop();
+  // Graceful termination: leave the Service (readiness 503), ask keep-alive clients to go
+  // elsewhere, finish what was accepted within the drain budget, then stop.
+  const auto drain_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(config->drain_timeout_seconds);
+  log::Info("gateway_stopping",
+            {{"signal", signal_number}, {"drain_timeout_s", config->drain_timeout_seconds}});
+  readiness.BeginDrain();
+  server.BeginDrain();
+  server.Stop();  // waits for in-flight responses (sync jobs among them), then stops listening
+  const bool drained = runner.WaitIdle(drain_deadline);  // async jobs still running
+  runner.Stop();  // cancels what is left
   executor.Shutdown();
   refresher.Stop();
-  log::Info("gateway_stopped");
+  if (admin) admin->Stop();
+  log::Info("gateway_stopped", {{"drained", drained}});
   return 0;
 }

@@ -25,7 +25,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 256));
   app.add_option("--shutdown-grace-seconds", config.shutdown_grace_seconds,
                  "time in-flight calls get to finish after SIGTERM")
+      ->envname("DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS")
       ->check(CLI::Range(0, 3600));
+  app.add_option("--admin-listen", config.admin_listen,
+                 "address:port for /metrics and /live (empty = off)")
+      ->envname("DNASERVE_WORKER_ADMIN_LISTEN");
+  app.add_option("--max-connection-age-seconds", config.max_connection_age_seconds,
+                 "close client connections after this long so DNS-resolving clients see new "
+                 "replicas (0 = never)")
+      ->envname("DNASERVE_WORKER_MAX_CONNECTION_AGE_SECONDS")
+      ->check(CLI::Range(0, 86400));
   auto& batching = config.batching;
   app.add_flag("--batching,!--no-batching", batching.enabled,
                "dynamic batching across concurrent requests (default on)")

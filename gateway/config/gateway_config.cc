@@ -41,6 +41,13 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--sync-timeout", c.sync_timeout_seconds, "worker call deadline in seconds")
       ->envname("DNASERVE_SYNC_TIMEOUT")
       ->check(CLI::Range(1, 86400));
+  app.add_option("--admin-listen", c.admin_listen,
+                 "address:port for /metrics, /ready and /live (empty = off)")
+      ->envname("DNASERVE_ADMIN_LISTEN");
+  app.add_option("--drain-timeout", c.drain_timeout_seconds,
+                 "seconds in-flight requests and jobs may run after SIGTERM")
+      ->envname("DNASERVE_DRAIN_TIMEOUT")
+      ->check(CLI::Range(0, 86400));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,6 +22,11 @@ struct GatewayConfig {
   double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
   int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
   int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
+  // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
+  // empty = none. Kept off the public port: see deploy/README.md.
+  std::string admin_listen;
+  // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
+  int64_t drain_timeout_seconds = 30;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
+#include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -40,9 +41,35 @@ void JobRunner::Stop() {
 
 bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_done) {
   auto shared_job = std::make_shared<JobSubmission>(std::move(job));
-  return executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
+  const std::string task = shared_job->task;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
     Run(*shared_job, on_done);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
   });
+  if (!queued) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) idle_cv_.notify_all();
+    if (metrics_) metrics_->JobRefused(task);
+  }
+  return queued;
+}
+
+bool JobRunner::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, deadline, [this] { return pending_ == 0; });
+}
+
+JobRunner::Counts JobRunner::counts() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counts c;
+  c.running = static_cast<int64_t>(active_.size());
+  c.queued = pending_ - c.running;
+  return c;
 }
 
 void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done) {
@@ -79,6 +106,9 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   }
   response.SetHeader("X-Job-Id", job.job_id);
   StoreResult(job.job_id, response);
+  if (metrics_) {
+    metrics_->JobFinished(job.task, on_done ? "sync" : "async", response.status);
+  }
 
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -21,8 +21,11 @@
 
 namespace dnaserve::gateway {
 
+class GatewayMetrics;
+
 struct JobSubmission {
   std::string job_id;  // the record already exists in the job store
+  std::string task;    // the job record's task, e.g. "promoter" (a metrics label)
   std::string request_id;
   std::shared_ptr<QuotaLease> lease;  // held until the job ends
   std::unique_ptr<Job> work;
@@ -38,10 +41,23 @@ class JobRunner {
   // nullptr and the result is only stored. False when the executor is full: nothing runs.
   bool Submit(JobSubmission job, std::function<void(HttpResponse)> on_done);
 
+  // Optional; set before Start. Counts finished and refused jobs and times worker calls.
+  void set_metrics(GatewayMetrics* metrics) { metrics_ = metrics; }
+
   void Start();
+  // Graceful termination: waits until every submitted job (queued or running, sync or async)
+  // has ended, or `deadline` passes. True when none is left.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
   // this way is stored as 503 service_unavailable asking the client to resubmit.
   void Stop();
+
+  // Jobs submitted and not yet ended: waiting for an executor thread, and running.
+  struct Counts {
+    int64_t queued = 0;
+    int64_t running = 0;
+  };
+  Counts counts();
 
  private:
   struct Active {
@@ -60,9 +76,13 @@ class JobRunner {
   Executor* executor_;
   std::chrono::seconds heartbeat_interval_;
 
+  GatewayMetrics* metrics_ = nullptr;
+
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;       // heartbeat: stop
+  std::condition_variable idle_cv_;  // WaitIdle: a job ended
   bool stopping_ = false;
+  int64_t pending_ = 0;  // submitted and not yet ended (queued + running)
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::thread heartbeat_;
 };

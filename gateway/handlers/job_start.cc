@@ -45,6 +45,7 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
 
   JobSubmission submission;
   submission.job_id = job_id;
+  submission.task = start.task;
   submission.request_id = request_id;
   submission.lease = call.lease;
   submission.work = std::move(start.work);

@@ -20,6 +20,7 @@
 
 namespace dnaserve::gateway {
 
+class GatewayMetrics;
 class JobRunner;
 
 struct GatewayServices {
@@ -30,6 +31,7 @@ struct GatewayServices {
   ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
   JobRunner* runner = nullptr;
+  GatewayMetrics* metrics = nullptr;  // optional: requests, latencies and 429s for /metrics
   // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
   std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;
 };

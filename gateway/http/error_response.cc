@@ -1,5 +1,6 @@
 #include "gateway/http/error_response.h"
 
+#include "common/log.h"
 #include "gateway/http/json_writer.h"
 
 namespace dnaserve::gateway {
@@ -106,7 +107,10 @@ std::string ErrorEnvelopeJson(const Status& status, const std::string& request_i
   std::string code(ErrorCodeName(status.code()));
   WriteString(w, code);
   w.Key("message");
-  WriteString(w, status.message());
+  // A server error's own text (an exception's first line, a path) stays in the logs: clients
+  // get the request id to quote instead, as the reference service does.
+  WriteString(w, status.code() == ErrorCode::kInternal ? std::string(kInternalErrorMessage)
+                                                       : status.message());
   w.Key("request_id");
   WriteString(w, request_id);
   if (!std::holds_alternative<std::monostate>(status.details())) {
@@ -119,6 +123,9 @@ std::string ErrorEnvelopeJson(const Status& status, const std::string& request_i
 }
 
 HttpResponse ErrorResponse(const Status& status, const std::string& request_id) {
+  if (status.code() == ErrorCode::kInternal) {
+    log::Error("internal_error", {{"request_id", request_id}, {"message", status.message()}});
+  }
   HttpResponse response;
   response.status = HttpStatusFor(status.code());
   response.content_type = "application/json";

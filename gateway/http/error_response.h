@@ -11,6 +11,10 @@ namespace dnaserve::gateway {
 
 int HttpStatusFor(ErrorCode code);
 
+// What a 500 internal_error says; the status's own message is logged with the request id.
+inline constexpr const char* kInternalErrorMessage =
+    "internal server error; quote the request_id when you report it";
+
 // The envelope body alone (for storing a failed job's response).
 std::string ErrorEnvelopeJson(const Status& status, const std::string& request_id);
 

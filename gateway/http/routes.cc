@@ -9,6 +9,7 @@
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/http/error_response.h"
+#include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
 
@@ -80,6 +81,7 @@ struct LogContext {
   std::string request_id;
   std::string method;
   std::string path;
+  std::string route = "unmatched";  // the matched route's pattern: a bounded metrics label
   std::string client_id;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
@@ -94,7 +96,8 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   log_context->request_id = request.request_id;
   log_context->method = request.method;
   log_context->path = request.path;
-  Responder logged = [log_context, respond](HttpResponse response) {
+  GatewayMetrics* metrics = services_.metrics;
+  Responder logged = [log_context, respond, metrics](HttpResponse response) {
     auto elapsed = std::chrono::steady_clock::now() - log_context->started;
     const std::string* id = response.FindHeader("X-Request-Id");
     log::Info("request",
@@ -105,29 +108,37 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
                {"status", response.status},
                {"duration_ms",
                 std::chrono::duration<double, std::milli>(elapsed).count()}});
+    if (metrics) {
+      metrics->RequestFinished(log_context->route, log_context->method, response.status,
+                               std::chrono::duration<double>(elapsed).count());
+    }
     respond(std::move(response));
   };
-
-  // Edge per-IP cap; health probes are exempt so that load never fails liveness.
-  if (request.path != "/health" && services_.admit_ip) {
-    if (auto refusal = services_.admit_ip(request.peer_ip)) {
-      std::string edge_id = NewHexId32();
-      HttpResponse response = ErrorResponse(refusal->status, edge_id);
-      AddRateLimitHeaders(response, refusal->info);
-      response.SetHeader("X-Request-Id", edge_id);
-      logged(std::move(response));
-      return;
-    }
-  }
 
   const Route* route = nullptr;
   std::map<std::string, std::string> params;
   for (const auto& candidate : routes_) {
     if (candidate.method == request.method && Match(candidate.pattern, request.path, &params)) {
       route = &candidate;
+      log_context->route = candidate.pattern;
       break;
     }
   }
+
+  // Edge per-IP cap, before anything else is looked at; health probes are exempt so that load
+  // never fails liveness.
+  if (request.path != "/health" && services_.admit_ip) {
+    if (auto refusal = services_.admit_ip(request.peer_ip)) {
+      std::string edge_id = NewHexId32();
+      HttpResponse response = ErrorResponse(refusal->status, edge_id);
+      AddRateLimitHeaders(response, refusal->info);
+      response.SetHeader("X-Request-Id", edge_id);
+      if (metrics) metrics->RateLimited(refusal->cause);
+      logged(std::move(response));
+      return;
+    }
+  }
+
   if (!route) {
     logged(ErrorResponse(NotFound("no route for " + request.method + " " + request.path),
                          request.request_id));
@@ -160,6 +171,7 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
       HttpResponse response = ErrorResponse(decision.status, request.request_id);
       if (decision.status.code() == ErrorCode::kTooManyRequests) {
         AddRateLimitHeaders(response, decision.info);
+        if (metrics) metrics->RateLimited(decision.cause);
       }
       logged(std::move(response));
       return;

@@ -20,9 +20,13 @@ struct RateLimitInfo {
   int64_t window_seconds = 60;  // RateLimit-Policy "w": seconds the refill of a full bucket takes
 };
 
+// Which limit refused a request (metrics count 429s by cause).
+enum class RateLimitCause { kNone, kKeyRate, kKeyConcurrency, kEdgeIp };
+
 struct QuotaDecision {
   Status status;  // ok, or 429 too_many_requests with retry_after_seconds set
   RateLimitInfo info;
+  RateLimitCause cause = RateLimitCause::kNone;  // set on every 429
 };
 
 class QuotaStore {

@@ -15,6 +15,7 @@ RateLimitInfo InfoFrom(const BucketDecision& bucket) {
 QuotaDecision ConcurrencyRefusal(const Principal& principal, const RateLimitInfo& info) {
   QuotaDecision d;
   d.info = info;
+  d.cause = RateLimitCause::kKeyConcurrency;
   d.status = Status(ErrorCode::kTooManyRequests,
                     "too many concurrent requests for this API key (at most " +
                         std::to_string(principal.max_concurrency) + " in flight); retry after 1 s");
@@ -26,6 +27,7 @@ QuotaDecision RateRefusal(const Principal& principal, const RateLimitInfo& info,
                           int64_t retry_after_seconds) {
   QuotaDecision d;
   d.info = info;
+  d.cause = RateLimitCause::kKeyRate;
   d.status =
       Status(ErrorCode::kTooManyRequests,
              "rate limit exceeded for this API key (" + std::to_string(principal.rate_per_minute) +

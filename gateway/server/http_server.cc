@@ -133,6 +133,7 @@ struct ServerShared {
   std::mutex mu;
   std::condition_variable idle;
   int64_t in_flight = 0;
+  std::atomic<bool> draining{false};
 
   void Enter() {
     std::lock_guard<std::mutex> lock(mu);
@@ -214,7 +215,7 @@ class GatewayHandler : public Http::Handler {
     Responder respond = [shared, shared_writer, answered, request_id,
                          client_keeps_alive](HttpResponse response) {
       if (answered->exchange(true)) return;  // exactly once
-      Send(*shared_writer, response, request_id, client_keeps_alive);
+      Send(*shared_writer, response, request_id, client_keeps_alive, shared->draining);
       shared->Leave();
     };
 
@@ -262,9 +263,13 @@ class GatewayHandler : public Http::Handler {
   }
 
   static void Send(Http::ResponseWriter& writer, const HttpResponse& response,
-                   const std::string& request_id, bool client_keeps_alive) {
+                   const std::string& request_id, bool client_keeps_alive, bool draining) {
     auto& headers = writer.headers();
-    if (client_keeps_alive) {
+    if (draining) {
+      // Clients reconnect through the load balancer to a replica that is not going away.
+      headers.remove<Http::Header::Connection>();
+      headers.add<Http::Header::Connection>(Http::ConnectionControl::Close);
+    } else if (client_keeps_alive) {
       // Pistache answers "Connection: Close" to requests without a Connection header, which
       // defeats HTTP/1.1 keep-alive; restore the protocol default.
       headers.remove<Http::Header::Connection>();
@@ -323,6 +328,8 @@ Status HttpServer::Start() {
   }
   return Status::Ok();
 }
+
+void HttpServer::BeginDrain() { impl_->shared->draining = true; }
 
 void HttpServer::Stop() {
   if (!impl_ || !impl_->endpoint) return;

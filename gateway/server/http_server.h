@@ -6,7 +6,8 @@
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
 //    Content-Length is seen (or, for chunked bodies, as soon as the bytes pass the limit), so an
 //    oversized body is never buffered whole;
-//  - shutdown waits (bounded) for responses still in flight.
+//  - shutdown waits (bounded) for responses still in flight, and while it drains every response
+//    closes its connection.
 #pragma once
 
 #include <chrono>
@@ -34,6 +35,7 @@ struct HttpServerOptions {
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
+
 };
 
 class HttpServer {
@@ -44,7 +46,11 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   Status Start();
-  // Stops accepting, waits for in-flight responses (bounded by drain_timeout), then stops.
+  // Graceful termination, first step: responses from now on carry "Connection: close", so
+  // keep-alive clients reconnect (through the load balancer, to another replica) instead of
+  // sending more requests to this one.
+  void BeginDrain();
+  // Waits for in-flight responses (bounded by drain_timeout), then stops listening and stops.
   void Stop();
   int port() const;
 

@@ -1,5 +1,7 @@
 #include "gateway/validation/json_walk.h"
 
+#include "gateway/validation/json_shape.h"
+
 #include <rapidjson/error/en.h>
 
 #include <cmath>
@@ -384,6 +386,8 @@ bool CheckObject(const ObjectSpec& spec, const rapidjson::Value& value,
 }
 
 Status ParseJsonBody(std::string_view body, rapidjson::Document* doc) {
+  // Depth and value-count limits before RapidJSON builds a DOM (see json_shape.h).
+  DNASERVE_RETURN_IF_ERROR(CheckJsonShape(body));
   constexpr unsigned kFlags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
   doc->Parse<kFlags>(body.data(), body.size());

@@ -121,13 +121,47 @@ TEST_CASE("authentication failures use the error envelope and RFC 6750 hints", "
 
 TEST_CASE("logs have one structured line per request and never the sequence", "[integration]") {
   DNASERVE_REQUIRE_SERVICE(svc);
-  // A sequence no other test sends, so any trace of it in a log is this request's.
+  // Sequences no other test sends, so any trace of them in a log is this test's.
   const std::string marker = RandomDna(600, 424242);
   auto r = svc->Post("/v1/tasks/promoter/predict",
                      "{\"sequence\": \"" + marker + "\", \"sequence_name\": \"log-probe\"}",
                      svc->keys().alice);
   REQUIRE(r.status == 200);
   std::string request_id = *r.Header("x-request-id");
+
+  // A full run's worth of other traffic, each carrying data that must never reach a log: an
+  // async job, a text track, a body refused for its alphabet, an expression description, a key
+  // that is not registered, and malformed JSON.
+  const std::string async_marker = RandomDna(400, 515151);
+  const std::string track_marker = RandomDna(500, 616161);
+  const std::string refused_marker = RandomDna(500, 717171);
+  const std::string description = "log-probe description 9f3a7c, adult liver tissue";
+  const std::string wrong_key = "dns_never-issued-key-7d41b2";
+  auto submitted = svc->Post("/v1/tasks/enhancer/predict",
+                             "{\"sequence\": \"" + async_marker + "\"}", svc->keys().alice,
+                             {"Prefer: respond-async"});
+  REQUIRE(submitted.status == 202);
+  CHECK(svc->Post("/v1/tasks/promoter/predict?format=bed",
+                  "{\"sequence\": \"" + track_marker + "\"}", svc->keys().alice)
+            .status == 200);
+  CHECK(svc->Post("/v1/tasks/promoter/predict",
+                  "{\"sequence\": \"" + refused_marker + "XYZ\"}", svc->keys().alice)
+            .status == 422);
+  const std::string window = RandomDna(9198, 818181);
+  CHECK(svc->Post("/v1/tasks/expression/predict",
+                  "{\"sequence\": \"" + window + "\", \"options\": {\"description\": \"" +
+                      description + "\"}}",
+                  svc->keys().alice)
+            .status == 200);
+  CHECK(svc->Post("/v1/tasks/promoter/predict", "{\"sequence\": \"" + marker + "\"}", wrong_key)
+            .status == 401);
+  CHECK(svc->Post("/v1/tasks/promoter/predict", "{\"sequence\": \"" + marker, svc->keys().alice)
+            .status == 400);
+  std::string job_id = (*ParseJson(submitted.body))["data"]["job_id"].GetString();
+  for (int i = 0; i < 600 && svc->Get("/v1/tasks/jobs/" + job_id, svc->keys().alice).status == 202;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 
   auto read = [](const std::string& path) {
     std::ifstream in(path);
@@ -149,13 +183,29 @@ TEST_CASE("logs have one structured line per request and never the sequence", "[
   CHECK(line.find("\"status\":200") != std::string::npos);
   CHECK(line.find("\"duration_ms\":") != std::string::npos);
   // The worker logged the same request id, passed as gRPC metadata.
-  std::string worker_log = read(svc->log_dir() + "/worker-promoter.log");
-  CHECK(worker_log.find(request_id) != std::string::npos);
-  // No log holds the sequence, nor even a 30-base stretch of it.
-  for (const std::string& log : {gateway_log, worker_log}) {
-    CHECK(log.find(marker.substr(0, 30)) == std::string::npos);
-    CHECK(log.find(marker.substr(300, 30)) == std::string::npos);
+  std::string promoter_log = read(svc->log_dir() + "/worker-promoter.log");
+  CHECK(promoter_log.find(request_id) != std::string::npos);
+
+  // Every log of the run: no sequence (not even a 30-base stretch), no description, no key.
+  std::vector<std::pair<std::string, std::string>> logs = {{"gateway", gateway_log}};
+  for (const char* task :
+       {"promoter", "splice", "enhancer", "chromatin", "annotation", "expression"}) {
+    logs.emplace_back(task, read(svc->log_dir() + "/worker-" + std::string(task) + ".log"));
   }
-  // Keys never appear either.
-  CHECK(gateway_log.find(svc->keys().alice) == std::string::npos);
+  for (const auto& [name, log] : logs) {
+    INFO("log of " << name);
+    CHECK_FALSE(log.empty());
+    for (const std::string* sequence :
+         {&marker, &async_marker, &track_marker, &refused_marker, &window}) {
+      for (size_t offset : {size_t{0}, size_t{200}, sequence->size() - 30}) {
+        CHECK(log.find(sequence->substr(offset, 30)) == std::string::npos);
+      }
+    }
+    CHECK(log.find("9f3a7c") == std::string::npos);
+    CHECK(log.find(svc->keys().alice) == std::string::npos);
+    CHECK(log.find(wrong_key) == std::string::npos);
+    CHECK(log.find("never-issued") == std::string::npos);
+    CHECK(log.find("Bearer") == std::string::npos);
+    CHECK(log.find("\"sequence\"") == std::string::npos);  // no request body fragment
+  }
 }

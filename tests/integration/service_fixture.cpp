@@ -101,8 +101,10 @@ bool Service::Start(std::string* failure) {
   std::string workers;
   for (const auto& task : kTasks) {
     int port = FreePort();
+    worker_admin_ports_[task] = FreePort();
     worker_argv_[task] = {Exe("worker/dnaserve-worker"), "--task", task, "--models-dir", *models,
-                          "--listen", "127.0.0.1:" + std::to_string(port)};
+                          "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen",
+                          "127.0.0.1:" + std::to_string(worker_admin_ports_[task])};
     ChildProcess worker;
     worker.Start(worker_argv_[task], {}, dir_ + "/worker-" + task + ".log");
     workers_.emplace(task, std::move(worker));
@@ -121,9 +123,12 @@ bool Service::Start(std::string* failure) {
       << KeyEntry(keys_.slow, "slowpoke", true, 6, 8) << ","
       << KeyEntry(keys_.single, "single", true, 6000, 1) << "]}";
 
+  workers_spec_ = workers;
   gateway_port_ = FreePort();
+  gateway_admin_port_ = FreePort();
   gateway_.Start({Exe("gateway/dnaserve-gateway")},
                  {{"DNASERVE_PORT", std::to_string(gateway_port_)},
+                  {"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(gateway_admin_port_)},
                   {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
                   {"DNASERVE_REDIS_URL", redis_->url()},
                   {"DNASERVE_WORKERS", workers},

@@ -30,6 +30,17 @@ class Service {
   static Service* Get(std::string* failure);
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(gateway_port_); }
+  // The operations listeners (/metrics, /ready, /live) of the gateway and of each worker.
+  std::string gateway_admin_url() const {
+    return "http://127.0.0.1:" + std::to_string(gateway_admin_port_);
+  }
+  std::string worker_admin_url(const std::string& task) const {
+    return "http://127.0.0.1:" + std::to_string(worker_admin_ports_.at(task));
+  }
+  // What another gateway needs to join this service (redis URL, DNASERVE_WORKERS, keys file).
+  std::string redis_url() const { return redis_->url(); }
+  const std::string& workers_spec() const { return workers_spec_; }
+  std::string keys_file() const { return dir_ + "/keys.json"; }
   const TestKeys& keys() const { return keys_; }
   std::string log_dir() const { return dir_; }
   // Kills the worker of one task family (SIGKILL), for failure-path tests.
@@ -50,6 +61,9 @@ class Service {
 
   std::string dir_;
   int gateway_port_ = 0;
+  int gateway_admin_port_ = 0;
+  std::map<std::string, int> worker_admin_ports_;
+  std::string workers_spec_;
   TestKeys keys_;
   std::optional<RedisServer> redis_;
   std::map<std::string, ChildProcess> workers_;

@@ -127,20 +127,33 @@ void ChildProcess::Kill() {
   pid_ = -1;
 }
 
-bool ChildProcess::Stop(std::chrono::milliseconds grace) {
-  if (pid_ <= 0) return false;
-  kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  do {
+void ChildProcess::Terminate() {
+  if (pid_ > 0) kill(pid_, SIGTERM);
+}
+
+std::optional<int> ChildProcess::WaitExit(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  } while (std::chrono::steady_clock::now() < deadline);
-  Kill();
-  return false;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool ChildProcess::Stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return false;
+  Terminate();
+  std::optional<int> exit_code = WaitExit(grace);
+  if (!exit_code) {
+    Kill();
+    return false;
+  }
+  return *exit_code == 0;
 }
 
 namespace {

@@ -40,6 +40,10 @@ class ChildProcess {
   // status 0 within the grace period (a clean shutdown).
   bool Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
   void Kill();           // SIGKILL now
+  void Terminate();      // SIGTERM, without waiting (graceful-shutdown tests)
+  // Waits for the process to end: its exit code (128 + signal when killed), or nullopt when it
+  // is still running after `timeout`.
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
   bool Running();
   int pid() const { return pid_; }
 

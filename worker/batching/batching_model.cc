@@ -169,6 +169,11 @@ std::vector<BatchingModel::Call*> BatchingModel::TakePass() {
   ++stats_.passes;
   if (pass.size() > 1) ++stats_.merged_passes;
   stats_.calls_run += static_cast<int64_t>(pass.size());
+  if (options_.on_pass) {
+    int64_t rows = 0;
+    for (const Call* call : pass) rows += call->rows;
+    options_.on_pass(pass.size(), rows);
+  }
   return pass;
 }
 

@@ -27,6 +27,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +46,9 @@ struct BatchingOptions {
   int64_t max_queue_bases = 1048576;      // waiting bases beyond which calls are refused
   std::chrono::microseconds max_wait{0};  // how long a pass below budget waits for company
   int executors = 1;                      // threads running passes for this model
+  // Optional: told the size of every pass as it starts (metrics). Runs under the queue's lock,
+  // so it must be quick and must not call back into the model.
+  std::function<void(size_t calls, int64_t rows)> on_pass;
 };
 
 struct BatchingStats {

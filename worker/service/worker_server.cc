@@ -7,14 +7,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "common/log.h"
+#include "common/observability/admin_server.h"
+#include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model_registry.h"
 #include "worker/models/torchscript_model.h"
+#include "worker/service/worker_metrics.h"
 #include "worker/service/worker_service.h"
 
 namespace dnaserve::worker {
@@ -27,10 +32,16 @@ int AutoExecutors() {
   return std::max(1, cpus / std::max(1, TorchThreads()));
 }
 
-// The TorchScript module of a package, behind a batching queue unless batching is off.
+// The TorchScript module of a package, behind a batching queue unless batching is off. The load
+// time and the batching queue are reported to `metrics`.
 StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
-                                                 const BatchingConfig& batching) {
+                                                 const BatchingConfig& batching,
+                                                 WorkerMetrics* metrics) {
+  const auto started = std::chrono::steady_clock::now();
   auto model = LoadTorchScriptModel(manifest.WeightsPath());
+  metrics->ModelLoaded(
+      manifest.id, model.ok(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!model.ok() || !batching.enabled) return model;
   BatchingOptions options;
   options.model_id = manifest.id;
@@ -39,8 +50,26 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
   options.executors = batching.executors;
-  return std::shared_ptr<Model>(
-      std::make_shared<BatchingModel>(std::move(model).value(), std::move(options)));
+  options.on_pass = [metrics, id = manifest.id](size_t calls, int64_t rows) {
+    metrics->BatchPass(id, calls, rows);
+  };
+  auto batcher = std::make_shared<BatchingModel>(std::move(model).value(), std::move(options));
+  metrics->WatchBatcher(batcher);
+  return std::shared_ptr<Model>(std::move(batcher));
+}
+
+std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
+    const metrics::Registry* registry) {
+  return {
+      {"/metrics",
+       [registry] {
+         return observability::AdminResponse{200, metrics::kTextFormatContentType,
+                                             registry->Render()};
+       }},
+      // Liveness stays 200 while the process drains (gRPC health is NOT_SERVING then), so a
+      // draining worker is not restarted in the middle of its calls.
+      {"/live", [] { return observability::AdminResponse{200, "text/plain", "live\n"}; }},
+  };
 }
 
 }  // namespace
@@ -71,16 +100,37 @@ int RunWorkerServer(const WorkerConfig& config) {
   SetTorchThreads(config.torch_threads);
   BatchingConfig batching = config.batching;
   if (batching.executors <= 0) batching.executors = AutoExecutors();
-  ModelRegistry registry(std::move(scan.models), [&batching](const ModelManifest& manifest) {
-    return LoadServedModel(manifest, batching);
-  });
-  WorkerService service(config.task, &registry);
+  metrics::Registry metrics_registry;
+  metrics::AddBuildInfo(&metrics_registry);
+  WorkerMetrics metrics(&metrics_registry, std::string(TaskName(config.task)));
+  ModelRegistry registry(std::move(scan.models),
+                         [&batching, &metrics](const ModelManifest& manifest) {
+                           return LoadServedModel(manifest, batching, &metrics);
+                         });
+  metrics.WatchRegistry(&registry);
+  WorkerService service(config.task, &registry, &metrics);
+
+  std::optional<observability::AdminServer> admin;
+  if (!config.admin_listen.empty()) {
+    admin.emplace(config.admin_listen, WorkerAdminRoutes(&metrics_registry));
+    if (Status started = admin->Start(); !started.ok()) {
+      log::Error("admin_listen_failed", {{"error", started.message()}});
+      return 1;
+    }
+  }
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  if (config.max_connection_age_seconds > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               config.max_connection_age_seconds * 1000);
+    // Calls still running on an aged connection get the shutdown grace to finish.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               std::max(1, config.shutdown_grace_seconds) * 1000);
+  }
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
@@ -91,6 +141,7 @@ int RunWorkerServer(const WorkerConfig& config) {
   log::Info("worker_listening", {{"task", TaskName(config.task)},
                                  {"address", config.listen_address},
                                  {"port", bound_port},
+                                 {"admin_port", admin ? admin->port() : 0},
                                  {"models", static_cast<int64_t>(registry.manifests().size())},
                                  {"torch_threads", TorchThreads()},
                                  {"batching", batching.enabled},
@@ -110,6 +161,7 @@ int RunWorkerServer(const WorkerConfig& config) {
   });
   server->Wait();
   waiter.join();
+  if (admin) admin->Stop();
   log::Info("shutdown_complete", {{"task", TaskName(config.task)}});
   return 0;
 }

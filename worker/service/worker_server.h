@@ -27,6 +27,11 @@ struct WorkerConfig {
   int torch_threads = 1;             // LibTorch intra-op threads; 0 keeps LibTorch's default
   int shutdown_grace_seconds = 10;   // in-flight calls get this long, then are cancelled
   int max_message_bytes = 64 << 20;  // largest request accepted
+  // "address:port" of the operations listener (/metrics, /live); empty = none.
+  std::string admin_listen;
+  // Clients' connections are closed after this long (gracefully, calls in flight finish), so
+  // that clients resolving a Kubernetes headless Service by DNS see new replicas. 0 = never.
+  int max_connection_age_seconds = 0;
   BatchingConfig batching;
 };
 

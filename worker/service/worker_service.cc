@@ -97,8 +97,28 @@ grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::Pred
                                 {"model", request->model()},
                                 {"sequence_length", sequence_length}});
 
+  // The model label: a package of this worker, never a caller's free text.
+  std::string served_model = "unknown";
+  if (request->model().empty()) {
+    if (const ModelManifest* m = registry_->DefaultManifest()) served_model = m->id;
+  } else {
+    for (const ModelManifest* m : registry_->manifests()) {
+      if (m->id == request->model()) served_model = m->id;
+    }
+  }
+  if (metrics_) metrics_->PredictStarted();
+  auto finished = [&](const std::string& code) {
+    if (metrics_) {
+      metrics_->PredictFinished(served_model, code,
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                              started)
+                                    .count());
+    }
+  };
+
   auto fail = [&](const Status& status) {
     const bool cancelled = IsRunCancelled(status) || context->IsCancelled();
+    finished(cancelled ? "cancelled" : std::string(ErrorCodeName(status.code())));
     log::Warn(cancelled ? "predict_cancelled" : "predict_failed",
               {{"request_id", request_id},
                {"job_id", job_id},
@@ -154,6 +174,7 @@ grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::Pred
              {"inference_time_ms", out->inference_time_ms()},
              {"windows_processed", static_cast<int64_t>(out->windows_processed())},
              {"duration_ms", MillisSince(started)}});
+  finished("ok");
   return grpc::Status::OK;
 }
 

@@ -8,12 +8,15 @@
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model_registry.h"
+#include "worker/service/worker_metrics.h"
 
 namespace dnaserve::worker {
 
 class WorkerService final : public v1::Worker::Service {
  public:
-  WorkerService(Task task, ModelRegistry* registry) : task_(task), registry_(registry) {}
+  // `metrics` is optional (tests pass none).
+  WorkerService(Task task, ModelRegistry* registry, WorkerMetrics* metrics = nullptr)
+      : task_(task), registry_(registry), metrics_(metrics) {}
 
   // Streams one Progress event per window batch, then the Result. Every failure is a status
   // built by ToGrpcStatus (proto/status_codec.h); a cancelled call stops between batches, and
@@ -27,6 +30,7 @@ class WorkerService final : public v1::Worker::Service {
  private:
   Task task_;
   ModelRegistry* registry_;
+  WorkerMetrics* metrics_;
 };
 
 v1::Task ToProtoTask(Task task);

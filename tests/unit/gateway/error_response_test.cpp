@@ -80,3 +80,19 @@ TEST_CASE("the envelope carries code, message, request_id and typed details", "[
     parse(ErrorResponse(BadRequest("bad \"thing\"\n\t\x01"), "r"));
   }
 }
+
+TEST_CASE("a 500 never carries the server's own error text", "[gateway]") {
+  auto r = ErrorResponse(Internal("model forward failed: shape [3, 7] at /usr/lib/x.so"), "rid-9");
+  rapidjson::Document d;
+  d.Parse(r.body.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  CHECK(r.status == 500);
+  CHECK(std::string(d["error"]["code"].GetString()) == "internal_error");
+  CHECK(std::string(d["error"]["message"].GetString()) == kInternalErrorMessage);
+  CHECK(std::string(d["error"]["request_id"].GetString()) == "rid-9");
+  CHECK(r.body.find("forward failed") == std::string::npos);
+  CHECK(r.body.find("/usr/lib") == std::string::npos);
+  // Other codes keep their message: it tells the client what to fix.
+  auto bad = ErrorResponse(BadRequest("request body is not valid JSON"), "rid-10");
+  CHECK(bad.body.find("request body is not valid JSON") != std::string::npos);
+}

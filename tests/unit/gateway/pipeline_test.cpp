@@ -4,12 +4,13 @@
 #include <rapidjson/document.h>
 
 #include <future>
-#include <thread>
 #include <mutex>
+#include <thread>
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
+#include "gateway/observability/gateway_metrics.h"
 #include "gateway/ratelimit/in_memory_quota_store.h"
 
 using namespace dnaserve;
@@ -84,6 +85,8 @@ struct Harness {
   Executor executor{4, 16};
   JobRunner runner{&jobs, &executor};
   DocsHandler docs{"/nonexistent"};
+  metrics::Registry registry;
+  GatewayMetrics metrics{&registry};
   std::unique_ptr<KeyStore> keys;
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
@@ -121,12 +124,14 @@ struct Harness {
     s.catalogue = &catalogue;
     s.docs = &docs;
     s.runner = &runner;
+    s.metrics = &metrics;
+    runner.set_metrics(&metrics);
     s.admit_ip = [this](const std::string&) -> std::optional<QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
         Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
         refused.set_retry_after_seconds(3);
-        return QuotaDecision{refused, RateLimitInfo{20, 0, 2, 2}};
+        return QuotaDecision{refused, RateLimitInfo{20, 0, 2, 2}, RateLimitCause::kEdgeIp};
       }
       return std::nullopt;
     };
@@ -457,4 +462,73 @@ TEST_CASE("find-genes: a worker error reaches the client and the job as its own 
   auto poll = h.Call("GET", "/v1/tasks/jobs/" + *r.FindHeader("X-Job-Id"), kAliceKey);
   CHECK(poll.status == 503);
   CHECK(poll.body == r.body);
+
+TEST_CASE("metrics count requests by route pattern and status, 429s by cause, and jobs",
+          "[gateway][pipeline][metrics]") {
+  Harness h;
+  auto sample = [&h](const std::string& series) {
+    std::string text = h.registry.Render();
+    size_t at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1.0;
+    return std::stod(text.substr(at + series.size() + 2));
+  };
+  const std::string predict = "route=\"/v1/tasks/{task}/predict\",method=\"POST\"";
+
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody).status == 200);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, "{").status == 400);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", "", kEnhancerBody).status == 401);
+  CHECK(h.Call("GET", "/v1/tasks/jobs/0b9e5f0c-1234-4abc-8def-000000000000", kAliceKey).status ==
+        404);
+  CHECK(h.Call("GET", "/no/such/route", "").status == 404);
+  CHECK(sample("dnaserve_http_requests_total{" + predict + ",status=\"200\"}") == 1);
+  CHECK(sample("dnaserve_http_requests_total{" + predict + ",status=\"400\"}") == 1);
+  CHECK(sample("dnaserve_http_requests_total{" + predict + ",status=\"401\"}") == 1);
+  // Paths with ids and unknown paths never become labels.
+  CHECK(sample("dnaserve_http_requests_total{route=\"/v1/tasks/jobs/{job_id}\",method=\"GET\","
+               "status=\"404\"}") == 1);
+  CHECK(sample("dnaserve_http_requests_total{route=\"unmatched\",method=\"GET\","
+               "status=\"404\"}") == 1);
+  CHECK(h.registry.Render().find("0b9e5f0c") == std::string::npos);
+  CHECK(h.registry.Render().find("/no/such/route") == std::string::npos);
+  CHECK(sample("dnaserve_http_request_duration_seconds_count{" + predict + "}") == 3);
+  CHECK(sample("dnaserve_jobs_finished_total{task=\"enhancer\",mode=\"sync\","
+               "state=\"completed\"}") == 1);
+  CHECK(sample("dnaserve_worker_calls_total{task=\"enhancer\",code=\"ok\"}") == 1);
+
+  // The three causes of 429, each counted once.
+  CHECK(sample("dnaserve_rate_limited_total{cause=\"edge_ip\"}") == 0);
+  h.ip_refusals_left = 1;
+  CHECK(h.Call("GET", "/v1/tasks/enhancer/models", "").status == 429);
+  CHECK(sample("dnaserve_rate_limited_total{cause=\"edge_ip\"}") == 1);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  auto held = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody,
+                     {{"prefer", "respond-async"}});
+  CHECK(held.status == 202);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 429);
+  CHECK(sample("dnaserve_rate_limited_total{cause=\"key_concurrency\"}") == 1);
+  release.set_value();
+  h.backend.gate = nullptr;
+  for (int i = 0; i < 200 && sample("dnaserve_jobs_finished_total{task=\"enhancer\","
+                                    "mode=\"async\",state=\"completed\"}") != 1;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(sample("dnaserve_jobs_finished_total{task=\"enhancer\",mode=\"async\","
+               "state=\"completed\"}") == 1);
+  // Alice's bucket holds 600/6 = 100 tokens; the clock stands still, so the 101st is refused.
+  int refused_at = 0;
+  for (int i = 0; i < 120 && refused_at == 0; ++i) {
+    if (h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, "{").status == 429) {
+      refused_at = i;
+    }
+  }
+  CHECK(refused_at > 0);
+  CHECK(sample("dnaserve_rate_limited_total{cause=\"key_rate\"}") == 1);
+  // No per-key data: client ids and keys never appear.
+  std::string text = h.registry.Render();
+  for (const char* secret : {"alice", "single", kAliceKey, kSingleKey}) {
+    CHECK(text.find(secret) == std::string::npos);
+  }
 }

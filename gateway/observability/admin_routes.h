@@ -1,0 +1,24 @@
+// The routes of the gateway's operations listener (observability/admin_server.h):
+//   /metrics  Prometheus text format: this replica's counters, plus gauges read at scrape time
+//   /ready    Readiness::Check (503 while starting or draining)
+//   /live     200 while the process can answer (the public /health is the same signal)
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "gateway/handlers/job_runner.h"
+#include "gateway/observability/readiness.h"
+#include "common/observability/admin_server.h"
+#include "common/observability/metrics.h"
+
+namespace dnaserve::gateway {
+
+// Adds the scrape-time gauges of `runner` (jobs queued and running on this replica) to
+// `registry`. Both must outlive the registry's renders.
+void RegisterJobGauges(metrics::Registry* registry, JobRunner* runner);
+
+std::map<std::string, observability::AdminHandler> GatewayAdminRoutes(
+    const metrics::Registry* registry, Readiness* readiness);
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,83 @@
+#include "gateway/observability/gateway_metrics.h"
+
+namespace dnaserve::gateway {
+
+std::string_view RateLimitCauseName(RateLimitCause cause) {
+  switch (cause) {
+    case RateLimitCause::kKeyRate:
+      return "key_rate";
+    case RateLimitCause::kKeyConcurrency:
+      return "key_concurrency";
+    case RateLimitCause::kEdgeIp:
+      return "edge_ip";
+    case RateLimitCause::kNone:
+      break;
+  }
+  return "none";
+}
+
+GatewayMetrics::GatewayMetrics(metrics::Registry* registry)
+    : registry_(registry),
+      requests_(registry->AddCounter("dnaserve_http_requests_total",
+                                     "HTTP requests answered, by route pattern, method and status",
+                                     {"route", "method", "status"})),
+      request_seconds_(registry->AddHistogram(
+          "dnaserve_http_request_duration_seconds",
+          "Time from a request's arrival to its response, by route pattern and method",
+          {"route", "method"}, metrics::LatencyBuckets())),
+      rate_limited_(registry->AddCounter(
+          "dnaserve_rate_limited_total",
+          "429 answers by the limit that refused: key_rate, key_concurrency or edge_ip",
+          {"cause"})),
+      jobs_finished_(registry->AddCounter(
+          "dnaserve_jobs_finished_total",
+          "Predict jobs run by this gateway that ended, by task, mode and final state",
+          {"task", "mode", "state"})),
+      jobs_refused_(registry->AddCounter(
+          "dnaserve_jobs_refused_total",
+          "Predict jobs refused with 503 because this gateway's executor queue was full",
+          {"task"})),
+      worker_calls_(registry->AddCounter("dnaserve_worker_calls_total",
+                                         "Calls to inference workers, by task and outcome code",
+                                         {"task", "code"})),
+      worker_call_seconds_(registry->AddHistogram("dnaserve_worker_call_duration_seconds",
+                                                  "Duration of calls to inference workers",
+                                                  {"task"}, metrics::LatencyBuckets())),
+      redis_up_(registry
+                    ->AddGauge("dnaserve_redis_up",
+                               "1 when the latest readiness check reached Redis, else 0")
+                    .With({})) {
+  // Every cause is published from the start, so a rate() over it never starts from nothing.
+  for (auto cause :
+       {RateLimitCause::kKeyRate, RateLimitCause::kKeyConcurrency, RateLimitCause::kEdgeIp}) {
+    rate_limited_.With({std::string(RateLimitCauseName(cause))});
+  }
+}
+
+void GatewayMetrics::RequestFinished(const std::string& route, const std::string& method,
+                                     int status, double seconds) {
+  requests_.With({route, method, std::to_string(status)}).Inc();
+  request_seconds_.With({route, method}).Observe(seconds);
+}
+
+void GatewayMetrics::RateLimited(RateLimitCause cause) {
+  if (cause == RateLimitCause::kNone) return;
+  rate_limited_.With({std::string(RateLimitCauseName(cause))}).Inc();
+}
+
+void GatewayMetrics::JobFinished(const std::string& task, const std::string& mode,
+                                 int http_status) {
+  const bool completed = http_status >= 200 && http_status < 300;
+  jobs_finished_.With({task, mode, completed ? "completed" : "failed"}).Inc();
+}
+
+void GatewayMetrics::JobRefused(const std::string& task) { jobs_refused_.With({task}).Inc(); }
+
+void GatewayMetrics::WorkerCall(const std::string& task, const std::string& code, double seconds) {
+  worker_calls_.With({task, code}).Inc();
+  worker_call_seconds_.With({task}).Observe(seconds);
+}
+
+void GatewayMetrics::SetRedisUp(bool up) { redis_up_.Set(up ? 1 : 0); }
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,29 @@
+// An InferenceBackend decorator that counts and times every worker call (worker_calls_total,
+// worker_call_seconds), whoever makes it: predict jobs, both stages of find-genes, the variant
+// workflow's scorer. Wiring it once in main keeps metrics out of the callers.
+#pragma once
+
+#include "gateway/dispatch/inference_backend.h"
+
+namespace dnaserve::gateway {
+
+class GatewayMetrics;
+
+class MeteredBackend final : public InferenceBackend {
+ public:
+  MeteredBackend(InferenceBackend* inner, GatewayMetrics* metrics)
+      : inner_(inner), metrics_(metrics) {}
+
+  StatusOr<worker::v1::PredictResult> Predict(Task task, const worker::v1::PredictRequest& request,
+                                              const CallContext& context,
+                                              const ProgressCallback& on_progress) override;
+  StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override {
+    return inner_->ListModels(task);
+  }
+
+ private:
+  InferenceBackend* inner_;
+  GatewayMetrics* metrics_;
+};
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,43 @@
+#include "gateway/observability/readiness.h"
+
+#include "gateway/http/json_writer.h"
+
+namespace dnaserve::gateway {
+
+Readiness::Readiness(JobStore* jobs, const ModelCatalogue* catalogue, std::vector<Task> tasks,
+                     GatewayMetrics* metrics)
+    : jobs_(jobs), catalogue_(catalogue), tasks_(std::move(tasks)), metrics_(metrics) {}
+
+observability::AdminResponse Readiness::Check() {
+  const bool redis_up = jobs_->Ping().ok();
+  if (redis_up) redis_seen_ = true;
+  if (metrics_) metrics_->SetRedisUp(redis_up);
+  std::vector<Task> waiting;
+  for (Task task : tasks_) {
+    if (!catalogue_->Known(task)) waiting.push_back(task);
+  }
+
+  const char* state = "ready";
+  if (draining_) {
+    state = "draining";
+  } else if (!redis_seen_ || !waiting.empty()) {
+    state = "starting";
+  }
+  JsonWriter w;
+  w.StartObject();
+  w.Field("status", state);
+  w.Field("redis", redis_up ? "up" : "down");
+  w.Key("tasks_waiting");
+  w.StartArray();
+  for (Task task : waiting) w.String(TaskName(task));
+  w.EndArray();
+  w.EndObject();
+
+  observability::AdminResponse response;
+  response.status = std::string_view(state) == "ready" ? 200 : 503;
+  response.content_type = "application/json";
+  response.body = w.Take();
+  return response;
+}
+
+}  // namespace dnaserve::gateway

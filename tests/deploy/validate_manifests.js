@@ -1,0 +1,532 @@
+#!/usr/bin/env node
+// Offline validation of dnaserve's Kubernetes manifests (deploy/k8s), run by ctest.
+//
+// For every overlay: render it with `kubectl kustomize` (no cluster needed), then
+//   1. schema: every object against the Kubernetes JSON schema of its kind (npm kubernetes-models:
+//      types, required fields, enums, formats);
+//   2. fields: every object type-checked by the TypeScript compiler against the same models'
+//      declarations, which rejects unknown fields (a misspelt field is otherwise silently dropped);
+//   3. cross-object facts a schema cannot see: Service selectors select pods and their target
+//      ports exist; probe ports exist; referenced ConfigMaps, Secrets, volumes and HPA targets
+//      exist; NetworkPolicies select pods and let only gateways reach workers and Redis; every
+//      environment variable and flag given to a dnaserve binary is one that binary reads (its
+//      --help lists them); termination grace periods cover the drain budgets.
+//
+//   node validate_manifests.js --gateway BIN --worker BIN OVERLAY_DIR...
+//   node validate_manifests.js --gateway BIN --worker BIN --self-test GOOD_OVERLAY BROKEN_OVERLAY
+// --self-test proves the checks can fail: it breaks the good overlay's objects in one way per
+// check and requires each to be rejected for that reason, and requires BROKEN_OVERLAY (a
+// deliberately broken overlay on disk) to be rejected. KUBECTL names the kubectl to use.
+"use strict";
+
+const { execFileSync } = require("child_process");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+
+const HERE = __dirname;
+function requireTool(name) {
+  try {
+    return require(name);
+  } catch (e) {
+    fail(`cannot load the npm package '${name}' from ${HERE}/node_modules: run scripts/install-deps ` +
+         `(npm ci --prefix tests/deploy)`);
+  }
+}
+function fail(message) {
+  console.error(`validate_manifests: ${message}`);
+  process.exit(2);
+}
+
+const YAML = requireTool("yaml");
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+function kubectl() {
+  return process.env.KUBECTL || "kubectl";
+}
+
+function render(overlay) {
+  try {
+    const out = execFileSync(kubectl(), ["kustomize", overlay], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return { objects: YAML.parseAllDocuments(out).map((d) => d.toJS()).filter((o) => o) };
+  } catch (e) {
+    if (e.code === "ENOENT") {
+      fail(`'${kubectl()}' not found: scripts/install-deps installs Debian's kubernetes-client`);
+    }
+    return { error: `kubectl kustomize ${overlay} failed: ${(e.stderr || e.message).trim()}` };
+  }
+}
+
+const describe = (o) => `${o.kind}/${(o.metadata && o.metadata.name) || "?"}`;
+
+// ---------------------------------------------------------------------------------------------
+// 1. Schema
+
+// kubernetes-models module of an apiVersion/kind: "apps/v1" Deployment -> apps/v1/Deployment,
+// the core group "v1" -> v1/Service.
+function modelPath(object) {
+  if (typeof object.apiVersion !== "string" || typeof object.kind !== "string") return null;
+  if (!/^[A-Za-z0-9.\/-]+$/.test(object.apiVersion) || !/^[A-Za-z0-9]+$/.test(object.kind)) {
+    return null;
+  }
+  return `kubernetes-models/${object.apiVersion}/${object.kind}`;
+}
+
+function loadModel(object) {
+  const modulePath = modelPath(object);
+  if (!modulePath) return null;
+  try {
+    const mod = require(modulePath);
+    return { modulePath, Model: mod[object.kind] };
+  } catch (e) {
+    return null;
+  }
+}
+
+function schemaErrors(objects) {
+  const errors = [];
+  for (const object of objects) {
+    const model = loadModel(object);
+    if (!model || !model.Model) {
+      errors.push(`schema: ${describe(object)}: apiVersion '${object.apiVersion}' kind ` +
+                  `'${object.kind}' is not a Kubernetes kind this validator knows`);
+      continue;
+    }
+    try {
+      new model.Model(object).validate();
+    } catch (e) {
+      errors.push(`schema: ${describe(object)}: ${e.message.split("\n").join("; ")}`);
+    }
+  }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Unknown fields, by the TypeScript compiler: each object becomes a literal typed as its kind's
+// interface; excess-property checks reject any field the API does not have.
+
+function fieldErrors(sets) {
+  const lines = [];
+  const owners = [];  // line index -> [set index, object]
+  sets.forEach((objects, setIndex) => {
+    objects.forEach((object, i) => {
+      const model = loadModel(object);
+      if (!model) return;  // reported by schemaErrors
+      const id = `o${setIndex}_${i}`;
+      lines.push(`import type { I${object.kind} as T${id} } from ${JSON.stringify(model.modulePath)};`);
+      owners.push(null);
+      lines.push(`export const ${id}: T${id} = ${JSON.stringify(object)};`);
+      owners.push([setIndex, object]);
+    });
+  });
+  const results = sets.map(() => []);
+  if (lines.length === 0) return results;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dnaserve-manifests-"));
+  const file = path.join(dir, "objects.ts");
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  // The compiler resolves kubernetes-models from this directory's node_modules.
+  fs.symlinkSync(path.join(HERE, "node_modules"), path.join(dir, "node_modules"));
+  const tsc = path.join(HERE, "node_modules", "typescript", "bin", "tsc");
+  if (!fs.existsSync(tsc)) fail("typescript is not installed: run scripts/install-deps");
+  fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
+    compilerOptions: { noEmit: true, strict: true, skipLibCheck: true, types: [], module: "commonjs",
+                       moduleResolution: "node", target: "es2019", pretty: false },
+    files: ["objects.ts"],
+  }));
+  let output = "";
+  try {
+    execFileSync(process.execPath, [tsc, "--project", dir],
+                 { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    output = `${e.stdout || ""}${e.stderr || ""}`;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  for (const line of output.split("\n")) {
+    const m = /^.*objects\.ts\((\d+),\d+\): error (TS\d+: .*)$/.exec(line);
+    if (!m) {
+      if (line.trim()) results.forEach((r) => r.push(`fields: compiler: ${line.trim()}`));
+      continue;
+    }
+    const owner = owners[Number(m[1]) - 1];
+    if (!owner) continue;
+    results[owner[0]].push(`fields: ${describe(owner[1])}: ${m[2]}`);
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Cross-object facts
+
+const WORKLOAD_KINDS = new Set(["Deployment", "StatefulSet", "DaemonSet"]);
+
+function workloads(objects) {
+  return objects.filter((o) => WORKLOAD_KINDS.has(o.kind));
+}
+function podLabels(workload) {
+  return (((workload.spec || {}).template || {}).metadata || {}).labels || {};
+}
+function podSpec(workload) {
+  return ((workload.spec || {}).template || {}).spec || {};
+}
+function containers(workload) {
+  const spec = podSpec(workload);
+  return [...(spec.initContainers || []), ...(spec.containers || [])];
+}
+function matches(selector, labels) {
+  return Object.entries(selector || {}).every(([k, v]) => labels[k] === v);
+}
+// A LabelSelector ({matchLabels, matchExpressions}); only matchLabels is used in deploy/.
+function selects(labelSelector, labels) {
+  if (!labelSelector) return false;
+  if (labelSelector.matchExpressions && labelSelector.matchExpressions.length) return false;
+  return matches(labelSelector.matchLabels, labels);
+}
+function selected(objects, labelSelector) {
+  return workloads(objects).filter((w) => selects(labelSelector, podLabels(w)));
+}
+function portExists(workload, port) {
+  return containers(workload).some((c) => (c.ports || []).some(
+      (p) => (typeof port === "string" ? p.name === port : p.containerPort === port)));
+}
+function byKindName(objects, kind, name) {
+  return objects.find((o) => o.kind === kind && o.metadata && o.metadata.name === name);
+}
+
+// Environment variables and flags a dnaserve binary reads, from its --help.
+function binaryInterface(binary) {
+  let help;
+  try {
+    help = execFileSync(binary, ["--help"], { encoding: "utf8" });
+  } catch (e) {
+    fail(`cannot run '${binary} --help': ${e.message}`);
+  }
+  const env = new Set([...help.matchAll(/\(Env:([A-Z0-9_]+)\)/g)].map((m) => m[1]));
+  const flags = new Set([...help.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
+  if (env.size === 0 || flags.size === 0) fail(`'${binary} --help' lists no options`);
+  return { env, flags };
+}
+
+function crossErrors(objects, binaries) {
+  const errors = [];
+  const add = (message) => errors.push(`cross: ${message}`);
+
+  for (const w of workloads(objects)) {
+    const spec = w.spec || {};
+    if (!selects(spec.selector, podLabels(w))) {
+      add(`${describe(w)}: its selector does not select its own pod template`);
+    }
+    const volumes = new Map((podSpec(w).volumes || []).map((v) => [v.name, v]));
+    for (const t of spec.volumeClaimTemplates || []) volumes.set(t.metadata.name, t);
+    for (const c of containers(w)) {
+      for (const [kind, probe] of [["startupProbe", c.startupProbe],
+                                   ["readinessProbe", c.readinessProbe],
+                                   ["livenessProbe", c.livenessProbe]]) {
+        if (!probe) continue;
+        const port = (probe.httpGet || probe.tcpSocket || probe.grpc || {}).port;
+        if (port !== undefined && !portExists(w, port)) {
+          add(`${describe(w)} container ${c.name}: ${kind} port '${port}' is not a container port`);
+        }
+      }
+      for (const m of c.volumeMounts || []) {
+        if (!volumes.has(m.name)) add(`${describe(w)} container ${c.name}: mounts unknown volume '${m.name}'`);
+      }
+      for (const from of c.envFrom || []) {
+        if (from.configMapRef && !byKindName(objects, "ConfigMap", from.configMapRef.name)) {
+          add(`${describe(w)}: envFrom names ConfigMap '${from.configMapRef.name}', which is not rendered`);
+        }
+        if (from.secretRef && !byKindName(objects, "Secret", from.secretRef.name)) {
+          add(`${describe(w)}: envFrom names Secret '${from.secretRef.name}', which is not rendered`);
+        }
+      }
+    }
+    for (const v of podSpec(w).volumes || []) {
+      if (v.secret && !byKindName(objects, "Secret", v.secret.secretName)) {
+        add(`${describe(w)}: volume '${v.name}' names Secret '${v.secret.secretName}', which is not rendered`);
+      }
+      if (v.configMap && !byKindName(objects, "ConfigMap", v.configMap.name)) {
+        add(`${describe(w)}: volume '${v.name}' names ConfigMap '${v.configMap.name}', which is not rendered`);
+      }
+      if (v.persistentVolumeClaim &&
+          !byKindName(objects, "PersistentVolumeClaim", v.persistentVolumeClaim.claimName)) {
+        add(`${describe(w)}: volume '${v.name}' claims '${v.persistentVolumeClaim.claimName}', which is not rendered`);
+      }
+    }
+  }
+
+  for (const s of objects.filter((o) => o.kind === "Service")) {
+    const pods = workloads(objects).filter((w) => matches(s.spec.selector, podLabels(w)));
+    if (!s.spec.selector || pods.length === 0) {
+      add(`${describe(s)}: its selector selects no pods`);
+      continue;
+    }
+    for (const p of s.spec.ports || []) {
+      const target = p.targetPort === undefined ? p.port : p.targetPort;
+      for (const w of pods) {
+        if (!portExists(w, target)) add(`${describe(s)} port ${p.name || p.port}: ${describe(w)} has no port '${target}'`);
+      }
+    }
+  }
+
+  for (const o of objects.filter((x) => x.kind === "PodDisruptionBudget")) {
+    if (selected(objects, o.spec.selector).length === 0) add(`${describe(o)}: selects no pods`);
+  }
+  for (const h of objects.filter((x) => x.kind === "HorizontalPodAutoscaler")) {
+    const ref = h.spec.scaleTargetRef;
+    if (!byKindName(objects, ref.kind, ref.name)) add(`${describe(h)}: scales ${ref.kind}/${ref.name}, which is not rendered`);
+  }
+  for (const i of objects.filter((x) => x.kind === "Ingress")) {
+    for (const rule of i.spec.rules || []) {
+      for (const p of (rule.http || {}).paths || []) {
+        const svc = byKindName(objects, "Service", p.backend.service.name);
+        const port = p.backend.service.port;
+        if (!svc) {
+          add(`${describe(i)}: backend Service '${p.backend.service.name}' is not rendered`);
+        } else if (!(svc.spec.ports || []).some((sp) => sp.name === port.name || sp.port === port.number)) {
+          add(`${describe(i)}: Service '${svc.metadata.name}' has no port '${port.name || port.number}'`);
+        }
+      }
+    }
+  }
+
+  networkPolicyErrors(objects).forEach(add);
+  binaryErrors(objects, binaries).forEach(add);
+  return errors;
+}
+
+// NetworkPolicies: each selects pods; the intended reachability holds.
+function networkPolicyErrors(objects) {
+  const errors = [];
+  const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+  const component = (w) => podLabels(w)["app.kubernetes.io/component"];
+  const isAll = (sel) => sel && Object.keys(sel).length === 0;
+  for (const p of policies) {
+    if (!isAll(p.spec.podSelector) && selected(objects, p.spec.podSelector).length === 0) {
+      errors.push(`${describe(p)}: podSelector selects no pods`);
+    }
+    for (const rule of p.spec.ingress || []) {
+      for (const peer of rule.from || []) {
+        if (peer.podSelector && !peer.namespaceSelector && !isAll(peer.podSelector) &&
+            selected(objects, peer.podSelector).length === 0) {
+          errors.push(`${describe(p)}: an ingress rule allows pods that no workload has`);
+        }
+      }
+    }
+  }
+  if (!policies.some((p) => isAll(p.spec.podSelector) && (p.spec.policyTypes || []).includes("Ingress") &&
+                          !(p.spec.ingress || []).length)) {
+    errors.push("no default-deny ingress NetworkPolicy (podSelector {} with no ingress rules)");
+  }
+  // Who may open a connection to `target` on its container port `portName`: "any" (a rule with
+  // no `from`, or an ipBlock), or the in-namespace workloads and foreign namespaces allowed.
+  const sources = (target, portName) => {
+    const port = containers(target).flatMap((c) => c.ports || []).find((x) => x.name === portName);
+    const out = { any: false, components: new Set(), namespaces: 0 };
+    for (const p of policies) {
+      if (!(p.spec.policyTypes || ["Ingress"]).includes("Ingress")) continue;
+      if (!isAll(p.spec.podSelector) && !selects(p.spec.podSelector, podLabels(target))) continue;
+      for (const rule of p.spec.ingress || []) {
+        const coversPort = !rule.ports || rule.ports.some(
+            (rp) => rp.port === undefined || rp.port === portName || (port && rp.port === port.containerPort));
+        if (!coversPort) continue;
+        if (!rule.from || rule.from.length === 0) out.any = true;
+        for (const peer of rule.from || []) {
+          if (peer.ipBlock) out.any = true;
+          else if (peer.namespaceSelector) out.namespaces++;
+          else for (const w of selected(objects, peer.podSelector)) out.components.add(component(w));
+          if (peer.podSelector && isAll(peer.podSelector) && !peer.namespaceSelector) out.any = true;
+        }
+      }
+    }
+    return out;
+  };
+  const expectOnlyGateways = (comp, portName) => {
+    const targets = workloads(objects).filter((w) => component(w) === comp);
+    if (targets.length === 0) errors.push(`no ${comp} workload to check network policies against`);
+    for (const w of targets) {
+      const s = sources(w, portName);
+      const allowed = [...s.components];
+      if (s.any || s.namespaces > 0 || allowed.length !== 1 || allowed[0] !== "gateway") {
+        errors.push(`${describe(w)} port ${portName} must be reachable from gateways only; allowed: ` +
+                    `${s.any ? "anyone" : ""}${s.namespaces ? " other namespaces" : ""} [${allowed.join(", ")}]`);
+      }
+    }
+  };
+  expectOnlyGateways("worker", "grpc");
+  expectOnlyGateways("redis", "redis");
+  return errors;
+}
+
+// Containers running a dnaserve binary: every variable their environment gets is read by that
+// binary (or used by another variable as $(NAME)); every flag in args exists; the termination
+// grace period covers preStop plus the binary's drain budget.
+function binaryErrors(objects, binaries) {
+  const errors = [];
+  const drainSetting = { gateway: "DNASERVE_DRAIN_TIMEOUT", worker: "DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS" };
+  for (const w of workloads(objects)) {
+    for (const c of podSpec(w).containers || []) {
+      const binary = binaries[c.name];
+      if (!binary) continue;
+      const values = new Map();
+      for (const from of c.envFrom || []) {
+        const source = from.configMapRef
+          ? byKindName(objects, "ConfigMap", from.configMapRef.name)
+          : from.secretRef ? byKindName(objects, "Secret", from.secretRef.name) : null;
+        for (const [k, v] of Object.entries((source && source.data) || {})) {
+          values.set((from.prefix || "") + k, from.secretRef ? "(secret)" : v);
+        }
+      }
+      for (const e of c.env || []) values.set(e.name, e.value === undefined ? "(reference)" : e.value);
+      const referenced = new Set();
+      for (const v of [...values.values(), ...(c.args || []), ...(c.command || [])]) {
+        for (const m of String(v).matchAll(/\$\(([A-Za-z0-9_]+)\)/g)) referenced.add(m[1]);
+      }
+      for (const name of values.keys()) {
+        if (!binary.env.has(name) && !referenced.has(name)) {
+          errors.push(`${describe(w)} container ${c.name}: environment variable ${name} is not read by ` +
+                      `the ${c.name} binary (its --help does not list it)`);
+        }
+      }
+      for (const arg of c.args || []) {
+        const m = /^--([a-z][a-z0-9-]*)/.exec(arg);
+        if (m && !binary.flags.has(m[1])) errors.push(`${describe(w)} container ${c.name}: unknown flag --${m[1]}`);
+      }
+      const drain = Number(values.get(drainSetting[c.name]));
+      if (!Number.isFinite(drain)) {
+        errors.push(`${describe(w)} container ${c.name}: ${drainSetting[c.name]} is not set`);
+        continue;
+      }
+      const preStop = ((((c.lifecycle || {}).preStop || {}).exec || {}).command || []);
+      const sleep = preStop[0] === "sleep" ? Number(preStop[1]) || 0 : 0;
+      const grace = podSpec(w).terminationGracePeriodSeconds;
+      const graceValue = grace === undefined ? 30 : grace;
+      if (graceValue < sleep + drain + 5) {
+        errors.push(`${describe(w)}: terminationGracePeriodSeconds ${graceValue} is shorter than preStop ` +
+                    `${sleep} s + ${drainSetting[c.name]} ${drain} s + 5 s to stop`);
+      }
+      if (c.name === "gateway" && drain < Number(values.get("DNASERVE_SYNC_TIMEOUT") || 300)) {
+        errors.push(`${describe(w)}: DNASERVE_DRAIN_TIMEOUT ${drain} is shorter than the sync budget`);
+      }
+    }
+  }
+  return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function validateSets(sets, binaries) {
+  const fields = fieldErrors(sets);
+  return sets.map((objects, i) => [...schemaErrors(objects), ...fields[i], ...crossErrors(objects, binaries)]);
+}
+
+function parseArgs(argv) {
+  const args = { overlays: [], selfTest: false };
+  for (let i = 0; i < argv.length; ++i) {
+    if (argv[i] === "--gateway") args.gateway = argv[++i];
+    else if (argv[i] === "--worker") args.worker = argv[++i];
+    else if (argv[i] === "--self-test") args.selfTest = true;
+    else args.overlays.push(argv[i]);
+  }
+  if (!args.gateway || !args.worker || args.overlays.length === 0) {
+    fail("usage: validate_manifests.js --gateway BIN --worker BIN [--self-test] OVERLAY...");
+  }
+  return args;
+}
+
+function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const binaries = { gateway: binaryInterface(args.gateway), worker: binaryInterface(args.worker) };
+  if (args.selfTest) return selfTest(args.overlays, binaries);
+
+  const rendered = args.overlays.map((overlay) => ({ overlay, ...render(overlay) }));
+  const ok = rendered.filter((r) => r.objects);
+  const results = validateSets(ok.map((r) => r.objects), binaries);
+  let failures = 0;
+  for (const r of rendered) {
+    const errors = r.error ? [r.error] : results[ok.indexOf(r)];
+    failures += errors.length;
+    const kinds = r.objects ? `${r.objects.length} objects` : "not rendered";
+    console.log(`${errors.length ? "FAIL" : "ok  "} ${r.overlay}: ${kinds}`);
+    for (const e of errors) console.log(`     ${e}`);
+  }
+  console.log(`${rendered.length - rendered.filter((r, i) => r.error || results[ok.indexOf(r)].length).length} passed, ` +
+              `${rendered.filter((r) => r.error || results[ok.indexOf(r)].length).length} failed`);
+  process.exit(failures ? 1 : 0);
+}
+
+// One mutation per check; each must be rejected with an error matching `expect`.
+function mutations() {
+  const find = (objects, kind, name) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+  const gateway = (o) => find(o, "Deployment", "dnaserve-gateway");
+  const worker = (o) => find(o, "Deployment", "dnaserve-worker-splice");
+  return [
+    ["replicas of the wrong type", /^schema: Deployment\/dnaserve-gateway: .*replicas/,
+     (o) => { gateway(o).spec.replicas = "two"; }],
+    ["a misspelt container field", /^fields: Deployment\/dnaserve-worker-splice: .*imagePullPolicyy/,
+     (o) => { worker(o).spec.template.spec.containers[0].imagePullPolicyy = "Always"; }],
+    ["a kind that does not exist", /^schema: Deploymnet\//,
+     (o) => { o.push({ apiVersion: "apps/v1", kind: "Deploymnet", metadata: { name: "x" } }); }],
+    ["a Service selecting no pods", /^cross: Service\/dnaserve-gateway: its selector selects no pods/,
+     (o) => { find(o, "Service", "dnaserve-gateway").spec.selector["app.kubernetes.io/component"] = "gatway"; }],
+    ["a Service target port no pod has", /^cross: Service\/dnaserve-worker-splice port grpc: .*no port 'grcp'/,
+     (o) => { find(o, "Service", "dnaserve-worker-splice").spec.ports[0].targetPort = "grcp"; }],
+    ["a probe on a missing port", /^cross: Deployment\/dnaserve-worker-splice container worker: readinessProbe port '50052'/,
+     (o) => { worker(o).spec.template.spec.containers[0].readinessProbe.grpc.port = 50052; }],
+    ["workers open to every pod", /^cross: Deployment\/dnaserve-worker-\w+ port grpc must be reachable from gateways only/,
+     (o) => { find(o, "NetworkPolicy", "dnaserve-worker-from-gateways").spec.ingress[0].from[0].podSelector = {}; }],
+    ["Redis open to workers too", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways only/,
+     (o) => { find(o, "NetworkPolicy", "dnaserve-redis-from-gateways").spec.ingress[0].from.push(
+         { podSelector: { matchLabels: { "app.kubernetes.io/component": "worker" } } }); }],
+    ["no default deny", /^cross: no default-deny ingress NetworkPolicy/,
+     (o) => { o.splice(o.indexOf(find(o, "NetworkPolicy", "dnaserve-default-deny")), 1); }],
+    ["a setting no binary reads", /^cross: Deployment\/dnaserve-gateway container gateway: environment variable DNASERVE_REDIS_HOST/,
+     (o) => { o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith("dnaserve-gateway-config")).data.DNASERVE_REDIS_HOST = "redis"; }],
+    ["a flag the worker lacks", /^cross: Deployment\/dnaserve-worker-splice container worker: unknown flag --model-dir/,
+     (o) => { worker(o).spec.template.spec.containers[0].args.push("--model-dir", "/models"); }],
+    ["a grace period shorter than the drain", /^cross: Deployment\/dnaserve-gateway: terminationGracePeriodSeconds 30/,
+     (o) => { gateway(o).spec.template.spec.terminationGracePeriodSeconds = 30; }],
+    ["a missing Secret", /^cross: Deployment\/dnaserve-gateway: volume 'keys' names Secret 'dnaserve-keyz'/,
+     (o) => { gateway(o).spec.template.spec.volumes[0].secret.secretName = "dnaserve-keyz"; }],
+    ["an HPA scaling nothing", /^cross: HorizontalPodAutoscaler\/dnaserve-gateway: scales Deployment\/dnaserve-gatway/,
+     (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-gateway").spec.scaleTargetRef.name = "dnaserve-gatway"; }],
+  ];
+}
+
+function selfTest(overlays, binaries) {
+  const [good, broken] = overlays;
+  if (!good || !broken) fail("--self-test needs GOOD_OVERLAY BROKEN_OVERLAY");
+  const base = render(good);
+  if (!base.objects) fail(base.error);
+  const cases = mutations();
+  const sets = [base.objects, ...cases.map(([, , mutate]) => {
+    const copy = JSON.parse(JSON.stringify(base.objects));
+    mutate(copy);
+    return copy;
+  })];
+  const brokenRender = render(broken);
+  if (brokenRender.objects) sets.push(brokenRender.objects);
+  const results = validateSets(sets, binaries);
+
+  let passed = 0;
+  let failed = 0;
+  const report = (ok, name, detail) => {
+    ok ? ++passed : ++failed;
+    console.log(`${ok ? "ok  " : "FAIL"} ${name}${detail ? `\n     ${detail}` : ""}`);
+  };
+  report(results[0].length === 0, `the unchanged ${good} is accepted`, results[0].join("\n     "));
+  cases.forEach(([name, expect], i) => {
+    const errors = results[i + 1];
+    const hit = errors.some((e) => expect.test(e));
+    report(hit, `rejected: ${name}`, hit ? errors.find((e) => expect.test(e)) : `got: ${errors.join(" | ") || "no error"}`);
+  });
+  const brokenErrors = brokenRender.objects ? results[results.length - 1] : [brokenRender.error];
+  report(brokenErrors.length > 0, `rejected: the broken overlay ${broken}`, brokenErrors.join("\n     "));
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main();

@@ -1,0 +1,280 @@
+// Operations, end to end over real processes: /metrics of the gateway and the workers after real
+// traffic, readiness and liveness, and graceful termination of a gateway and of a worker with
+// requests in flight (deploy/README.md, "Graceful termination").
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "tests/integration/service_fixture.h"
+
+using namespace dnaserve::testing;
+
+namespace {
+
+// The value of one series ("name{labels}") in a scrape; 0 when absent (a counter never moved).
+double Sample(const std::string& scrape, const std::string& series) {
+  size_t at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(scrape.substr(at + series.size() + 2));
+}
+
+std::string Scrape(const std::string& admin_url) {
+  auto r = HttpRequest("GET", admin_url + "/metrics");
+  INFO(r.error);
+  REQUIRE(r.status == 200);
+  CHECK(r.Header("content-type") == std::string("text/plain; version=0.0.4; charset=utf-8"));
+  return "\n" + r.body;
+}
+
+std::string JobId(const HttpResult& r) {
+  return (*ParseJson(r.body))["data"]["job_id"].GetString();
+}
+
+// Polls until the job is no longer running; returns the final poll.
+HttpResult AwaitJob(Service* svc, const std::string& job_id, const std::string& key) {
+  HttpResult poll;
+  for (int i = 0; i < 1200; ++i) {
+    poll = svc->Get("/v1/tasks/jobs/" + job_id, key);
+    if (poll.status != 202) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return poll;
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+const std::string kPredictRoute = "route=\"/v1/tasks/{task}/predict\",method=\"POST\"";
+
+// A synchronous 400 kb annotation as GFF3: long enough to be in flight when a signal lands.
+std::future<HttpResult> StartLongRequest(const std::string& base, const std::string& key) {
+  return std::async(std::launch::async, [base, key] {
+    return HttpRequest("POST", base + "/v1/tasks/annotation/predict?format=gff3",
+                       {"Authorization: Bearer " + key, "Content-Type: application/json"},
+                       MinimalBody("annotation", 400000), 300);
+  });
+}
+
+// Waits until `series` in the scrape of `admin_url` has `value`.
+bool WaitForSample(const std::string& admin_url, const std::string& series, double value) {
+  return WaitFor(
+      [&] {
+        auto m = HttpRequest("GET", admin_url + "/metrics", {}, "", 2);
+        return m.status == 200 && Sample("\n" + m.body, series) == value;
+      },
+      std::chrono::seconds(30));
+}
+
+}  // namespace
+
+TEST_CASE("gateway and worker /metrics move with real traffic and hold no per-key data",
+          "[integration][observability]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  const auto& keys = svc->keys();
+  auto models = ParseJson(svc->Get("/v1/tasks/promoter/models").body);
+  const std::string promoter_model = (*models)["default_model"].GetString();
+
+  const std::string gw_before = Scrape(svc->gateway_admin_url());
+  const std::string worker_before = Scrape(svc->worker_admin_url("promoter"));
+
+  CHECK(svc->Post("/v1/tasks/promoter/predict", MinimalBody("promoter"), keys.alice).status == 200);
+  CHECK(svc->Post("/v1/tasks/promoter/predict", "{not json", keys.alice).status == 400);
+  CHECK(svc->Post("/v1/tasks/promoter/predict", MinimalBody("promoter")).status == 401);
+  // The per-key rate: a bucket of capacity 1.
+  CHECK(svc->Post("/v1/tasks/enhancer/predict", MinimalBody("enhancer", 300), keys.slow).status ==
+        200);
+  CHECK(svc->Post("/v1/tasks/enhancer/predict", MinimalBody("enhancer", 300), keys.slow).status ==
+        429);
+  // The per-key concurrency cap: one long async job holds the only slot.
+  auto running = svc->Post("/v1/tasks/annotation/predict", MinimalBody("annotation", 400000),
+                           keys.single, {"Prefer: respond-async"});
+  REQUIRE(running.status == 202);
+  CHECK(svc->Post("/v1/tasks/enhancer/predict", MinimalBody("enhancer", 300), keys.single)
+            .status == 429);
+  const std::string during = Scrape(svc->gateway_admin_url());
+  CHECK(Sample(during, "dnaserve_jobs_in_progress{state=\"queued\"}") +
+            Sample(during, "dnaserve_jobs_in_progress{state=\"running\"}") >= 1);
+  CHECK(AwaitJob(svc, JobId(running), keys.single).status == 200);
+
+  const std::string gw = Scrape(svc->gateway_admin_url());
+  auto delta = [&](const std::string& series) {
+    return Sample(gw, series) - Sample(gw_before, series);
+  };
+  CHECK(delta("dnaserve_http_requests_total{" + kPredictRoute + ",status=\"200\"}") == 2);
+  CHECK(delta("dnaserve_http_requests_total{" + kPredictRoute + ",status=\"202\"}") == 1);
+  CHECK(delta("dnaserve_http_requests_total{" + kPredictRoute + ",status=\"400\"}") == 1);
+  CHECK(delta("dnaserve_http_requests_total{" + kPredictRoute + ",status=\"401\"}") == 1);
+  CHECK(delta("dnaserve_http_requests_total{" + kPredictRoute + ",status=\"429\"}") == 2);
+  CHECK(delta("dnaserve_http_request_duration_seconds_count{" + kPredictRoute + "}") == 7);
+  CHECK(delta("dnaserve_rate_limited_total{cause=\"key_rate\"}") == 1);
+  CHECK(delta("dnaserve_rate_limited_total{cause=\"key_concurrency\"}") == 1);
+  CHECK(delta("dnaserve_rate_limited_total{cause=\"edge_ip\"}") == 0);
+  CHECK(delta("dnaserve_jobs_finished_total{task=\"promoter\",mode=\"sync\",state=\"completed\"}") ==
+        1);
+  CHECK(delta("dnaserve_jobs_finished_total{task=\"annotation\",mode=\"async\","
+              "state=\"completed\"}") == 1);
+  CHECK(delta("dnaserve_worker_calls_total{task=\"promoter\",code=\"ok\"}") == 1);
+  CHECK(delta("dnaserve_worker_call_duration_seconds_count{task=\"annotation\"}") == 1);
+  CHECK(gw.find("\ndnaserve_build_info{version=\"") != std::string::npos);
+  // Nothing about who called: no client ids, no keys.
+  for (const std::string& secret : {std::string("alice"), std::string("slowpoke"),
+                                    std::string("\"single\""), keys.alice, keys.slow}) {
+    CHECK(gw.find(secret) == std::string::npos);
+  }
+
+  const std::string worker = Scrape(svc->worker_admin_url("promoter"));
+  auto worker_delta = [&](const std::string& series) {
+    return Sample(worker, series) - Sample(worker_before, series);
+  };
+  const std::string model = "model=\"" + promoter_model + "\"";
+  CHECK(worker_delta("dnaserve_worker_predict_requests_total{" + model + ",code=\"ok\"}") == 1);
+  CHECK(worker_delta("dnaserve_worker_predict_duration_seconds_count{" + model + "}") == 1);
+  CHECK(worker_delta("dnaserve_worker_batch_rows_count{" + model + "}") >= 1);
+  CHECK(Sample(worker, "dnaserve_worker_model_load_seconds{" + model + "}") > 0);
+  CHECK(Sample(worker, "dnaserve_worker_model_loads_total{" + model + ",result=\"ok\"}") == 1);
+  CHECK(Sample(worker, "dnaserve_worker_models_loaded") >= 1);
+  CHECK(Sample(worker, "dnaserve_worker_predict_in_flight") == 0);
+  CHECK(Sample(worker, "dnaserve_worker_batch_queue_calls{" + model + "}") == 0);
+  CHECK(worker.find("\ndnaserve_worker_info{task=\"promoter\"} 1\n") != std::string::npos);
+}
+
+TEST_CASE("readiness and liveness live on the admin listeners, not the public port",
+          "[integration][observability]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  auto ready = HttpRequest("GET", svc->gateway_admin_url() + "/ready");
+  CHECK(ready.status == 200);
+  CHECK(std::string((*ParseJson(ready.body))["status"].GetString()) == "ready");
+  CHECK(std::string((*ParseJson(ready.body))["redis"].GetString()) == "up");
+  CHECK(Sample(Scrape(svc->gateway_admin_url()), "dnaserve_redis_up") == 1);
+  CHECK(HttpRequest("GET", svc->gateway_admin_url() + "/live").status == 200);
+  CHECK(HttpRequest("GET", svc->worker_admin_url("splice") + "/live").status == 200);
+  // The public port serves the contract's routes only.
+  for (const char* path : {"/metrics", "/ready", "/live"}) {
+    auto r = svc->Get(path);
+    INFO(path);
+    CHECK(r.status == 404);
+    CHECK(std::string((*ParseJson(r.body))["error"]["code"].GetString()) == "not_found");
+  }
+}
+
+TEST_CASE("a gateway given SIGTERM leaves readiness, finishes what it accepted, then exits",
+          "[integration][observability]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  // A second gateway of the same service (same Redis, same workers), to be terminated.
+  const int port = FreePort();
+  const int admin_port = FreePort();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  const std::string admin = "http://127.0.0.1:" + std::to_string(admin_port);
+  const std::string log = svc->log_dir() + "/gateway-drained.log";
+  ChildProcess gateway;
+  REQUIRE(gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
+                        {{"DNASERVE_PORT", std::to_string(port)},
+                         {"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(admin_port)},
+                         {"DNASERVE_KEYS_FILE", svc->keys_file()},
+                         {"DNASERVE_REDIS_URL", svc->redis_url()},
+                         {"DNASERVE_WORKERS", svc->workers_spec()},
+                         {"DNASERVE_IP_RATE", "10000"},
+                         {"DNASERVE_IP_BURST", "10000"},
+                         {"DNASERVE_DRAIN_TIMEOUT", "120"}},
+                        log));
+  REQUIRE(WaitFor([&] { return HttpRequest("GET", admin + "/ready", {}, "", 2).status == 200; },
+                  std::chrono::seconds(60)));
+
+  // An async job and a sync request, both long (400 kb annotation), in flight at SIGTERM.
+  auto submitted = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
+                               {"Authorization: Bearer " + svc->keys().alice,
+                                "Content-Type: application/json", "Prefer: respond-async"},
+                               MinimalBody("annotation", 400000));
+  REQUIRE(submitted.status == 202);
+  auto sync = StartLongRequest(base, svc->keys().alice);
+  REQUIRE(WaitForSample(admin, "dnaserve_jobs_in_progress{state=\"running\"}", 2));
+
+  gateway.Terminate();
+  // Out of the Service at once, while still answering: keep-alive clients are told to leave.
+  REQUIRE(WaitFor([&] { return HttpRequest("GET", admin + "/ready", {}, "", 2).status == 503; },
+                  std::chrono::seconds(5)));
+  auto draining = HttpRequest("GET", admin + "/ready");
+  CHECK(std::string((*ParseJson(draining.body))["status"].GetString()) == "draining");
+  auto health = HttpRequest("GET", base + "/health");
+  CHECK(health.status == 200);
+  REQUIRE(health.Header("connection"));
+  std::string connection = *health.Header("connection");
+  std::transform(connection.begin(), connection.end(), connection.begin(), ::tolower);
+  CHECK(connection == "close");
+
+  // The sync request completes; the async job completes before the process exits.
+  auto result = sync.get();
+  CHECK(result.status == 200);
+  CHECK(result.body.rfind("##gff-version 3", 0) == 0);
+  auto exit_code = gateway.WaitExit(std::chrono::seconds(120));
+  REQUIRE(exit_code.has_value());
+  CHECK(*exit_code == 0);
+  auto poll = svc->Get("/v1/tasks/jobs/" + JobId(submitted), svc->keys().alice);
+  CHECK(poll.status == 200);
+  const std::string gateway_log = ReadFile(log);
+  CHECK(gateway_log.find("\"event\":\"gateway_stopped\",\"drained\":true") != std::string::npos);
+}
+
+TEST_CASE("a worker given SIGTERM finishes its in-flight call and stays live while it drains",
+          "[integration][observability]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  // Its own annotation worker (the models of the shared service) behind a second gateway.
+  const std::string models = svc->log_dir() + "/models";
+  const int grpc_port = FreePort();
+  const int worker_admin = FreePort();
+  ChildProcess worker;
+  REQUIRE(worker.Start({BinaryDir() + "/worker/dnaserve-worker", "--task", "annotation",
+                        "--models-dir", models, "--listen",
+                        "127.0.0.1:" + std::to_string(grpc_port), "--admin-listen",
+                        "127.0.0.1:" + std::to_string(worker_admin)},
+                       {{"DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS", "120"}},
+                       svc->log_dir() + "/worker-drained.log"));
+  const int port = FreePort();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  const std::string worker_url = "http://127.0.0.1:" + std::to_string(worker_admin);
+  ChildProcess gateway;
+  REQUIRE(gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
+                        {{"DNASERVE_PORT", std::to_string(port)},
+                         {"DNASERVE_KEYS_FILE", svc->keys_file()},
+                         {"DNASERVE_REDIS_URL", svc->redis_url()},
+                         {"DNASERVE_WORKERS",
+                          "annotation=127.0.0.1:" + std::to_string(grpc_port)},
+                         {"DNASERVE_IP_RATE", "10000"},
+                         {"DNASERVE_IP_BURST", "10000"}},
+                        svc->log_dir() + "/gateway-for-drained-worker.log"));
+  REQUIRE(WaitFor([&] { return HttpRequest("GET", base + "/v1/tasks/annotation/models", {}, "", 2)
+                                   .status == 200; },
+                  std::chrono::seconds(60)));
+
+  auto sync = StartLongRequest(base, svc->keys().alice);
+  REQUIRE(WaitForSample(worker_url, "dnaserve_worker_predict_in_flight", 1));
+  worker.Terminate();
+  // Draining: liveness stays 200 so that Kubernetes does not restart it mid-call.
+  CHECK(HttpRequest("GET", worker_url + "/live").status == 200);
+  auto result = sync.get();
+  CHECK(result.status == 200);
+  auto exit_code = worker.WaitExit(std::chrono::seconds(60));
+  REQUIRE(exit_code.has_value());
+  CHECK(*exit_code == 0);
+  // With its only worker gone the family answers 503 with the envelope, never a hang.
+  auto after = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
+                           {"Authorization: Bearer " + svc->keys().alice,
+                            "Content-Type: application/json"},
+                           MinimalBody("annotation", 3000), 60);
+  CHECK(after.status == 503);
+}
