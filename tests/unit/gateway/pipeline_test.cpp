@@ -11,6 +11,7 @@
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
 #include "gateway/observability/gateway_metrics.h"
+#include "gateway/observability/metered_backend.h"
 #include "gateway/ratelimit/in_memory_quota_store.h"
 
 using namespace dnaserve;
@@ -87,6 +88,7 @@ struct Harness {
   DocsHandler docs{"/nonexistent"};
   metrics::Registry registry;
   GatewayMetrics metrics{&registry};
+  MeteredBackend metered{&backend, &metrics};  // as main wires it: worker calls are counted
   std::unique_ptr<KeyStore> keys;
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
@@ -120,7 +122,7 @@ struct Harness {
     s.keys = keys.get();
     s.quotas = &quotas;
     s.jobs = &jobs;
-    s.backend = &backend;
+    s.backend = &metered;
     s.catalogue = &catalogue;
     s.docs = &docs;
     s.runner = &runner;
@@ -462,6 +464,7 @@ TEST_CASE("find-genes: a worker error reaches the client and the job as its own 
   auto poll = h.Call("GET", "/v1/tasks/jobs/" + *r.FindHeader("X-Job-Id"), kAliceKey);
   CHECK(poll.status == 503);
   CHECK(poll.body == r.body);
+}
 
 TEST_CASE("metrics count requests by route pattern and status, 429s by cause, and jobs",
           "[gateway][pipeline][metrics]") {
