@@ -1,6 +1,7 @@
 #include "worker/windowing/annotation_decode.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dnaserve::worker {
 namespace {
@@ -29,28 +30,43 @@ std::vector<Span> Runs(int64_t from, int64_t to, Pred pred) {
   return runs;
 }
 
+constexpr double kProbabilityFloor = 1e-4;
+
+double FlooredLog(double p) { return std::log(std::max(p, kProbabilityFloor)); }
+
 void DecodeStrand(const PositionScores& scores, const StrandChannels& ch, char strand,
                   const DecodeOptions& options, std::vector<DecodedTranscript>* out) {
-  auto body = [&](int64_t i) { return std::max(scores.at(i, ch.exon), scores.at(i, ch.intron)); };
-  auto candidates = Runs(0, scores.length, [&](int64_t i) { return body(i) >= options.threshold; });
-  for (const Span& candidate : candidates) {
+  const std::vector<StrandState> path = ParseStrand(scores, ch, strand, options);
+  auto inside = Runs(0, scores.length,
+                     [&](int64_t i) { return path[i] != StrandState::kOutside; });
+  for (const Span& candidate : inside) {
     DecodedTranscript t;
     t.strand = strand;
     t.exons = Runs(candidate.start, candidate.end,
-                   [&](int64_t i) { return scores.at(i, ch.exon) >= scores.at(i, ch.intron); });
+                   [&](int64_t i) { return path[i] == StrandState::kExon; });
+    auto short_exon = [&](const Span& e) {
+      return e.end - e.start < options.min_terminal_exon_bp;
+    };
+    while (!t.exons.empty() && short_exon(t.exons.back())) t.exons.pop_back();
+    while (!t.exons.empty() && short_exon(t.exons.front())) t.exons.erase(t.exons.begin());
     if (t.exons.empty()) continue;
     t.span = {t.exons.front().start, t.exons.back().end};
     if (t.span.end - t.span.start < options.min_transcript_bp) continue;
+    double exon_sum = 0;
+    int64_t exon_bases = 0;
+    for (const Span& exon : t.exons) {
+      for (int64_t i = exon.start; i < exon.end; ++i) exon_sum += scores.at(i, ch.exon);
+      exon_bases += exon.end - exon.start;
+    }
+    if (exon_sum / static_cast<double>(exon_bases) < options.min_exon_mean) continue;
     for (size_t e = 0; e + 1 < t.exons.size(); ++e) {
       t.introns.push_back({t.exons[e].end, t.exons[e + 1].start});
     }
-    for (const Span& exon : t.exons) {
-      auto coding = Runs(exon.start, exon.end,
-                         [&](int64_t i) { return scores.at(i, ch.cds) >= options.threshold; });
-      t.cds.insert(t.cds.end(), coding.begin(), coding.end());
-    }
+    t.cds = CodingSpan(t.exons, scores, ch.cds, options.cds_threshold);
     double sum = 0;
-    for (int64_t i = t.span.start; i < t.span.end; ++i) sum += body(i);
+    for (int64_t i = t.span.start; i < t.span.end; ++i) {
+      sum += std::max(scores.at(i, ch.exon), scores.at(i, ch.intron));
+    }
     t.score = sum / static_cast<double>(t.span.end - t.span.start);
     t.tss_position = strand == '+' ? t.span.start : t.span.end - 1;
     t.polya_position = strand == '+' ? t.span.end - 1 : t.span.start;
@@ -103,12 +119,106 @@ void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationCh
     for (int c = 0; c < channels.count && c < out->channels; ++c) {
       out->at(position, twin[c]) = row[c];
     }
+    out->weights[position] = EdgeWeight(j, real);
   }
 }
 
+float EdgeWeight(int64_t offset, int64_t real) {
+  const int64_t distance = std::min(offset, real - 1 - offset);
+  return static_cast<float>(
+      std::min(1.0, static_cast<double>(distance + 1) / static_cast<double>(kEdgeRampBp)));
+}
+
 void AverageInto(PositionScores* out, const PositionScores& other) {
-  const size_t n = std::min(out->values.size(), other.values.size());
-  for (size_t i = 0; i < n; ++i) out->values[i] = (out->values[i] + other.values[i]) * 0.5f;
+  const int64_t length = std::min(out->length, other.length);
+  const int channels = std::min(out->channels, other.channels);
+  for (int64_t i = 0; i < length; ++i) {
+    const float w = out->weights[i];
+    const float v = other.weights[i];
+    const float total = w + v;
+    for (int c = 0; c < channels; ++c) {
+      float& a = out->at(i, c);
+      a = (a * w + other.at(i, c) * v) / total;
+    }
+    out->weights[i] = total;
+  }
+}
+
+std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandChannels& ch,
+                                     char strand, const DecodeOptions& options) {
+  const int64_t n = scores.length;
+  std::vector<StrandState> path(static_cast<size_t>(n), StrandState::kOutside);
+  if (n == 0) return path;
+  // The leftmost base of a transcript is its 5' end on '+' and its 3' end on '-'.
+  const int left = strand == '+' ? ch.tss : ch.transcript_end;
+  const int right = strand == '+' ? ch.transcript_end : ch.tss;
+  auto emit_outside = [&](int64_t i) {
+    return FlooredLog(1.0 - static_cast<double>(scores.at(i, ch.exon)) -
+                      static_cast<double>(scores.at(i, ch.intron)));
+  };
+  auto emit_exon = [&](int64_t i) { return FlooredLog(scores.at(i, ch.exon)); };
+  auto emit_intron = [&](int64_t i) { return FlooredLog(scores.at(i, ch.intron)); };
+  auto terminal = [&](int64_t i, int channel) {
+    return options.terminal_weight * FlooredLog(scores.at(i, channel));
+  };
+  constexpr uint8_t kO = 0, kE = 1, kI = 2;
+  // back[3 * i + s]: the state at i - 1 on the best path into state s at i.
+  std::vector<uint8_t> back(static_cast<size_t>(3 * n), 0);
+  double o = emit_outside(0), e = emit_exon(0), in = emit_intron(0);
+  for (int64_t i = 1; i < n; ++i) {
+    // outside <- outside | exon (the transcript's last base was i - 1)
+    const double from_exon = e - options.start_cost + terminal(i - 1, right);
+    double next_o = o;
+    uint8_t back_o = kO;
+    if (from_exon > next_o) next_o = from_exon, back_o = kE;
+    // exon <- exon | outside (a transcript starts at i) | intron (acceptor)
+    double next_e = e;
+    uint8_t back_e = kE;
+    const double start = o - options.start_cost + terminal(i, left);
+    if (start > next_e) next_e = start, back_e = kO;
+    const double acceptor = in - options.splice_cost;
+    if (acceptor > next_e) next_e = acceptor, back_e = kI;
+    // intron <- intron | exon (donor)
+    double next_in = in;
+    uint8_t back_in = kI;
+    const double donor = e - options.splice_cost;
+    if (donor > next_in) next_in = donor, back_in = kE;
+    o = next_o + emit_outside(i);
+    e = next_e + emit_exon(i);
+    in = next_in + emit_intron(i);
+    back[3 * i] = back_o;
+    back[3 * i + 1] = back_e;
+    back[3 * i + 2] = back_in;
+  }
+  uint8_t state = kO;
+  double best = o;
+  if (e > best) state = kE, best = e;
+  if (in > best) state = kI;
+  for (int64_t i = n - 1; i >= 0; --i) {
+    path[i] = static_cast<StrandState>(state);
+    state = back[3 * i + state];
+  }
+  return path;
+}
+
+std::vector<Span> CodingSpan(const std::vector<Span>& exons, const PositionScores& scores,
+                             int cds_channel, double threshold) {
+  int64_t first = -1, last = -1;
+  for (const Span& exon : exons) {
+    for (int64_t i = exon.start; i < exon.end; ++i) {
+      if (scores.at(i, cds_channel) >= threshold) {
+        if (first < 0) first = i;
+        last = i;
+      }
+    }
+  }
+  std::vector<Span> out;
+  if (first < 0) return out;
+  for (const Span& exon : exons) {
+    const Span piece{std::max(exon.start, first), std::min(exon.end, last + 1)};
+    if (piece.start < piece.end) out.push_back(piece);
+  }
+  return out;
 }
 
 std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,

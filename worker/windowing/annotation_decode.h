@@ -36,36 +36,79 @@ struct AnnotationChannels {
 // Finds every name of kAnnotationLabels in `labels`; fails naming the first one missing.
 StatusOr<AnnotationChannels> ResolveAnnotationChannels(const std::vector<std::string>& labels);
 
-// Probabilities per base of the submitted (plus-strand) sequence: row-major [length x channels].
+// Probabilities per base of the submitted (plus-strand) sequence: row-major [length x channels],
+// and per base how far its values are trusted (`weights`, see EdgeWeight; 1 until placed).
 struct PositionScores {
   PositionScores() = default;
   PositionScores(int64_t length_bp, int channel_count)
       : length(length_bp),
         channels(channel_count),
-        values(static_cast<size_t>(length_bp) * channel_count, 0.0f) {}
+        values(static_cast<size_t>(length_bp) * channel_count, 0.0f),
+        weights(static_cast<size_t>(length_bp), 1.0f) {}
   float at(int64_t position, int channel) const { return values[position * channels + channel]; }
   float& at(int64_t position, int channel) { return values[position * channels + channel]; }
 
   int64_t length = 0;
   int channels = 0;
   std::vector<float> values;
+  std::vector<float> weights;
 };
 
-// Copies one window's rows ([context x channels], row-major) into `out`, dropping the N padding.
-// A forward window lands at its own coordinates. A reverse-complement window is a window over
-// ReverseComplement(sequence): its row j describes plus-strand base length - 1 - (start + j), and
-// what it calls plus strand is the minus strand of the submitted sequence, so each strand-specific
-// channel is swapped with its twin.
+// A convolutional model sees only one side of the context of bases near its window's edges, so
+// their rows are less reliable. Weight of row `offset` of a window holding `real` real bases:
+// min(1, (distance to the nearer end + 1) / kEdgeRampBp).
+inline constexpr int64_t kEdgeRampBp = 256;
+float EdgeWeight(int64_t offset, int64_t real);
+
+// Copies one window's rows ([context x channels], row-major) into `out`, dropping the N padding,
+// and sets each base's weight to its row's EdgeWeight. A forward window lands at its own
+// coordinates. A reverse-complement window is a window over ReverseComplement(sequence): its row
+// j describes plus-strand base length - 1 - (start + j), and what it calls plus strand is the
+// minus strand of the submitted sequence, so each strand-specific channel is swapped with its
+// twin.
 void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationChannels& channels,
                  bool reverse_complement, PositionScores* out);
 
-// out[i] = (out[i] + other[i]) / 2 for every value. REQUIRES equal shapes.
+// Per base, the weighted mean of the two passes: (w a + w' b) / (w + w') (float arithmetic),
+// so a base near an edge of its forward window takes its value mostly from the reverse pass,
+// whose windows are cut elsewhere (unless the length is a multiple of the context). Equal
+// weights give the plain mean. The weights become w + w'. REQUIRES equal shapes.
 void AverageInto(PositionScores* out, const PositionScores& other);
 
+// Decoding parameters. The costs are in nats (natural-log units) against the per-base log
+// probabilities; they were chosen on chr20:48,025,520-53,025,520, inside the training part of
+// chr20 (scripts/training/annotation.py), never on the held-out region.
 struct DecodeOptions {
-  double threshold = 0.5;
+  double start_cost = 12.0;      // a transcript starting (and again ending) at a given base
+  double splice_cost = 8.0;      // an exon -> intron or intron -> exon switch
+  double terminal_weight = 1.0;  // weight of log P(TSS) / log P(transcript_end) at the ends
+  double cds_threshold = 0.5;
   int64_t min_transcript_bp = 100;  // shorter candidates are noise, not transcripts
+  double min_exon_mean = 0.5;       // transcripts whose exon probability averages less are noise
+  // A parse can only enter a transcript through an exon, so intron calls at a gene's edge come
+  // with a base or two of "exon" in front; first and last exons shorter than this are dropped.
+  int64_t min_terminal_exon_bp = 10;
 };
+
+// Per-base states of one strand's parse.
+enum class StrandState : uint8_t { kOutside = 0, kExon = 1, kIntron = 2 };
+
+// The most probable parse of one strand (Viterbi) into outside / exon / intron, where a
+// transcript is outside -> exon (-> intron -> exon)* -> outside. Per-base log scores are
+// log(exon), log(intron) and log(1 - exon - intron), each floored at 1e-4; entering a transcript
+// costs start_cost minus terminal_weight x log P(5' or 3' end) at its first base, leaving it the
+// same at its last base (TSS on the 5' side, transcript_end on the 3' side: on the minus strand
+// the leftmost base is the 3' end), and an exon/intron switch costs splice_cost. So one base of
+// evidence never makes or breaks an exon, a strong TSS or transcript-end call splits two adjacent
+// genes, and a gene can start or end at the sequence edges. Ties keep the current state, then
+// prefer outside, exon, intron.
+std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandChannels& channels,
+                                     char strand, const DecodeOptions& options);
+
+// One reading frame: the exonic bases from the first to the last exonic base whose CDS
+// probability is >= threshold, cut at the exon boundaries (ascending). Empty when none is.
+std::vector<Span> CodingSpan(const std::vector<Span>& exons, const PositionScores& scores,
+                             int cds_channel, double threshold);
 
 struct DecodedTranscript {
   char strand = '+';
@@ -74,14 +117,15 @@ struct DecodedTranscript {
   int64_t polya_position = 0;  // 0-based coordinate of the last transcribed base (3' end)
   std::vector<Span> exons;     // ascending coordinates on both strands
   std::vector<Span> introns;   // the gaps between consecutive exons
-  std::vector<Span> cds;       // exonic bases with CDS probability >= threshold
-  double score = 0;            // mean transcribed probability over the span
+  std::vector<Span> cds;       // CodingSpan of the exons
+  double score = 0;            // mean of max(exon, intron) over the span
 };
 
-// Per strand: a base is transcribed when max(exon, intron) >= threshold; each maximal run of
-// transcribed bases is a candidate, its exonic bases are those with exon >= intron, and the
-// candidate is trimmed to its first and last exon. Candidates with no exon or shorter than
-// min_transcript_bp are dropped. Output is sorted by start, plus strand first on ties.
+// Per strand: each maximal run of non-outside bases of ParseStrand is a candidate, its exons
+// are its exon runs (less first and last exons shorter than min_terminal_exon_bp, repeatedly),
+// and it is trimmed to its first and last exon. Candidates with no exon,
+// shorter than min_transcript_bp or whose exonic bases' mean exon probability is below
+// min_exon_mean are dropped. Output is sorted by start, plus strand first on ties.
 std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,
                                                  const AnnotationChannels& channels,
                                                  const DecodeOptions& options);

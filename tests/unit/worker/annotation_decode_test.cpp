@@ -56,55 +56,206 @@ CATCH_TEST_CASE("PlaceWindow maps reverse-complement windows back to plus coordi
     CATCH_CHECK(reverse.at(5 - i, ch.minus.exon) == 10.0f * i + 1);
     CATCH_CHECK(reverse.at(5 - i, ch.plus.exon) == 0.0f);
   }
+  // Both passes' rows weigh EdgeWeight of their offset; at plus position 0 the forward row is
+  // offset 0 of a 4-base window (1/256) and the reverse row offset 1 of a 2-base one (1/256 too).
+  CATCH_CHECK(forward.weights[0] == EdgeWeight(0, 4));
+  CATCH_CHECK(reverse.weights[0] == EdgeWeight(1, 2));
   AverageInto(&forward, reverse);
   CATCH_CHECK(forward.at(0, ch.plus.exon) == 0.5f);
   CATCH_CHECK(forward.at(0, ch.minus.exon) == 25.5f);  // (0 + 51) / 2, from RC position 5
+  CATCH_CHECK(forward.weights[0] == 2 * EdgeWeight(0, 4));
+}
+
+CATCH_TEST_CASE("EdgeWeight ramps up over kEdgeRampBp from both ends of a window",
+                "[annotation]") {
+  CATCH_CHECK(EdgeWeight(0, 4096) == Approx(1.0 / kEdgeRampBp));
+  CATCH_CHECK(EdgeWeight(4095, 4096) == Approx(1.0 / kEdgeRampBp));
+  CATCH_CHECK(EdgeWeight(127, 4096) == Approx(0.5));
+  CATCH_CHECK(EdgeWeight(kEdgeRampBp - 1, 4096) == 1.0f);
+  CATCH_CHECK(EdgeWeight(2048, 4096) == 1.0f);
+  CATCH_CHECK(EdgeWeight(0, 1) == Approx(1.0 / kEdgeRampBp));  // a one-base window
+}
+
+CATCH_TEST_CASE("AverageInto weighs each pass by its rows' weights", "[annotation]") {
+  const AnnotationChannels ch = Channels();
+  PositionScores a(3, ch.count), b(3, ch.count);
+  Fill(&a, ch.plus.exon, 0, 3, 0.8f);
+  Fill(&b, ch.plus.exon, 0, 3, 0.2f);
+  a.weights = {1.0f, 0.25f, 0.0f};
+  b.weights = {1.0f, 0.75f, 1.0f};
+  AverageInto(&a, b);
+  CATCH_CHECK(a.at(0, ch.plus.exon) == Approx(0.5));   // equal weights: the plain mean
+  CATCH_CHECK(a.at(1, ch.plus.exon) == Approx(0.35));  // 0.25 * 0.8 + 0.75 * 0.2
+  CATCH_CHECK(a.at(2, ch.plus.exon) == Approx(0.2));   // a weightless row defers entirely
+  CATCH_CHECK(a.weights[1] == 1.0f);
+}
+
+// A plus-strand track from a string, one character per base: 'e' exon (0.9), 'i' intron (0.9),
+// 'x' exon 0.6 and intron 0.3 (a weak exon), '.' outside (0.02 each); 'T' and 'P' are outside
+// bases that also carry a strong TSS / transcript_end call (0.9).
+PositionScores Track(const std::string& pattern, const StrandChannels& s, int channels) {
+  PositionScores scores(static_cast<int64_t>(pattern.size()), channels);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    float exon = 0.02f, intron = 0.02f;
+    if (pattern[i] == 'e') exon = 0.9f;
+    if (pattern[i] == 'i') intron = 0.9f;
+    if (pattern[i] == 'x') exon = 0.6f, intron = 0.3f;
+    scores.at(i, s.exon) = exon;
+    scores.at(i, s.intron) = intron;
+    scores.at(i, s.tss) = pattern[i] == 'T' ? 0.9f : 0.01f;
+    scores.at(i, s.transcript_end) = pattern[i] == 'P' ? 0.9f : 0.01f;
+  }
+  return scores;
+}
+
+std::string Parsed(const std::vector<StrandState>& path) {
+  std::string out;
+  for (StrandState s : path) out += s == StrandState::kExon ? 'e' : s == StrandState::kIntron ? 'i' : '.';
+  return out;
+}
+
+CATCH_TEST_CASE("ParseStrand smooths exon/intron calls into a transcript structure",
+                "[annotation]") {
+  const AnnotationChannels ch = Channels();
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 4;
+  // A clean two-exon gene.
+  std::string gene = std::string(10, '.') + std::string(20, 'e') + std::string(30, 'i') +
+                     std::string(20, 'e') + std::string(10, '.');
+  CATCH_CHECK(Parsed(ParseStrand(Track(gene, ch.plus, ch.count), ch.plus, '+', options)) == gene);
+  // One intron-looking base inside an exon and one exon-looking base inside the intron do not
+  // pay two switches each: the structure is unchanged.
+  std::string noisy = gene;
+  noisy[15] = 'i';
+  noisy[45] = 'e';
+  CATCH_CHECK(Parsed(ParseStrand(Track(noisy, ch.plus, ch.count), ch.plus, '+', options)) == gene);
+  // Weak-exon bases still beat the outside state when they are many.
+  std::string weak = std::string(5, '.') + std::string(40, 'x') + std::string(5, '.');
+  std::string expected = std::string(5, '.') + std::string(40, 'e') + std::string(5, '.');
+  CATCH_CHECK(Parsed(ParseStrand(Track(weak, ch.plus, ch.count), ch.plus, '+', options)) ==
+              expected);
+  // A 2-base exon blip in the open is not worth a transcript's start and end.
+  std::string blip = std::string(20, '.') + "ee" + std::string(20, '.');
+  CATCH_CHECK(Parsed(ParseStrand(Track(blip, ch.plus, ch.count), ch.plus, '+', options)) ==
+              std::string(42, '.'));
+}
+
+CATCH_TEST_CASE("ParseStrand splits adjacent genes at transcript_end and TSS calls",
+                "[annotation]") {
+  const AnnotationChannels ch = Channels();
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 4;
+  // Two exons with 4 intron-looking bases between them: one transcript with an intron...
+  std::string joined = std::string(5, '.') + std::string(20, 'e') + "iiii" +
+                       std::string(20, 'e') + std::string(5, '.');
+  CATCH_CHECK(Parsed(ParseStrand(Track(joined, ch.plus, ch.count), ch.plus, '+', options)) ==
+              joined);
+  // ... unless the gap holds a strong 3' end then a strong TSS: two transcripts on '+'.
+  std::string split = std::string(5, '.') + std::string(20, 'e') + "PiiT" +
+                      std::string(20, 'e') + std::string(5, '.');
+  // (P and T are outside-looking bases: the first gene ends before P, the second starts at the
+  // base after T, where the TSS call is. On '+' the TSS is the leftmost base of a transcript.)
+  std::string parsed = Parsed(ParseStrand(Track(split, ch.plus, ch.count), ch.plus, '+', options));
+  CATCH_CHECK(parsed.substr(0, 25) == std::string(5, '.') + std::string(20, 'e'));
+  CATCH_CHECK(parsed.substr(25, 4).find('i') == std::string::npos);
+  CATCH_CHECK(parsed.substr(29) == std::string(20, 'e') + std::string(5, '.'));
+  // On the minus strand the leftmost base is the 3' end: the same calls in the minus channels
+  // with TSS and transcript_end exchanged split the same way.
+  std::string mirrored = std::string(5, '.') + std::string(20, 'e') + "TiiP" +
+                         std::string(20, 'e') + std::string(5, '.');
+  CATCH_CHECK(Parsed(ParseStrand(Track(mirrored, ch.minus, ch.count), ch.minus, '-', options)) ==
+              parsed);
+  // Without terminal evidence (weight 0) ending and restarting costs more than crossing the
+  // 4-base gap inside the transcript: one transcript again.
+  options.terminal_weight = 0;
+  options.start_cost = 10;
+  const std::string one =
+      Parsed(ParseStrand(Track(split, ch.plus, ch.count), ch.plus, '+', options));
+  CATCH_CHECK(one.substr(5, 44).find('.') == std::string::npos);
+}
+
+CATCH_TEST_CASE("CodingSpan is one reading frame across exons", "[annotation]") {
+  const AnnotationChannels ch = Channels();
+  PositionScores s(100, ch.count);
+  std::vector<Span> exons = {{10, 20}, {40, 50}, {70, 90}};
+  Fill(&s, ch.plus.cds, 15, 18, 0.9f);
+  Fill(&s, ch.plus.cds, 75, 80, 0.9f);  // the middle exon has no CDS call but lies between
+  Fill(&s, ch.plus.cds, 25, 35, 0.9f);  // intronic calls do not count
+  auto cds = CodingSpan(exons, s, ch.plus.cds, 0.5);
+  CATCH_REQUIRE(cds.size() == 3);
+  CATCH_CHECK(cds[0] == Span{15, 20});
+  CATCH_CHECK(cds[1] == Span{40, 50});
+  CATCH_CHECK(cds[2] == Span{70, 80});
+  CATCH_CHECK(CodingSpan(exons, s, ch.plus.cds, 0.95).empty());
+  CATCH_CHECK(CodingSpan({{40, 50}}, s, ch.plus.cds, 0.5).empty());
 }
 
 CATCH_TEST_CASE("DecodeTranscripts builds exons, introns and CDS per strand", "[annotation]") {
   const AnnotationChannels ch = Channels();
-  PositionScores s(60, ch.count);
-  // Plus strand: exon [5, 10), intron [10, 20), exon [20, 30); CDS over [7, 25) but only
-  // exonic bases count. Leading intron-only bases [2, 5) are trimmed off.
-  Fill(&s, ch.plus.intron, 2, 5, 0.8f);
-  Fill(&s, ch.plus.exon, 5, 10, 0.9f);
-  Fill(&s, ch.plus.intron, 10, 20, 0.7f);
-  Fill(&s, ch.plus.exon, 20, 30, 0.9f);
-  Fill(&s, ch.plus.cds, 7, 25, 0.6f);
-  // Minus strand: one exon [40, 52).
-  Fill(&s, ch.minus.exon, 40, 52, 0.6f);
-  // Below threshold noise and a too-short plus candidate.
-  Fill(&s, ch.plus.exon, 35, 37, 0.9f);
-  Fill(&s, ch.minus.exon, 55, 60, 0.4f);
+  PositionScores s(160, ch.count);
+  // Everything starts as clearly outside on both strands.
+  for (int64_t i = 0; i < 160; ++i) {
+    for (const StrandChannels* strand : {&ch.plus, &ch.minus}) {
+      s.at(i, strand->exon) = 0.02f;
+      s.at(i, strand->intron) = 0.02f;
+    }
+  }
+  // Plus strand: intron calls [15, 35), exon [35, 50), intron [50, 70), exon [70, 90); CDS over
+  // [40, 80), of which only exonic bases count. A parse can only enter a transcript through an
+  // exon, so it enters the leading intron calls through a 1-base exon at 15, which the minimum
+  // terminal exon length removes again: the transcript starts at its first real exon.
+  Fill(&s, ch.plus.intron, 15, 35, 0.9f);
+  Fill(&s, ch.plus.exon, 35, 50, 0.9f);
+  Fill(&s, ch.plus.intron, 50, 70, 0.9f);
+  Fill(&s, ch.plus.exon, 70, 90, 0.9f);
+  Fill(&s, ch.plus.cds, 40, 80, 0.6f);
+  // Minus strand: one exon [100, 124).
+  Fill(&s, ch.minus.exon, 100, 124, 0.8f);
+  // A weak minus-strand stretch that the parse takes but whose exon mean (0.45) is too low.
+  Fill(&s, ch.minus.exon, 140, 160, 0.45f);
+  Fill(&s, ch.minus.intron, 140, 160, 0.45f);
 
-  auto transcripts = DecodeTranscripts(s, ch, DecodeOptions{0.5, 5});
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 4;
+  options.min_transcript_bp = 10;
+  auto transcripts = DecodeTranscripts(s, ch, options);
   CATCH_REQUIRE(transcripts.size() == 2);
   const auto& plus = transcripts[0];
   CATCH_CHECK(plus.strand == '+');
-  CATCH_CHECK(plus.span == Span{5, 30});
-  CATCH_CHECK(plus.tss_position == 5);
-  CATCH_CHECK(plus.polya_position == 29);
+  CATCH_CHECK(plus.span == Span{35, 90});
+  CATCH_CHECK(plus.tss_position == 35);
+  CATCH_CHECK(plus.polya_position == 89);
   CATCH_REQUIRE(plus.exons.size() == 2);
-  CATCH_CHECK(plus.exons[0] == Span{5, 10});
-  CATCH_CHECK(plus.exons[1] == Span{20, 30});
+  CATCH_CHECK(plus.exons[0] == Span{35, 50});
+  CATCH_CHECK(plus.exons[1] == Span{70, 90});
   CATCH_REQUIRE(plus.introns.size() == 1);
-  CATCH_CHECK(plus.introns[0] == Span{10, 20});
+  CATCH_CHECK(plus.introns[0] == Span{50, 70});
   CATCH_REQUIRE(plus.cds.size() == 2);
-  CATCH_CHECK(plus.cds[0] == Span{7, 10});
-  CATCH_CHECK(plus.cds[1] == Span{20, 25});
-  CATCH_CHECK(plus.score == Approx((15 * 0.9 + 10 * 0.7) / 25.0));
+  CATCH_CHECK(plus.cds[0] == Span{40, 50});
+  CATCH_CHECK(plus.cds[1] == Span{70, 80});
+  CATCH_CHECK(plus.score == Approx(0.9));
 
   const auto& minus = transcripts[1];
   CATCH_CHECK(minus.strand == '-');
-  CATCH_CHECK(minus.span == Span{40, 52});
-  CATCH_CHECK(minus.tss_position == 51);  // 5' end of a minus-strand transcript
-  CATCH_CHECK(minus.polya_position == 40);
+  CATCH_CHECK(minus.span == Span{100, 124});
+  CATCH_CHECK(minus.tss_position == 123);  // 5' end of a minus-strand transcript
+  CATCH_CHECK(minus.polya_position == 100);
   CATCH_CHECK(minus.introns.empty());
   CATCH_CHECK(minus.cds.empty());
 
-  // A higher minimum drops the short minus transcript; a higher threshold drops both.
-  CATCH_CHECK(DecodeTranscripts(s, ch, DecodeOptions{0.5, 20}).size() == 1);
-  CATCH_CHECK(DecodeTranscripts(s, ch, DecodeOptions{0.95, 5}).empty());
+  // Without the terminal-exon minimum the 1-base entry exon stays and becomes the TSS.
+  options.min_terminal_exon_bp = 1;
+  CATCH_CHECK(DecodeTranscripts(s, ch, options)[0].span.start == 15);
+  CATCH_CHECK(DecodeTranscripts(s, ch, options)[0].exons.size() == 3);
+  options.min_terminal_exon_bp = 10;
+  // A higher minimum length drops the 24 bp minus transcript; a higher exon-mean bar drops both.
+  options.min_transcript_bp = 30;
+  CATCH_CHECK(DecodeTranscripts(s, ch, options).size() == 1);
+  options.min_exon_mean = 0.95;
+  CATCH_CHECK(DecodeTranscripts(s, ch, options).empty());
 }
 
 CATCH_TEST_CASE("transcript type is the overlap-weighted mean of window types", "[annotation]") {
