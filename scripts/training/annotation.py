@@ -1,0 +1,493 @@
+"""annotation-human: per-base gene structure on both strands plus a transcript type per window,
+trained on hg19 refGene over GRCh37 chr20 outside HELD_OUT.
+
+    train(out_dir, seed) -> ["annotation-human"]
+    evaluate(package_dir) -> {metric: value}
+
+Labels: `annotation_data`. Network: `annotation_net`. What the worker makes of the output
+(stitching, reverse-complement pass, Viterbi parse, CDS, type) is mirrored by
+`annotation_decode`, so the metrics are those of the served transcripts. The comparison
+(exon, intron, CDS and transcript matching) is `annotation_metrics`; AUGUSTUS runs on the same
+requests (`annotation_augustus`).
+
+Run with Debian's interpreter, from scripts/:
+    /usr/bin/python3 -m training.annotation {train,evaluate} ...
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from typing import Dict, List
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Before torch loads (it is imported lazily): OpenMP threads that sleep while they wait. On a
+# machine shared with other work, spinning threads made 2-thread training steps 4x slower.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from training import annotation_data as labels  # noqa: E402
+from training import annotation_decode as decoding  # noqa: E402
+from training import annotation_metrics as scoring  # noqa: E402
+from training import common  # noqa: E402
+
+MODEL_ID = "annotation-human"
+CONTEXT_BP = 4096
+DEFAULT_SEED = 7
+STEPS = 2500
+BATCH = 16
+REQUEST_BP = 500_000  # the service's request ceiling: evaluation sends requests of this size
+# The worker decoder's costs (worker/windowing/annotation_decode.h) were chosen on this block of
+# the training part of chr20 with the model trained on the rest of it (FIT_REGION): neither the
+# model nor the decoder ever saw HELD_OUT.
+DECODER_TUNING = (48_025_520, common.HELD_OUT[0])
+FIT_REGION = (common.TRAIN[0], DECODER_TUNING[0])
+# Positive-class weights of the per-base loss, by label: rare labels get larger gradients. The
+# decoder's costs were tuned on these (uncalibrated) outputs.
+POSITIVE_WEIGHTS = [1.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0]
+
+
+def fit(seed: int, steps: int = STEPS, allowed=FIT_REGION, log=print):
+    """Trains an AnnotationNet on windows wholly inside `allowed`; returns it in eval mode."""
+    import torch
+    import torch.nn.functional as F
+    from training.annotation_net import AnnotationNet
+
+    common.seeded(seed)
+    ids, plus, minus, types, transcripts = labels.load()
+    windows = labels.Windows(ids, plus, minus, types, transcripts, allowed, CONTEXT_BP,
+                             np.random.default_rng(seed))
+    model = AnnotationNet()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps,
+                                                   pct_start=0.1)
+    positive = torch.tensor(POSITIVE_WEIGHTS)
+    model.train()
+    started, running = time.monotonic(), None
+    for step in range(steps):
+        x, y, kind = (torch.from_numpy(a) for a in windows.batch(BATCH))
+        label_logits, type_logits = model.logits(x)
+        known = (x != 5).unsqueeze(-1).float()  # N bases carry no label information
+        loss = (F.binary_cross_entropy_with_logits(label_logits, y, reduction="none",
+                                                   pos_weight=positive)
+                * known).sum() / (known.sum() * y.size(-1))
+        typed = kind >= 0
+        if bool(typed.any()):
+            loss = loss + 0.1 * F.cross_entropy(type_logits[typed], kind[typed])
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
+        if step % 100 == 0 or step == steps - 1:
+            log(f"annotation: step {step}/{steps} loss {running:.4f} "
+                f"({time.monotonic() - started:.0f} s)")
+    return model.eval()
+
+
+def export(model):
+    import torch
+    warnings.filterwarnings("ignore", message=".*TorchScript.*")
+    example = torch.from_numpy(labels.genome_ids("ACGTN" * 1638 + "ACGTAC")[None, :CONTEXT_BP]
+                               .astype(np.int64))
+    with torch.no_grad():
+        eager = model(example)
+        scripted = torch.jit.freeze(torch.jit.script(model))
+        exported = scripted(example)
+    for a, b in zip(eager, exported):
+        if a.shape != b.shape or not torch.allclose(a, b, atol=1e-5):
+            raise RuntimeError(f"{MODEL_ID}: TorchScript output differs from eager")
+    return scripted
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+def requests(region=common.HELD_OUT, size: int = REQUEST_BP):
+    """The region cut into consecutive requests of at most `size` bp."""
+    return [(s, min(s + size, region[1])) for s in range(region[0], region[1], size)]
+
+
+def predict_requests(module, manifest_json: Dict, spans, options=None, log=print,
+                     keep_scores: int = 0):
+    """Decoded transcripts (chr20 coordinates) of every request, as the worker returns them;
+    with keep_scores=k also every k-th base's stitched scores ([n, 13]) and positions."""
+    ids = labels.genome_ids(common.chr20())
+    context = manifest_json["context_window_bp"]
+    names = manifest_json["transcript_types"]
+    transcripts, kept, positions = [], [], []
+    started = time.monotonic()
+    for start, end in spans:
+        scores, types = decoding.stitch(module, ids[start:end], context)
+        for t in decoding.decode(scores, types, names, options):
+            shift(t, start)
+            transcripts.append(t)
+        if keep_scores:
+            kept.append(scores[::keep_scores].copy())
+            positions.append(np.arange(start, end, keep_scores))
+    log(f"annotation: {len(spans)} requests decoded in {time.monotonic() - started:.0f} s")
+    if keep_scores:
+        return transcripts, np.concatenate(kept), np.concatenate(positions)
+    return transcripts
+
+
+def shift(t: decoding.Transcript, offset: int) -> None:
+    t.start += offset
+    t.end += offset
+    t.tss_position += offset
+    t.polya_position += offset
+    t.exons = [(a + offset, b + offset) for a, b in t.exons]
+    t.introns = [(a + offset, b + offset) for a, b in t.introns]
+    t.cds = [(a + offset, b + offset) for a, b in t.cds]
+
+
+def as_structure(t: decoding.Transcript) -> scoring.Structure:
+    return scoring.Structure(strand=t.strand, exons=list(t.exons), cds=list(t.cds))
+
+
+def average_precision(scores: np.ndarray, truth: np.ndarray) -> float:
+    order = np.argsort(-scores, kind="mergesort")
+    hits = truth[order].astype(np.float64)
+    if hits.sum() == 0:
+        return float("nan")
+    precision = np.cumsum(hits) / np.arange(1, len(hits) + 1)
+    return float((precision * hits).sum() / hits.sum())
+
+
+def per_base_metrics(scores: np.ndarray, positions: np.ndarray) -> Dict[str, float]:
+    """Average precision of the exon, intron and CDS channels (both strands pooled) on every
+    10th base of the held-out region, against the training labels' definitions."""
+    transcripts = [t for t in common.refgene_chr20() if common.in_held_out(t.tx_start, t.tx_end)]
+    length = common.CHR20_LENGTH
+    plus = labels.strand_labels(transcripts, length, "+")[positions]
+    minus = labels.strand_labels(transcripts, length, "-")[positions]
+    out = {}
+    for name, bit, (p, m) in (("exon", labels.EXON, (1, 7)), ("intron", labels.INTRON, (2, 8)),
+                              ("CDS", labels.CDS, (3, 9))):
+        s = np.concatenate([scores[:, p], scores[:, m]])
+        y = np.concatenate([(plus & bit) != 0, (minus & bit) != 0])
+        out[f"base_{name}_average_precision"] = average_precision(s, y)
+        out[f"base_{name}_prevalence"] = float(y.mean())
+    return out
+
+
+def evaluate_module(module, manifest_json: Dict, log=print, with_augustus: bool = True,
+                    region=common.HELD_OUT, options=None) -> Dict[str, float]:
+    spans = requests(region)
+    reference = [scoring.from_refgene(t) for t in common.refgene_chr20()
+                 if region[0] <= t.tx_start and t.tx_end <= region[1]]
+    crossing = sum(1 for r in reference
+                   if any(s < r.start < e < r.end for s, e in spans))
+    transcripts, scores, positions = predict_requests(module, manifest_json, spans, options,
+                                                      log, keep_scores=10)
+    predicted = [as_structure(t) for t in transcripts]
+    metrics: Dict[str, float] = {
+        "region_start": float(region[0]), "region_end": float(region[1]),
+        "requests": float(len(spans)), "reference_crossing_requests": float(crossing)}
+    metrics.update(scoring.compare(predicted, reference, region, "model_"))
+    metrics.update(scoring.type_accuracy(
+        [(as_structure(t), t.transcript_type) for t in transcripts], reference, "model_"))
+    metrics.update(per_base_metrics(scores, positions))
+    if with_augustus:
+        from training import annotation_augustus as augustus
+        binary = augustus.available(log)
+        if binary:
+            for mode in ("cds", "utr"):
+                found = augustus.predict(binary, mode, spans, log)
+                metrics.update(scoring.compare(found, reference, region, f"augustus_{mode}_",
+                                               coding_only=(mode == "cds")))
+    return metrics
+
+
+def evaluate(package_dir: str, log=print) -> Dict[str, float]:
+    import torch
+    torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
+    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
+        manifest_json = json.load(handle)
+    module = torch.jit.load(os.path.join(package_dir, manifest_json["weights"]))
+    module.eval()
+    return evaluate_module(module, manifest_json, log)
+
+
+# --- training entry point, manifest and model card ----------------------------------------
+
+def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
+    return {
+        "format_version": common.FORMAT_VERSION,
+        "id": MODEL_ID,
+        "task": "annotation",
+        "description": (
+            "Gene annotator trained on hg19 RefSeq (refGene) structures of GRCh37 chr20 outside "
+            "its last 10 Mb: per-base exon/intron/CDS/UTR/TSS/transcript-end probabilities on "
+            "both strands and a transcript type (mRNA/lnc_RNA) per 4,096 bp window, decoded by "
+            "the worker into transcripts. On the held-out 10 Mb: exon-level F1 "
+            f"{metrics['model_exon_f1']:.2f}, transcript-level F1 "
+            f"{metrics['model_transcript_f1']:.2f}, "
+            f"{metrics['model_recovered_shares_junction']:.0f} of "
+            f"{metrics['model_transcript_reference']:.0f} annotated transcripts overlapped with "
+            "a shared exact intron. A small convolutional model trained on one chromosome: "
+            "expect fragments of genes, not complete gene models."),
+        "is_default": True,
+        "tokenizer": {"type": "char"},
+        "context_window_bp": CONTEXT_BP,
+        "trained_window_bp": None,
+        "stride_bp": CONTEXT_BP,
+        "output_labels": labels.LABELS,
+        "transcript_types": labels.TRANSCRIPT_TYPES,
+        "trained": True,
+        "seed": seed,
+        "weights": "model.pt",
+        "model_card": "MODEL_CARD.md",
+    }
+
+
+def train(out_dir: str, seed: int = DEFAULT_SEED, log=print) -> List[str]:
+    import torch
+    torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
+    started = time.monotonic()
+    scripted = export(fit(seed, log=log))
+    seconds = time.monotonic() - started
+    provisional = manifest(seed, {"model_exon_f1": 0, "model_transcript_f1": 0,
+                                  "model_recovered_shares_junction": 0,
+                                  "model_transcript_reference": 0})
+    metrics = evaluate_module(scripted, provisional, log)
+    final = manifest(seed, metrics)
+    common.write_package(out_dir, final, scripted, model_card(final, metrics, seconds))
+    log(f"annotation: wrote {os.path.join(out_dir, MODEL_ID)} ({seconds:.0f} s training, "
+        f"{time.monotonic() - started - seconds:.0f} s evaluation)")
+    return [MODEL_ID]
+
+
+def _pct(metrics: Dict[str, float], key: str) -> str:
+    return f"{metrics[key]:.3f}" if key in metrics else "n/a"
+
+
+def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -> str:
+    held = f"chr20:{common.HELD_OUT[0]:,}-{common.HELD_OUT[1]:,}"
+    has_augustus = "augustus_cds_cds_exon_f1" in metrics
+    rows = [("exon F1 (exact exon)", "model_exon_f1", "augustus_utr_exon_f1"),
+            ("exon precision", "model_exon_precision", "augustus_utr_exon_precision"),
+            ("exon recall", "model_exon_recall", "augustus_utr_exon_recall"),
+            ("intron F1 (exact intron)", "model_intron_f1", "augustus_utr_intron_f1"),
+            ("transcript F1 (identical intron chain)", "model_transcript_f1",
+             "augustus_utr_transcript_f1"),
+            ("transcripts predicted", "model_transcript_predicted",
+             "augustus_utr_transcript_predicted"),
+            ("genes recovered (of reference genes)", "model_gene_recovered",
+             "augustus_utr_gene_recovered"),
+            ("exonic bases F1", "model_exon_base_f1", "augustus_utr_exon_base_f1"),
+            ("CDS exon F1", "model_cds_exon_f1", "augustus_utr_cds_exon_f1"),
+            ("CDS transcript F1 (identical coding chain)", "model_cds_transcript_f1",
+             "augustus_utr_cds_transcript_f1")]
+    table = ["| measure | this model | AUGUSTUS --UTR=on | AUGUSTUS --UTR=off |",
+             "|---|---|---|---|"]
+    for title, ours, theirs in rows:
+        cds_only = theirs.replace("augustus_utr_", "augustus_cds_")
+        table.append(f"| {title} | {_pct(metrics, ours)} | {_pct(metrics, theirs)} | "
+                     f"{_pct(metrics, cds_only)} |")
+    tiers = ["| recovered reference transcripts | this model | AUGUSTUS --UTR=on |", "|---|---|---|"]
+    for tier, meaning in (("overlap", "a prediction on the same strand overlaps it"),
+                          ("shares_junction", "... and shares an exact intron (single-exon: "
+                                              "half-overlap)"),
+                          ("introns_80", "one prediction holds >= 80% of its introns exactly"),
+                          ("exact", "identical intron chain (transcript level)")):
+        tiers.append(f"| {tier}: {meaning} | {metrics[f'model_recovered_{tier}']:.0f} | "
+                     f"{metrics.get(f'augustus_utr_recovered_{tier}', float('nan')):.0f} |")
+    lines = [
+        f"# {MODEL_ID}",
+        "",
+        manifest_json["description"],
+        "",
+        "| field | value |",
+        "|---|---|",
+        "| task | annotation |",
+        f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
+        "with N and also runs the reverse complement) |",
+        f"| outputs | [B, {CONTEXT_BP}, 13] per-base sigmoid probabilities "
+        f"({', '.join(labels.LABELS)}); [B, 2] transcript-type softmax (mRNA, lnc_RNA) |",
+        f"| seed | {manifest_json['seed']} |",
+        f"| training | {STEPS} steps x {BATCH} windows of {CONTEXT_BP} bp "
+        f"({STEPS * BATCH * CONTEXT_BP / 1e6:.0f} Mb seen), {seconds:.0f} s, "
+        f"{os.environ.get('DNASERVE_TRAIN_THREADS', '2')} threads |",
+        f"| code revision | {common.git_revision()} |",
+        "",
+        "## Architecture",
+        "",
+        "Fully convolutional (scripts/training/annotation_net.py): one-hot bases, 4 per step "
+        "(16 channels) -> conv (k=7) and 2 residual blocks of 48 channels at 4 bp resolution -> "
+        "strided conv to 16 bp resolution, 3 residual blocks of 64 channels with dilations up to "
+        "32 (receptive field about +-4 kb, the window) -> added back at 4 bp resolution -> "
+        "residual block -> 13 x 4 outputs per step unfolded to one row of 13 per base; the type "
+        "head mean-pools the coarse trunk. BatchNorm folded at export (torch.jit.freeze).",
+        "",
+        "## Data and provenance",
+        "",
+        "- Sequence: GRCh37 chr20 from Debian's `vt-examples` package (MIT), fetched with "
+        "`apt-get download`.",
+        "- Labels: hg19 refGene (UCSC RefSeq table, via vladsavelyev/bed_annotation, MIT), all "
+        "1,657 chr20 transcripts, isoforms merged per strand: exon = exonic in any transcript; "
+        "intron = inside a transcript but exonic in none; CDS = exonic and inside the coding "
+        "range of an NM_ transcript; UTR = exonic in an NM_ transcript outside its coding range "
+        f"and CDS in none; TSS / transcript_end = within {labels.TERMINAL_BAND_BP} bp of a "
+        "transcript's first / last base; intergenic = no exon or intron on either strand. "
+        "Transcript type per training window: mRNA (NM_) or lnc_RNA (NR_), whichever kind of "
+        "transcript covers more of the window (windows covered less than 1/8 are not typed).",
+        f"- Training windows: 4,096 bp wholly inside chr20:{FIT_REGION[0]:,}-{FIT_REGION[1]:,}"
+        " (the block after it, up to the held-out region, was kept for choosing the decoder's "
+        "costs), half centred on a "
+        "random base of a random transcript and half anywhere, at most 10% N, reverse-"
+        "complemented (strands swapped) half of the time.",
+        "- Per-base loss: binary cross-entropy with positive-class weights "
+        f"{POSITIVE_WEIGHTS} (label order above), so the outputs are scores rather than "
+        "calibrated probabilities; plus 0.1 x the type cross-entropy.",
+        "",
+        "## Held-out region",
+        "",
+        f"{held} (the last 10 Mb, `HELD_OUT` in scripts/training/common.py): no training "
+        "window touches it. The decoder's costs (worker/windowing/annotation_decode.h) were "
+        f"chosen on chr20:{DECODER_TUNING[0]:,}-{DECODER_TUNING[1]:,} with this model, "
+        "which never trained there either; nothing was tuned on the held-out region.",
+        "",
+        "## How the metrics are computed",
+        "",
+        f"The held-out region is sent as {int(metrics['requests'])} consecutive requests of "
+        f"{REQUEST_BP:,} bp (the service's request ceiling) and decoded exactly as the worker "
+        "does (scripts/training/annotation_decode.py mirrors worker/windowing/annotation_decode "
+        "and the annotation runner: 4,096 bp windows, the reverse-complement pass, edge-"
+        "weighted averaging, Viterbi parse; tests/unit/worker/annotation_model_test.cpp checks "
+        "the two agree through the real worker). Reference: the "
+        f"{metrics['model_transcript_reference']:.0f} distinct refGene transcript structures "
+        f"lying wholly in the region ({metrics['reference_crossing_requests']:.0f} of them "
+        "cross a request boundary and cannot be found whole). Matching (scripts/training/"
+        "annotation_metrics.py):",
+        "",
+        "- exon level: a predicted exon counts when a reference exon on the same strand has "
+        "exactly the same start and end; precision over distinct predicted exons, recall over "
+        "distinct reference exons. Intron level: the same for introns.",
+        "- transcript level: identical intron chain on the same strand (single-exon: both "
+        "single-exon and overlapping by half of the longer); recall over distinct reference "
+        "structures (isoforms count separately), so one prediction per locus caps it.",
+        "- gene level: a reference gene (symbol, strand) with any transcript matched.",
+        "- CDS level (what AUGUSTUS predicts by default): CDS segments of NM_ transcripts; a "
+        "coding transcript matches when its chain of CDS segments is identical.",
+        "- exonic bases: per-strand nucleotide-level overlap of exons.",
+        "",
+        "AUGUSTUS 3.5.0 (Debian package `augustus`, `--species=human --strand=both "
+        "--genemodel=partial`) ran on the same requests, with `--UTR=on` (exons with UTRs, "
+        "comparable at every level) and `--UTR=off` (coding structures only: CDS levels only). "
+        + ("" if has_augustus else "**AUGUSTUS could not run when this card was written; its "
+           "columns are n/a.**"),
+        "",
+        "## Metrics on the held-out region",
+        "",
+    ]
+    lines += table
+    lines += ["", "Does it find the annotated transcripts (counts of the "
+              f"{metrics['model_transcript_reference']:.0f} reference transcripts):", ""]
+    lines += tiers
+    lines += [
+        "",
+        f"Transcript type accuracy on predictions that share a junction with a reference "
+        f"transcript: {_pct(metrics, 'model_type_accuracy')} "
+        f"({metrics['model_type_evaluated']:.0f} predictions). Per-base average precision "
+        "(every 10th base, both strands pooled): exon "
+        f"{_pct(metrics, 'base_exon_average_precision')} (prevalence "
+        f"{_pct(metrics, 'base_exon_prevalence')}), intron "
+        f"{_pct(metrics, 'base_intron_average_precision')} (prevalence "
+        f"{_pct(metrics, 'base_intron_prevalence')}), CDS "
+        f"{_pct(metrics, 'base_CDS_average_precision')} (prevalence "
+        f"{_pct(metrics, 'base_CDS_prevalence')}).",
+        "",
+        "All metrics (`scripts/evaluate-models --only annotation` recomputes them from this "
+        "package):",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ]
+    for name in sorted(metrics):
+        lines.append(f"| {name} | {metrics[name]:.4f} |")
+    lines += [
+        "",
+        "## Known limits",
+        "",
+        "- Trained on 53 Mb of one chromosome (about 1,300 transcripts) for a few minutes of "
+        "CPU: it sees splice-site and coding-sequence signals, but its view is one 4,096 bp "
+        "window, so long introns (median 1.7 kb, 10% over 11 kb on chr20) are often called "
+        "intergenic and genes come out in pieces; AUGUSTUS, a mature gene finder with a "
+        "hand-built human model, is far ahead.",
+        "- Exact TSS and polyA ends are rarely right; CDS ends are not snapped to start/stop "
+        "codons and the reading frame is not checked.",
+        "- One transcript per locus and strand (isoforms merged); overlapping genes on the "
+        "same strand are merged.",
+        "- Human (GRCh37) only; other species are out of scope.",
+        "",
+        "## Reproduce",
+        "",
+        "```",
+        "scripts/train-models --only annotation   # or: cd scripts && /usr/bin/python3 -m "
+        "training.annotation train --out DIR",
+        "scripts/evaluate-models --only annotation",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
+    """Test data for tests/unit/worker/annotation_model_test.cpp: PREFIX.seq (chr20[start:end),
+    plus strand), PREFIX.reference.tsv (the refGene transcripts wholly inside, region
+    coordinates: name, strand, start, end, exon starts, exon ends) and PREFIX.mirror.tsv (what
+    the package's transcripts should be through the worker, by this mirror: strand, start,
+    end, exon starts, exon ends, cds count, type)."""
+    import torch
+    torch.set_num_threads(1)
+    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
+        manifest_json = json.load(handle)
+    module = torch.jit.load(os.path.join(package_dir, manifest_json["weights"]))
+    module.eval()
+    with open(prefix + ".seq", "w", encoding="ascii") as handle:
+        handle.write(common.chr20()[start:end])
+    with open(prefix + ".reference.tsv", "w", encoding="ascii") as handle:
+        for t in common.refgene_chr20():
+            if start <= t.tx_start and t.tx_end <= end:
+                handle.write("\t".join([t.name, t.strand, str(t.tx_start - start),
+                                        str(t.tx_end - start),
+                                        ",".join(str(a - start) for a, _ in t.exons),
+                                        ",".join(str(b - start) for _, b in t.exons)]) + "\n")
+    transcripts = predict_requests(module, manifest_json, [(start, end)], log=lambda _: None)
+    with open(prefix + ".mirror.tsv", "w", encoding="ascii") as handle:
+        for t in transcripts:
+            handle.write("\t".join([t.strand, str(t.start - start), str(t.end - start),
+                                    ",".join(str(a - start) for a, _ in t.exons),
+                                    ",".join(str(b - start) for _, b in t.exons),
+                                    str(len(t.cds)), t.transcript_type]) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--out", default=os.path.join(common.ROOT, "worker", "packages"))
+    t.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    e = sub.add_parser("evaluate")
+    e.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
+    r = sub.add_parser("region", help="test data: a chr20 region, its refGene transcripts and "
+                                      "this package's decoded transcripts")
+    r.add_argument("--start", type=int, required=True)
+    r.add_argument("--end", type=int, required=True)
+    r.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
+    r.add_argument("--out-prefix", required=True)
+    args = parser.parse_args()
+    if args.command == "train":
+        print(train(args.out, args.seed))
+    elif args.command == "evaluate":
+        print(json.dumps(evaluate(args.package), indent=2, sort_keys=True))
+    else:
+        write_region(args.start, args.end, args.package, args.out_prefix)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,333 @@
+// The trained annotation-human and expression-human packages (worker/packages, written by
+// scripts/training/{annotation,expression}.py) in a real dnaserve-worker process over gRPC:
+//   * both load and answer (no shared data needed);
+//   * expression: two different descriptions of the same window give different predictions;
+//   * annotation, on held-out chr20 regions (GRCh37 from Debian's vt-examples, refGene from
+//     ../shared/data): each annotated gene gets a predicted transcript overlapping it on its own
+//     strand, and the worker's transcripts equal those of the Python mirror of the decoder
+//     (scripts/training/annotation_decode.py), which the model card's metrics are computed with.
+// The region tests skip, with the reason, when ../shared/data or Python's torch is absent.
+#include <grpcpp/grpcpp.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "tests/support/test_env.h"
+#include "tests/support/variant_data.h"
+#include "tests/unit/worker/worker_test_support.h"
+
+namespace dnaserve::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using dnaserve::testing::BinaryDir;
+using dnaserve::testing::SourceDir;
+using testing::RandomBases;
+using testing::ReadFile;
+
+constexpr char kAnnotationModel[] = "annotation-human";
+constexpr char kExpressionModel[] = "expression-human";
+
+std::string PackagesDir() { return SourceDir() + "/worker/packages"; }
+std::string SharedData() { return SourceDir() + "/../shared/data"; }
+std::string WorkerBinary() { return BinaryDir() + "/worker/dnaserve-worker"; }
+
+// One dnaserve-worker serving worker/packages for `task`, on a free loopback port.
+class PackagesWorker {
+ public:
+  ~PackagesWorker() {
+    process_.Stop();
+    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
+  }
+
+  bool Start(Task task) {
+    const int port = dnaserve::testing::FreePort();
+    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-trained-worker");
+    log_ = log_dir_ + "/worker.log";
+    if (!process_.Start({WorkerBinary(), "--task", std::string(TaskName(task)), "--listen",
+                         "127.0.0.1:" + std::to_string(port)},
+                        {{"DNASERVE_MODELS_DIR", PackagesDir()}}, log_)) {
+      return false;
+    }
+    if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
+    return true;
+  }
+
+  std::optional<v1::ModelInfo> Model(const std::string& id) {
+    grpc::ClientContext context;
+    v1::ListModelsResponse response;
+    if (!stub_->ListModels(&context, v1::ListModelsRequest(), &response).ok()) return std::nullopt;
+    for (const auto& m : response.models()) {
+      if (m.id() == id) return m;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<v1::PredictResult> Predict(const v1::PredictRequest& request,
+                                           grpc::Status* status) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+    auto reader = stub_->Predict(&context, request);
+    std::optional<v1::PredictResult> result;
+    v1::PredictEvent event;
+    while (reader->Read(&event)) {
+      if (event.has_result()) result = event.result();
+    }
+    *status = reader->Finish();
+    return result;
+  }
+
+  std::string Log() const { return ReadFile(log_); }
+
+ private:
+  std::string log_dir_;
+  std::string log_;
+  dnaserve::testing::ChildProcess process_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+v1::PredictRequest ExpressionRequest(const std::string& window, const std::string& description) {
+  v1::PredictRequest request;
+  request.set_model(kExpressionModel);
+  request.set_sequence(window);
+  request.mutable_expression()->set_description(description);
+  return request;
+}
+
+double ExpressionOf(PackagesWorker& worker, const std::string& window,
+                    const std::string& description) {
+  grpc::Status status;
+  auto result = worker.Predict(ExpressionRequest(window, description), &status);
+  CATCH_INFO(status.error_message() << "\n" << worker.Log());
+  CATCH_REQUIRE(status.ok());
+  CATCH_REQUIRE(result.has_value());
+  return result->expression().expression_log_tpm();
+}
+
+CATCH_TEST_CASE("trained packages: annotation-human and expression-human load and answer",
+                "[trained][grpc]") {
+  CATCH_REQUIRE(fs::exists(PackagesDir() + "/" + kAnnotationModel + "/manifest.json"));
+  CATCH_REQUIRE(fs::exists(PackagesDir() + "/" + kExpressionModel + "/manifest.json"));
+
+  PackagesWorker annotation;
+  CATCH_REQUIRE(annotation.Start(Task::kAnnotation));
+  auto info = annotation.Model(kAnnotationModel);
+  CATCH_REQUIRE(info.has_value());
+  CATCH_CHECK(info->trained());
+  CATCH_CHECK(info->context_window_bp() == 4096);
+  v1::PredictRequest request;
+  request.set_model(kAnnotationModel);
+  request.set_sequence(RandomBases(10000, 11));
+  request.mutable_annotation()->set_reverse_complement(true);
+  grpc::Status status;
+  auto result = annotation.Predict(request, &status);
+  CATCH_INFO(status.error_message() << "\n" << annotation.Log());
+  CATCH_REQUIRE(status.ok());
+  CATCH_REQUIRE(result.has_value());
+  CATCH_CHECK(result->cold_start());
+  CATCH_CHECK(result->windows_processed() == 6);  // 3 windows of 4,096 bp, both passes
+  CATCH_CHECK(result->formats().at("gff3").rfind("##gff-version 3", 0) == 0);
+
+  PackagesWorker expression;
+  CATCH_REQUIRE(expression.Start(Task::kExpression));
+  auto expression_info = expression.Model(kExpressionModel);
+  CATCH_REQUIRE(expression_info.has_value());
+  CATCH_CHECK(expression_info->trained());
+  CATCH_CHECK(expression_info->trained_window_bp() == 9198);
+  const double value = ExpressionOf(expression, RandomBases(9198, 12), "Liver, liver");
+  CATCH_CHECK(value >= 0.0);  // ln(TPM + 1)
+  CATCH_CHECK(value < 15.0);
+}
+
+CATCH_TEST_CASE("trained packages: a different description changes the expression prediction",
+                "[trained][grpc]") {
+  PackagesWorker worker;
+  CATCH_REQUIRE(worker.Start(Task::kExpression));
+  const std::string window = RandomBases(9198, 13);
+  const double liver = ExpressionOf(worker, window, "Liver, liver");
+  const double liver_again = ExpressionOf(worker, window, "Liver, liver");
+  const double stem_cells = ExpressionOf(worker, window, "H1 Cells, esc");
+  const double brain = ExpressionOf(worker, window, "fetal brain tissue");
+  CATCH_INFO("liver " << liver << ", H1 cells " << stem_cells << ", fetal brain " << brain);
+  CATCH_CHECK(liver == liver_again);  // deterministic
+  CATCH_CHECK(std::abs(liver - stem_cells) > 0.01);
+  CATCH_CHECK(std::abs(liver - brain) > 0.01);
+}
+
+// ---------------------------------------------------------------- held-out chr20 regions
+
+struct Structure {
+  std::string name;  // refGene accession (reference only)
+  char strand = '+';
+  int64_t start = 0, end = 0;
+  std::vector<std::pair<int64_t, int64_t>> exons;
+  int cds_segments = 0;       // mirror only
+  std::string type;           // mirror only
+};
+
+std::vector<int64_t> Numbers(const std::string& csv) {
+  std::vector<int64_t> out;
+  std::stringstream in(csv);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+// Lines of PREFIX.reference.tsv (name strand start end starts ends) or PREFIX.mirror.tsv
+// (strand start end starts ends cds_segments type); see `annotation.py region`.
+std::vector<Structure> ReadStructures(const std::string& path, bool reference) {
+  std::vector<Structure> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, '\t')) f.push_back(field);
+    if (f.size() != (reference ? 6u : 7u)) continue;
+    Structure s;
+    size_t k = 0;
+    if (reference) s.name = f[k++];
+    s.strand = f[k++][0];
+    s.start = std::stoll(f[k++]);
+    s.end = std::stoll(f[k++]);
+    auto starts = Numbers(f[k++]);
+    auto ends = Numbers(f[k++]);
+    for (size_t i = 0; i < starts.size() && i < ends.size(); ++i) {
+      s.exons.emplace_back(starts[i], ends[i]);
+    }
+    if (!reference) {
+      s.cds_segments = std::stoi(f[k++]);
+      s.type = f[k++];
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Structure FromResult(const v1::Transcript& t) {
+  Structure s;
+  s.strand = t.strand().empty() ? '?' : t.strand()[0];
+  s.start = t.start();
+  s.end = t.end();
+  for (const auto& e : t.exons()) s.exons.emplace_back(e.start(), e.end());
+  s.cds_segments = t.cds_size();
+  s.type = t.transcript_type();
+  return s;
+}
+
+std::string Describe(const Structure& s) {
+  std::ostringstream out;
+  out << s.strand << " [" << s.start << ", " << s.end << ") " << s.exons.size() << " exons "
+      << s.type;
+  return out.str();
+}
+
+#define SHARED_DATA_OR_SKIP()                                                                    \
+  if (!fs::exists(SharedData() + "/annotation/hg19_refGene.txt.gz")) {                           \
+    CATCH_WARN("skipped: ../shared/data (hg19 refGene) is absent beside the repository");        \
+    return;                                                                                      \
+  }                                                                                              \
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {                  \
+    CATCH_WARN("skipped: LibTorch for Python is missing (/usr/bin/python3 cannot import torch)"); \
+    return;                                                                                      \
+  }
+
+// scripts/training/annotation.py region: the region's sequence, its refGene transcripts and the
+// mirror's decoding of it (chr20 is fetched into the data cache once).
+bool CutRegion(int64_t start, int64_t end, const std::string& prefix, std::string* log) {
+  std::string output;
+  const int rc = dnaserve::testing::RunCommand(
+      {"/usr/bin/python3", "-m", "training.annotation", "region", "--start",
+       std::to_string(start), "--end", std::to_string(end), "--package",
+       PackagesDir() + "/" + kAnnotationModel, "--out-prefix", prefix},
+      &output,
+      {{"DNASERVE_DATA_CACHE", dnaserve::testing::DataCacheDir()},
+       {"PYTHONPATH", SourceDir() + "/scripts"}});
+  *log = output;
+  return rc == 0;
+}
+
+bool Overlaps(const Structure& a, const Structure& b) {
+  return a.strand == b.strand && a.start < b.end && b.start < a.end;
+}
+
+// Held-out regions (inside chr20:53,025,520-63,025,520), each with annotated genes on both
+// strands; every annotated transcript wholly inside must be overlapped by a prediction.
+struct Region {
+  int64_t start, end;
+};
+const Region kRegions[] = {{REGION_A_START, REGION_A_END}, {REGION_B_START, REGION_B_END}};
+
+CATCH_TEST_CASE("trained packages: annotation-human finds held-out chr20 genes on their strand",
+                "[trained][grpc]") {
+  SHARED_DATA_OR_SKIP();
+  PackagesWorker worker;
+  CATCH_REQUIRE(worker.Start(Task::kAnnotation));
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-annotation-region");
+  for (const Region& region : kRegions) {
+    CATCH_INFO("chr20:" << region.start << "-" << region.end);
+    const std::string prefix = dir + "/region_" + std::to_string(region.start);
+    std::string log;
+    const bool cut = CutRegion(region.start, region.end, prefix, &log);
+    CATCH_INFO(log);
+    CATCH_REQUIRE(cut);
+    const std::string sequence = ReadFile(prefix + ".seq");
+    CATCH_REQUIRE(static_cast<int64_t>(sequence.size()) == region.end - region.start);
+    const auto reference = ReadStructures(prefix + ".reference.tsv", true);
+    const auto mirror = ReadStructures(prefix + ".mirror.tsv", false);
+    CATCH_REQUIRE(!reference.empty());
+
+    v1::PredictRequest request;
+    request.set_model(kAnnotationModel);
+    request.set_sequence(sequence);
+    request.mutable_annotation()->set_reverse_complement(true);
+    request.mutable_annotation()->set_seqid("chr20");
+    grpc::Status status;
+    auto result = worker.Predict(request, &status);
+    CATCH_INFO(status.error_message() << "\n" << worker.Log());
+    CATCH_REQUIRE(status.ok());
+    CATCH_REQUIRE(result.has_value());
+    std::vector<Structure> served;
+    for (const auto& t : result->annotation().transcripts()) served.push_back(FromResult(t));
+
+    std::set<char> strands;
+    for (const Structure& r : reference) {
+      CATCH_INFO(r.name << " " << Describe(r));
+      bool found = false;
+      for (const Structure& s : served) found = found || Overlaps(s, r);
+      CATCH_CHECK(found);
+      strands.insert(r.strand);
+    }
+    CATCH_CHECK(strands.size() == 2);  // the regions were chosen with genes on both strands
+
+    // The worker decodes as the Python mirror the metrics come from. Scores may differ in the
+    // last float bits (other batch shapes), which could move a decision at a tie; none did.
+    CATCH_REQUIRE(served.size() == mirror.size());
+    for (size_t i = 0; i < served.size(); ++i) {
+      CATCH_INFO(Describe(served[i]) << " vs mirror " << Describe(mirror[i]));
+      CATCH_CHECK(served[i].strand == mirror[i].strand);
+      CATCH_CHECK(served[i].exons == mirror[i].exons);
+      CATCH_CHECK(served[i].cds_segments == mirror[i].cds_segments);
+      CATCH_CHECK(served[i].type == mirror[i].type);
+    }
+  }
+  testing::RemoveScratch(dir);
+}
+
+}  // namespace
+}  // namespace dnaserve::worker
