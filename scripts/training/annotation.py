@@ -36,8 +36,9 @@ from training import common  # noqa: E402
 
 MODEL_ID = "annotation-human"
 CONTEXT_BP = 4096
+PARAMETERS = 224_291  # AnnotationNet()
 DEFAULT_SEED = 7
-STEPS = 2500
+STEPS = 2400
 BATCH = 16
 REQUEST_BP = 500_000  # the service's request ceiling: evaluation sends requests of this size
 # The worker decoder's costs (worker/windowing/annotation_decode.h) were chosen on this block of
@@ -47,7 +48,8 @@ DECODER_TUNING = (48_025_520, common.HELD_OUT[0])
 FIT_REGION = (common.TRAIN[0], DECODER_TUNING[0])
 # Positive-class weights of the per-base loss, by label: rare labels get larger gradients. The
 # decoder's costs were tuned on these (uncalibrated) outputs.
-POSITIVE_WEIGHTS = [1.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0]
+POSITIVE_WEIGHTS = [1.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0,
+                    30.0, 30.0, 30.0, 30.0]
 
 
 def fit(seed: int, steps: int = STEPS, allowed=FIT_REGION, log=print):
@@ -113,15 +115,16 @@ def requests(region=common.HELD_OUT, size: int = REQUEST_BP):
 def predict_requests(module, manifest_json: Dict, spans, options=None, log=print,
                      keep_scores: int = 0):
     """Decoded transcripts (chr20 coordinates) of every request, as the worker returns them;
-    with keep_scores=k also every k-th base's stitched scores ([n, 13]) and positions."""
-    ids = labels.genome_ids(common.chr20())
+    with keep_scores=k also every k-th base's stitched scores ([n, 17]) and positions."""
+    chr20 = common.chr20()
+    ids = labels.genome_ids(chr20)
     context = manifest_json["context_window_bp"]
     names = manifest_json["transcript_types"]
     transcripts, kept, positions = [], [], []
     started = time.monotonic()
     for start, end in spans:
         scores, types = decoding.stitch(module, ids[start:end], context)
-        for t in decoding.decode(scores, types, names, options):
+        for t in decoding.decode(scores, types, names, options, chr20[start:end]):
             shift(t, start)
             transcripts.append(t)
         if keep_scores:
@@ -305,7 +308,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
         "| task | annotation |",
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
         "with N and also runs the reverse complement) |",
-        f"| outputs | [B, {CONTEXT_BP}, 13] per-base sigmoid probabilities "
+        f"| outputs | [B, {CONTEXT_BP}, 17] per-base sigmoid probabilities "
         f"({', '.join(labels.LABELS)}); [B, 2] transcript-type softmax (mRNA, lnc_RNA) |",
         f"| seed | {manifest_json['seed']} |",
         f"| training | {STEPS} steps x {BATCH} windows of {CONTEXT_BP} bp "
@@ -315,12 +318,14 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
         "",
         "## Architecture",
         "",
-        "Fully convolutional (scripts/training/annotation_net.py): one-hot bases, 4 per step "
-        "(16 channels) -> conv (k=7) and 2 residual blocks of 48 channels at 4 bp resolution -> "
-        "strided conv to 16 bp resolution, 3 residual blocks of 64 channels with dilations up to "
-        "32 (receptive field about +-4 kb, the window) -> added back at 4 bp resolution -> "
-        "residual block -> 13 x 4 outputs per step unfolded to one row of 13 per base; the type "
-        "head mean-pools the coarse trunk. BatchNorm folded at export (torch.jit.freeze).",
+        "Fully convolutional, three resolutions (scripts/training/annotation_net.py): one-hot "
+        "bases -> 32 per-base motif filters (k=11) -> folded 4:1 into 48 channels, 2 residual "
+        "blocks at 4 bp resolution -> strided conv to 16 bp resolution, 3 residual blocks of "
+        "64 channels with dilations up to 32 (about +-4 kb, the window) -> added back at 4 bp "
+        "resolution, a residual block -> unfolded to 16 channels per base, plus the per-base "
+        "features (skip), a residual conv (k=11) at base resolution -> 17 sigmoid outputs per "
+        "base. The type head mean-pools the coarse trunk. BatchNorm folded at export "
+        f"(torch.jit.freeze); {PARAMETERS:,} parameters, float32.",
         "",
         "## Data and provenance",
         "",

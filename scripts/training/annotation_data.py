@@ -8,9 +8,13 @@ included):
 - INTRON: inside some transcript's span but in no exon (of any transcript of the strand);
 - CDS: in an exon and inside the coding range of some NM_ transcript;
 - UTR: exonic in some NM_ transcript but outside its coding range, and CDS in none;
-- TSS / END: within TERMINAL_BAND_BP of a transcript's first / last transcribed base.
+- TSS / END: within TERMINAL_BAND_BP of a transcript's first / last transcribed base;
+- DONOR / ACCEPTOR: the first / last base of an intron in the strand's sense direction (on '+'
+  the intron's leftmost / rightmost base, on '-' its rightmost / leftmost), of any transcript.
 
-`intergenic` (a channel of its own) means no exon or intron on either strand.
+`intergenic` (a channel of its own) means no exon or intron on either strand. Besides the 13
+channels the worker requires, the model has four splice-site channels (`donor_plus`,
+`acceptor_plus`, `donor_minus`, `acceptor_minus`), which the worker's decoder uses when present.
 """
 
 from typing import List, Sequence, Tuple
@@ -19,7 +23,7 @@ import numpy as np
 
 from training import common
 
-EXON, INTRON, CDS, UTR, TSS, END = 1, 2, 4, 8, 16, 32
+EXON, INTRON, CDS, UTR, TSS, END, DONOR, ACCEPTOR = 1, 2, 4, 8, 16, 32, 64, 128
 STRAND_BITS = (EXON, INTRON, CDS, UTR, TSS, END)  # in the order of the per-strand channels
 TERMINAL_BAND_BP = 25
 
@@ -27,6 +31,7 @@ LABELS = [
     "intergenic",
     "exon_plus", "intron_plus", "CDS_plus", "UTR_plus", "TSS_plus", "transcript_end_plus",
     "exon_minus", "intron_minus", "CDS_minus", "UTR_minus", "TSS_minus", "transcript_end_minus",
+    "donor_plus", "acceptor_plus", "donor_minus", "acceptor_minus",
 ]
 TRANSCRIPT_TYPES = ["mRNA", "lnc_RNA"]
 
@@ -51,10 +56,17 @@ def strand_labels(transcripts: Sequence[common.Transcript], length: int,
     coding_exon = np.zeros(length, dtype=bool)
     tss = np.zeros(length, dtype=bool)
     end = np.zeros(length, dtype=bool)
+    donor = np.zeros(length, dtype=bool)
+    acceptor = np.zeros(length, dtype=bool)
     for t in transcripts:
         if t.strand != strand:
             continue
         span[t.tx_start:t.tx_end] = True
+        for (_, left), (right, _) in zip(t.exons, t.exons[1:]):  # intron [left, right)
+            if right <= left:
+                continue
+            (donor if strand == "+" else acceptor)[left] = True
+            (acceptor if strand == "+" else donor)[right - 1] = True
         for a, b in t.exons:
             exon[a:b] = True
             if t.coding:
@@ -71,6 +83,8 @@ def strand_labels(transcripts: Sequence[common.Transcript], length: int,
     bits[coding_exon & ~cds] |= UTR
     bits[tss] |= TSS
     bits[end] |= END
+    bits[donor] |= DONOR
+    bits[acceptor] |= ACCEPTOR
     return bits
 
 
@@ -84,12 +98,16 @@ def type_coverage(transcripts: Sequence[common.Transcript], length: int) -> np.n
 
 
 def targets(plus: np.ndarray, minus: np.ndarray) -> np.ndarray:
-    """[..., 13] float32 label matrix from the two strands' bits (same shapes)."""
+    """[..., 17] float32 label matrix from the two strands' bits (same shapes)."""
     out = np.zeros(plus.shape + (len(LABELS),), dtype=np.float32)
     out[..., 0] = ((plus | minus) & (EXON | INTRON)) == 0
     for k, bit in enumerate(STRAND_BITS):
         out[..., 1 + k] = (plus & bit) != 0
         out[..., 7 + k] = (minus & bit) != 0
+    out[..., 13] = (plus & DONOR) != 0
+    out[..., 14] = (plus & ACCEPTOR) != 0
+    out[..., 15] = (minus & DONOR) != 0
+    out[..., 16] = (minus & ACCEPTOR) != 0
     return out
 
 
@@ -124,7 +142,7 @@ class Windows:
                 return start
 
     def batch(self, size: int):
-        """(ids [B, L] int64, targets [B, L, 13] float32, type label [B] int64 (-1 = none))."""
+        """(ids [B, L] int64, targets [B, L, 17] float32, type label [B] int64 (-1 = none))."""
         ids = np.empty((size, self.length), dtype=np.int64)
         plus = np.empty((size, self.length), dtype=np.uint8)
         minus = np.empty((size, self.length), dtype=np.uint8)

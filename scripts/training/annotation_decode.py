@@ -15,11 +15,13 @@ import numpy as np
 
 from training.annotation_data import COMPLEMENT_IDS
 
-# Channel indices of LABELS.
+# Channel indices of LABELS (annotation_data), splice sites included.
 INTERGENIC = 0
-PLUS = dict(exon=1, intron=2, cds=3, utr=4, tss=5, end=6)
-MINUS = dict(exon=7, intron=8, cds=9, utr=10, tss=11, end=12)
-TWIN = [0, 7, 8, 9, 10, 11, 12, 1, 2, 3, 4, 5, 6]  # the channel a channel becomes on the RC
+PLUS = dict(exon=1, intron=2, cds=3, utr=4, tss=5, end=6, donor=13, acceptor=14)
+MINUS = dict(exon=7, intron=8, cds=9, utr=10, tss=11, end=12, donor=15, acceptor=16)
+# The channel a channel becomes on the reverse complement.
+TWIN = [0, 7, 8, 9, 10, 11, 12, 1, 2, 3, 4, 5, 6, 15, 16, 13, 14]
+CHANNELS = len(TWIN)
 
 EDGE_RAMP_BP = 256   # kEdgeRampBp: a window's bases within this of its edge weigh less
 FLOOR = 1e-4         # kProbabilityFloor
@@ -30,6 +32,7 @@ class DecodeOptions:        # worker: DecodeOptions
     start_cost: float = 12.0      # -log prior of a transcript starting (or ending) at a base
     splice_cost: float = 8.0      # -log prior of an exon/intron switch
     terminal_weight: float = 1.0  # weight of log(TSS / transcript_end probability) on them
+    site_weight: float = 1.0      # weight of log(donor / acceptor probability) on a switch
     cds_threshold: float = 0.5    # CDS call
     min_transcript_bp: int = 100
     min_exon_mean: float = 0.5    # a transcript whose exons average less is dropped
@@ -79,7 +82,7 @@ def run_pass(module, ids: np.ndarray, context: int, batch_size: int, reverse: bo
     length = len(ids)
     source = COMPLEMENT_IDS[ids[::-1]] if reverse else ids
     windows = plan_windows(length, context)
-    scores = np.zeros((length, 13), dtype=np.float32)
+    scores = np.zeros((length, CHANNELS), dtype=np.float32)
     weights = np.zeros(length, dtype=np.float32)
     types = []
     for first in range(0, len(windows), batch_size):
@@ -125,9 +128,45 @@ def weighted_average(a: np.ndarray, wa: np.ndarray, b: np.ndarray, wb: np.ndarra
 
 # --- decoding ------------------------------------------------------------------------------
 
+DONOR_MOTIFS = ("GT", "GC")  # the first two intron bases, sense strand
+ACCEPTOR_MOTIFS = ("AG",)     # the last two intron bases, sense strand
+_RC = str.maketrans("ACGT", "TGCA")
+
+
+def splice_motifs(sequence: str, strand: str) -> Tuple[np.ndarray, np.ndarray]:
+    """SpliceMotifs: (intron_may_start[i], exon_may_resume[i]) in plus coordinates, reading
+    left to right: an intron may begin at i (exon -> intron between i-1 and i) when the two
+    bases from i are a donor (on '+') or the reverse complement of an acceptor (on '-'), and an
+    exon may resume at i when the two bases before i are an acceptor (on '+') or the reverse
+    complement of a donor (on '-')."""
+    n = len(sequence)
+    begin = np.zeros(n, dtype=bool)
+    resume = np.zeros(n, dtype=bool)
+    if strand == "+":
+        first, last = DONOR_MOTIFS, ACCEPTOR_MOTIFS
+    else:
+        first = tuple(m.translate(_RC)[::-1] for m in ACCEPTOR_MOTIFS)
+        last = tuple(m.translate(_RC)[::-1] for m in DONOR_MOTIFS)
+    if n < 2:
+        return begin, resume
+    bases = np.frombuffer(sequence.upper().encode("ascii"), dtype=np.uint8).astype(np.int32)
+    pairs = bases[:-1] * 256 + bases[1:]  # pairs[i] = bases i and i + 1
+
+    def codes(motifs):
+        return [ord(m[0]) * 256 + ord(m[1]) for m in motifs]
+
+    begin[:-1] = np.isin(pairs, codes(first))
+    resume[2:] = np.isin(pairs[:-1], codes(last))
+    return begin, resume
+
+
 def _viterbi(exon: np.ndarray, intron: np.ndarray, left: np.ndarray, right: np.ndarray,
-             options: DecodeOptions) -> List[int]:
-    """ParseStrand: the best state path (0 outside, 1 exon, 2 intron); see the C++ comment."""
+             options: DecodeOptions, begin=None, resume=None, opens=None,
+             closes=None) -> List[int]:
+    """ParseStrand: the best state path (0 outside, 1 exon, 2 intron); see the C++ comment.
+    `begin`/`resume` (splice_motifs) restrict where introns may begin and exons resume;
+    `opens[k]`/`closes[k]` are the splice-site probabilities of an intron's leftmost /
+    rightmost base k (None: no site channels)."""
     n = len(exon)
     if n == 0:
         return []
@@ -138,6 +177,11 @@ def _viterbi(exon: np.ndarray, intron: np.ndarray, left: np.ndarray, right: np.n
     lo = [log(max(1.0 - float(x) - float(y), floor)) for x, y in zip(exon, intron)]
     lt = [options.terminal_weight * log(max(float(x), floor)) for x in left]
     lend = [options.terminal_weight * log(max(float(x), floor)) for x in right]
+    if opens is not None:
+        lopen = [options.site_weight * log(max(float(x), floor)) for x in opens]
+        lclose = [options.site_weight * log(max(float(x), floor)) for x in closes]
+    else:
+        lopen = lclose = [0.0] * n
     start_cost, splice_cost = options.start_cost, options.splice_cost
     back = bytearray(3 * n)
     o, e, i = lo[0], le[0], li[0]
@@ -153,14 +197,16 @@ def _viterbi(exon: np.ndarray, intron: np.ndarray, left: np.ndarray, right: np.n
         cand = o - start_cost + lt[k]
         if cand > ne:
             ne, be = cand, 0
-        cand = i - splice_cost
-        if cand > ne:
-            ne, be = cand, 2
-        # intron <- intron | exon (donor)
+        if resume is None or resume[k]:
+            cand = i - splice_cost + lclose[k - 1]
+            if cand > ne:
+                ne, be = cand, 2
+        # intron <- intron | exon (the intron's first base is k)
         ni, bi = i, 2
-        cand = e - splice_cost
-        if cand > ni:
-            ni, bi = cand, 1
+        if begin is None or begin[k]:
+            cand = e - splice_cost + lopen[k]
+            if cand > ni:
+                ni, bi = cand, 1
         o, e, i = no + lo[k], ne + le[k], ni + li[k]
         back[3 * k] = bo
         back[3 * k + 1] = be
@@ -214,13 +260,20 @@ def contiguous_cds(exons: List[Tuple[int, int]], coding: np.ndarray,
 
 
 def decode_strand(scores: np.ndarray, channels: dict, strand: str,
-                  options: DecodeOptions) -> List[Transcript]:
+                  options: DecodeOptions, sequence: str = "") -> List[Transcript]:
     exon = scores[:, channels["exon"]]
     intron = scores[:, channels["intron"]]
-    # A transcript's leftmost base is its TSS on '+' and its 3' end on '-'.
+    # A transcript's leftmost base is its TSS on '+' and its 3' end on '-'; an intron's leftmost
+    # base is its donor on '+' and its acceptor on '-'.
     left, right = ("tss", "end") if strand == "+" else ("end", "tss")
+    opening, closing = ("donor", "acceptor") if strand == "+" else ("acceptor", "donor")
+    has_sites = scores.shape[1] > channels["acceptor"]
+    begin, resume = (splice_motifs(sequence, strand) if sequence and has_sites
+                     else (None, None))
     path = _viterbi(exon, intron, scores[:, channels[left]], scores[:, channels[right]],
-                    options)
+                    options, begin, resume,
+                    scores[:, channels[opening]] if has_sites else None,
+                    scores[:, channels[closing]] if has_sites else None)
     inside = [s != 0 for s in path]
     is_exon = [s == 1 for s in path]
     out = []
@@ -268,11 +321,12 @@ def assign_type(span: Tuple[int, int], types, names: Sequence[str]) -> Tuple[str
 
 
 def decode(scores: np.ndarray, types, names: Sequence[str],
-           options: Optional[DecodeOptions] = None) -> List[Transcript]:
+           options: Optional[DecodeOptions] = None, sequence: str = "") -> List[Transcript]:
     """DecodeTranscripts + the runner's type assignment: sorted by start, '+' first on ties;
-    only mRNAs keep a CDS."""
+    only mRNAs keep a CDS. With `sequence`, introns follow the splice motifs."""
     options = options or DecodeOptions()
-    out = decode_strand(scores, PLUS, "+", options) + decode_strand(scores, MINUS, "-", options)
+    out = (decode_strand(scores, PLUS, "+", options, sequence)
+           + decode_strand(scores, MINUS, "-", options, sequence))
     out.sort(key=lambda t: (t.start, 0 if t.strand == "+" else 1))
     for t in out:
         t.transcript_type, t.transcript_type_score = assign_type((t.start, t.end), types, names)

@@ -253,7 +253,8 @@ def evaluate_module(module, max_tokens: int, dataset: data.Dataset = None) -> Di
     metrics.update(oracle)
     # How much the wording moves a prediction: mean |canonical - unseen| over all pairs.
     metrics["wording_mean_abs_change"] = float(np.mean(np.abs(canonical - unseen)))
-    return metrics
+    # Undefined correlations (a constant prediction) are left out rather than reported as NaN.
+    return {name: value for name, value in metrics.items() if np.isfinite(value)}
 
 
 def evaluate(package_dir: str) -> Dict[str, float]:

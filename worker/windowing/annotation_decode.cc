@@ -34,9 +34,21 @@ constexpr double kProbabilityFloor = 1e-4;
 
 double FlooredLog(double p) { return std::log(std::max(p, kProbabilityFloor)); }
 
+bool IsPair(std::string_view sequence, size_t at, const char* pair) {
+  auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; };
+  return upper(sequence[at]) == pair[0] && upper(sequence[at + 1]) == pair[1];
+}
+
 void DecodeStrand(const PositionScores& scores, const StrandChannels& ch, char strand,
-                  const DecodeOptions& options, std::vector<DecodedTranscript>* out) {
-  const std::vector<StrandState> path = ParseStrand(scores, ch, strand, options);
+                  const DecodeOptions& options, std::string_view sequence,
+                  std::vector<DecodedTranscript>* out) {
+  // Motifs constrain a model that calls splice sites; one without them may not place exon edges
+  // to the base, and snapping its edges to the nearest motif would only move them arbitrarily.
+  const bool constrained = ch.donor >= 0 && ch.acceptor >= 0 &&
+                           static_cast<int64_t>(sequence.size()) == scores.length;
+  const SpliceMotifs motifs = constrained ? FindSpliceMotifs(sequence, strand) : SpliceMotifs{};
+  const std::vector<StrandState> path =
+      ParseStrand(scores, ch, strand, options, constrained ? &motifs : nullptr);
   auto inside = Runs(0, scores.length,
                      [&](int64_t i) { return path[i] != StrandState::kOutside; });
   for (const Span& candidate : inside) {
@@ -90,6 +102,14 @@ StatusOr<AnnotationChannels> ResolveAnnotationChannels(const std::vector<std::st
   c.intergenic = index[0];
   c.plus = {index[1], index[2], index[3], index[4], index[5], index[6]};
   c.minus = {index[7], index[8], index[9], index[10], index[11], index[12]};
+  std::array<int, kSpliceSiteLabels.size()> site{};
+  for (size_t i = 0; i < kSpliceSiteLabels.size(); ++i) site[i] = Find(labels, kSpliceSiteLabels[i]);
+  if (std::all_of(site.begin(), site.end(), [](int i) { return i >= 0; })) {
+    c.plus.donor = site[0];
+    c.plus.acceptor = site[1];
+    c.minus.donor = site[2];
+    c.minus.acceptor = site[3];
+  }
   return c;
 }
 
@@ -106,7 +126,10 @@ void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationCh
                         {p.cds, m.cds},
                         {p.utr, m.utr},
                         {p.tss, m.tss},
-                        {p.transcript_end, m.transcript_end}}) {
+                        {p.transcript_end, m.transcript_end},
+                        {p.donor, m.donor},
+                        {p.acceptor, m.acceptor}}) {
+      if (a < 0 || b < 0) continue;
       twin[a] = b;
       twin[b] = a;
     }
@@ -144,8 +167,26 @@ void AverageInto(PositionScores* out, const PositionScores& other) {
   }
 }
 
+SpliceMotifs FindSpliceMotifs(std::string_view sequence, char strand) {
+  const size_t n = sequence.size();
+  SpliceMotifs m{std::vector<bool>(n, false), std::vector<bool>(n, false)};
+  // Sense donors GT/GC and acceptors AG, read on the plus strand left to right.
+  const std::vector<const char*> begins =
+      strand == '+' ? std::vector<const char*>{"GT", "GC"} : std::vector<const char*>{"CT"};
+  const std::vector<const char*> ends =
+      strand == '+' ? std::vector<const char*>{"AG"} : std::vector<const char*>{"AC", "GC"};
+  for (size_t i = 0; i + 1 < n; ++i) {
+    for (const char* pair : begins) m.intron_may_begin[i] = m.intron_may_begin[i] || IsPair(sequence, i, pair);
+    if (i + 2 < n) {
+      for (const char* pair : ends) m.exon_may_resume[i + 2] = m.exon_may_resume[i + 2] || IsPair(sequence, i, pair);
+    }
+  }
+  return m;
+}
+
 std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandChannels& ch,
-                                     char strand, const DecodeOptions& options) {
+                                     char strand, const DecodeOptions& options,
+                                     const SpliceMotifs* motifs) {
   const int64_t n = scores.length;
   std::vector<StrandState> path(static_cast<size_t>(n), StrandState::kOutside);
   if (n == 0) return path;
@@ -160,6 +201,13 @@ std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandC
   auto emit_intron = [&](int64_t i) { return FlooredLog(scores.at(i, ch.intron)); };
   auto terminal = [&](int64_t i, int channel) {
     return options.terminal_weight * FlooredLog(scores.at(i, channel));
+  };
+  // An intron's leftmost base is its donor on '+' and its acceptor on '-'.
+  const bool sites = ch.donor >= 0 && ch.acceptor >= 0;
+  const int opening = strand == '+' ? ch.donor : ch.acceptor;
+  const int closing = strand == '+' ? ch.acceptor : ch.donor;
+  auto site = [&](int64_t i, int channel) {
+    return sites ? options.site_weight * FlooredLog(scores.at(i, channel)) : 0.0;
   };
   constexpr uint8_t kO = 0, kE = 1, kI = 2;
   // back[3 * i + s]: the state at i - 1 on the best path into state s at i.
@@ -176,13 +224,17 @@ std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandC
     uint8_t back_e = kE;
     const double start = o - options.start_cost + terminal(i, left);
     if (start > next_e) next_e = start, back_e = kO;
-    const double acceptor = in - options.splice_cost;
-    if (acceptor > next_e) next_e = acceptor, back_e = kI;
-    // intron <- intron | exon (donor)
+    if (motifs == nullptr || motifs->exon_may_resume[i]) {
+      const double resume = in - options.splice_cost + site(i - 1, closing);
+      if (resume > next_e) next_e = resume, back_e = kI;
+    }
+    // intron <- intron | exon (the intron's first base is i)
     double next_in = in;
     uint8_t back_in = kI;
-    const double donor = e - options.splice_cost;
-    if (donor > next_in) next_in = donor, back_in = kE;
+    if (motifs == nullptr || motifs->intron_may_begin[i]) {
+      const double begin = e - options.splice_cost + site(i, opening);
+      if (begin > next_in) next_in = begin, back_in = kE;
+    }
     o = next_o + emit_outside(i);
     e = next_e + emit_exon(i);
     in = next_in + emit_intron(i);
@@ -223,10 +275,11 @@ std::vector<Span> CodingSpan(const std::vector<Span>& exons, const PositionScore
 
 std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,
                                                  const AnnotationChannels& channels,
-                                                 const DecodeOptions& options) {
+                                                 const DecodeOptions& options,
+                                                 std::string_view sequence) {
   std::vector<DecodedTranscript> out;
-  DecodeStrand(scores, channels.plus, '+', options, &out);
-  DecodeStrand(scores, channels.minus, '-', options, &out);
+  DecodeStrand(scores, channels.plus, '+', options, sequence, &out);
+  DecodeStrand(scores, channels.minus, '-', options, sequence, &out);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     if (a.span.start != b.span.start) return a.span.start < b.span.start;
     return a.strand == '+' && b.strand == '-';

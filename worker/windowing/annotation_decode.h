@@ -2,8 +2,9 @@
 // optional reverse-complement pass), then decoded into transcripts.
 //
 // The model emits 13 independent probabilities per base (kAnnotationLabels): intergenic, and for
-// each strand exon, intron, CDS, UTR, TSS and transcript_end. Stitching and decoding need only
-// the channel indices, resolved once from the manifest's output_labels.
+// each strand exon, intron, CDS, UTR, TSS and transcript_end; optionally also splice sites
+// (kSpliceSiteLabels), which the decoder then uses. Stitching and decoding need only the channel
+// indices, resolved once from the manifest's output_labels.
 #pragma once
 
 #include <array>
@@ -22,8 +23,14 @@ inline constexpr std::array<std::string_view, 13> kAnnotationLabels = {
     "TSS_plus",   "transcript_end_plus", "exon_minus",          "intron_minus", "CDS_minus",
     "UTR_minus",  "TSS_minus",           "transcript_end_minus"};
 
+// Optional: a splice-site probability at the first (donor) and last (acceptor) base of an
+// intron, in the strand's sense direction. Used only when all four are present.
+inline constexpr std::array<std::string_view, 4> kSpliceSiteLabels = {
+    "donor_plus", "acceptor_plus", "donor_minus", "acceptor_minus"};
+
 struct StrandChannels {
   int exon = 0, intron = 0, cds = 0, utr = 0, tss = 0, transcript_end = 0;
+  int donor = -1, acceptor = -1;  // -1: the model has no splice-site channels
 };
 
 struct AnnotationChannels {
@@ -33,7 +40,8 @@ struct AnnotationChannels {
   StrandChannels minus;
 };
 
-// Finds every name of kAnnotationLabels in `labels`; fails naming the first one missing.
+// Finds every name of kAnnotationLabels in `labels`; fails naming the first one missing. The
+// splice-site channels are resolved when all of kSpliceSiteLabels are present.
 StatusOr<AnnotationChannels> ResolveAnnotationChannels(const std::vector<std::string>& labels);
 
 // Probabilities per base of the submitted (plus-strand) sequence: row-major [length x channels],
@@ -82,6 +90,7 @@ struct DecodeOptions {
   double start_cost = 12.0;      // a transcript starting (and again ending) at a given base
   double splice_cost = 8.0;      // an exon -> intron or intron -> exon switch
   double terminal_weight = 1.0;  // weight of log P(TSS) / log P(transcript_end) at the ends
+  double site_weight = 1.0;      // weight of log P(donor) / log P(acceptor) on a switch
   double cds_threshold = 0.5;
   int64_t min_transcript_bp = 100;  // shorter candidates are noise, not transcripts
   double min_exon_mean = 0.5;       // transcripts whose exon probability averages less are noise
@@ -93,6 +102,17 @@ struct DecodeOptions {
 // Per-base states of one strand's parse.
 enum class StrandState : uint8_t { kOutside = 0, kExon = 1, kIntron = 2 };
 
+// Where the sequence allows a strand's introns to begin and end (GT-AG rule, plus GC donors),
+// in plus coordinates read left to right: intron_may_begin[i] when bases i, i+1 can be an
+// intron's first two (on '+' a donor GT/GC; on '-' the reverse complement of an acceptor, CT),
+// exon_may_resume[i] when bases i-2, i-1 can be an intron's last two (on '+' an acceptor AG; on
+// '-' the reverse complement of a donor, AC/GC). Case-insensitive.
+struct SpliceMotifs {
+  std::vector<bool> intron_may_begin;
+  std::vector<bool> exon_may_resume;
+};
+SpliceMotifs FindSpliceMotifs(std::string_view sequence, char strand);
+
 // The most probable parse of one strand (Viterbi) into outside / exon / intron, where a
 // transcript is outside -> exon (-> intron -> exon)* -> outside. Per-base log scores are
 // log(exon), log(intron) and log(1 - exon - intron), each floored at 1e-4; entering a transcript
@@ -100,10 +120,14 @@ enum class StrandState : uint8_t { kOutside = 0, kExon = 1, kIntron = 2 };
 // same at its last base (TSS on the 5' side, transcript_end on the 3' side: on the minus strand
 // the leftmost base is the 3' end), and an exon/intron switch costs splice_cost. So one base of
 // evidence never makes or breaks an exon, a strong TSS or transcript-end call splits two adjacent
-// genes, and a gene can start or end at the sequence edges. Ties keep the current state, then
-// prefer outside, exon, intron.
+// genes, and a gene can start or end at the sequence edges. With splice-site channels a switch
+// also adds site_weight x log P(site) of the intron's edge base (its first base on the way in,
+// its last on the way out; donor or acceptor by strand); with `motifs` (not null) introns only
+// begin and end where the sequence allows. Ties keep the current state, then prefer outside,
+// exon, intron.
 std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandChannels& channels,
-                                     char strand, const DecodeOptions& options);
+                                     char strand, const DecodeOptions& options,
+                                     const SpliceMotifs* motifs = nullptr);
 
 // One reading frame: the exonic bases from the first to the last exonic base whose CDS
 // probability is >= threshold, cut at the exon boundaries (ascending). Empty when none is.
@@ -125,10 +149,12 @@ struct DecodedTranscript {
 // are its exon runs (less first and last exons shorter than min_terminal_exon_bp, repeatedly),
 // and it is trimmed to its first and last exon. Candidates with no exon,
 // shorter than min_transcript_bp or whose exonic bases' mean exon probability is below
-// min_exon_mean are dropped. Output is sorted by start, plus strand first on ties.
+// min_exon_mean are dropped. With a `sequence` (the scored one, same length) and a model with
+// splice-site channels, introns follow its splice motifs; otherwise they may begin anywhere. Output is sorted by start, plus strand first on ties.
 std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,
                                                  const AnnotationChannels& channels,
-                                                 const DecodeOptions& options);
+                                                 const DecodeOptions& options,
+                                                 std::string_view sequence = {});
 
 // Transcript-type probabilities of one window, placed in plus-strand coordinates.
 struct WindowTypeScores {

@@ -176,6 +176,104 @@ CATCH_TEST_CASE("ParseStrand splits adjacent genes at transcript_end and TSS cal
   CATCH_CHECK(one.substr(5, 44).find('.') == std::string::npos);
 }
 
+std::vector<std::string> LabelsWithSites() {
+  std::vector<std::string> labels(kAnnotationLabels.begin(), kAnnotationLabels.end());
+  labels.insert(labels.end(), kSpliceSiteLabels.begin(), kSpliceSiteLabels.end());
+  return labels;
+}
+
+CATCH_TEST_CASE("splice-site channels are used only when all four are present", "[annotation]") {
+  auto with = ResolveAnnotationChannels(LabelsWithSites());
+  CATCH_REQUIRE(with.ok());
+  CATCH_CHECK(with->count == 17);
+  CATCH_CHECK(with->plus.donor == 13);
+  CATCH_CHECK(with->plus.acceptor == 14);
+  CATCH_CHECK(with->minus.donor == 15);
+  CATCH_CHECK(with->minus.acceptor == 16);
+  auto partial = LabelsWithSites();
+  partial.pop_back();
+  auto without = ResolveAnnotationChannels(partial);
+  CATCH_REQUIRE(without.ok());
+  CATCH_CHECK(without->count == 16);
+  CATCH_CHECK(without->plus.donor == -1);
+  CATCH_CHECK(without->minus.donor == -1);
+  CATCH_CHECK(Channels().plus.acceptor == -1);
+}
+
+CATCH_TEST_CASE("PlaceWindow swaps the splice-site channels with the strands", "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  auto windows = PlanWindows(4, 4, 4);
+  std::vector<float> rows(4 * ch.count, 0.0f);
+  rows[1 * ch.count + ch.plus.donor] = 0.7f;  // RC base 1 = plus base 2
+  rows[3 * ch.count + ch.minus.acceptor] = 0.3f;
+  PositionScores out(4, ch.count);
+  PlaceWindow(windows[0], rows.data(), ch, true, &out);
+  CATCH_CHECK(out.at(2, ch.minus.donor) == 0.7f);
+  CATCH_CHECK(out.at(2, ch.plus.donor) == 0.0f);
+  CATCH_CHECK(out.at(0, ch.plus.acceptor) == 0.3f);
+}
+
+CATCH_TEST_CASE("FindSpliceMotifs marks GT/GC-AG introns per strand", "[annotation]") {
+  //                    0123456789012
+  const std::string seq = "AAGTCCCAGTTgc";
+  auto plus = FindSpliceMotifs(seq, '+');
+  // '+': an intron may begin at 2 and 8 (GT) and 11 (gc, lower case counts), an exon resume at
+  // 3 and 9 (after AG at 1-2 and 7-8).
+  std::vector<int> begins, resumes;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    if (plus.intron_may_begin[i]) begins.push_back(static_cast<int>(i));
+    if (plus.exon_may_resume[i]) resumes.push_back(static_cast<int>(i));
+  }
+  CATCH_CHECK(begins == std::vector<int>{2, 8, 11});
+  CATCH_CHECK(resumes == std::vector<int>{3, 9});
+  // '-': an intron (its leftmost base) may begin at CT (the acceptor AG read backwards), an exon
+  // resume after AC or GC (the donor GT/GC read backwards).
+  auto minus = FindSpliceMotifs("ACTTTTTACGA", '-');
+  begins.clear();
+  resumes.clear();
+  for (size_t i = 0; i < 11; ++i) {
+    if (minus.intron_may_begin[i]) begins.push_back(static_cast<int>(i));
+    if (minus.exon_may_resume[i]) resumes.push_back(static_cast<int>(i));
+  }
+  CATCH_CHECK(begins == std::vector<int>{1});
+  CATCH_CHECK(resumes == std::vector<int>{2, 9});  // after "AC" at 0-1 and at 7-8
+  CATCH_CHECK(FindSpliceMotifs("", '+').intron_may_begin.empty());
+}
+
+CATCH_TEST_CASE("ParseStrand puts introns on splice motifs and follows the site channels",
+                "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 4;
+  // The model's exon/intron edge is at 22 and 42, but the sequence has GT at 20 and AG ending at
+  // 44: the intron becomes [20, 44).
+  std::string pattern = std::string(5, '.') + std::string(17, 'e') + std::string(20, 'i') +
+                        std::string(18, 'e') + std::string(5, '.');
+  PositionScores scores = Track(pattern, ch.plus, ch.count);
+  std::string sequence(pattern.size(), 'C');
+  sequence.replace(20, 2, "GT");
+  sequence.replace(42, 2, "AG");
+  SpliceMotifs motifs = FindSpliceMotifs(sequence, '+');
+  for (int64_t i = 0; i < scores.length; ++i) {
+    scores.at(i, ch.plus.donor) = 0.5f;
+    scores.at(i, ch.plus.acceptor) = 0.5f;
+  }
+  std::string parsed = Parsed(ParseStrand(scores, ch.plus, '+', options, &motifs));
+  CATCH_CHECK(parsed == std::string(5, '.') + std::string(15, 'e') + std::string(24, 'i') +
+                            std::string(16, 'e') + std::string(5, '.'));
+  // Two GT candidates, at 20 and 24: a strong donor call at 24 and a weak one at 20 pick 24.
+  sequence.replace(24, 2, "GT");
+  motifs = FindSpliceMotifs(sequence, '+');
+  scores.at(20, ch.plus.donor) = 0.001f;
+  scores.at(24, ch.plus.donor) = 0.99f;
+  parsed = Parsed(ParseStrand(scores, ch.plus, '+', options, &motifs));
+  CATCH_CHECK(parsed.substr(0, 25) == std::string(5, '.') + std::string(19, 'e') + "i");
+  // Without motifs the edges stay where the exon/intron calls change.
+  parsed = Parsed(ParseStrand(scores, ch.plus, '+', options, nullptr));
+  CATCH_CHECK(parsed.substr(20, 24) == std::string(2, 'e') + std::string(20, 'i') + "ee");
+}
+
 CATCH_TEST_CASE("CodingSpan is one reading frame across exons", "[annotation]") {
   const AnnotationChannels ch = Channels();
   PositionScores s(100, ch.count);
