@@ -33,6 +33,7 @@ from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 from training import common  # noqa: E402
+from training.scripting import freeze_checked  # noqa: E402
 
 MODEL_ID = "annotation-human"
 CONTEXT_BP = 4096
@@ -95,14 +96,7 @@ def export(model):
     warnings.filterwarnings("ignore", message=".*TorchScript.*")
     example = torch.from_numpy(labels.genome_ids("ACGTN" * 1638 + "ACGTAC")[None, :CONTEXT_BP]
                                .astype(np.int64))
-    with torch.no_grad():
-        eager = model(example)
-        scripted = torch.jit.freeze(torch.jit.script(model))
-        exported = scripted(example)
-    for a, b in zip(eager, exported):
-        if a.shape != b.shape or not torch.allclose(a, b, atol=1e-5):
-            raise RuntimeError(f"{MODEL_ID}: TorchScript output differs from eager")
-    return scripted
+    return freeze_checked(model, (example,), MODEL_ID)
 
 
 # --- evaluation ----------------------------------------------------------------------------

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from training import common  # noqa: E402
+from training.scripting import freeze_checked  # noqa: E402
 from training import expression_data as data  # noqa: E402
 
 MODEL_ID = "expression-human"
@@ -157,13 +158,7 @@ def export(model):
     warnings.filterwarnings("ignore", message=".*TorchScript.*")
     example = (torch.randint(1, 6, (1, data.WINDOW_BP)),
                torch.tensor([data.text_ids("Liver, liver", TEXT_MAX_TOKENS)]))
-    with torch.no_grad():
-        eager = model(*example)
-        scripted = torch.jit.freeze(torch.jit.script(model))
-        exported = scripted(*example)
-    if not torch.allclose(eager, exported, atol=1e-5):
-        raise RuntimeError(f"{MODEL_ID}: TorchScript output differs from eager")
-    return scripted
+    return freeze_checked(model, example, MODEL_ID)
 
 
 def manifest(seed: int, metrics: Dict[str, float], genes: int) -> Dict:

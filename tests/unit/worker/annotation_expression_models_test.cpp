@@ -30,7 +30,6 @@ namespace dnaserve::worker {
 namespace {
 
 namespace fs = std::filesystem;
-using dnaserve::testing::BinaryDir;
 using dnaserve::testing::SourceDir;
 using testing::RandomBases;
 using testing::ReadFile;
@@ -40,64 +39,21 @@ constexpr char kExpressionModel[] = "expression-human";
 
 std::string PackagesDir() { return SourceDir() + "/worker/packages"; }
 std::string SharedData() { return SourceDir() + "/../shared/data"; }
-std::string WorkerBinary() { return BinaryDir() + "/worker/dnaserve-worker"; }
 
-// One dnaserve-worker serving worker/packages for `task`, on a free loopback port.
-class PackagesWorker {
+// One dnaserve-worker serving worker/packages for `task`.
+class PackagesWorker : public testing::ServedWorker {
  public:
-  ~PackagesWorker() {
-    process_.Stop();
-    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
-  }
-
-  bool Start(Task task) {
-    const int port = dnaserve::testing::FreePort();
-    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-trained-worker");
-    log_ = log_dir_ + "/worker.log";
-    if (!process_.Start({WorkerBinary(), "--task", std::string(TaskName(task)), "--listen",
-                         "127.0.0.1:" + std::to_string(port)},
-                        {{"DNASERVE_MODELS_DIR", PackagesDir()}}, log_)) {
-      return false;
-    }
-    if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-    return true;
-  }
+  bool Start(Task task) { return ServedWorker::Start(task, PackagesDir()); }
 
   std::optional<v1::ModelInfo> Model(const std::string& id) {
     grpc::ClientContext context;
     v1::ListModelsResponse response;
-    if (!stub_->ListModels(&context, v1::ListModelsRequest(), &response).ok()) return std::nullopt;
+    if (!stub().ListModels(&context, v1::ListModelsRequest(), &response).ok()) return std::nullopt;
     for (const auto& m : response.models()) {
       if (m.id() == id) return m;
     }
     return std::nullopt;
   }
-
-  std::optional<v1::PredictResult> Predict(const v1::PredictRequest& request,
-                                           grpc::Status* status) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
-    auto reader = stub_->Predict(&context, request);
-    std::optional<v1::PredictResult> result;
-    v1::PredictEvent event;
-    while (reader->Read(&event)) {
-      if (event.has_result()) result = event.result();
-    }
-    *status = reader->Finish();
-    return result;
-  }
-
-  std::string Log() const { return ReadFile(log_); }
-
- private:
-  std::string log_dir_;
-  std::string log_;
-  dnaserve::testing::ChildProcess process_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
 };
 
 v1::PredictRequest ExpressionRequest(const std::string& window, const std::string& description) {

@@ -139,27 +139,7 @@ bool EnsureChr20(std::string* why) {
 // One dnaserve-worker serving the converted package, on a free loopback port.
 class SpliceWorker {
  public:
-  ~SpliceWorker() {
-    process_.Stop();
-    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
-  }
-
-  bool Start() {
-    const int port = dnaserve::testing::FreePort();
-    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-openspliceai-worker");
-    log_ = log_dir_ + "/worker.log";
-    if (!process_.Start({WorkerBinary(), "--task", "splice", "--listen",
-                         "127.0.0.1:" + std::to_string(port), "--threads", "2"},
-                        {{"DNASERVE_MODELS_DIR", ModelsDir()}}, log_)) {
-      return false;
-    }
-    if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-    return true;
-  }
+  bool Start() { return worker_.Start(Task::kSplice, ModelsDir(), {"--threads", "2"}); }
 
   // Predict with threshold `threshold`, both site types; returns the result or fails the test.
   std::optional<v1::PredictResult> Predict(const std::string& sequence, double threshold,
@@ -173,25 +153,13 @@ class SpliceWorker {
     splice->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
     splice->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
     splice->set_max_sites(20000);
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
-    auto reader = stub_->Predict(&context, request);
-    std::optional<v1::PredictResult> result;
-    v1::PredictEvent event;
-    while (reader->Read(&event)) {
-      if (event.has_result()) result = event.result();
-    }
-    *status = reader->Finish();
-    return result;
+    return worker_.Predict(request, status);
   }
 
-  std::string Log() const { return ReadFile(log_); }
+  std::string Log() const { return worker_.Log(); }
 
  private:
-  std::string log_dir_;
-  std::string log_;
-  dnaserve::testing::ChildProcess process_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
+  testing::ServedWorker worker_;
 };
 
 // A bedGraph track of 1 bp rows covering [0, length) in order -> one value per base; empty when
