@@ -33,7 +33,7 @@ from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 from training import common  # noqa: E402
-from training.scripting import freeze_checked  # noqa: E402
+from training.scripting import Optimisation, freeze_checked  # noqa: E402
 
 MODEL_ID = "annotation-human"
 CONTEXT_BP = 4096
@@ -64,12 +64,9 @@ def fit(seed: int, steps: int = STEPS, allowed=FIT_REGION, log=print):
     windows = labels.Windows(ids, plus, minus, types, transcripts, allowed, CONTEXT_BP,
                              np.random.default_rng(seed))
     model = AnnotationNet()
-    optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps,
-                                                   pct_start=0.1)
+    optimisation = Optimisation(model, steps, 1e-4, "annotation", log, 100)
     positive = torch.tensor(POSITIVE_WEIGHTS)
     model.train()
-    started, running = time.monotonic(), None
     for step in range(steps):
         x, y, kind = (torch.from_numpy(a) for a in windows.batch(BATCH))
         label_logits, type_logits = model.logits(x)
@@ -80,14 +77,7 @@ def fit(seed: int, steps: int = STEPS, allowed=FIT_REGION, log=print):
         typed = kind >= 0
         if bool(typed.any()):
             loss = loss + 0.1 * F.cross_entropy(type_logits[typed], kind[typed])
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
-        if step % 100 == 0 or step == steps - 1:
-            log(f"annotation: step {step}/{steps} loss {running:.4f} "
-                f"({time.monotonic() - started:.0f} s)")
+        optimisation.update(step, loss)
     return model.eval()
 
 

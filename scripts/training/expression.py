@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from training import common  # noqa: E402
-from training.scripting import freeze_checked  # noqa: E402
+from training.scripting import Optimisation, freeze_checked  # noqa: E402
 from training import expression_data as data  # noqa: E402
 
 MODEL_ID = "expression-human"
@@ -122,11 +122,8 @@ def fit(dataset: data.Dataset, gene_rows: Sequence[int], seed: int, steps: int =
     wordings = [[data.text_ids(d, TEXT_MAX_TOKENS) for d in data.training_descriptions(e)]
                 for e in dataset.epigenomes]
     model = ExpressionNet()
-    optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=WEIGHT_DECAY)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps,
-                                                   pct_start=0.1)
+    optimisation = Optimisation(model, steps, WEIGHT_DECAY, "expression", log, 200)
     model.train()
-    started, running = time.monotonic(), None
     for step in range(steps):
         rows = np_rng.choice(len(genes), size=GENES_PER_STEP, replace=False)
         shift = SHIFTS[rng.randrange(len(SHIFTS))]
@@ -138,18 +135,9 @@ def fit(dataset: data.Dataset, gene_rows: Sequence[int], seed: int, steps: int =
         s = model.sequence(torch.from_numpy(windows[shift][rows]))
         t = model.text(torch.from_numpy(texts))
         predicted = F.softplus(model.combine(s.repeat_interleave(CONTEXTS_PER_GENE, dim=0), t))
-        loss = F.mse_loss(predicted, y)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        schedule.step()
-        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
-        if step % 200 == 0 or step == steps - 1:
-            log(f"expression: step {step}/{steps} loss {running:.3f} "
-                f"({time.monotonic() - started:.0f} s)")
-            if every is not None and step:
-                every(step, model.eval())
-                model.train()
+        if optimisation.update(step, F.mse_loss(predicted, y)) and every is not None and step:
+            every(step, model.eval())
+            model.train()
     return model.eval()
 
 

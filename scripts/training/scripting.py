@@ -1,6 +1,7 @@
 """TorchScript export shared by the training modules: script, freeze (BatchNorm folds into the
 convolutions, dropout disappears) and check the frozen module against the eager one."""
 
+import time
 from typing import Sequence
 
 
@@ -18,3 +19,31 @@ def freeze_checked(model, inputs: Sequence, name: str, atol: float = 1e-5):
         if a.shape != b.shape or not torch.allclose(a, b, atol=atol):
             raise RuntimeError(f"{name}: TorchScript output differs from eager")
     return scripted
+
+
+class Optimisation:
+    """The training loop's optimiser: AdamW under a one-cycle schedule (peak 3e-3, 10% warm-up),
+    one `update(loss)` per step, and a smoothed loss for the progress lines."""
+
+    def __init__(self, model, steps: int, weight_decay: float, name: str, log, log_every: int):
+        import torch
+        self.optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=weight_decay)
+        self.schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimiser, max_lr=3e-3,
+                                                            total_steps=steps, pct_start=0.1)
+        self.steps, self.name, self.log, self.log_every = steps, name, log, log_every
+        self.running = None
+        self.started = time.monotonic()
+
+    def update(self, step: int, loss) -> bool:
+        """Backpropagates `loss` and steps; True (after logging) every `log_every` steps."""
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+        self.schedule.step()
+        value = loss.item()
+        self.running = value if self.running is None else 0.98 * self.running + 0.02 * value
+        if step % self.log_every == 0 or step == self.steps - 1:
+            self.log(f"{self.name}: step {step}/{self.steps} loss {self.running:.4f} "
+                     f"({time.monotonic() - self.started:.0f} s)")
+            return True
+        return False
