@@ -14,7 +14,6 @@ Run with Debian's interpreter, from scripts/:
     /usr/bin/python3 -m training.annotation {train,evaluate} ...
 """
 
-import argparse
 import json
 import os
 import sys
@@ -33,7 +32,7 @@ from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 from training import common  # noqa: E402
-from training.scripting import Optimisation, freeze_checked  # noqa: E402
+from training.scripting import Optimisation, freeze_checked, module_cli  # noqa: E402
 
 MODEL_ID = "annotation-human"
 CONTEXT_BP = 4096
@@ -454,29 +453,15 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
                                     str(len(t.cds)), t.transcript_type]) + "\n")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train")
-    t.add_argument("--out", default=os.path.join(common.ROOT, "worker", "packages"))
-    t.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    e = sub.add_parser("evaluate")
-    e.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
+def region_command(sub):
     r = sub.add_parser("region", help="test data: a chr20 region, its refGene transcripts and "
                                       "this package's decoded transcripts")
     r.add_argument("--start", type=int, required=True)
     r.add_argument("--end", type=int, required=True)
     r.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
     r.add_argument("--out-prefix", required=True)
-    args = parser.parse_args()
-    if args.command == "train":
-        print(train(args.out, args.seed))
-    elif args.command == "evaluate":
-        print(json.dumps(evaluate(args.package), indent=2, sort_keys=True))
-    else:
-        write_region(args.start, args.end, args.package, args.out_prefix)
-    return 0
+    return lambda args: write_region(args.start, args.end, args.package, args.out_prefix)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(module_cli(__doc__, MODEL_ID, train, evaluate, DEFAULT_SEED, region_command))

@@ -8,7 +8,7 @@ checks the two against each other on a held-out chr20 region through the real wo
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np

@@ -13,7 +13,6 @@ Run with Debian's interpreter: /usr/bin/python3 -m training.expression {train,ev
 (from scripts/).
 """
 
-import argparse
 import json
 import os
 import sys
@@ -29,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from training import common  # noqa: E402
-from training.scripting import Optimisation, freeze_checked  # noqa: E402
+from training.scripting import Optimisation, freeze_checked, module_cli  # noqa: E402
 from training import expression_data as data  # noqa: E402
 
 MODEL_ID = "expression-human"
@@ -342,21 +341,5 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dat
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("train")
-    t.add_argument("--out", default=os.path.join(common.ROOT, "worker", "packages"))
-    t.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    e = sub.add_parser("evaluate")
-    e.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
-    args = parser.parse_args()
-    if args.command == "train":
-        print(train(args.out, args.seed))
-    else:
-        print(json.dumps(evaluate(args.package), indent=2, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(module_cli(__doc__, MODEL_ID, train, evaluate, DEFAULT_SEED))

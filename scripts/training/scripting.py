@@ -47,3 +47,30 @@ class Optimisation:
                      f"({time.monotonic() - self.started:.0f} s)")
             return True
         return False
+
+
+def module_cli(doc: str, model_id: str, train, evaluate, seed: int, extra=None) -> int:
+    """The command line of a training module (`python3 -m training.<module>`): `train [--out
+    DIR] [--seed N]` and `evaluate [--package DIR]`, defaults worker/packages; `extra(sub)` may
+    add subcommands and returns a handler(args) for them."""
+    import argparse
+    import json
+    import os
+    from training import common
+    packages = os.path.join(common.ROOT, "worker", "packages")
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--out", default=packages)
+    t.add_argument("--seed", type=int, default=seed)
+    e = sub.add_parser("evaluate")
+    e.add_argument("--package", default=os.path.join(packages, model_id))
+    handle_extra = extra(sub) if extra else None
+    args = parser.parse_args()
+    if args.command == "train":
+        print(train(args.out, args.seed))
+    elif args.command == "evaluate":
+        print(json.dumps(evaluate(args.package), indent=2, sort_keys=True))
+    else:
+        handle_extra(args)
+    return 0
