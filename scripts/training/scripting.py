@@ -22,13 +22,15 @@ def freeze_checked(model, inputs: Sequence, name: str, atol: float = 1e-5):
 
 
 class Optimisation:
-    """The training loop's optimiser: AdamW under a one-cycle schedule (peak 3e-3, 10% warm-up),
+    """The training loop's optimiser: AdamW under a one-cycle schedule (peak 3e-3 unless given,
+    10% warm-up),
     one `update(loss)` per step, and a smoothed loss for the progress lines."""
 
-    def __init__(self, model, steps: int, weight_decay: float, name: str, log, log_every: int):
+    def __init__(self, model, steps: int, weight_decay: float, name: str, log, log_every: int,
+                 peak: float = 3e-3):
         import torch
         self.optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=weight_decay)
-        self.schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimiser, max_lr=3e-3,
+        self.schedule = torch.optim.lr_scheduler.OneCycleLR(self.optimiser, max_lr=peak,
                                                             total_steps=steps, pct_start=0.1)
         self.steps, self.name, self.log, self.log_every = steps, name, log, log_every
         self.running = None
