@@ -16,6 +16,7 @@
 #include "gateway/ratelimit/ip_rate_limiter.h"
 #include "gateway/ratelimit/redis_quota_store.h"
 #include "gateway/redis/redis_connection.h"
+#include "gateway/workflows/variant_resources.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
   auto redis = RedisConnection::Create(config->redis_url);
   if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
+  auto variant = VariantResources::Load(VariantSettingsFrom(*config));
+  if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -79,6 +82,8 @@ int main(int argc, char** argv) {
   services.catalogue = &catalogue;
   services.docs = &docs;
   services.runner = &runner;
+  services.executor = &executor;
+  services.variant = variant->get();
   services.metrics = &gateway_metrics;
   services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);
@@ -111,7 +116,9 @@ int main(int argc, char** argv) {
                                 {"port", server.port()},
                                 {"admin_port", admin ? admin->port() : 0},
                                 {"version", ServiceVersion()},
-                                {"keys", static_cast<int64_t>(keys->size())}});
+                                {"keys", static_cast<int64_t>(keys->size())},
+                                {"object_store", (*variant)->store() != nullptr},
+                                {"grch37_catalogue", (*variant)->Genome("GRCh37") != nullptr}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -9,24 +9,44 @@
 namespace dnaserve::gateway {
 
 struct GatewayConfig {
-  std::string listen_address = "127.0.0.1";  // DNASERVE_LISTEN_ADDRESS
-  int port = 8080;                            // DNASERVE_PORT
-  std::string keys_file;                      // DNASERVE_KEYS_FILE (required)
+  std::string listen_address = "127.0.0.1";          // DNASERVE_LISTEN_ADDRESS
+  int port = 8080;                                   // DNASERVE_PORT
+  std::string keys_file;                             // DNASERVE_KEYS_FILE (required)
   std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL
   // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
   std::string workers;
-  std::string docs_dir;                       // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
-  int http_threads = 2;                       // DNASERVE_HTTP_THREADS
-  int executor_threads = 32;                  // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
-  int executor_queue = 256;                   // DNASERVE_EXECUTOR_QUEUE: queued calls beyond those
-  double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
-  int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
-  int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
+  std::string docs_dir;                // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
+  int http_threads = 2;                // DNASERVE_HTTP_THREADS
+  int executor_threads = 32;           // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
+  int executor_queue = 256;            // DNASERVE_EXECUTOR_QUEUE: queued calls beyond those
+  double ip_rate_per_second = 10;      // DNASERVE_IP_RATE: edge per-IP refill
+  int64_t ip_burst = 20;               // DNASERVE_IP_BURST: edge per-IP bucket
+  int64_t sync_timeout_seconds = 300;  // DNASERVE_SYNC_TIMEOUT: worker call deadline
   // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
   // empty = none. Kept off the public port: see deploy/README.md.
   std::string admin_listen;
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
+
+  // The genomic-variant-interpretation workflow. The object store is the operator's: a request
+  // names only a bucket and a key, never a host. Without an endpoint the route answers 503;
+  // without a catalogue a GRCh37 request is 400 "no start-site catalogue".
+  std::string s3_endpoint;              // DNASERVE_S3_ENDPOINT: scheme://host[:port]
+  std::string s3_region = "us-east-1";  // DNASERVE_S3_REGION
+  std::string s3_access_key_id;         // DNASERVE_S3_ACCESS_KEY_ID
+  // DNASERVE_S3_SECRET_ACCESS_KEY_FILE (preferred: a mounted Secret) or
+  // DNASERVE_S3_SECRET_ACCESS_KEY; the file's content (one trailing newline dropped) ends up here.
+  std::string s3_secret_access_key;
+  std::string s3_secret_access_key_file;
+  std::string s3_session_token;  // DNASERVE_S3_SESSION_TOKEN: temporary credentials only
+  bool s3_path_style = true;     // DNASERVE_S3_PATH_STYLE: false = virtual-hosted addressing
+  std::string grch37_catalogue;  // DNASERVE_GRCH37_CATALOGUE: start-site catalogue file
+  std::string grch37_fasta;      // DNASERVE_GRCH37_FASTA: bgzip+faidx (or plain+fai) FASTA
+  // DNASERVE_VARIANT_WORK_DIR: where jobs keep their private temporary directories (input and
+  // output VCF, up to 2 GiB each); empty = $TMPDIR or /tmp.
+  std::string variant_work_dir;
+  // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
+  int variant_score_concurrency = 4;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

@@ -8,6 +8,7 @@
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
+#include "gateway/handlers/variant_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/observability/gateway_metrics.h"
 
@@ -30,6 +31,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"POST", "/v1/tasks/{task}/predict", A::kKeyRequired, M::kAdmit, MakePredictHandler(s)},
       {"POST", "/v1/workflows/find-genes-and-predict-expression", A::kKeyRequired, M::kAdmit,
        MakeFindGenesHandler(s)},
+      {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
+       MakeVariantHandler(s)},
   };
 }
 

@@ -21,9 +21,9 @@ std::string_view JobStateName(JobState state);  // "accepted", "running", "compl
 struct JobRecord {
   std::string job_id;
   std::string request_id;  // of the submitting request; echoed by polls of the finished job
-  std::string owner;  // client_id
-  std::string task;   // "promoter", ... (later also workflow names)
-  std::string mode;   // "sync" or "async"
+  std::string owner;       // client_id
+  std::string task;        // "promoter", ... (later also workflow names)
+  std::string mode;        // "sync" or "async"
   JobState state = JobState::kAccepted;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;  // last activity / heartbeat
@@ -39,12 +39,19 @@ class JobStore {
  public:
   virtual ~JobStore() = default;
   virtual Status Create(const JobRecord& record) = 0;
+  // Job identity (the variant workflow's resubmissions): when `identity` names a job of
+  // record.owner that is live and has not failed (nor been lost), that job's id; otherwise
+  // `record` is created as by Create and recorded under `identity` for the retention period,
+  // and its id returned. One atomic step, so two identical submissions never both run. The
+  // identity is the caller's digest of the case; it is scoped to the owner here as well.
+  virtual StatusOr<std::string> CreateOrFind(const JobRecord& record,
+                                             const std::string& identity) = 0;
   // Moves to running, records progress and refreshes the heartbeat and retention.
   virtual Status UpdateProgress(const std::string& job_id, double percent,
                                 const std::string& message) = 0;
   // Stores the final response; state becomes completed (2xx) or failed (otherwise).
-  virtual Status Finish(const std::string& job_id, int http_status,
-                        const std::string& content_type, const std::string& body) = 0;
+  virtual Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
+                        const std::string& body) = 0;
   // The job if `owner` owns it: not_found when unknown or owned by another client,
   // job_expired when its retention has passed. A running job whose heartbeat is older than
   // kJobHeartbeatTimeoutSeconds is returned as failed with a 503 service_unavailable body.
