@@ -9,19 +9,19 @@
 namespace dnaserve::gateway {
 
 struct GatewayConfig {
-  std::string listen_address = "127.0.0.1";          // DNASERVE_LISTEN_ADDRESS
-  int port = 8080;                                   // DNASERVE_PORT
-  std::string keys_file;                             // DNASERVE_KEYS_FILE (required)
+  std::string listen_address = "127.0.0.1";  // DNASERVE_LISTEN_ADDRESS
+  int port = 8080;                            // DNASERVE_PORT
+  std::string keys_file;                      // DNASERVE_KEYS_FILE (required)
   std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL
   // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
   std::string workers;
-  std::string docs_dir;                // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
-  int http_threads = 2;                // DNASERVE_HTTP_THREADS
-  int executor_threads = 32;           // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
-  int executor_queue = 256;            // DNASERVE_EXECUTOR_QUEUE: queued calls beyond those
-  double ip_rate_per_second = 10;      // DNASERVE_IP_RATE: edge per-IP refill
-  int64_t ip_burst = 20;               // DNASERVE_IP_BURST: edge per-IP bucket
-  int64_t sync_timeout_seconds = 300;  // DNASERVE_SYNC_TIMEOUT: worker call deadline
+  std::string docs_dir;                       // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
+  int http_threads = 2;                       // DNASERVE_HTTP_THREADS
+  int executor_threads = 32;                  // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
+  int executor_queue = 256;                   // DNASERVE_EXECUTOR_QUEUE: queued calls beyond those
+  double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
+  int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
+  int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
   // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
   // empty = none. Kept off the public port: see deploy/README.md.
   std::string admin_listen;

@@ -21,9 +21,9 @@ std::string_view JobStateName(JobState state);  // "accepted", "running", "compl
 struct JobRecord {
   std::string job_id;
   std::string request_id;  // of the submitting request; echoed by polls of the finished job
-  std::string owner;       // client_id
-  std::string task;        // "promoter", ... (later also workflow names)
-  std::string mode;        // "sync" or "async"
+  std::string owner;  // client_id
+  std::string task;   // "promoter", ... (later also workflow names)
+  std::string mode;   // "sync" or "async"
   JobState state = JobState::kAccepted;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;  // last activity / heartbeat
@@ -50,8 +50,8 @@ class JobStore {
   virtual Status UpdateProgress(const std::string& job_id, double percent,
                                 const std::string& message) = 0;
   // Stores the final response; state becomes completed (2xx) or failed (otherwise).
-  virtual Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
-                        const std::string& body) = 0;
+  virtual Status Finish(const std::string& job_id, int http_status,
+                        const std::string& content_type, const std::string& body) = 0;
   // The job if `owner` owns it: not_found when unknown or owned by another client,
   // job_expired when its retention has passed. A running job whose heartbeat is older than
   // kJobHeartbeatTimeoutSeconds is returned as failed with a 503 service_unavailable body.

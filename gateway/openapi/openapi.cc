@@ -1137,9 +1137,9 @@ void WriteFindGenesResponse(Json& j) {
   j.Prop("skipped", "boolean", "");
   j.Prop("skip_reason", "string", "Why the gene was not scored; null unless skipped.", true);
   j.EndObj();
-  j.StrArr("required",
-           {"gene_index", "gene_name", "strand", "tss_position", "centered_sequence_length",
-            "expression", "expression_tpm", "skipped", "skip_reason"});
+  j.StrArr("required", {"gene_index", "gene_name", "strand", "tss_position",
+                        "centered_sequence_length", "expression", "expression_tpm", "skipped",
+                        "skip_reason"});
   j.EndObj();
 
   j.KObj("FindGenesMeta");
@@ -1172,9 +1172,10 @@ void WriteFindGenesResponse(Json& j) {
   j.StrArr("required", {"genes_found", "genes_predicted", "genes_skipped"});
   j.EndObj();
   j.EndObj();
-  j.StrArr("required", {"job_id", "request_id", "task", "model", "cold_start", "model_load_time_ms",
-                        "inference_time_ms", "sequence_length", "annotation_model",
-                        "expression_model", "annotation", "expression", "task_specific_counts"});
+  j.StrArr("required", {"job_id", "request_id", "task", "model", "cold_start",
+                        "model_load_time_ms", "inference_time_ms", "sequence_length",
+                        "annotation_model", "expression_model", "annotation", "expression",
+                        "task_specific_counts"});
   j.EndObj();
   WriteStageTimings(j);
 }

@@ -1,5 +1,7 @@
 #include "gateway/validation/json_walk.h"
 
+#include "gateway/validation/json_shape.h"
+
 #include <rapidjson/error/en.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <limits>
 
 #include "common/sequence.h"
-#include "gateway/validation/json_shape.h"
 
 namespace dnaserve::gateway {
 namespace {

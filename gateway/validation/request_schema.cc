@@ -248,14 +248,14 @@ ObjectSpec MakeFindGenesOptions() {
   o.fields.push_back(DescriptionField(
       "Experimental context applied to every found gene (model input of the expression stage; "
       "wording changes the predicted values). Missing or empty -> 422 validation_failed."));
-  o.fields.push_back(
-      ModelIdField("annotation_model",
-                   "Annotation model id (GET /v1/tasks/annotation/models). Omitted or null -> the "
-                   "annotation task's default model."));
-  o.fields.push_back(
-      ModelIdField("expression_model",
-                   "Expression model id (GET /v1/tasks/expression/models). Omitted or null -> the "
-                   "expression task's default model."));
+  o.fields.push_back(ModelIdField(
+      "annotation_model",
+      "Annotation model id (GET /v1/tasks/annotation/models). Omitted or null -> the "
+      "annotation task's default model."));
+  o.fields.push_back(ModelIdField(
+      "expression_model",
+      "Expression model id (GET /v1/tasks/expression/models). Omitted or null -> the "
+      "expression task's default model."));
   FieldSpec batch = BatchSizeField();
   batch.description = "Windows per forward pass of the annotation stage (1-128).";
   o.fields.push_back(std::move(batch));

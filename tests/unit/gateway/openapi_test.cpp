@@ -564,7 +564,8 @@ CATCH_TEST_CASE("find-genes: request schema is its validation table, closed", "[
   CATCH_CHECK(S(Member(options, "required")[0]) == "description");
 }
 
-CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job poll", "[openapi]") {
+CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job poll",
+                "[openapi]") {
   ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = FindGenesOperation(p.doc);
@@ -576,8 +577,8 @@ CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job po
   CATCH_REQUIRE(params.Size() == 1);
   CATCH_CHECK(S(Member(params[0], "name")) == "Prefer");
   const Value& responses = Member(op, "responses");
-  for (std::string code :
-       {"200", "202", "400", "401", "403", "404", "413", "415", "422", "429", "500", "503"}) {
+  for (std::string code : {"200", "202", "400", "401", "403", "404", "413", "415", "422", "429",
+                           "500", "503"}) {
     CATCH_INFO(code);
     const Value& r = Member(responses, code);
     CATCH_CHECK_FALSE(S(Member(r, "description")).empty());
@@ -590,37 +591,40 @@ CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job po
   const Value& data = Member(Member(response, "properties"), "data");
   std::set<std::string> data_required;
   for (const auto& r : Member(data, "required").GetArray()) data_required.insert(S(r));
-  CATCH_CHECK(data_required == std::set<std::string>{"task", "annotation_model", "expression_model",
-                                                     "input", "summary", "annotation",
-                                                     "expression_predictions"});
+  CATCH_CHECK(data_required ==
+              std::set<std::string>{"task", "annotation_model", "expression_model", "input",
+                                    "summary", "annotation", "expression_predictions"});
   // The annotation payload is the annotation task's data schema.
   const Value& annotation = Resolve(p.doc, Member(Member(data, "properties"), "annotation"));
-  CATCH_CHECK(S(Member(Member(Member(annotation, "properties"), "task"), "const")) == "annotation");
+  CATCH_CHECK(S(Member(Member(Member(annotation, "properties"), "task"), "const")) ==
+              "annotation");
   const Value& meta = Resolve(p.doc, Member(Member(response, "properties"), "meta"));
   std::set<std::string> meta_required;
   for (const auto& r : Member(meta, "required").GetArray()) meta_required.insert(S(r));
-  for (std::string key :
-       {"job_id", "request_id", "task", "model", "cold_start", "model_load_time_ms",
-        "inference_time_ms", "sequence_length", "annotation_model", "expression_model",
-        "annotation", "expression", "task_specific_counts"}) {
+  for (std::string key : {"job_id", "request_id", "task", "model", "cold_start",
+                          "model_load_time_ms", "inference_time_ms", "sequence_length",
+                          "annotation_model", "expression_model", "annotation", "expression",
+                          "task_specific_counts"}) {
     CATCH_INFO(key);
     CATCH_CHECK(meta_required.count(key) == 1);
   }
   // A completed poll may carry this body.
-  const Value& poll =
-      Member(Member(Member(Member(Member(Member(p.doc, "paths"), "/v1/tasks/jobs/{job_id}"), "get"),
-                           "responses"),
-                    "200"),
-             "content");
+  const Value& poll = Member(Member(Member(Member(Member(Member(p.doc, "paths"),
+                                                         "/v1/tasks/jobs/{job_id}"),
+                                                  "get"),
+                                           "responses"),
+                                    "200"),
+                             "content");
   bool listed = false;
-  for (const auto& ref :
-       Member(Member(Member(poll, "application/json"), "schema"), "oneOf").GetArray()) {
+  for (const auto& ref : Member(Member(Member(poll, "application/json"), "schema"), "oneOf")
+                             .GetArray()) {
     if (S(Member(ref, "$ref")) == "#/components/schemas/FindGenesResponse") listed = true;
   }
   CATCH_CHECK(listed);
 }
 
-CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enforces", "[openapi]") {
+CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enforces",
+                "[openapi]") {
   ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& options =
@@ -628,11 +632,11 @@ CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enfor
                                    "FindGenesRequest")["properties"],
                             "options"));
   const Value& batch = Member(Member(options, "properties"), "batch_size");
-  const int64_t min_bp =
-      Member(Member(Member(Member(Member(p.doc, "components"), "schemas"), "FindGenesRequest"),
-                    "properties"),
-             "sequence")["x-min-bp"]
-          .GetInt64();
+  const int64_t min_bp = Member(Member(Member(Member(Member(p.doc, "components"), "schemas"),
+                                              "FindGenesRequest"),
+                                       "properties"),
+                                "sequence")["x-min-bp"]
+                             .GetInt64();
   auto body = [&](int64_t bp, const std::string& option) {
     return "{\"sequence\":\"" + std::string(static_cast<size_t>(bp), 'A') +
            "\",\"options\":{\"description\":\"x\"" + option + "}}";
