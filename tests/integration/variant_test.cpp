@@ -103,7 +103,7 @@ VariantService* GetVariantService(std::string* skip) {
     }
     auto built = BuildCatalogue({}, &reason);
     if (!built) return nullptr;
-    auto* v = new VariantService;
+    auto v = std::make_unique<VariantService>();
     v->svc = svc;
     v->built = *built;
     v->s3 = S3Server::Start({kBucket}, &reason);
@@ -149,7 +149,9 @@ VariantService* GetVariantService(std::string* skip) {
          i < 300 && v->Get("/v1/tasks/expression/models", svc->keys().alice).status != 200; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return v;
+    // Stopped at exit, before the integration service (atexit runs in reverse order).
+    std::atexit([] { delete instance; });
+    return v.release();
   }();
   if (!instance) *skip = reason;
   return instance;
