@@ -1,5 +1,7 @@
 #include "gateway/handlers/variant_handler.h"
 
+#include <chrono>
+
 #include "common/log.h"
 #include "gateway/handlers/job_start.h"
 #include "gateway/http/error_response.h"
@@ -20,6 +22,10 @@ class VariantJob : public Job {
       : services_(services), case_(std::move(c)) {}
 
   HttpResponse Run(const JobContext& context) override {
+    const auto started = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
     const VariantResources& resources = *services_.variant;
     BackendExpressionScorer scorer(services_.backend, services_.catalogue, services_.executor,
                                    resources.score_concurrency(), context.call);
@@ -27,7 +33,8 @@ class VariantJob : public Job {
     if (!result.ok()) {
       log::Info("variant_job_failed", {{"job_id", context.call.job_id},
                                        {"code", ErrorCodeName(result.status().code())},
-                                       {"model_calls", scorer.calls()}});
+                                       {"model_calls", scorer.calls()},
+                                       {"seconds", seconds()}});
       return ErrorResponse(result.status(), context.call.request_id);
     }
     const variant::AnnotationCounts& counts = result->annotation.counts;
@@ -37,7 +44,8 @@ class VariantJob : public Job {
                                    {"associations", counts.associations},
                                    {"windows_scored", counts.windows_scored},
                                    {"model_calls", scorer.calls()},
-                                   {"output_bytes", result->output_bytes}});
+                                   {"output_bytes", result->output_bytes},
+                                   {"seconds", seconds()}});
     if (counts.reference_mismatches > 0) {
       // REF disagreeing with the reference FASTA is the sign of a VCF on another build.
       log::Warn("variant_reference_mismatches",

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gateway/config/gateway_config.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
@@ -385,6 +386,118 @@ TEST_CASE("variant request: every schema rule is a 422 at its location", "[varia
   CHECK(Errors(many.status()).size() == 4);  // uri length, genome_build, window, genes
   // Not JSON at all: 400.
   CHECK(ValidateVariantBody("{\"input\":").status().code() == ErrorCode::kBadRequest);
+}
+
+// ================================================================== operator settings
+
+namespace {
+
+StatusOr<GatewayConfig> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), {"dnaserve-gateway", "--keys-file", "k.json", "--workers", "x=y:1"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  bool exit_now = false;
+  return ParseGatewayConfig(static_cast<int>(argv.size()), argv.data(), &exit_now);
+}
+
+}  // namespace
+
+TEST_CASE("settings: the object store and catalogue are parsed once, the secret from a file",
+          "[variant-wf]") {
+  const std::string dir = testing::MakeTempDir("dnaserve-config");
+  std::ofstream(dir + "/secret") << "s3cr3t/with+chars\n";
+  auto c = Parse({"--s3-endpoint", "http://127.0.0.1:9000", "--s3-region", "eu-west-1",
+                  "--s3-access-key-id", "AKID", "--s3-secret-access-key-file", dir + "/secret",
+                  "--s3-path-style", "false", "--grch37-catalogue", "c.tsv", "--grch37-fasta",
+                  "f.fa.gz", "--variant-score-concurrency", "8"});
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->s3_secret_access_key == "s3cr3t/with+chars");  // the newline is dropped
+  CHECK_FALSE(c->s3_path_style);
+  VariantSettings settings = VariantSettingsFrom(*c);
+  REQUIRE(settings.store.has_value());
+  CHECK(settings.store->endpoint == "http://127.0.0.1:9000");
+  CHECK(settings.store->region == "eu-west-1");
+  CHECK(settings.store->access_key_id == "AKID");
+  CHECK(settings.store->secret_access_key == "s3cr3t/with+chars");
+  CHECK_FALSE(settings.store->path_style);
+  CHECK(settings.grch37_catalogue == "c.tsv");
+  CHECK(settings.score_concurrency == 8);
+
+  // Defaults: no store, no catalogue; the workflow is simply not set up.
+  auto bare = Parse({});
+  REQUIRE(bare.ok());
+  CHECK_FALSE(VariantSettingsFrom(*bare).store.has_value());
+  CHECK(bare->s3_path_style);
+  // Refused: a catalogue without its FASTA, both forms of the secret, an unreadable file.
+  CHECK_FALSE(Parse({"--grch37-catalogue", "c.tsv"}).ok());
+  CHECK_FALSE(Parse({"--s3-secret-access-key", "a", "--s3-secret-access-key-file",
+                     dir + "/secret"})
+                  .ok());
+  CHECK_FALSE(Parse({"--s3-secret-access-key-file", dir + "/absent"}).ok());
+  CHECK_FALSE(Parse({"--variant-score-concurrency", "0"}).ok());
+}
+
+TEST_CASE("settings: a catalogue that does not match its FASTA stops the gateway at start-up",
+          "[variant-wf]") {
+  VariantSettings good;
+  good.grch37_catalogue = Tiny().catalogue;
+  good.grch37_fasta = Tiny().fasta;
+  good.work_dir = WorkDir();
+  good.store = StoreConfig();
+  auto loaded = VariantResources::Load(good);
+  INFO(loaded.status().ToString());
+  REQUIRE(loaded.ok());
+  REQUIRE((*loaded)->Genome("GRCh37") != nullptr);
+  CHECK((*loaded)->Genome("GRCh37")->catalogue.info().start_sites == 2);
+  CHECK((*loaded)->Genome("GRCh38") == nullptr);
+  CHECK((*loaded)->store() != nullptr);
+
+  const std::string dir = testing::MakeTempDir("dnaserve-mismatch");
+  // A start site on a contig the FASTA lacks.
+  std::ofstream(dir + "/other-contig.tsv") << "##dnaserve-tss-catalogue=1\n##build=GRCh37\n"
+                                              "##annotation_release=x\n##transcripts=x\n"
+                                              "##position_base=1\n"
+                                              "#contig\ttss\tstrand\tgene_symbol\tgene_id\t"
+                                              "transcript_id\n"
+                                              "chr21\t100\t+\tG\tENSG00000000009\t.\n";
+  // Another build.
+  std::ofstream(dir + "/grch38.tsv") << "##dnaserve-tss-catalogue=1\n##build=GRCh38\n"
+                                        "##annotation_release=x\n##transcripts=x\n"
+                                        "##position_base=1\n"
+                                        "#contig\ttss\tstrand\tgene_symbol\tgene_id\t"
+                                        "transcript_id\n"
+                                        "chr20\t100\t+\tG\tENSG00000000009\t.\n";
+  struct Bad {
+    std::string what;
+    VariantSettings settings;
+    std::string says;
+  };
+  auto edit = [&](std::function<void(VariantSettings&)> f) {
+    VariantSettings s = good;
+    f(s);
+    return s;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"contig missing", edit([&](auto& s) { s.grch37_catalogue = dir + "/other-contig.tsv"; }),
+            "not in the reference FASTA"},
+           {"other build", edit([&](auto& s) { s.grch37_catalogue = dir + "/grch38.tsv"; }),
+            "GRCh38"},
+           {"no FASTA index", edit([&](auto& s) { s.grch37_fasta = dir + "/none.fa"; }),
+            "DNASERVE_GRCH37_FASTA"},
+           {"no catalogue", edit([&](auto& s) { s.grch37_catalogue = dir + "/none.tsv"; }),
+            "DNASERVE_GRCH37_CATALOGUE"},
+           {"bad endpoint", edit([](auto& s) { s.store->endpoint = "ftp://example.org"; }),
+            "DNASERVE_S3"},
+           {"work dir", edit([](auto& s) { s.work_dir = "/nonexistent/dir"; }),
+            "DNASERVE_VARIANT_WORK_DIR"},
+       }) {
+    CAPTURE(bad.what);
+    auto failed = VariantResources::Load(bad.settings);
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.status().code() == ErrorCode::kInternal);
+    CHECK_THAT(failed.status().message(), Catch::Contains(bad.says));
+  }
 }
 
 // ================================================================== pre-acceptance checks
