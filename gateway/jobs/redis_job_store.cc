@@ -12,21 +12,29 @@
 namespace dnaserve::gateway {
 namespace {
 
+// The create step both create scripts end with: the hash (field/value pairs from
+// ARGV[first_field] on), its retention, the owner tombstone and the owner's index.
 // KEYS: job, seen, index. ARGV: retention_ms, tombstone_ms, max_jobs, owner, job_id,
-// created_at_ms, then the hash's field/value pairs.
-const RedisScript& CreateScript() {
-  static const RedisScript script(R"lua(
+// created_at_ms.
+std::string CreateStepLua(int first_field) {
+  return R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
-  return 'exists'
+  return {'exists'}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, )lua" +
+         std::to_string(first_field) + R"lua())
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
 redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[3]) + 1))
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-return 'ok'
-)lua");
+)lua";
+}
+
+// KEYS: job, seen, index. ARGV: as CreateStepLua, then the hash's field/value pairs.
+// Returns {'exists'} or {'created'}.
+const RedisScript& CreateScript() {
+  static const RedisScript script(CreateStepLua(7) + "return {'created'}\n");
   return script;
 }
 
@@ -49,15 +57,7 @@ if existing then
     end
   end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
-  return {'exists'}
-end
-redis.call('HSET', KEYS[1], unpack(ARGV, 10))
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
-redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[3]) + 1))
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
+)lua" + CreateStepLua(10) + R"lua(
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[1])
 return {'created'}
 )lua");
@@ -237,9 +237,11 @@ Status RedisJobStore::Create(const JobRecord& record) {
   auto reply =
       redis_->Eval(CreateScript(), {JobKey(id), SeenKey(id), IndexKey(record.owner)}, args);
   if (!reply.ok()) return StoreError("create", reply.status());
-  if (reply->str == "exists") {
-    return Status(ErrorCode::kConflict, "job " + id + " already exists");
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
+    return StoreError("create", Internal("unexpected reply shape"));
   }
+  if (e[0].str == "exists") return Status(ErrorCode::kConflict, "job " + id + " already exists");
   return Status::Ok();
 }
 
