@@ -1,0 +1,305 @@
+// The trained packages committed in worker/packages (scripts/train-models), served by real
+// dnaserve-worker processes over gRPC:
+//   * every package is valid, loads and answers, each task has one default, and descriptions are
+//     honest about training;
+//   * on held-out chr20 (the last 10 Mb, never trained on) the default promoter model fires at
+//     annotated TSSs and the default splice model at annotated junctions.
+// The biology cases need GRCh37 chr20 (Debian's vt-examples, fetched into the build tree) and
+// refGene from ../shared/data; they skip, saying why, when those are absent.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
+#include "tests/unit/worker/worker_test_support.h"
+#include "worker/manifest/manifest.h"
+
+namespace dnaserve::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using dnaserve::testing::SourceDir;
+using testing::PredictCall;
+using testing::ReadFile;
+using testing::WorkerProcess;
+
+std::string PackagesDir() { return SourceDir() + "/worker/packages"; }
+std::string RefGene() { return testing::SharedDataDir() + "/annotation/hg19_refGene.txt.gz"; }
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+v1::PredictRequest Request(const std::string& model, const std::string& sequence, Task task,
+                           double threshold) {
+  v1::PredictRequest request;
+  request.set_model(model);
+  request.set_sequence(sequence);
+  request.set_sequence_name("chr20");
+  switch (task) {
+    case Task::kPromoter:
+      request.mutable_promoter()->set_threshold(threshold);
+      break;
+    case Task::kSplice: {
+      auto* splice = request.mutable_splice();
+      splice->set_threshold(threshold);
+      splice->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
+      splice->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
+      splice->set_max_sites(20000);
+      break;
+    }
+    case Task::kEnhancer:
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.mutable_chromatin()->set_threshold(threshold);
+      break;
+    default:
+      break;
+  }
+  return request;
+}
+
+#define REFERENCE_DATA_OR_SKIP(chr20)                                                            \
+  if (!fs::exists(RefGene())) {                                                                  \
+    CATCH_WARN("skipped: " << RefGene() << " is absent (../shared/data beside the repository)"); \
+    return;                                                                                      \
+  }                                                                                              \
+  if (!testing::PythonHasTorch()) {                                                              \
+    CATCH_WARN("skipped: /usr/bin/python3 cannot import torch (python3-torch)");                 \
+    return;                                                                                      \
+  }                                                                                              \
+  std::string chr20##_why;                                                                       \
+  const auto chr20 = testing::Chr20Fasta(&chr20##_why);                                          \
+  CATCH_INFO(chr20##_why);                                                                       \
+  CATCH_REQUIRE(chr20.has_value());                                                              \
+  CATCH_REQUIRE(fs::exists(testing::WorkerBinary()))
+
+CATCH_TEST_CASE("bundled packages: valid, honest, and served by the real worker",
+                "[bundled][grpc]") {
+  CATCH_REQUIRE(fs::is_directory(PackagesDir()));
+  CATCH_REQUIRE(fs::exists(testing::WorkerBinary()));
+  int packages = 0;
+  for (Task task : kAllTasks) {
+    CATCH_INFO("task " << TaskName(task));
+    const ManifestScan scan = ScanModelsDir(PackagesDir(), task);
+    for (const auto& error : scan.errors) CATCH_FAIL_CHECK("rejected package: " << error);
+    if (scan.models.empty()) continue;
+    packages += static_cast<int>(scan.models.size());
+    int defaults = 0;
+    for (const ModelManifest& m : scan.models) {
+      CATCH_INFO("package " << m.id);
+      defaults += m.is_default ? 1 : 0;
+      const std::string description = Lower(m.description);
+      const std::string card = ReadFile(m.package_dir + "/" + m.model_card_file);
+      // Untrained weights say so in the models list and the card; trained ones never claim to be
+      // random, and their cards carry the held-out evaluation.
+      if (m.trained) {
+        CATCH_CHECK(description.find("untrained") == std::string::npos);
+        CATCH_CHECK(description.find("random weights") == std::string::npos);
+        CATCH_CHECK(Lower(card).find("held-out") != std::string::npos);
+      } else {
+        CATCH_CHECK(description.find("untrained") != std::string::npos);
+        CATCH_CHECK(card.find("UNTRAINED") != std::string::npos);
+      }
+      CATCH_CHECK(m.id.rfind(std::string(TaskName(task)) + "-", 0) == 0);
+    }
+    CATCH_CHECK(defaults == 1);
+
+    WorkerProcess worker;
+    CATCH_REQUIRE(worker.Start(task, PackagesDir()));
+    v1::ListModelsResponse list;
+    CATCH_REQUIRE(worker.ListModels(&list).ok());
+    std::set<std::string> listed, expected;
+    for (const auto& info : list.models()) listed.insert(info.id());
+    for (const auto& m : scan.models) expected.insert(m.id);
+    CATCH_CHECK(listed == expected);
+    for (const ModelManifest& m : scan.models) {
+      CATCH_INFO("package " << m.id);
+      const std::string sequence = testing::RandomBases(task == Task::kExpression ? 9198 : 3000, 5);
+      v1::PredictRequest request = Request(m.id, sequence, task, 0.5);
+      if (task == Task::kExpression) {
+        request.mutable_expression()->set_description("liver");
+      } else if (task == Task::kAnnotation) {
+        request.mutable_annotation()->set_batch_size(8);
+        request.mutable_annotation()->set_reverse_complement(true);
+      }
+      const PredictCall call = worker.Predict(request);
+      CATCH_INFO(call.status.error_message() << "\n" << worker.Log());
+      CATCH_CHECK(call.status.ok());
+      CATCH_CHECK(call.result.has_value());
+      if (task == Task::kChromatin && call.result) {
+        // Unlearned DeepSEA features output exactly 0: even threshold 0 never reports them.
+        std::set<std::string> reported;
+        const PredictCall all = worker.Predict(Request(m.id, sequence, task, 0.0));
+        CATCH_REQUIRE(all.status.ok());
+        for (const auto& window : all.result->chromatin().windows()) {
+          for (const auto& feature : window.features()) reported.insert(feature.name());
+        }
+        CATCH_CHECK(!reported.empty());
+        CATCH_CHECK(reported.size() < 919);
+        for (const auto& name : reported) {
+          CATCH_CHECK(name.find("|DNase|") == std::string::npos);
+          CATCH_CHECK(name.find("|H3K27ac|") == std::string::npos);
+        }
+      }
+    }
+  }
+  CATCH_CHECK(packages >= 9);  // this branch's roster; the annotation/expression ones add to it
+}
+
+struct TssCase {
+  std::string gene;
+  std::string strand;
+  std::string sequence;
+  std::vector<int64_t> same_strand;   // annotated TSSs on the submitted strand
+  std::vector<int64_t> other_strand;  // annotated TSSs on the opposite strand
+};
+
+std::vector<int64_t> SplitInts(const std::string& text) {
+  std::vector<int64_t> out;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoll(item));
+  }
+  return out;
+}
+
+std::vector<TssCase> ReadTssCases(const std::string& path) {
+  std::vector<TssCase> cases;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cols;
+    std::istringstream fields(line);
+    std::string col;
+    while (std::getline(fields, col, '\t')) cols.push_back(col);
+    if (cols.size() < 3) continue;
+    cols.resize(5);
+    cases.push_back({cols[0], cols[1], cols[2], SplitInts(cols[3]), SplitInts(cols[4])});
+  }
+  return cases;
+}
+
+CATCH_TEST_CASE("promoter-human over gRPC fires at annotated TSSs of held-out chr20 genes",
+                "[bundled][grpc][heldout]") {
+  REFERENCE_DATA_OR_SKIP(chr20);
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-heldout-tss");
+  constexpr int kFlank = 5000;
+  CATCH_REQUIRE(testing::RunPython(
+      {SourceDir() + "/tests/unit/worker/heldout_tss.py", "--fasta", *chr20, "--refgene", RefGene(),
+       "--count", "16", "--flank", std::to_string(kFlank), "--out", dir + "/cases.tsv"},
+      dir + "/cases.log"));
+  const auto cases = ReadTssCases(dir + "/cases.tsv");
+  CATCH_REQUIRE(cases.size() == 16);
+
+  WorkerProcess worker;
+  CATCH_REQUIRE(worker.Start(Task::kPromoter, PackagesDir()));
+  int hits = 0, regions = 0, regions_at_tss = 0;
+  std::ostringstream report;
+  for (const TssCase& c : cases) {
+    const PredictCall call =
+        worker.Predict(Request("promoter-human", c.sequence, Task::kPromoter, 0.5));
+    CATCH_REQUIRE(call.status.ok());
+    const auto& result = call.result->promoter();
+    bool hit = false;
+    for (const auto& region : result.regions()) {
+      ++regions;
+      hit = hit || (region.start() <= kFlank && kFlank < region.end());
+      // A called region "is at a TSS" when an annotated TSS of either strand lies within it
+      // (bidirectional promoters are real promoters on both strands).
+      bool at_tss = false;
+      for (const auto* list : {&c.same_strand, &c.other_strand}) {
+        for (int64_t t : *list) at_tss = at_tss || (region.start() <= t && t < region.end());
+      }
+      regions_at_tss += at_tss ? 1 : 0;
+    }
+    hits += hit ? 1 : 0;
+    report << " " << c.gene << "(" << c.strand << ")" << (hit ? "+" : "-");
+  }
+  const double recall = hits / static_cast<double>(cases.size());
+  const double precision = regions ? regions_at_tss / static_cast<double>(regions) : 0.0;
+  CATCH_WARN("promoter-human on " << cases.size() << " held-out TSSs (+-" << kFlank
+                                  << " bp, sense strand, threshold 0.5): " << hits
+                                  << " fired at the TSS; " << regions_at_tss << "/" << regions
+                                  << " called regions hold an annotated TSS;" << report.str());
+  CATCH_CHECK(recall >= 0.7);
+  CATCH_CHECK(precision >= 0.6);
+  testing::RemoveScratch(dir);
+}
+
+struct SpliceCase {
+  const char* transcript;
+  const char* label;
+};
+
+CATCH_TEST_CASE("splice-human over gRPC calls annotated junctions of held-out chr20 genes",
+                "[bundled][grpc][heldout]") {
+  REFERENCE_DATA_OR_SKIP(chr20);
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-heldout-splice");
+  WorkerProcess worker;
+  CATCH_REQUIRE(worker.Start(Task::kSplice, PackagesDir()));
+  // Held-out genes (chr20 > 53,025,520): COL9A3 (+, 32 exons), NELFCD (+, 15), LAMA5 (-, 80;
+  // submitted reverse-complemented), 1 kb either side.
+  const SpliceCase genes[] = {
+      {"NM_001853", "COL9A3 (+)"}, {"NM_198976", "NELFCD (+)"}, {"NM_005560", "LAMA5 (-)"}};
+  int targets = 0, found = 0, calls = 0, on_annotated = 0;
+  std::ostringstream report;
+  for (const SpliceCase& gene : genes) {
+    CATCH_INFO("transcript " << gene.transcript);
+    const std::string prefix = dir + "/" + gene.transcript;
+    CATCH_REQUIRE(
+        testing::RunPython({SourceDir() + "/tests/unit/worker/openspliceai_genes.py", "gene",
+                            "--fasta", *chr20, "--refgene", RefGene(), "--transcript",
+                            gene.transcript, "--pad", "1000", "--out-prefix", prefix},
+                           prefix + ".log"));
+    std::set<std::pair<std::string, int64_t>> target, annotated;
+    std::istringstream sites(ReadFile(prefix + ".sites"));
+    std::string line;
+    while (std::getline(sites, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string type, role;
+      int64_t index = 0;
+      CATCH_REQUIRE(static_cast<bool>(fields >> type >> index >> role));
+      annotated.insert({type, index});
+      if (role == "target") target.insert({type, index});
+    }
+    const PredictCall call =
+        worker.Predict(Request("splice-human", ReadFile(prefix + ".seq"), Task::kSplice, 0.5));
+    CATCH_REQUIRE(call.status.ok());
+    int gene_found = 0, gene_calls = 0;
+    for (const auto& site : call.result->splice().sites()) {
+      const std::string type = site.type() == v1::SPLICE_SITE_TYPE_DONOR ? "donor" : "acceptor";
+      CATCH_CHECK(site.end() == site.start() + 1);  // per-base sites (flanked model)
+      ++gene_calls;
+      on_annotated += annotated.count({type, site.start()}) ? 1 : 0;
+      gene_found += target.count({type, site.start()}) ? 1 : 0;
+    }
+    targets += static_cast<int>(target.size());
+    found += gene_found;
+    calls += gene_calls;
+    report << " " << gene.label << " " << gene_found << "/" << target.size() << " junction bases"
+           << " found, " << gene_calls << " calls;";
+  }
+  const double recall = found / static_cast<double>(targets);
+  const double precision = calls ? on_annotated / static_cast<double>(calls) : 0.0;
+  CATCH_WARN("splice-human at threshold 0.5 on held-out genes:"
+             << report.str() << " recall " << recall << ", precision " << precision);
+  CATCH_CHECK(recall >= 0.4);
+  CATCH_CHECK(precision >= 0.7);
+  testing::RemoveScratch(dir);
+}
+
+}  // namespace
+}  // namespace dnaserve::worker
