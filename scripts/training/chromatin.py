@@ -196,8 +196,8 @@ class Spec:
 
 
 SPECS = [
-    Spec("chromatin-human", 0, True, 8, 2e-3, 40000),
-    Spec("chromatin-human-kmer6", 6, False, 6, 2e-3, 40000),
+    Spec("chromatin-human", 0, True, 4, 2e-3, 14000),
+    Spec("chromatin-human-kmer6", 6, False, 4, 2e-3, 14000),
 ]
 
 
@@ -260,7 +260,7 @@ def _train_one(spec: Spec, data: ChromatinData, out_dir: str, seed: int) -> str:
 def train(out_dir: str, seed: int) -> List[str]:
     nets.set_threads(2)
     data = ChromatinData()
-    return [_train_one(spec, data, out_dir, seed) for spec in SPECS]
+    return [_train_one(spec, data, out_dir, seed) for spec in SPECS if common.wanted(spec.model_id)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,6 +35,8 @@ def machine_note() -> str:
 
 def cmd_train(args) -> int:
     os.makedirs(args.out, exist_ok=True)
+    if args.ids:
+        os.environ["DNASERVE_TRAIN_IDS"] = args.ids
     rows = []
     started = time.monotonic()
     print(f"training into {args.out}; {os.cpu_count()} CPUs; {machine_note()}", flush=True)
@@ -108,6 +110,33 @@ def cmd_evaluate(args) -> int:
     return 1 if failures else 0
 
 
+# The card metrics a roster table shows, per task (the first ones present are shown).
+KEY_METRICS = {
+    "promoter": ["auroc", "auprc", "auroc_vs_distal"],
+    "splice": ["topk_mean", "auprc_mean"],
+    "chromatin": ["median_auroc_learned_features", "learned_features"],
+    "annotation": [],
+    "expression": [],
+}
+
+
+def cmd_roster(args) -> int:
+    """Markdown roster of a packages directory (README.md, worker/README.md), from the manifests
+    and the cards' metrics tables."""
+    print("| id | task | default | trained | what it is | key held-out metrics (model card) |")
+    print("|---|---|---|---|---|---|")
+    for path, manifest in packages(args.packages):
+        with open(os.path.join(path, manifest["model_card"]), encoding="utf-8") as handle:
+            carded = cards.parse_metrics(handle.read())
+        keys = KEY_METRICS.get(manifest["task"]) or list(carded)[:3]
+        shown = ", ".join(f"{k} {cards.format_value(carded[k])}" for k in keys if k in carded)
+        description = manifest["description"].split(". ")[0].rstrip(".") + "."
+        print(f"| `{manifest['id']}` | {manifest['task']} | "
+              f"{'yes' if manifest['is_default'] else ''} | "
+              f"{'yes' if manifest['trained'] else '**no**'} | {description} | {shown or '-'} |")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="train-models / evaluate-models")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,6 +144,9 @@ def main() -> int:
     train.add_argument("--only", default="", help="comma-separated modules (default: all)")
     train.add_argument("--out", default=DEFAULT_PACKAGES, help="packages directory")
     train.add_argument("--seed", type=int, default=registry.SEED)
+    train.add_argument("--ids", default="",
+                       help="comma-separated package ids to (re)train (default: all of the "
+                            "selected modules'); lets runs of one module go in parallel")
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--only", default="", help="comma-separated modules (default: all)")
     evaluate.add_argument("--packages", default=DEFAULT_PACKAGES, help="packages directory")
@@ -122,9 +154,12 @@ def main() -> int:
     group.add_argument("--openspliceai", dest="openspliceai", action="store_true", default=None,
                        help="also score the OpenSpliceAI checkpoints (default when present)")
     group.add_argument("--no-openspliceai", dest="openspliceai", action="store_false")
+    roster = sub.add_parser("roster", help="markdown roster table of a packages directory")
+    roster.add_argument("--packages", default=DEFAULT_PACKAGES)
     args = parser.parse_args()
+    commands = {"train": cmd_train, "evaluate": cmd_evaluate, "roster": cmd_roster}
     try:
-        return cmd_train(args) if args.command == "train" else cmd_evaluate(args)
+        return commands[args.command](args)
     except common.DataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -65,6 +65,13 @@ def in_train(start: int, end: int) -> bool:
     return TRAIN[0] <= start and end <= TRAIN[1]
 
 
+def wanted(model_id: str) -> bool:
+    """Whether a training run should write `model_id`: all of a module's packages unless
+    $DNASERVE_TRAIN_IDS (scripts/train-models --ids) names some."""
+    ids = [x.strip() for x in os.environ.get("DNASERVE_TRAIN_IDS", "").split(",") if x.strip()]
+    return not ids or model_id in ids
+
+
 def in_fit(start: int, end: int) -> bool:
     """True when [start, end) lies wholly in FIT (TRAIN without the validation slice)."""
     return FIT[0] <= start and end <= FIT[1]

@@ -42,7 +42,7 @@ OUTPUT = CONTEXT - 2 * FLANK
 TRAIN_OUTPUT = 4000
 EVAL_FLANK = 5000
 CLASSES = ["neither", "acceptor", "donor"]
-EPOCHS = 10
+EPOCHS = 6
 LR = 3e-3
 BATCH = 8
 # Sites weigh SITE_WEIGHT times a plain base in the loss (they are ~1 base in 500); the head's
@@ -50,7 +50,7 @@ BATCH = 8
 # probabilities (the weighted optimum is p_c * w_c up to normalisation).
 SITE_WEIGHT = 10.0
 # OpenSpliceAI comparison subset: loci drawn in a fixed order until this many scored bases.
-COMPARISON_BP = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_BP", "400000"))
+COMPARISON_BP = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_BP", "150000"))
 OPENSPLICEAI_DIR = os.path.join(common.SHARED_DATA, "published-models",
                                 "openspliceai-mane-10000nt")
 EVAL_CACHE = os.path.join(common.ROOT, "build", "eval")
