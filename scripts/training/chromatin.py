@@ -143,14 +143,6 @@ class ChromatinNet(nn.Module):
         return torch.cat([probs, off], dim=1).index_select(1, self.gather)
 
 
-class _LogitView(nn.Module):
-    def __init__(self, net: ChromatinNet):
-        super().__init__()
-        self.net = net
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.net.logits(ids)
-
 
 # ---------------------------------------------------------------------------------------------
 # Data
@@ -197,7 +189,7 @@ class Spec:
 
 SPECS = [
     Spec("chromatin-human", 0, True, 4, 2e-3, 14000),
-    Spec("chromatin-human-kmer6", 6, False, 4, 2e-3, 14000),
+    Spec("chromatin-human-kmer6", 6, False, 3, 2e-3, 10000),
 ]
 
 
@@ -247,7 +239,7 @@ def _train_one(spec: Spec, data: ChromatinData, out_dir: str, seed: int) -> str:
         aurocs = per_pair_auroc(scores, val_labels)
         return float(np.nanmedian(aurocs))
 
-    summary = nets.fit(_LogitView(model), epoch_data, _bce, to_input, spec.epochs, spec.lr, 64,
+    summary = nets.fit(nets.LogitView(model), epoch_data, _bce, to_input, spec.epochs, spec.lr, 64,
                        rng, log, validate=validate)
     summary["train_seconds"] = log.elapsed()
     summary["train_cpu_seconds"] = log.cpu()
@@ -267,13 +259,6 @@ def train(out_dir: str, seed: int) -> List[str]:
 # Evaluation
 
 
-def _load(package_dir: str):
-    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
-        manifest = json.load(handle)
-    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
-    module.eval()
-    return manifest, module
-
 
 def heldout_scores(manifest: Dict, module, data: ChromatinData):
     """(feature probabilities [N, 919], pair labels [N, P]) of every held-out window."""
@@ -288,7 +273,7 @@ def heldout_scores(manifest: Dict, module, data: ChromatinData):
 
 def evaluate(package_dir: str) -> Dict[str, float]:
     nets.set_threads(2)
-    manifest, module = _load(package_dir)
+    manifest, module = nets.load_package(package_dir)
     data = ChromatinData()
     if manifest["output_labels"] != data.names:
         raise common.DataError(f"{manifest['id']}: output labels are not the 919 DeepSEA names "
@@ -389,7 +374,7 @@ def write(spec: Spec, model: ChromatinNet, data: ChromatinData, out_dir: str, se
     }
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
     results = evaluate(package)
-    manifest_loaded, module = _load(package)
+    manifest_loaded, module = nets.load_package(package)
     table = per_feature_table(manifest_loaded, module, data)
     compared = {k: v for k, v in results.items() if k not in NOT_COMPARED}
     arch = ("one-hot of the char ids -> conv 48 x k9" if not spec.kmer else

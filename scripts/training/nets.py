@@ -68,13 +68,7 @@ def tokenize(tokenizer: Dict, ids: np.ndarray) -> np.ndarray:
     raise ValueError(f"tokenizer {tokenizer} is not one the training code produces")
 
 
-def sinusoid_table(length: int, dim: int) -> torch.Tensor:
-    position = torch.arange(length, dtype=torch.float32).unsqueeze(1)
-    freq = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
-    table = torch.zeros(length, dim)
-    table[:, 0::2] = torch.sin(position * freq)
-    table[:, 1::2] = torch.cos(position * freq)
-    return table
+from make_models import sinusoid_table  # noqa: E402  (one positional table for every model)
 
 
 class OneHot(nn.Module):
@@ -136,8 +130,31 @@ class ConvTransformerTrunk(nn.Module):
         return torch.cat([h.mean(dim=1), h.max(dim=1).values], dim=1)
 
 
+class LogitView(nn.Module):
+    """Training view of a net with a `logits` method: losses on logits are numerically safer
+    than on the probabilities the exported module returns."""
+
+    def __init__(self, net: nn.Module):
+        super().__init__()
+        self.net = net
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.net.logits(ids)
+
+
 # ---------------------------------------------------------------------------------------------
 # Training and export
+
+
+def load_package(package_dir: str):
+    """(manifest dict, TorchScript module in eval mode) of a package directory."""
+    import json
+    import os
+    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
+    module.eval()
+    return manifest, module
 
 
 def set_threads(n: int = 2) -> None:

@@ -90,16 +90,6 @@ class PromoterNet(nn.Module):
         return torch.sigmoid(self.logits(ids))
 
 
-class _LogitView(nn.Module):
-    """Training view: logits instead of probabilities (numerically safer loss)."""
-
-    def __init__(self, net: PromoterNet):
-        super().__init__()
-        self.net = net
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.net.logits(ids)
-
 
 # ---------------------------------------------------------------------------------------------
 # Data: human
@@ -308,7 +298,7 @@ def calibrate(model: PromoterNet, kmer: int, positives: np.ndarray, negatives: n
     windows (training mixes 1 positive to 3 negatives; the genome holds far fewer promoters).
     Returns the shift. AUROC is unchanged by it."""
     to_input = _to_input(kmer)
-    view = _LogitView(model).eval()
+    view = nets.LogitView(model).eval()
     pos = nets.predict_batches(view, to_input(positives).numpy(), 128)
     neg = nets.predict_batches(view, to_input(negatives).numpy(), 128)
     best = (-1.0, 0.0)
@@ -349,9 +339,9 @@ class Spec:
 
 SPECS = [
     Spec("promoter-human", "human", 0, HUMAN_CONTEXT, HUMAN_STRIDE, True, 8, 2e-3),
-    Spec("promoter-human-kmer6", "human", 6, HUMAN_CONTEXT, HUMAN_STRIDE, False, 8, 2e-3),
-    Spec("promoter-fly", "fly", 0, FLY_CONTEXT, FLY_STRIDE, False, 5, 2e-3),
-    Spec("promoter-yeast", "yeast", 0, YEAST_CONTEXT, YEAST_STRIDE, False, 10, 2e-3),
+    Spec("promoter-human-kmer6", "human", 6, HUMAN_CONTEXT, HUMAN_STRIDE, False, 5, 2e-3),
+    Spec("promoter-fly", "fly", 0, FLY_CONTEXT, FLY_STRIDE, False, 3, 2e-3),
+    Spec("promoter-yeast", "yeast", 0, YEAST_CONTEXT, YEAST_STRIDE, False, 6, 2e-3),
 ]
 
 
@@ -418,7 +408,7 @@ def _train_one(spec: Spec, out_dir: str, seed: int, data) -> str:
         epoch_data, validate, calibration = _fly_training(spec, rng, data)
     else:
         epoch_data, validate, calibration = _yeast_training(spec, rng, data)
-    summary = nets.fit(_LogitView(model), epoch_data, _bce, _to_input(spec.kmer), spec.epochs,
+    summary = nets.fit(nets.LogitView(model), epoch_data, _bce, _to_input(spec.kmer), spec.epochs,
                        spec.lr, 64, rng, log, validate=validate)
     summary["bias_shift"] = (calibrate(model, spec.kmer, *calibration, log)
                              if calibration else 0.0)
@@ -448,13 +438,6 @@ def train(out_dir: str, seed: int) -> List[str]:
 # ---------------------------------------------------------------------------------------------
 # Evaluation (from the package alone)
 
-
-def _load(package_dir: str):
-    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
-        manifest = json.load(handle)
-    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
-    module.eval()
-    return manifest, module
 
 
 def _score(manifest: Dict, module, rows: np.ndarray) -> np.ndarray:
@@ -508,7 +491,7 @@ def _evaluate_yeast(manifest: Dict, module) -> Dict[str, float]:
 
 def evaluate(package_dir: str) -> Dict[str, float]:
     nets.set_threads(2)
-    manifest, module = _load(package_dir)
+    manifest, module = nets.load_package(package_dir)
     spec = next((s for s in SPECS if s.model_id == manifest["id"]), None)
     if spec is None:
         raise common.DataError(f"{manifest['id']} is not a package of the promoter module")

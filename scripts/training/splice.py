@@ -42,7 +42,7 @@ OUTPUT = CONTEXT - 2 * FLANK
 TRAIN_OUTPUT = 4000
 EVAL_FLANK = 5000
 CLASSES = ["neither", "acceptor", "donor"]
-EPOCHS = 6
+EPOCHS = 4
 LR = 3e-3
 BATCH = 8
 # Sites weigh SITE_WEIGHT times a plain base in the loss (they are ~1 base in 500); the head's
@@ -50,7 +50,7 @@ BATCH = 8
 # probabilities (the weighted optimum is p_c * w_c up to normalisation).
 SITE_WEIGHT = 10.0
 # OpenSpliceAI comparison subset: loci drawn in a fixed order until this many scored bases.
-COMPARISON_BP = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_BP", "150000"))
+COMPARISON_BP = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_BP", "100000"))
 OPENSPLICEAI_DIR = os.path.join(common.SHARED_DATA, "published-models",
                                 "openspliceai-mane-10000nt")
 EVAL_CACHE = os.path.join(common.ROOT, "build", "eval")
@@ -225,14 +225,6 @@ def uncalibrate_weights(net: SpliceNet) -> None:
         net.head.bias[1:] -= float(np.log(SITE_WEIGHT))
 
 
-class _LogitView(nn.Module):
-    def __init__(self, net: SpliceNet):
-        super().__init__()
-        self.net = net
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.net.logits(ids)
-
 
 def _site_metrics(prefix: str, scores: np.ndarray, labels: np.ndarray) -> Dict[str, float]:
     out = {}
@@ -277,7 +269,7 @@ def train(out_dir: str, seed: int) -> List[str]:
         scores, labels = _score_loci(model, CLASSES, data, val_loci, OUTPUT, FLANK)
         return _site_metrics("", scores, labels)["topk_mean"]
 
-    summary = nets.fit(_LogitView(model), epoch_data, _ce,
+    summary = nets.fit(nets.LogitView(model), epoch_data, _ce,
                        lambda rows: torch.from_numpy(rows.astype(np.int64)), EPOCHS, LR, BATCH,
                        rng, log, validate=validate, weight_decay=1e-4)
     uncalibrate_weights(model)
@@ -292,13 +284,6 @@ def train(out_dir: str, seed: int) -> List[str]:
 # ---------------------------------------------------------------------------------------------
 # Evaluation
 
-
-def _load(package_dir: str):
-    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
-        manifest = json.load(handle)
-    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
-    module.eval()
-    return manifest, module
 
 
 def comparison_loci(data: SpliceData) -> List[Tuple[int, int, str]]:
@@ -349,7 +334,7 @@ def _openspliceai_scores(data: SpliceData, loci) -> Optional[Tuple[np.ndarray, n
     package = openspliceai_package()
     if package is None:
         return None
-    manifest, module = _load(package)
+    manifest, module = nets.load_package(package)
     key = hashlib.sha256((json.dumps(loci) + open(os.path.join(package, "MODEL_CARD.md")).read())
                          .encode()).hexdigest()[:16]
     cache = os.path.join(EVAL_CACHE, f"openspliceai-scores-{key}.npz")
@@ -366,7 +351,7 @@ def _openspliceai_scores(data: SpliceData, loci) -> Optional[Tuple[np.ndarray, n
 
 def evaluate(package_dir: str) -> Dict[str, float]:
     nets.set_threads(2)
-    manifest, module = _load(package_dir)
+    manifest, module = nets.load_package(package_dir)
     data = SpliceData()
     loci = data.held_loci(common.HELD_OUT)
     classes = manifest["output_labels"]

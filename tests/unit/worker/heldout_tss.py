@@ -3,7 +3,8 @@
 
   heldout_tss.py --fasta 20.fa.gz --refgene hg19_refGene.txt.gz --count N --flank F --out FILE
 
-picks N distinct refGene TSSs (one per gene, spread evenly by position) whose region
+picks N distinct TSSs of protein-coding (NM_) refGene transcripts (one per gene, spread evenly
+by position) whose region
 [TSS - F, TSS + F] lies in the held-out part of chr20 (training/common.py HELD_OUT: the last
 10 Mb, never trained on) and writes one line per case:
 
@@ -41,7 +42,8 @@ def main() -> int:
     by_gene = {}
     for t in sorted(transcripts, key=lambda t: (t.tss, t.name)):
         lo, hi = t.tss - args.flank, t.tss + args.flank + 1
-        if HELD_OUT[0] <= lo and hi <= HELD_OUT[1] and t.gene not in by_gene:
+        if (t.name.startswith("NM_") and HELD_OUT[0] <= lo and hi <= HELD_OUT[1]
+                and t.gene not in by_gene):
             by_gene[t.gene] = t
     genes = sorted(by_gene.values(), key=lambda t: t.tss)
     if len(genes) < args.count:
