@@ -188,8 +188,8 @@ class Spec:
 
 
 SPECS = [
-    Spec("chromatin-human", 0, True, 4, 2e-3, 14000),
-    Spec("chromatin-human-kmer6", 6, False, 3, 2e-3, 10000),
+    Spec("chromatin-human", 0, True, 2, 3e-3, 8000),
+    Spec("chromatin-human-kmer6", 6, False, 1, 3e-3, 8000),
 ]
 
 
@@ -272,6 +272,12 @@ def heldout_scores(manifest: Dict, module, data: ChromatinData):
 
 
 def evaluate(package_dir: str) -> Dict[str, float]:
+    return evaluate_with_table(package_dir)[0]
+
+
+def evaluate_with_table(package_dir: str):
+    """(metrics, markdown table of every learned feature) from one pass over the held-out
+    windows."""
     nets.set_threads(2)
     manifest, module = nets.load_package(package_dir)
     data = ChromatinData()
@@ -303,21 +309,13 @@ def evaluate(package_dir: str) -> Dict[str, float]:
     example = torch.from_numpy(nets.tokenize(manifest["tokenizer"],
                                              np.full((1, CONTEXT), 1, dtype=np.uint8)))
     out["forward_ms_one_window_one_thread"] = nets.time_forward(module, (example,))
-    return out
-
-
-def per_feature_table(manifest: Dict, module, data: ChromatinData) -> str:
-    """Markdown rows: every learned DeepSEA feature with its pair, held-out positives, AUROC."""
-    scores, labels = heldout_scores(manifest, module, data)
     rows = ["| index | DeepSEA feature | labels from (ENCODE-DREAM) | held-out positive windows "
             "| held-out AUROC |", "|---:|---|---|---:|---:|"]
-    for i, p in enumerate(data.mapping.feature_pair):
-        if p < 0:
-            continue
-        auc = metrics.auroc(scores[:, i], labels[:, p])
-        rows.append(f"| {i} | {data.names[i]} | {data.mapping.pairs[p]} | {int(labels[:, p].sum())} "
+    for i, auc in zip(learned, feature_auroc):
+        p = mapping.feature_pair[i]
+        rows.append(f"| {i} | {data.names[i]} | {mapping.pairs[p]} | {int(pair_counts[p])} "
                     f"| {cards.format_value(auc)} |")
-    return "\n".join(rows)
+    return out, "\n".join(rows)
 
 
 METRIC_MEANINGS = {
@@ -373,9 +371,7 @@ def write(spec: Spec, model: ChromatinNet, data: ChromatinData, out_dir: str, se
         "model_card": "MODEL_CARD.md",
     }
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
-    results = evaluate(package)
-    manifest_loaded, module = nets.load_package(package)
-    table = per_feature_table(manifest_loaded, module, data)
+    results, table = evaluate_with_table(package)
     compared = {k: v for k, v in results.items() if k not in NOT_COMPARED}
     arch = ("one-hot of the char ids -> conv 48 x k9" if not spec.kmer else
             f"learned embedding of overlapping {spec.kmer}-mers (4,098 x 32) -> conv 48 x k7")
