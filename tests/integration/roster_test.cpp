@@ -94,7 +94,8 @@ class BundledService {
       std::string models = SourceDir() + "/worker/packages";
       if (!bundled.count(task)) {
         if (generated.empty()) {
-          *why = "no bundled " + task + " package and DNASERVE_TEST_MODELS_DIR is unset "
+          *why = "no bundled " + task +
+                 " package and DNASERVE_TEST_MODELS_DIR is unset "
                  "(scripts/test sets it)";
           return false;
         }
@@ -102,10 +103,10 @@ class BundledService {
       }
       const int port = FreePort();
       workers_.emplace_back();
-      workers_.back().Start({BinaryDir() + "/worker/dnaserve-worker", "--task", task,
-                             "--models-dir", models, "--listen",
-                             "127.0.0.1:" + std::to_string(port)},
-                            {}, dir_ + "/worker-" + task + ".log");
+      workers_.back().Start(
+          {BinaryDir() + "/worker/dnaserve-worker", "--task", task, "--models-dir", models,
+           "--listen", "127.0.0.1:" + std::to_string(port)},
+          {}, dir_ + "/worker-" + task + ".log");
       spec += (spec.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
     }
     const std::string key = gateway::GenerateApiKey();

@@ -160,27 +160,6 @@ class SpliceWorker {
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 
-// A bedGraph track of 1 bp rows covering [0, length) in order -> one value per base; empty when
-// the rows are not exactly that.
-std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length) {
-  std::vector<double> values;
-  std::istringstream in(bedgraph);
-  std::string line;
-  std::getline(in, line);  // track line
-  while (std::getline(in, line)) {
-    char chrom[64];
-    long long start = 0, end = 0;
-    double value = 0;
-    if (std::sscanf(line.c_str(), "%63s %lld %lld %lf", chrom, &start, &end, &value) != 4 ||
-        start != static_cast<long long>(values.size()) || end != start + 1) {
-      return {};
-    }
-    values.push_back(value);
-  }
-  if (values.size() != length) return {};
-  return values;
-}
-
 struct ReferenceScores {
   std::vector<double> acceptor;
   std::vector<double> donor;
@@ -252,8 +231,8 @@ CATCH_TEST_CASE("OpenSpliceAI over gRPC: per-base scores equal the eager referen
   CATCH_CHECK(splice.windows(2).end() == 12345);
   CATCH_CHECK(splice.windows(2).padded_bp() == 2655);
 
-  const auto donor = PerBaseTrack(result->tracks().at("donor"), sequence.size());
-  const auto acceptor = PerBaseTrack(result->tracks().at("acceptor"), sequence.size());
+  const auto donor = testing::PerBaseTrack(result->tracks().at("donor"), sequence.size());
+  const auto acceptor = testing::PerBaseTrack(result->tracks().at("acceptor"), sequence.size());
   CATCH_REQUIRE(donor.size() == sequence.size());
   CATCH_REQUIRE(acceptor.size() == sequence.size());
   double max_diff = 0;

@@ -1,7 +1,9 @@
 #include "tests/unit/worker/worker_process.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "tests/unit/worker/worker_test_support.h"
 
@@ -66,6 +68,25 @@ bool RunPython(const std::vector<std::string>& args, const std::string& log) {
   for (const auto& a : args) command += " " + ShellQuote(a);
   command += " >" + ShellQuote(log) + " 2>&1";
   return std::system(command.c_str()) == 0;
+}
+
+std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length) {
+  std::vector<double> values;
+  std::istringstream in(bedgraph);
+  std::string line;
+  std::getline(in, line);  // track line
+  while (std::getline(in, line)) {
+    char chrom[64];
+    long long start = 0, end = 0;
+    double value = 0;
+    if (std::sscanf(line.c_str(), "%63s %lld %lld %lf", chrom, &start, &end, &value) != 4 ||
+        start != static_cast<long long>(values.size()) || end != start + 1) {
+      return {};
+    }
+    values.push_back(value);
+  }
+  if (values.size() != length) return {};
+  return values;
 }
 
 WorkerProcess::~WorkerProcess() {

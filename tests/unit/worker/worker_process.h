@@ -37,6 +37,10 @@ std::optional<std::string> Chr20Fasta(std::string* why);
 // Runs `/usr/bin/python3 <args...>` with its output in `log`; true on exit status 0.
 bool RunPython(const std::vector<std::string>& args, const std::string& log);
 
+// A bedGraph track of 1 bp rows covering [0, length) in order -> one value per base; empty when
+// the rows are not exactly that (flanked splice models write such tracks).
+std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length);
+
 struct PredictCall {
   grpc::Status status;
   std::optional<v1::PredictResult> result;
