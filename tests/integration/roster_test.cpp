@@ -196,7 +196,7 @@ TEST_CASE("models list: the bundled roster through the gateway, with honest desc
   }
   CHECK(listed["splice"].count("splice-human"));
   CHECK(listed["chromatin"].count("chromatin-human"));
-  CHECK(listed["chromatin"].count("chromatin-human-kmer6"));
+  CHECK(listed["chromatin"].count("chromatin-human-kmer5"));
   CHECK(listed["enhancer"].count("enhancer-fly-untrained"));
   CHECK(listed["enhancer"].count("enhancer-fly-kmer6-untrained"));
   if (bundled.count("annotation")) CHECK(listed["annotation"].size() == 1);

@@ -143,7 +143,7 @@ class ChromatinMappingTest(unittest.TestCase):
 
     def test_unlearned_outputs_are_exactly_zero(self):
         m = chromatin.map_pairs(self.NAMES, ["HepG2|CTCF", "K562|JUND"])
-        net = chromatin.ChromatinNet(0, m.feature_pair, len(m.pairs)).eval()
+        net = chromatin.ChromatinNet(True, m.feature_pair, len(m.pairs)).eval()
         with torch.no_grad():
             out = net(torch.randint(1, 6, (3, 1000)))
         self.assertEqual(tuple(out.shape), (3, len(self.NAMES)))
