@@ -273,6 +273,7 @@ CATCH_TEST_CASE("splice-human over gRPC scores annotated junctions of held-out c
   const SpliceCase genes[] = {
       {"NM_001853", "COL9A3 (+)"}, {"NM_198976", "NELFCD (+)"}, {"NM_005560", "LAMA5 (-)"}};
   std::ostringstream report;
+  std::map<std::string, int> top_total, k_total;
   for (const SpliceCase& gene : genes) {
     CATCH_INFO("transcript " << gene.transcript);
     const std::string prefix = dir + "/" + gene.transcript;
@@ -318,11 +319,16 @@ CATCH_TEST_CASE("splice-human over gRPC scores annotated junctions of held-out c
       for (size_t i = 0; i < k; ++i) top += annotated[type].count(order[i]) ? 1 : 0;
       report << " " << type << " AUROC " << auroc << ", top-k " << top << "/" << k << ";";
       CATCH_CHECK(auroc >= 0.95);
-      CATCH_CHECK(top >= 1);
+      top_total[type] += top;
+      k_total[type] += static_cast<int>(k);
     }
     report << " " << on_annotated << "/" << calls << " calls at 0.5 annotated;";
   }
   CATCH_WARN("splice-human on held-out genes:" << report.str());
+  // Top-k over the three genes (measured 70/124 donors, 43/124 acceptors; random weights
+  // would place almost none of them in the top k).
+  CATCH_CHECK(top_total["donor"] >= 0.4 * k_total["donor"]);
+  CATCH_CHECK(top_total["acceptor"] >= 0.2 * k_total["acceptor"]);
   testing::RemoveScratch(dir);
 }
 
