@@ -413,22 +413,9 @@ def write(spec: Spec, model: ChromatinNet, data: ChromatinData, out_dir: str, se
     example_ids = np.random.default_rng(0).integers(1, 6, size=(2, CONTEXT)).astype(np.uint8)
     scripted = nets.export(model, (torch.from_numpy(nets.tokenize(tokenizer, example_ids)),))
     learned = sum(1 for p in data.mapping.feature_pair if p >= 0)
-    manifest = {
-        "format_version": common.FORMAT_VERSION,
-        "id": spec.model_id,
-        "task": TASK,
-        "description": _description(spec, learned),
-        "is_default": spec.is_default,
-        "tokenizer": tokenizer,
-        "context_window_bp": CONTEXT,
-        "trained_window_bp": None,
-        "stride_bp": STRIDE,
-        "output_labels": data.names,
-        "trained": True,
-        "seed": seed,
-        "weights": "model.pt",
-        "model_card": "MODEL_CARD.md",
-    }
+    manifest = common.trained_manifest(spec.model_id, TASK, _description(spec, learned),
+                                       spec.is_default, tokenizer, CONTEXT, data.names, seed,
+                                       stride_bp=STRIDE)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
     results, table = evaluate_with_table(package)
     compared = {k: v for k, v in results.items() if k not in NOT_COMPARED}

@@ -222,6 +222,27 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
+def trained_manifest(model_id: str, task: str, description: str, is_default: bool,
+                     tokenizer: Dict, context: int, output_labels: List[str], seed: int,
+                     **fields) -> Dict:
+    """A manifest (worker/README.md) of a package this project trained; `fields` adds the
+    task's own (stride_bp, flank_bp, output_window_bp, ...)."""
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "id": model_id,
+        "task": task,
+        "description": description,
+        "is_default": is_default,
+        "tokenizer": tokenizer,
+        "context_window_bp": context,
+        "trained_window_bp": None,
+    }
+    manifest.update(fields)
+    manifest.update({"output_labels": output_labels, "trained": True, "seed": seed,
+                     "weights": "model.pt", "model_card": "MODEL_CARD.md"})
+    return manifest
+
+
 def write_package(out_dir: str, manifest: Dict, scripted_module, model_card: str,
                   extra_files: Optional[Dict[str, bytes]] = None) -> str:
     """Writes <out_dir>/<manifest id>/ (manifest.json, the TorchScript weights, MODEL_CARD.md and

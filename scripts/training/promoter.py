@@ -621,22 +621,9 @@ def write(spec: Spec, model: PromoterNet, out_dir: str, seed: int, summary: Dict
     example_ids = np.random.default_rng(0).integers(1, 6, size=(2, spec.context)).astype(np.uint8)
     example = torch.from_numpy(nets.tokenize(tokenizer, example_ids))
     scripted = nets.export(model, (example,))
-    manifest = {
-        "format_version": common.FORMAT_VERSION,
-        "id": spec.model_id,
-        "task": TASK,
-        "description": _description(spec),
-        "is_default": spec.is_default,
-        "tokenizer": tokenizer,
-        "context_window_bp": spec.context,
-        "trained_window_bp": None,
-        "stride_bp": spec.stride,
-        "output_labels": ["promoter"],
-        "trained": True,
-        "seed": seed,
-        "weights": "model.pt",
-        "model_card": "MODEL_CARD.md",
-    }
+    manifest = common.trained_manifest(spec.model_id, TASK, _description(spec), spec.is_default,
+                                       tokenizer, spec.context, ["promoter"], seed,
+                                       stride_bp=spec.stride)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
     results = evaluate(package)
     write_card(package, spec, manifest, model, seed, summary, results)

@@ -418,23 +418,9 @@ DESCRIPTION = (
 def write(model: SpliceNet, out_dir: str, seed: int, summary: Dict) -> str:
     example = torch.randint(1, 6, (1, CONTEXT))
     scripted = nets.export(model, (example,))
-    manifest = {
-        "format_version": common.FORMAT_VERSION,
-        "id": MODEL_ID,
-        "task": TASK,
-        "description": DESCRIPTION,
-        "is_default": True,
-        "tokenizer": {"type": "char"},
-        "context_window_bp": CONTEXT,
-        "trained_window_bp": None,
-        "flank_bp": FLANK,
-        "output_window_bp": OUTPUT,
-        "output_labels": CLASSES,
-        "trained": True,
-        "seed": seed,
-        "weights": "model.pt",
-        "model_card": "MODEL_CARD.md",
-    }
+    manifest = common.trained_manifest(MODEL_ID, TASK, DESCRIPTION, True, {"type": "char"},
+                                       CONTEXT, CLASSES, seed, flank_bp=FLANK,
+                                       output_window_bp=OUTPUT)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
     results = evaluate(package)
     write_card(package, manifest, model, seed, summary, results)
