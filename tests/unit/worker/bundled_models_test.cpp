@@ -305,16 +305,9 @@ CATCH_TEST_CASE("splice-human over gRPC scores annotated junctions of held-out c
                             gene.transcript, "--pad", "1000", "--out-prefix", prefix},
                            prefix + ".log"));
     std::map<std::string, std::set<int64_t>> annotated;  // every refGene site on this strand
-    std::istringstream sites(ReadFile(prefix + ".sites"));
-    std::string line;
-    while (std::getline(sites, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string type, role;
-      int64_t index = 0;
-      CATCH_REQUIRE(static_cast<bool>(fields >> type >> index >> role));
-      annotated[type].insert(index);
-    }
+    const auto sites = testing::ReadAnnotatedSites(prefix + ".sites");
+    CATCH_REQUIRE_FALSE(sites.empty());
+    for (const auto& site : sites) annotated[site.type].insert(site.index);
     const std::string sequence = ReadFile(prefix + ".seq");
     const PredictCall call = worker.Predict(Request("splice-human", sequence, Task::kSplice, 0.5));
     CATCH_REQUIRE(call.status.ok());

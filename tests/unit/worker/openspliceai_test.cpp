@@ -301,16 +301,11 @@ CATCH_TEST_CASE("OpenSpliceAI over gRPC: calls on chr20 genes fall on refGene ju
     const std::string sequence = ReadFile(prefix + ".seq");
     CATCH_REQUIRE(sequence.size() > 5000);
     std::set<std::pair<std::string, int64_t>> target, annotated;
-    std::istringstream sites(ReadFile(prefix + ".sites"));
-    std::string line;
-    while (std::getline(sites, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string type, role;
-      int64_t index = 0;
-      CATCH_REQUIRE(static_cast<bool>(fields >> type >> index >> role));
-      annotated.insert({type, index});
-      if (role == "target") target.insert({type, index});
+    const auto sites = testing::ReadAnnotatedSites(prefix + ".sites");
+    CATCH_REQUIRE_FALSE(sites.empty());
+    for (const auto& site : sites) {
+      annotated.insert({site.type, site.index});
+      if (site.role == "target") target.insert({site.type, site.index});
     }
     CATCH_REQUIRE(target.size() >= 20);
 

@@ -89,6 +89,20 @@ std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length) {
   return values;
 }
 
+std::vector<AnnotatedSite> ReadAnnotatedSites(const std::string& path) {
+  std::vector<AnnotatedSite> sites;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    AnnotatedSite site;
+    if (!(fields >> site.type >> site.index >> site.role)) return {};
+    sites.push_back(site);
+  }
+  return sites;
+}
+
 WorkerProcess::~WorkerProcess() {
   process_.Stop();
   if (!log_dir_.empty()) RemoveScratch(log_dir_);

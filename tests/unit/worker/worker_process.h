@@ -41,6 +41,17 @@ bool RunPython(const std::vector<std::string>& args, const std::string& log);
 // the rows are not exactly that (flanked splice models write such tracks).
 std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length);
 
+// One line of the `.sites` file tests/unit/worker/openspliceai_genes.py writes: a splice site's
+// type ("donor"/"acceptor"), its index in the gene sequence and its role ("target": a junction of
+// the chosen transcript; "other": another refGene transcript's on the same strand).
+struct AnnotatedSite {
+  std::string type;
+  int64_t index = 0;
+  std::string role;
+};
+// The sites of such a file; empty when it cannot be read or a line does not parse.
+std::vector<AnnotatedSite> ReadAnnotatedSites(const std::string& path);
+
 struct PredictCall {
   grpc::Status status;
   std::optional<v1::PredictResult> result;
