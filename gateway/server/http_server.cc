@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "common/ids.h"
 #include "common/log.h"
@@ -122,6 +123,11 @@ struct IngressState {
   bool headers_done = false;
   uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
   bool refused = false;       // a refusal was sent; everything else on this connection is dropped
+  // X-Forwarded-For of the request whose header block was scanned last, until onRequest takes
+  // it. A request Pistache parses without our scan (a second pipelined request in one read)
+  // finds `forwarded_scanned` false and is attributed to its socket peer.
+  bool forwarded_scanned = false;
+  std::optional<std::string> forwarded_for;
 };
 
 constexpr const char* kIngressKey = "dnaserve.ingress";
@@ -172,7 +178,10 @@ class GatewayHandler : public Http::Handler {
         return;
       }
       state->headers_done = true;
-      auto declared = ContentLengthOf(state->head.substr(0, end + 2));
+      const std::string header_block = state->head.substr(0, end + 2);
+      state->forwarded_for = ForwardedForOf(header_block);
+      state->forwarded_scanned = true;
+      auto declared = ContentLengthOf(header_block);
       if (declared && *declared > opts.max_body_bytes) {
         Refuse(peer, state, TooLarge());
         return;
@@ -192,7 +201,14 @@ class GatewayHandler : public Http::Handler {
   }
 
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
-    if (t_current_ingress) t_current_ingress->headers_done = false;  // next bytes start a request
+    std::optional<std::string> forwarded_for;
+    bool forwarded_scanned = false;
+    if (t_current_ingress) {
+      t_current_ingress->headers_done = false;  // next bytes start a request
+      forwarded_scanned = std::exchange(t_current_ingress->forwarded_scanned, false);
+      forwarded_for = std::move(t_current_ingress->forwarded_for);
+      t_current_ingress->forwarded_for.reset();
+    }
 
     HttpRequest request;
     request.request_id = NewUuidV4();
@@ -205,6 +221,9 @@ class GatewayHandler : public Http::Handler {
       request.headers[ToLower(name)] = raw.value();
     }
     request.peer_ip = req.address().host();
+    request.client_ip =
+        ClientAddress(request.peer_ip, forwarded_scanned ? forwarded_for : std::optional<std::string>(),
+                      shared_->options.trusted_proxies);
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
     auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));

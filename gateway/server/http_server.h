@@ -3,6 +3,8 @@
 //
 // The server owns three policies that must hold before any handler runs:
 //  - every request gets a request id, and every response carries it in X-Request-Id;
+//  - every request gets its client address (client_address.h: X-Forwarded-For is believed only
+//    from trusted proxies);
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
 //    Content-Length is seen (or, for chunked bodies, as soon as the bytes pass the limit), so an
 //    oversized body is never buffered whole;
@@ -18,6 +20,7 @@
 
 #include "common/status.h"
 #include "gateway/http/http_types.h"
+#include "gateway/server/client_address.h"
 
 namespace dnaserve::gateway {
 
@@ -35,7 +38,8 @@ struct HttpServerOptions {
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
-
+  // Proxies whose X-Forwarded-For names the client (HttpRequest::client_ip); none by default.
+  TrustedProxies trusted_proxies;
 };
 
 class HttpServer {

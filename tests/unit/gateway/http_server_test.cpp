@@ -53,9 +53,10 @@ struct TestServer {
   std::string last_body;
   std::unique_ptr<HttpServer> server;
 
-  explicit TestServer(size_t max_body = 1024) {
+  explicit TestServer(size_t max_body = 1024, TrustedProxies trusted = {}) {
     HttpServerOptions options;
     options.port = 0;
+    options.trusted_proxies = std::move(trusted);
     options.max_body_bytes = max_body;
     options.drain_timeout = std::chrono::seconds(5);
     server = std::make_unique<HttpServer>(options, [this](gateway::HttpRequest req, Responder respond) {
@@ -72,7 +73,8 @@ struct TestServer {
       }
       last_body = req.body;
       HttpResponse r;
-      r.body = "{\"path\":\"" + req.path + "\",\"format\":\"" + req.query["format"] + "\"}";
+      r.body = "{\"path\":\"" + req.path + "\",\"format\":\"" + req.query["format"] +
+               "\",\"client\":\"" + req.client_ip + "\"}";
       r.SetHeader("X-Job-Id", "job-1");
       if (req.path == "/named") r.SetHeader("X-Request-Id", "edge-id");
       respond(r);
@@ -161,4 +163,32 @@ TEST_CASE("stopping the server lets in-flight responses finish", "[gateway][http
   s.server->Stop();
   slow.join();
   CHECK(status == 200);
+}
+
+TEST_CASE("X-Forwarded-For names the client only when the socket peer is a trusted proxy",
+          "[gateway][http]") {
+  const std::string forged =
+      "GET /x HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 6.6.6.6\r\nAccept: */*\r\n"
+      "X-Forwarded-For: 198.51.100.7, 10.2.2.2\r\nConnection: close\r\n\r\n";
+  SECTION("a trusted peer: repeated lines are one list, walked from the right") {
+    auto trusted = TrustedProxies::Parse("127.0.0.1, 10.0.0.0/8");
+    REQUIRE(trusted.ok());
+    TestServer s(1024, *trusted);
+    CHECK(RawExchange(s.server->port(), forged).find("\"client\":\"198.51.100.7\"") !=
+          std::string::npos);
+    auto plain = Fetch("GET", s.url("/x"));
+    CHECK(plain.body.find("\"client\":\"127.0.0.1\"") != std::string::npos);
+  }
+  SECTION("an untrusted peer: the header is ignored") {
+    auto trusted = TrustedProxies::Parse("10.0.0.0/8");
+    REQUIRE(trusted.ok());
+    TestServer s(1024, *trusted);
+    CHECK(RawExchange(s.server->port(), forged).find("\"client\":\"127.0.0.1\"") !=
+          std::string::npos);
+  }
+  SECTION("no trusted proxies (the default)") {
+    TestServer s;
+    auto r = Fetch("GET", s.url("/x"), {"X-Forwarded-For: 198.51.100.7"});
+    CHECK(r.body.find("\"client\":\"127.0.0.1\"") != std::string::npos);
+  }
 }
