@@ -312,16 +312,21 @@ StatusOr<std::vector<pb::ModelInfo>> GrpcInferenceBackend::ListModels(Task task)
     return Unavailable("no inference worker is configured for the " + std::string(TaskName(task)) +
                        " task");
   }
-  // Any replica answers for the family; try each once, those in rotation first.
+  // Any replica answers for the family; try each once, those in rotation first. (Not Pick():
+  // these periodic calls must not shift the round-robin of predictions.)
+  std::vector<size_t> order;
+  for (bool in_rotation : {true, false}) {
+    for (size_t i = 0; i < family->replicas.size(); ++i) {
+      if (family->rotation->InRotation(i) == in_rotation) order.push_back(i);
+    }
+  }
   Status last = Unavailable("no worker answered");
-  std::vector<size_t> tried;
-  while (auto index = family->rotation->Pick(tried)) {
-    tried.push_back(*index);
+  for (size_t index : order) {
     grpc::ClientContext rpc;
     rpc.set_deadline(std::chrono::system_clock::now() + impl_->options.list_deadline);
     pb::ListModelsResponse response;
     grpc::Status status =
-        family->replicas[*index].worker->ListModels(&rpc, pb::ListModelsRequest(), &response);
+        family->replicas[index].worker->ListModels(&rpc, pb::ListModelsRequest(), &response);
     if (status.ok()) {
       return std::vector<pb::ModelInfo>(response.models().begin(), response.models().end());
     }
