@@ -6,8 +6,11 @@
 //  - every request gets its client address (client_address.h: X-Forwarded-For is believed only
 //    from trusted proxies);
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
-//    Content-Length is seen (or, for chunked bodies, as soon as the bytes pass the limit), so an
-//    oversized body is never buffered whole;
+//    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
+//    limit), so an oversized body is never buffered whole; chunked framing is followed byte by
+//    byte and refused with 400 when malformed (chunked_body.h says why Pistache must not see it);
+//  - once Pistache gives up on a request (answering its own error), the rest of that
+//    connection's input is dropped instead of being parsed as further requests;
 //  - shutdown waits (bounded) for responses still in flight, and while it drains every response
 //    closes its connection.
 #pragma once

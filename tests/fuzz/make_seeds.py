@@ -180,4 +180,14 @@ write("fuzz_vcf_reader", "annotated.vcf",
       HEADER.replace("#CHROM", '##INFO=<ID=GEX_ANN,Number=.,Type=String,Description="x">\n#CHROM')
       + records)
 write("fuzz_vcf_reader", "truncated.vcf.gz", gzip.compress(plain.encode(), mtime=0)[:-9])
+# --- fuzz_http_ingress: byte 0 even = chunked body (limit/64, split seed, bytes); odd = address ---
+write("fuzz_http_ingress", "chunked-valid", b"\x00\x10\x07" + b"5\r\nhello\r\n1a\r\n" + b"x" * 26
+      + b"\r\n0\r\nTrailer: 1\r\n\r\nGET / HTTP/1.1\r\n")
+write("fuzz_http_ingress", "chunked-bad-crlf", b"\x00\x10\x03" + b"5\r\nhelloXX")
+write("fuzz_http_ingress", "chunked-too-large", b"\x00\x01\x05" + b"FFFF\r\n")
+write("fuzz_http_ingress", "address-trusted",
+      b"\x01" + b"10.0.0.0/8, 2001:db8::/32\n10.1.2.3\nHost: x\r\n"
+      b"X-Forwarded-For: 6.6.6.6\r\nx-forwarded-for: 198.51.100.7, [2001:db8::5]:443\r\n")
+write("fuzz_http_ingress", "address-untrusted",
+      b"\x01" + b"192.168.0.1\n::ffff:203.0.113.9\nX-Forwarded-For: 1.2.3.4:80\r\n")
 print("seeds written under", os.path.join(HERE, "corpus"), file=sys.stderr)
