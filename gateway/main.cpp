@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
   http.threads = config->http_threads;
   http.drain_timeout = std::chrono::seconds(config->drain_timeout_seconds);
   http.trusted_proxies = *trusted_proxies;
+  http.max_buffered_body_bytes = static_cast<uint64_t>(config->max_buffered_body_mb) << 20;
   HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {
     pipeline.Handle(std::move(request), std::move(respond));
   });

@@ -3,7 +3,8 @@
 -- One connection per wrk thread, each sending on its own fixed schedule (open loop: a slow
 -- answer does not slow the offered rate down, it only shortens the next pause), so that
 -- `connections / WRK_PERIOD_S` requests per second are offered in total. Every response is
--- written to WRK_OUT.<thread> as "<status> <latency seconds> <well_formed>", where well_formed
+-- written to WRK_OUT.<thread> as "<status> <latency s> <well_formed> <sent at, monotonic s>", where
+-- well_formed
 -- checks a 429 the way a client relies on it: Retry-After of at least 1 s, the RateLimit-*
 -- headers, and the JSON error envelope with code too_many_requests and a request id.
 --
@@ -78,6 +79,6 @@ function response(status, headers, body)
   local latency = now() - started
   local ok = 1
   if status == 429 and not well_formed_429(headers, body) then ok = 0 end
-  out:write(string.format("%d %.6f %d\n", status, latency, ok))
+  out:write(string.format("%d %.6f %d %.6f\n", status, latency, ok, started))
   out:flush()
 end

@@ -52,6 +52,10 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--trusted-proxies", c.trusted_proxies,
                  "addresses/CIDRs whose X-Forwarded-For is honoured for the per-IP limit")
       ->envname("DNASERVE_TRUSTED_PROXIES");
+  app.add_option("--max-buffered-body-mb", c.max_buffered_body_mb,
+                 "MiB of request bodies received at once, all connections together")
+      ->envname("DNASERVE_MAX_BUFFERED_BODY_MB")
+      ->check(CLI::Range(16, 65536));
   app.add_option("--admin-listen", c.admin_listen,
                  "address:port for /metrics, /ready and /live (empty = off)")
       ->envname("DNASERVE_ADMIN_LISTEN");

@@ -30,6 +30,9 @@ struct GatewayConfig {
   // DNASERVE_TRUSTED_PROXIES: comma-separated addresses or CIDRs of the proxies (ingress, load
   // balancer) whose X-Forwarded-For names the client for the per-IP limit; empty = none.
   std::string trusted_proxies;
+  // DNASERVE_MAX_BUFFERED_BODY_MB: request bodies being received at once, all connections
+  // together (MiB); beyond it new bodies get 503 with Retry-After.
+  int64_t max_buffered_body_mb = 256;
   // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
   // empty = none. Kept off the public port: see deploy/README.md.
   std::string admin_listen;

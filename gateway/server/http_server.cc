@@ -81,6 +81,7 @@ const char* ReasonPhrase(int status) {
     case 400: return "Bad Request";
     case 413: return "Payload Too Large";
     case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
     default: return "Error";
   }
 }
@@ -94,8 +95,11 @@ std::string RawErrorResponse(const Status& status) {
   os << "HTTP/1.1 " << response.status << ' ' << ReasonPhrase(response.status) << "\r\n"
      << "Content-Type: application/json\r\n"
      << "Content-Length: " << response.body.size() << "\r\n"
-     << "X-Request-Id: " << request_id << "\r\n"
-     << "Connection: close\r\n\r\n"
+     << "X-Request-Id: " << request_id << "\r\n";
+  for (const auto& [name, value] : response.headers) {
+    if (name != "X-Request-Id" && name != "Content-Type") os << name << ": " << value << "\r\n";
+  }
+  os << "Connection: close\r\n\r\n"
      << response.body;
   return os.str();
 }
@@ -139,7 +143,48 @@ std::optional<std::string> TransferEncodingOf(const std::string& head) {
 }
 
 // Per-connection ingress bookkeeping, stored on the Pistache peer.
+// Request body bytes the server holds for requests still being received, across every
+// connection (HttpServerOptions::max_buffered_body_bytes).
+class BodyBudget {
+ public:
+  explicit BodyBudget(uint64_t limit) : limit_(limit) {}
+  // Takes `bytes` more; false (taking nothing) when that would pass the limit.
+  bool TryReserve(uint64_t bytes) {
+    uint64_t used = used_.load();
+    do {
+      if (bytes > limit_ || used > limit_ - bytes) return false;
+    } while (!used_.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+  void Release(uint64_t bytes) { used_.fetch_sub(bytes); }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> used_{0};
+};
+
 struct IngressState {
+  explicit IngressState(std::shared_ptr<BodyBudget> budget) : budget(std::move(budget)) {}
+  ~IngressState() { ReleaseBody(); }
+  IngressState(const IngressState&) = delete;
+  IngressState& operator=(const IngressState&) = delete;
+
+  // The current request's share of the server's body budget: what it announced (Content-Length
+  // or chunk sizes so far), returned when the request has been handed over or the connection
+  // closes.
+  bool ReserveBody(uint64_t total) {
+    if (total <= reserved) return true;
+    if (!budget->TryReserve(total - reserved)) return false;
+    reserved = total;
+    return true;
+  }
+  void ReleaseBody() {
+    budget->Release(reserved);
+    reserved = 0;
+  }
+
+  std::shared_ptr<BodyBudget> budget;
+  uint64_t reserved = 0;
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
   uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
@@ -159,6 +204,7 @@ constexpr const char* kIngressKey = "dnaserve.ingress";
 struct ServerShared {
   HttpServerOptions options;
   RequestHandler handler;
+  std::shared_ptr<BodyBudget> body_budget;
   std::mutex mu;
   std::condition_variable idle;
   int64_t in_flight = 0;
@@ -210,6 +256,10 @@ class GatewayHandler : public Http::Handler {
         Refuse(peer, state, TooLarge());
         return;
       }
+      if (declared && !state->ReserveBody(*declared)) {
+        Refuse(peer, state, BodyBudgetSpent());
+        return;
+      }
       const size_t tail = state->head.size() - (end + 4);  // body bytes already received
       state->body_bytes = tail;
       const std::string held = std::move(state->head);
@@ -250,6 +300,7 @@ class GatewayHandler : public Http::Handler {
     if (t_current_ingress) {
       t_current_ingress->headers_done = false;  // next bytes start a request
       t_current_ingress->chunked.reset();
+      t_current_ingress->ReleaseBody();  // Pistache hands the body over and lets its buffer go
       forwarded_scanned = std::exchange(t_current_ingress->forwarded_scanned, false);
       forwarded_for = std::move(t_current_ingress->forwarded_for);
       t_current_ingress->forwarded_for.reset();
@@ -315,6 +366,10 @@ class GatewayHandler : public Http::Handler {
       case ChunkedBodyReader::Verdict::kComplete:
         break;
     }
+    if (!state->ReserveBody(state->chunked->body_bytes())) {
+      Refuse(peer, state, BodyBudgetSpent());
+      return;
+    }
     const size_t consumed = state->chunked->consumed();
     std::string framed = prefix;
     if (!data.empty()) {
@@ -333,15 +388,21 @@ class GatewayHandler : public Http::Handler {
     }
   }
 
+  static Status BodyBudgetSpent() {
+    return Status(ErrorCode::kServiceUnavailable,
+                  "the gateway is receiving too many large request bodies at once; retry shortly")
+        .set_retry_after_seconds(1);
+  }
+
   static Status TooLarge() {
     return Status(ErrorCode::kPayloadTooLarge,
                   "request body exceeds the 16 MiB limit (16777216 bytes); it was not read");
   }
 
-  static IngressState* StateOf(const std::shared_ptr<Tcp::Peer>& peer) {
+  IngressState* StateOf(const std::shared_ptr<Tcp::Peer>& peer) {
     auto data = peer->tryGetData(kIngressKey);
     if (!data) {
-      data = std::make_shared<IngressState>();
+      data = std::make_shared<IngressState>(shared_->body_budget);
       peer->putData(kIngressKey, data);
     }
     return static_cast<IngressState*>(data.get());
@@ -423,6 +484,8 @@ HttpServer::HttpServer(HttpServerOptions options, RequestHandler handler)
     : impl_(std::make_unique<Impl>()) {
   impl_->shared->options = std::move(options);
   impl_->shared->handler = std::move(handler);
+  impl_->shared->body_budget =
+      std::make_shared<BodyBudget>(impl_->shared->options.max_buffered_body_bytes);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -9,6 +9,8 @@
 //    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
 //    limit), so an oversized body is never buffered whole; chunked framing is followed byte by
 //    byte and refused with 400 when malformed (chunked_body.h says why Pistache must not see it);
+//  - bodies being received hold at most max_buffered_body_bytes across all connections (503
+//    with Retry-After beyond it), so hostile uploads cannot grow memory without bound;
 //  - once Pistache gives up on a request (answering its own error), the rest of that
 //    connection's input is dropped instead of being parsed as further requests;
 //  - shutdown waits (bounded) for responses still in flight, and while it drains every response
@@ -37,6 +39,10 @@ struct HttpServerOptions {
   int port = 8080;  // 0 picks a free port (see HttpServer::port())
   int threads = 2;
   size_t max_body_bytes = 16 * 1024 * 1024;
+  // All request bodies being received at once, across connections (announced sizes: Content-
+  // Length, or chunk sizes as they arrive). A request that would pass it gets 503 with
+  // Retry-After: without it, N concurrent 16 MiB uploads would hold N x ~40 MiB of buffers.
+  uint64_t max_buffered_body_bytes = 256ull * 1024 * 1024;
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};

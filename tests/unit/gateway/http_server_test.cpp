@@ -308,3 +308,46 @@ TEST_CASE("a client trickling its headers is cut off by the header timeout", "[g
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
   CHECK(s.handled == 0);
 }
+
+TEST_CASE("bodies being received share one budget across connections", "[gateway][http]") {
+  HttpServerOptions options;
+  options.port = 0;
+  options.max_body_bytes = 2000;
+  options.max_buffered_body_bytes = 3000;
+  std::atomic<int> handled{0};
+  HttpServer server(options, [&](gateway::HttpRequest, Responder respond) {
+    ++handled;
+    respond(HttpResponse{});
+  });
+  REQUIRE(server.Start().ok());
+  // Connection A announces 2,000 bytes and sends half: its reservation stands.
+  int a = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  REQUIRE(connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const std::string head = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n";
+  send(a, head.data(), head.size(), MSG_NOSIGNAL);
+  send(a, std::string(1000, 'a').data(), 1000, MSG_NOSIGNAL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  // B's 2,000 bytes would pass the 3,000-byte budget: 503 with Retry-After, unread.
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+  auto refused = Fetch("POST", url, {}, std::string(2000, 'b'));
+  CHECK(refused.status == 503);
+  CHECK(refused.body.find("\"code\":\"service_unavailable\"") != std::string::npos);
+  CHECK(refused.Header("retry-after") == std::optional<std::string>("1"));
+  CHECK(Fetch("POST", url, {}, std::string(900, 'c')).status == 200);  // small ones still fit
+
+  // A completes: its share returns, and B's body fits.
+  send(a, std::string(1000, 'a').data(), 1000, MSG_NOSIGNAL);
+  char buf[1024];
+  timeval tv{5, 0};
+  setsockopt(a, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  CHECK(recv(a, buf, sizeof(buf), 0) > 0);
+  close(a);
+  CHECK(Fetch("POST", url, {}, std::string(2000, 'b')).status == 200);
+  CHECK(handled == 3);
+  server.Stop();
+}
