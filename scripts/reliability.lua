@@ -9,7 +9,8 @@
 -- headers, and the JSON error envelope with code too_many_requests and a request id.
 --
 -- Environment: WRK_BODY (file holding the request body), WRK_KEY (API key), WRK_PERIOD_S
--- (seconds between one connection's requests), WRK_OUT (output prefix).
+-- (seconds between one connection's requests), WRK_CONNECTIONS (how many), WRK_OUT (output
+-- prefix).
 local ffi = require("ffi")
 ffi.cdef [[
   typedef struct { long tv_sec; long tv_nsec; } dnaserve_timespec;
@@ -41,8 +42,9 @@ function init(args)
   wrk.headers["Authorization"] = "Bearer " .. os.getenv("WRK_KEY")
   wrk.headers["Content-Type"] = "application/json"
   request_bytes = wrk.format()
-  -- Spread the connections' schedules over one period.
-  due = now() + period * (id % 97) / 97
+  -- Spread the connections' schedules evenly over one period: arrivals are then evenly spaced
+  -- instead of coming in bursts of one request per connection.
+  due = now() + period * id / tonumber(os.getenv("WRK_CONNECTIONS"))
 end
 
 function delay()
