@@ -351,3 +351,40 @@ TEST_CASE("bodies being received share one budget across connections", "[gateway
   CHECK(handled == 3);
   server.Stop();
 }
+
+TEST_CASE("a kept-alive connection left idle is closed after the idle timeout",
+          "[gateway][http]") {
+  HttpServerOptions options;
+  options.port = 0;
+  options.idle_timeout = std::chrono::seconds(2);
+  HttpServer server(options, [](gateway::HttpRequest req, Responder respond) {
+    if (req.path != "/slow") return respond({});
+    std::thread([respond] {  // longer than the idle timeout: a request in progress is not idle
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      respond({});
+    }).detach();
+  });
+  REQUIRE(server.Start().ok());
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const std::string request = "GET /x HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char buf[4096];
+  REQUIRE(recv(fd, buf, sizeof(buf), 0) > 0);
+  const std::string slow = "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
+  send(fd, slow.data(), slow.size(), MSG_NOSIGNAL);
+  ssize_t n = recv(fd, buf, sizeof(buf), 0);
+  REQUIRE(n > 0);
+  CHECK(std::string(buf, static_cast<size_t>(n)).rfind("HTTP/1.1 200", 0) == 0);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK(recv(fd, buf, sizeof(buf), 0) == 0);  // closed by the server, not timed out here
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(8));
+  close(fd);
+  server.Stop();
+}
