@@ -35,6 +35,14 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
+constexpr char kChannelServiceConfig[] =
+    R"({"loadBalancingConfig": [{"round_robin": {}}],)"
+    R"( "healthCheckConfig": {"serviceName": "dnaserve.worker.v1.Worker"}})";
+
+// A call that never reached a worker may be sent again, to another configured address when
+// there is one, or through the same address (which may name several pods) when there is not.
+constexpr int kMaxAttempts = 3;
+
 std::chrono::system_clock::time_point ToSystemClock(std::chrono::steady_clock::time_point t) {
   return std::chrono::system_clock::now() +
          std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -238,6 +246,14 @@ GrpcInferenceBackend::GrpcInferenceBackend(Options options) : impl_(std::make_un
       args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(o.keepalive_timeout.count()));
       args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
       args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+      // An address may name many workers (a Kubernetes headless Service resolves to every ready
+      // pod of the family): spread calls over all of them, and let gRPC's own health checking
+      // (grpc.health.v1 Watch per connection) drop the ones that are not serving, e.g. a pod
+      // draining after SIGTERM. The DNS name is resolved again whenever a connection drops
+      // (workers end connections after DNASERVE_WORKER_MAX_CONNECTION_AGE_SECONDS), so new pods
+      // join within that time. The service config is ours alone, never taken from DNS.
+      args.SetServiceConfigJSON(kChannelServiceConfig);
+      args.SetInt(GRPC_ARG_SERVICE_CONFIG_DISABLE_RESOLUTION, 1);
       auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
       family->replicas.push_back(
           {address, pb::Worker::NewStub(channel), health::Health::NewStub(channel)});
@@ -274,7 +290,11 @@ StatusOr<pb::PredictResult> GrpcInferenceBackend::Predict(Task task,
   std::vector<size_t> tried;
   Status failure = Unavailable("no inference worker of the " + std::string(TaskName(task)) +
                                " task could be reached; retry shortly");
-  while (auto index = family->rotation->Pick(tried)) {
+  for (int attempts = 0; attempts < kMaxAttempts; ++attempts) {
+    std::optional<size_t> index = family->rotation->Pick(tried);
+    if (!index) index = family->rotation->Pick();  // every address tried: again, round-robin
+    if (!index) break;
+    if (attempts > 0) ++impl_->retries;
     if (context.cancelled && context.cancelled->load()) return Unavailable("the job was cancelled");
     if (std::chrono::steady_clock::now() >= deadline) {
       return Unavailable("the request's time budget ran out before a worker could answer");
@@ -301,7 +321,6 @@ StatusOr<pb::PredictResult> GrpcInferenceBackend::Predict(Task task,
     // Only a call no worker ever started may go elsewhere.
     if (!unreachable || attempt.accepted) return failure;
     tried.push_back(*index);
-    ++impl_->retries;
   }
   return failure;
 }

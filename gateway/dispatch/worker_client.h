@@ -1,14 +1,18 @@
 // InferenceBackend over gRPC: one channel per configured worker address, calls balanced
-// round-robin across the replicas of a task family that are in rotation (replica_set.h).
+// round-robin across the replicas (addresses) of a task family that are in rotation
+// (replica_set.h). An address may itself name many workers (a Kubernetes headless Service):
+// its channel spreads calls round-robin over every worker the name resolves to, skipping those
+// that gRPC's built-in health checking (grpc.health.v1 Watch per connection) finds not serving.
 //
-// - Health: every `health_interval` each replica gets a grpc.health.v1 Check for the
-//   dnaserve.worker.v1.Worker service (bounded by `health_timeout`); the verdicts take replicas
+// - Health: every `health_interval` each address gets a grpc.health.v1 Check for the
+//   dnaserve.worker.v1.Worker service (bounded by `health_timeout`); the verdicts take addresses
 //   out of rotation and bring them back.
 // - Deadlines: a call ends by the caller's deadline (a sync request's 300 s budget counted from
 //   its arrival) and never later than `predict_deadline` after it starts.
 // - Retries, only where safe: a Predict that fails with a transport error before the worker's
 //   handler acknowledged it (call_metadata.h: connection refused, worker gone, server not
-//   accepting) is sent to another replica, each replica tried at most once. A call the worker has
+//   accepting) is sent again, up to three attempts: to another address while there is an
+//   untried one, else through the same address (to another of its workers). A call the worker has
 //   acknowledged is never repeated: its failure is the caller's answer (503 for a worker that
 //   died). Either way the failing replica leaves rotation until a health check answers SERVING.
 // - Liveness of connections: keepalive pings while calls are open, so a worker that stops

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "gateway/auth/key_store.h"
+#include "gateway/dispatch/worker_client.h"
+#include "gateway/validation/predict_request.h"
 #include "tests/integration/service_fixture.h"
 
 using namespace dnaserve::testing;
@@ -82,6 +84,10 @@ class Topology {
   const std::string& quota_key() const { return quota_key_; }
   const std::string& promoter_model() const { return promoter_model_; }
 
+  // Both workers behind one gRPC target, as a headless Service's name resolves to every pod.
+  std::string both_workers_target() const {
+    return "ipv4:" + Loopback(workers_[0].port) + "," + Loopback(workers_[1].port);
+  }
   void KillWorker(int i) { workers_[i].process.Kill(); }
   bool RestartWorker(int i) {
     return workers_[i].process.Start(workers_[i].argv, {}, dir_ + "/worker-" + std::to_string(i) + ".log");
@@ -375,4 +381,54 @@ TEST_CASE("a killed worker fails its in-flight calls cleanly; new calls go to th
               .status == 200);
   }
   CHECK(t->WorkerCalls(0) - revived_before >= 4);
+}
+
+TEST_CASE("one address naming several workers spreads calls over them and skips a dead one",
+          "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  // What a Kubernetes headless Service gives the gateway: one name, every pod's address.
+  dnaserve::gateway::GrpcInferenceBackend::Options options;
+  options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->both_workers_target()};
+  dnaserve::gateway::GrpcInferenceBackend backend(options);
+  auto validated =
+      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+  REQUIRE(validated.ok());
+  const auto& request = validated->request;
+  auto call = [&](int i) {
+    dnaserve::gateway::CallContext context;
+    context.request_id = "headless-" + std::to_string(i);
+    return backend.Predict(dnaserve::Task::kPromoter, request, context, nullptr);
+  };
+
+  const double before[2] = {t->WorkerCalls(0), t->WorkerCalls(1)};
+  for (int i = 0; i < 20; ++i) {
+    auto r = call(i);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+  }
+  const double served[2] = {t->WorkerCalls(0) - before[0], t->WorkerCalls(1) - before[1]};
+  INFO("worker 0 served " << served[0] << ", worker 1 served " << served[1]);
+  CHECK(served[0] + served[1] == 20);
+  CHECK(served[0] >= 5);
+  CHECK(served[1] >= 5);
+
+  // One pod dies: every call still succeeds (a call that cannot reach it goes to the other).
+  t->KillWorker(0);
+  const double survivor_before = t->WorkerCalls(1);
+  for (int i = 0; i < 10; ++i) {
+    auto r = call(100 + i);
+    INFO(r.status().message());
+    CHECK(r.ok());
+  }
+  CHECK(t->WorkerCalls(1) - survivor_before == 10);
+
+  // It comes back: the channel reconnects and its health watch lets calls reach it again.
+  REQUIRE(t->RestartWorker(0));
+  const double revived_before = t->WorkerCalls(0);
+  CHECK(WaitFor(
+      [&] {
+        CHECK(call(200).ok());
+        return t->WorkerCalls(0) > revived_before;
+      },
+      std::chrono::seconds(30)));
 }
