@@ -502,8 +502,7 @@ Status HttpServer::Start() {
                               .flags(Tcp::Options::ReuseAddr)
                               .maxRequestSize(pistache_limit)
                               .headerTimeout(opts.header_timeout)
-                              .bodyTimeout(opts.body_timeout)
-                              .keepaliveTimeout(opts.idle_timeout));
+                              .bodyTimeout(opts.body_timeout));
     impl_->endpoint->setHandler(std::make_shared<GatewayHandler>(impl_->shared));
     impl_->endpoint->serveThreaded();
     impl_->port = static_cast<uint16_t>(impl_->endpoint->getPort());

@@ -46,10 +46,6 @@ struct HttpServerOptions {
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
-  // A kept-alive connection with no request in progress is closed after this long. (Pistache
-  // arms no timer for a connection that never sends a byte: those stay until the client
-  // closes, bounded by the process's file-descriptor limit; see SECURITY.md.)
-  std::chrono::seconds idle_timeout{60};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
   // Proxies whose X-Forwarded-For names the client (HttpRequest::client_ip); none by default.
   TrustedProxies trusted_proxies;
