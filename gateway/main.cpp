@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
   if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
+  auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
+  if (!trusted_proxies.ok()) return Fail("trusted_proxies_invalid", trusted_proxies.status());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -58,7 +60,13 @@ int main(int argc, char** argv) {
   ip_options.requests_per_second = config->ip_rate_per_second;
   ip_options.burst = config->ip_burst;
   IpRateLimiter ip_limiter(ip_options);
-  GrpcInferenceBackend backend({*endpoints, std::chrono::seconds(config->sync_timeout_seconds)});
+  GrpcInferenceBackend::Options backend_options;
+  backend_options.endpoints = *endpoints;
+  backend_options.predict_deadline = std::chrono::seconds(config->sync_timeout_seconds);
+  backend_options.health_interval = std::chrono::milliseconds(config->worker_health_interval_ms);
+  backend_options.keepalive_time = backend_options.keepalive_timeout =
+      std::chrono::seconds(config->worker_keepalive_seconds);
+  GrpcInferenceBackend backend(backend_options);
   ModelCatalogue catalogue;
   CatalogueRefresher refresher(&backend, &catalogue);
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));
@@ -69,7 +77,9 @@ int main(int argc, char** argv) {
   GatewayMetrics gateway_metrics(&registry);
   MeteredBackend metered_backend(&backend, &gateway_metrics);
   RegisterJobGauges(&registry, &runner);
+  RegisterWorkerPoolMetrics(&registry, &backend);
   runner.set_metrics(&gateway_metrics);
+  runner.set_sync_budget(std::chrono::seconds(config->sync_timeout_seconds));
   std::vector<Task> tasks;
   for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
   Readiness readiness(&jobs, &catalogue, tasks, &gateway_metrics);
@@ -99,6 +109,8 @@ int main(int argc, char** argv) {
   http.port = config->port;
   http.threads = config->http_threads;
   http.drain_timeout = std::chrono::seconds(config->drain_timeout_seconds);
+  http.trusted_proxies = *trusted_proxies;
+  http.max_buffered_body_bytes = static_cast<uint64_t>(config->max_buffered_body_mb) << 20;
   HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {
     pipeline.Handle(std::move(request), std::move(respond));
   });

@@ -59,6 +59,21 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--sync-timeout", c.sync_timeout_seconds, "worker call deadline in seconds")
       ->envname("DNASERVE_SYNC_TIMEOUT")
       ->check(CLI::Range(1, 86400));
+  app.add_option("--worker-health-interval-ms", c.worker_health_interval_ms,
+                 "milliseconds between grpc.health.v1 checks of every worker")
+      ->envname("DNASERVE_WORKER_HEALTH_INTERVAL_MS")
+      ->check(CLI::Range(100, 600000));
+  app.add_option("--worker-keepalive", c.worker_keepalive_seconds,
+                 "seconds between pings on busy worker connections (and the ping timeout)")
+      ->envname("DNASERVE_WORKER_KEEPALIVE")
+      ->check(CLI::Range(5, 3600));
+  app.add_option("--trusted-proxies", c.trusted_proxies,
+                 "addresses/CIDRs whose X-Forwarded-For is honoured for the per-IP limit")
+      ->envname("DNASERVE_TRUSTED_PROXIES");
+  app.add_option("--max-buffered-body-mb", c.max_buffered_body_mb,
+                 "MiB of request bodies received at once, all connections together")
+      ->envname("DNASERVE_MAX_BUFFERED_BODY_MB")
+      ->check(CLI::Range(16, 65536));
   app.add_option("--admin-listen", c.admin_listen,
                  "address:port for /metrics, /ready and /live (empty = off)")
       ->envname("DNASERVE_ADMIN_LISTEN");

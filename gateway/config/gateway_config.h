@@ -22,6 +22,17 @@ struct GatewayConfig {
   double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
   int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
   int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
+  // DNASERVE_WORKER_HEALTH_INTERVAL_MS: how often every worker gets a grpc.health.v1 check.
+  int64_t worker_health_interval_ms = 1000;
+  // DNASERVE_WORKER_KEEPALIVE: seconds between pings on a worker connection with calls open,
+  // and how long a ping may go unanswered before those calls fail (workers accept >= 5).
+  int64_t worker_keepalive_seconds = 10;
+  // DNASERVE_TRUSTED_PROXIES: comma-separated addresses or CIDRs of the proxies (ingress, load
+  // balancer) whose X-Forwarded-For names the client for the per-IP limit; empty = none.
+  std::string trusted_proxies;
+  // DNASERVE_MAX_BUFFERED_BODY_MB: request bodies being received at once, all connections
+  // together (MiB); beyond it new bodies get 503 with Retry-After.
+  int64_t max_buffered_body_mb = 256;
   // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
   // empty = none. Kept off the public port: see deploy/README.md.
   std::string admin_listen;

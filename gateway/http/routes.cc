@@ -131,7 +131,7 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   // Edge per-IP cap, before anything else is looked at; health probes are exempt so that load
   // never fails liveness.
   if (request.path != "/health" && services_.admit_ip) {
-    if (auto refusal = services_.admit_ip(request.peer_ip)) {
+    if (auto refusal = services_.admit_ip(request.client_ip)) {
       std::string edge_id = NewHexId32();
       HttpResponse response = ErrorResponse(refusal->status, edge_id);
       AddRateLimitHeaders(response, refusal->info);
