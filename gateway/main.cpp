@@ -16,6 +16,7 @@
 #include "gateway/ratelimit/ip_rate_limiter.h"
 #include "gateway/ratelimit/redis_quota_store.h"
 #include "gateway/redis/redis_connection.h"
+#include "gateway/workflows/variant_resources.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -42,6 +43,10 @@ int main(int argc, char** argv) {
   if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
   auto redis = RedisConnection::Create(config->redis_url);
   if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
+  auto variant = VariantResources::Load(VariantSettingsFrom(*config));
+  if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
+  auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
+  if (!trusted_proxies.ok()) return Fail("trusted_proxies_invalid", trusted_proxies.status());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -55,7 +60,13 @@ int main(int argc, char** argv) {
   ip_options.requests_per_second = config->ip_rate_per_second;
   ip_options.burst = config->ip_burst;
   IpRateLimiter ip_limiter(ip_options);
-  GrpcInferenceBackend backend({*endpoints, std::chrono::seconds(config->sync_timeout_seconds)});
+  GrpcInferenceBackend::Options backend_options;
+  backend_options.endpoints = *endpoints;
+  backend_options.predict_deadline = std::chrono::seconds(config->sync_timeout_seconds);
+  backend_options.health_interval = std::chrono::milliseconds(config->worker_health_interval_ms);
+  backend_options.keepalive_time = backend_options.keepalive_timeout =
+      std::chrono::seconds(config->worker_keepalive_seconds);
+  GrpcInferenceBackend backend(backend_options);
   ModelCatalogue catalogue;
   CatalogueRefresher refresher(&backend, &catalogue);
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));
@@ -66,7 +77,9 @@ int main(int argc, char** argv) {
   GatewayMetrics gateway_metrics(&registry);
   MeteredBackend metered_backend(&backend, &gateway_metrics);
   RegisterJobGauges(&registry, &runner);
+  RegisterWorkerPoolMetrics(&registry, &backend);
   runner.set_metrics(&gateway_metrics);
+  runner.set_sync_budget(std::chrono::seconds(config->sync_timeout_seconds));
   std::vector<Task> tasks;
   for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
   Readiness readiness(&jobs, &catalogue, tasks, &gateway_metrics);
@@ -79,6 +92,8 @@ int main(int argc, char** argv) {
   services.catalogue = &catalogue;
   services.docs = &docs;
   services.runner = &runner;
+  services.executor = &executor;
+  services.variant = variant->get();
   services.metrics = &gateway_metrics;
   services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);
@@ -94,6 +109,8 @@ int main(int argc, char** argv) {
   http.port = config->port;
   http.threads = config->http_threads;
   http.drain_timeout = std::chrono::seconds(config->drain_timeout_seconds);
+  http.trusted_proxies = *trusted_proxies;
+  http.max_buffered_body_bytes = static_cast<uint64_t>(config->max_buffered_body_mb) << 20;
   HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {
     pipeline.Handle(std::move(request), std::move(respond));
   });
@@ -111,7 +128,9 @@ int main(int argc, char** argv) {
                                 {"port", server.port()},
                                 {"admin_port", admin ? admin->port() : 0},
                                 {"version", ServiceVersion()},
-                                {"keys", static_cast<int64_t>(keys->size())}});
+                                {"keys", static_cast<int64_t>(keys->size())},
+                                {"object_store", (*variant)->store() != nullptr},
+                                {"grch37_catalogue", (*variant)->Genome("GRCh37") != nullptr}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -22,11 +22,42 @@ struct GatewayConfig {
   double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
   int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
   int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
+  // DNASERVE_WORKER_HEALTH_INTERVAL_MS: how often every worker gets a grpc.health.v1 check.
+  int64_t worker_health_interval_ms = 1000;
+  // DNASERVE_WORKER_KEEPALIVE: seconds between pings on a worker connection with calls open,
+  // and how long a ping may go unanswered before those calls fail (workers accept >= 5).
+  int64_t worker_keepalive_seconds = 10;
+  // DNASERVE_TRUSTED_PROXIES: comma-separated addresses or CIDRs of the proxies (ingress, load
+  // balancer) whose X-Forwarded-For names the client for the per-IP limit; empty = none.
+  std::string trusted_proxies;
+  // DNASERVE_MAX_BUFFERED_BODY_MB: request bodies being received at once, all connections
+  // together (MiB); beyond it new bodies get 503 with Retry-After.
+  int64_t max_buffered_body_mb = 256;
   // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
   // empty = none. Kept off the public port: see deploy/README.md.
   std::string admin_listen;
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
+
+  // The genomic-variant-interpretation workflow. The object store is the operator's: a request
+  // names only a bucket and a key, never a host. Without an endpoint the route answers 503;
+  // without a catalogue a GRCh37 request is 400 "no start-site catalogue".
+  std::string s3_endpoint;              // DNASERVE_S3_ENDPOINT: scheme://host[:port]
+  std::string s3_region = "us-east-1";  // DNASERVE_S3_REGION
+  std::string s3_access_key_id;         // DNASERVE_S3_ACCESS_KEY_ID
+  // DNASERVE_S3_SECRET_ACCESS_KEY_FILE (preferred: a mounted Secret) or
+  // DNASERVE_S3_SECRET_ACCESS_KEY; the file's content (one trailing newline dropped) ends up here.
+  std::string s3_secret_access_key;
+  std::string s3_secret_access_key_file;
+  std::string s3_session_token;  // DNASERVE_S3_SESSION_TOKEN: temporary credentials only
+  bool s3_path_style = true;     // DNASERVE_S3_PATH_STYLE: false = virtual-hosted addressing
+  std::string grch37_catalogue;  // DNASERVE_GRCH37_CATALOGUE: start-site catalogue file
+  std::string grch37_fasta;      // DNASERVE_GRCH37_FASTA: bgzip+faidx (or plain+fai) FASTA
+  // DNASERVE_VARIANT_WORK_DIR: where jobs keep their private temporary directories (input and
+  // output VCF, up to 2 GiB each); empty = $TMPDIR or /tmp.
+  std::string variant_work_dir;
+  // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
+  int variant_score_concurrency = 4;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@ struct CallContext {
   std::string job_id;
   // Set by the caller to abandon the call (job dropped, gateway shutting down).
   const std::atomic<bool>* cancelled = nullptr;
+  // When the caller stops waiting (a sync request's 300 s budget, counted from its arrival);
+  // worker calls never outlive it. nullopt: each call gets the backend's own per-call deadline.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 using ProgressCallback = std::function<void(const worker::v1::Progress&)>;

@@ -46,8 +46,10 @@ bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_d
     std::lock_guard<std::mutex> lock(mu_);
     ++pending_;
   }
-  const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done)] {
-    Run(*shared_job, on_done);
+  const auto submitted = std::chrono::steady_clock::now();
+  const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done),
+                                            submitted] {
+    Run(*shared_job, on_done, submitted);
     std::lock_guard<std::mutex> lock(mu_);
     if (--pending_ == 0) idle_cv_.notify_all();
   });
@@ -72,7 +74,8 @@ JobRunner::Counts JobRunner::counts() {
   return c;
 }
 
-void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done) {
+void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
+                    std::chrono::steady_clock::time_point submitted) {
   auto active = std::make_shared<Active>();
   active->lease = job.lease;
   {
@@ -83,7 +86,10 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   jobs_->UpdateProgress(job.job_id, 0, "running");
 
   JobContext context;
-  context.call = CallContext{job.request_id, job.job_id, &active->cancelled};
+  context.call.request_id = job.request_id;
+  context.call.job_id = job.job_id;
+  context.call.cancelled = &active->cancelled;
+  if (on_done && sync_budget_) context.call.deadline = submitted + *sync_budget_;
   auto last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
   context.report_progress = [&](double percent, const std::string& message) {
     {

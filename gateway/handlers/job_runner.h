@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -43,6 +44,9 @@ class JobRunner {
 
   // Optional; set before Start. Counts finished and refused jobs and times worker calls.
   void set_metrics(GatewayMetrics* metrics) { metrics_ = metrics; }
+  // Optional; set before Start. A sync job's worker calls end this long after it was submitted
+  // (the edge stops waiting then), time spent queued for an executor thread included.
+  void set_sync_budget(std::chrono::seconds budget) { sync_budget_ = budget; }
 
   void Start();
   // Graceful termination: waits until every submitted job (queued or running, sync or async)
@@ -67,7 +71,8 @@ class JobRunner {
     std::atomic<bool> cancelled{false};
   };
 
-  void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done);
+  void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
+           std::chrono::steady_clock::time_point submitted);
   HttpResponse RunGuarded(JobSubmission& job, const JobContext& context);
   void StoreResult(const std::string& job_id, const HttpResponse& response);
   void HeartbeatLoop();
@@ -77,6 +82,7 @@ class JobRunner {
   std::chrono::seconds heartbeat_interval_;
 
   GatewayMetrics* metrics_ = nullptr;
+  std::optional<std::chrono::seconds> sync_budget_;
 
   std::mutex mu_;
   std::condition_variable cv_;       // heartbeat: stop

@@ -17,10 +17,20 @@ int64_t NowMs() {
       .count();
 }
 
-Status Busy() {
+Status Busy(bool suggest_async) {
   return Status(ErrorCode::kServiceUnavailable,
-                "the gateway is at capacity; retry shortly or submit with Prefer: respond-async")
+                std::string("the gateway is at capacity; retry shortly") +
+                    (suggest_async ? " or submit with Prefer: respond-async" : ""))
       .set_retry_after_seconds(5);
+}
+
+HttpResponse Accepted(const std::string& job_id, const std::string& task) {
+  HttpResponse accepted;
+  accepted.status = 202;
+  accepted.body = RenderJobSubmitted(job_id, task);
+  accepted.SetHeader("X-Job-Id", job_id);
+  accepted.SetHeader("Content-Location", "/v1/tasks/jobs/" + job_id);
+  return accepted;
 }
 
 }  // namespace
@@ -38,7 +48,17 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
   record.mode = start.async ? "async" : "sync";
   record.state = start.async ? JobState::kAccepted : JobState::kRunning;
   record.created_at_ms = record.updated_at_ms = NowMs();
-  if (Status created = services.jobs->Create(record); !created.ok()) {
+  if (!start.identity.empty() && start.async) {
+    auto standing = services.jobs->CreateOrFind(record, start.identity);
+    if (!standing.ok()) {
+      respond(ErrorResponse(standing.status(), request_id));
+      return;
+    }
+    if (*standing != job_id) {  // the same case is already running or done: no second run
+      respond(Accepted(*standing, start.task));
+      return;
+    }
+  } else if (Status created = services.jobs->Create(record); !created.ok()) {
     respond(ErrorResponse(created, request_id));
     return;
   }
@@ -52,25 +72,20 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
   std::function<void(HttpResponse)> on_done;
   if (!start.async) on_done = respond;
   if (!services.runner->Submit(std::move(submission), on_done)) {
-    HttpResponse busy = ErrorResponse(Busy(), request_id);
+    HttpResponse busy = ErrorResponse(Busy(!start.async), request_id);
     services.jobs->Finish(job_id, busy.status, busy.content_type, busy.body);
     busy.SetHeader("X-Job-Id", job_id);
     respond(std::move(busy));
     return;
   }
-  if (start.async) {
-    HttpResponse accepted;
-    accepted.status = 202;
-    accepted.body = RenderJobSubmitted(job_id, start.task);
-    accepted.SetHeader("X-Job-Id", job_id);
-    accepted.SetHeader("Content-Location", "/v1/tasks/jobs/" + job_id);
-    respond(std::move(accepted));
-  }
+  if (start.async) respond(Accepted(job_id, start.task));
 }
 
-RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
+RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit,
+                          AdmissionThread thread) {
   GatewayServices s = services;
-  return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
+  auto admit_and_start = [s, admit = std::move(admit)](const RouteCall& call,
+                                                       const Responder& respond) {
     const bool async = PrefersRespondAsync(call.request.Header("prefer"));
     auto start = admit(call, async);
     if (!start.ok()) {
@@ -78,6 +93,18 @@ RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
       return;  // the lease is released with `call`
     }
     StartJob(s, call, std::move(start).value(), respond);
+  };
+  if (thread == AdmissionThread::kReactor) {
+    return [admit_and_start](RouteCall call, Responder respond) { admit_and_start(call, respond); };
+  }
+  return [s, admit_and_start](RouteCall call, Responder respond) {
+    auto shared = std::make_shared<RouteCall>(std::move(call));
+    const std::string request_id = shared->request.request_id;
+    const bool queued =
+        s.executor != nullptr && s.executor->TrySubmit([admit_and_start, shared, respond] {
+          admit_and_start(*shared, respond);
+        });
+    if (!queued) respond(ErrorResponse(Busy(/*suggest_async=*/false), request_id));
   };
 }
 

@@ -22,6 +22,7 @@ namespace dnaserve::gateway {
 
 class GatewayMetrics;
 class JobRunner;
+class VariantResources;
 
 struct GatewayServices {
   const KeyStore* keys = nullptr;
@@ -31,6 +32,11 @@ struct GatewayServices {
   ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
   JobRunner* runner = nullptr;
+  // The pool jobs run on; also runs admissions that wait on other services, and a variant job's
+  // concurrent expression calls.
+  Executor* executor = nullptr;
+  // The variant workflow's object store, catalogue and reference; null when not set up.
+  const VariantResources* variant = nullptr;
   GatewayMetrics* metrics = nullptr;  // optional: requests, latencies and 429s for /metrics
   // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
   std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;

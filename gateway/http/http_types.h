@@ -16,7 +16,10 @@ struct HttpRequest {
   std::map<std::string, std::string> query;
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
-  std::string peer_ip;
+  std::string peer_ip;    // the socket peer
+  // The client as far as trusted proxies vouch for it (gateway/server/client_address.h); the
+  // socket peer when no trusted proxy is involved. What the per-IP limit counts.
+  std::string client_ip;
   std::string request_id;  // assigned at ingress
 
   std::optional<std::string> Header(const std::string& lower_name) const {

@@ -8,6 +8,7 @@
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
+#include "gateway/handlers/variant_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/observability/gateway_metrics.h"
 
@@ -30,6 +31,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"POST", "/v1/tasks/{task}/predict", A::kKeyRequired, M::kAdmit, MakePredictHandler(s)},
       {"POST", "/v1/workflows/find-genes-and-predict-expression", A::kKeyRequired, M::kAdmit,
        MakeFindGenesHandler(s)},
+      {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
+       MakeVariantHandler(s)},
   };
 }
 
@@ -128,7 +131,7 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   // Edge per-IP cap, before anything else is looked at; health probes are exempt so that load
   // never fails liveness.
   if (request.path != "/health" && services_.admit_ip) {
-    if (auto refusal = services_.admit_ip(request.peer_ip)) {
+    if (auto refusal = services_.admit_ip(request.client_ip)) {
       std::string edge_id = NewHexId32();
       HttpResponse response = ErrorResponse(refusal->status, edge_id);
       AddRateLimitHeaders(response, refusal->info);

@@ -40,6 +40,9 @@ void InMemoryJobStore::SweepExpired(int64_t now_ms) {
   for (auto it = tombstones_.begin(); it != tombstones_.end();) {
     it = it->second.expires_at_ms <= now_ms ? tombstones_.erase(it) : std::next(it);
   }
+  for (auto it = identities_.begin(); it != identities_.end();) {
+    it = it->second.expires_at_ms <= now_ms ? identities_.erase(it) : std::next(it);
+  }
 }
 
 Status InMemoryJobStore::Create(const JobRecord& record) {
@@ -48,6 +51,33 @@ Status InMemoryJobStore::Create(const JobRecord& record) {
   }
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
+  return CreateLocked(record, now);
+}
+
+StatusOr<std::string> InMemoryJobStore::CreateOrFind(const JobRecord& record,
+                                                     const std::string& identity) {
+  if (record.job_id.empty() || record.owner.empty() || identity.empty()) {
+    return Internal("job record without job_id, owner or identity");
+  }
+  const int64_t now = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = record.owner + "\n" + identity;
+  auto found = identities_.find(key);
+  if (found != identities_.end() && found->second.expires_at_ms > now) {
+    const Job* job = FindLive(found->second.job_id, now);
+    if (job != nullptr && job->record.owner == record.owner &&
+        job->record.state != JobState::kFailed &&
+        !IsLost(job->record, now, options_.heartbeat_timeout_ms)) {
+      found->second.expires_at_ms = now + options_.retention_ms;
+      return job->record.job_id;
+    }
+  }
+  DNASERVE_RETURN_IF_ERROR(CreateLocked(record, now));
+  identities_[key] = Identity{record.job_id, now + options_.retention_ms};
+  return record.job_id;
+}
+
+Status InMemoryJobStore::CreateLocked(const JobRecord& record, int64_t now) {
   SweepExpired(now);
   auto seen = tombstones_.find(record.job_id);
   if (FindLive(record.job_id, now) != nullptr ||

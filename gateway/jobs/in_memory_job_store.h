@@ -29,6 +29,7 @@ class InMemoryJobStore : public JobStore {
   explicit InMemoryJobStore(const Clock* clock = nullptr, InMemoryJobStoreOptions options = {});
 
   Status Create(const JobRecord& record) override;
+  StatusOr<std::string> CreateOrFind(const JobRecord& record, const std::string& identity) override;
   Status UpdateProgress(const std::string& job_id, double percent,
                         const std::string& message) override;
   Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
@@ -48,8 +49,13 @@ class InMemoryJobStore : public JobStore {
     std::string owner;
     int64_t expires_at_ms = 0;
   };
+  struct Identity {
+    std::string job_id;
+    int64_t expires_at_ms = 0;
+  };
   // The live job, or nullptr (an expired one is removed on the way).
   Job* FindLive(const std::string& job_id, int64_t now_ms);
+  Status CreateLocked(const JobRecord& record, int64_t now_ms);
   void Touch(Job* job, int64_t now_ms);
   void SweepExpired(int64_t now_ms);
 
@@ -58,6 +64,8 @@ class InMemoryJobStore : public JobStore {
   mutable std::mutex mu_;
   std::unordered_map<std::string, Job> jobs_;
   std::unordered_map<std::string, Tombstone> tombstones_;
+  // "<owner>\n<identity>" -> the job recorded for that case (CreateOrFind).
+  std::unordered_map<std::string, Identity> identities_;
   // owner -> (created_at_ms, job_id) in creation order, newest last.
   std::unordered_map<std::string, std::multimap<int64_t, std::string>> index_;
   int64_t last_sweep_ms_ = 0;

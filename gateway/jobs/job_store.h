@@ -39,6 +39,13 @@ class JobStore {
  public:
   virtual ~JobStore() = default;
   virtual Status Create(const JobRecord& record) = 0;
+  // Job identity (the variant workflow's resubmissions): when `identity` names a job of
+  // record.owner that is live and has not failed (nor been lost), that job's id; otherwise
+  // `record` is created as by Create and recorded under `identity` for the retention period,
+  // and its id returned. One atomic step, so two identical submissions never both run. The
+  // identity is the caller's digest of the case; it is scoped to the owner here as well.
+  virtual StatusOr<std::string> CreateOrFind(const JobRecord& record,
+                                             const std::string& identity) = 0;
   // Moves to running, records progress and refreshes the heartbeat and retention.
   virtual Status UpdateProgress(const std::string& job_id, double percent,
                                 const std::string& message) = 0;

@@ -12,20 +12,54 @@
 namespace dnaserve::gateway {
 namespace {
 
+// The create step both create scripts end with: the hash (field/value pairs from
+// ARGV[first_field] on), its retention, the owner tombstone and the owner's index.
 // KEYS: job, seen, index. ARGV: retention_ms, tombstone_ms, max_jobs, owner, job_id,
-// created_at_ms, then the hash's field/value pairs.
-const RedisScript& CreateScript() {
-  static const RedisScript script(R"lua(
+// created_at_ms.
+std::string CreateStepLua(int first_field) {
+  return R"lua(
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
-  return 'exists'
+  return {'exists'}
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(ARGV, )lua" +
+         std::to_string(first_field) + R"lua())
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
 redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[3]) + 1))
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-return 'ok'
+)lua";
+}
+
+// KEYS: job, seen, index. ARGV: as CreateStepLua, then the hash's field/value pairs.
+// Returns {'exists'} or {'created'}.
+const RedisScript& CreateScript() {
+  static const RedisScript script(CreateStepLua(7) + "return {'created'}\n");
+  return script;
+}
+
+// Create, unless a live job of the same owner that has not failed (nor been lost) is recorded
+// under the identity. KEYS: job, seen, index, identity. ARGV: as CreateScript's first six, then
+// the job key prefix, now_ms, heartbeat_timeout_ms, then the hash's field/value pairs. The
+// existing job's key is built from the prefix: its id is only known inside the script.
+const RedisScript& CreateOrFindScript() {
+  static const RedisScript script(R"lua(
+local existing = redis.call('GET', KEYS[4])
+if existing then
+  local f = redis.call('HMGET', ARGV[7] .. existing, 'owner', 'state', 'updated_at_ms')
+  local owner, state, updated = f[1], f[2], f[3]
+  if owner == ARGV[4] and state and state ~= 'failed' then
+    local lost = (state == 'accepted' or state == 'running') and
+                 tonumber(ARGV[8]) - tonumber(updated or '0') > tonumber(ARGV[9])
+    if not lost then
+      redis.call('PEXPIRE', KEYS[4], ARGV[1])
+      return {'existing', existing}
+    end
+  end
+end
+)lua" + CreateStepLua(10) + R"lua(
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[1])
+return {'created'}
 )lua");
   return script;
 }
@@ -171,28 +205,70 @@ Status RedisJobStore::StoreError(const char* op, const Status& status) const {
   return Unavailable("the job store is unavailable; retry shortly");
 }
 
-Status RedisJobStore::Create(const JobRecord& record) {
-  if (record.job_id.empty() || record.owner.empty()) {
-    return Internal("job record without job_id or owner");
-  }
+std::string RedisJobStore::IdentityKey(const std::string& owner,
+                                       const std::string& identity) const {
+  return options_.key_prefix + "jobidentity:" + owner + ":" + identity;
+}
+
+// The record as stored (timestamps filled in) and CreateScript's leading arguments.
+std::vector<std::string> RedisJobStore::CreateArgs(const JobRecord& record,
+                                                   std::vector<std::string>* fields) const {
   JobRecord r = record;
   const int64_t now = clock_->NowMs();
   if (r.created_at_ms == 0) r.created_at_ms = now;
   r.updated_at_ms = now;
-  std::vector<std::string> args = {std::to_string(options_.retention_ms),
-                                   std::to_string(options_.tombstone_ms),
-                                   std::to_string(options_.max_jobs_per_owner),
-                                   r.owner,
-                                   r.job_id,
-                                   std::to_string(r.created_at_ms)};
-  for (auto& field : RecordFields(r)) args.push_back(std::move(field));
-  auto reply =
-      redis_->Eval(CreateScript(), {JobKey(r.job_id), SeenKey(r.job_id), IndexKey(r.owner)}, args);
-  if (!reply.ok()) return StoreError("create", reply.status());
-  if (reply->str == "exists") {
-    return Status(ErrorCode::kConflict, "job " + r.job_id + " already exists");
+  *fields = RecordFields(r);
+  return {std::to_string(options_.retention_ms),
+          std::to_string(options_.tombstone_ms),
+          std::to_string(options_.max_jobs_per_owner),
+          r.owner,
+          r.job_id,
+          std::to_string(r.created_at_ms)};
+}
+
+Status RedisJobStore::Create(const JobRecord& record) {
+  if (record.job_id.empty() || record.owner.empty()) {
+    return Internal("job record without job_id or owner");
   }
+  std::vector<std::string> fields;
+  std::vector<std::string> args = CreateArgs(record, &fields);
+  args.insert(args.end(), fields.begin(), fields.end());
+  const std::string& id = record.job_id;
+  auto reply =
+      redis_->Eval(CreateScript(), {JobKey(id), SeenKey(id), IndexKey(record.owner)}, args);
+  if (!reply.ok()) return StoreError("create", reply.status());
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
+    return StoreError("create", Internal("unexpected reply shape"));
+  }
+  if (e[0].str == "exists") return Status(ErrorCode::kConflict, "job " + id + " already exists");
   return Status::Ok();
+}
+
+StatusOr<std::string> RedisJobStore::CreateOrFind(const JobRecord& record,
+                                                  const std::string& identity) {
+  if (record.job_id.empty() || record.owner.empty() || identity.empty()) {
+    return Internal("job record without job_id, owner or identity");
+  }
+  std::vector<std::string> fields;
+  std::vector<std::string> args = CreateArgs(record, &fields);
+  args.push_back(options_.key_prefix + "job:");
+  args.push_back(std::to_string(clock_->NowMs()));
+  args.push_back(std::to_string(options_.heartbeat_timeout_ms));
+  args.insert(args.end(), fields.begin(), fields.end());
+  const std::string& id = record.job_id;
+  auto reply = redis_->Eval(
+      CreateOrFindScript(),
+      {JobKey(id), SeenKey(id), IndexKey(record.owner), IdentityKey(record.owner, identity)}, args);
+  if (!reply.ok()) return StoreError("create", reply.status());
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
+    return StoreError("create", Internal("unexpected reply shape"));
+  }
+  if (e[0].str == "exists") return Status(ErrorCode::kConflict, "job " + id + " already exists");
+  if (e[0].str == "existing" && e.size() == 2 && IsString(e[1])) return e[1].str;
+  if (e[0].str == "created") return id;
+  return StoreError("create", Internal("unexpected reply " + e[0].str));
 }
 
 Status RedisJobStore::UpdateProgress(const std::string& job_id, double percent,

@@ -4,6 +4,9 @@
 //   dnaserve:jobseen:<id>  owner's client id, kept `tombstone_ms` (30 days): once the hash has
 //                          expired, the owner gets 410 job_expired and anyone else 404
 //   dnaserve:jobs:<owner>  sorted set of job ids scored by created_at_ms, newest 500 kept
+//   dnaserve:jobidentity:<owner>:<identity>
+//                          job id of a case (CreateOrFind), kept `retention_ms` from its
+//                          creation or last reuse
 // Each operation is one Lua script, so concurrent replicas never see half-written jobs and a
 // job whose hash expired is never recreated by a late progress update.
 #pragma once
@@ -35,6 +38,7 @@ class RedisJobStore : public JobStore {
 
   // created_at_ms = record's (or now when 0); updated_at_ms = now. conflict if the id exists.
   Status Create(const JobRecord& record) override;
+  StatusOr<std::string> CreateOrFind(const JobRecord& record, const std::string& identity) override;
   // not_found when the job is unknown or expired; conflict when it has already finished.
   Status UpdateProgress(const std::string& job_id, double percent,
                         const std::string& message) override;
@@ -49,8 +53,11 @@ class RedisJobStore : public JobStore {
   std::string JobKey(const std::string& job_id) const;
   std::string SeenKey(const std::string& job_id) const;
   std::string IndexKey(const std::string& owner) const;
+  std::string IdentityKey(const std::string& owner, const std::string& identity) const;
 
  private:
+  std::vector<std::string> CreateArgs(const JobRecord& record,
+                                      std::vector<std::string>* fields) const;
   Status StoreError(const char* op, const Status& status) const;
 
   std::shared_ptr<RedisConnection> redis_;

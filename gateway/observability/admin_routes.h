@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "gateway/dispatch/worker_client.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/observability/readiness.h"
 #include "common/observability/admin_server.h"
@@ -17,6 +18,10 @@ namespace dnaserve::gateway {
 // Adds the scrape-time gauges of `runner` (jobs queued and running on this replica) to
 // `registry`. Both must outlive the registry's renders.
 void RegisterJobGauges(metrics::Registry* registry, JobRunner* runner);
+
+// Adds the worker pool's scrape-time series: replicas in and out of rotation per task family,
+// and calls retried on another replica. `backend` must outlive the registry's renders.
+void RegisterWorkerPoolMetrics(metrics::Registry* registry, const GrpcInferenceBackend* backend);
 
 std::map<std::string, observability::AdminHandler> GatewayAdminRoutes(
     const metrics::Registry* registry, Readiness* readiness);

@@ -13,6 +13,7 @@
 #include "gateway/ratelimit/quota.h"
 #include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/request_schema.h"
+#include "gateway/validation/variant_request.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -179,16 +180,21 @@ void WriteFieldSchema(Json& j, const FieldSpec& f) {
     if (f.min_length) j.KInt("minLength", *f.min_length);
     if (f.max_length) j.KInt("maxLength", *f.max_length);
   }
-  if (!f.accepted_values.empty()) {
+  if (!f.accepted_values.empty() && f.exact_values) {
+    j.StrArr("enum", f.accepted_values);
+  } else if (!f.accepted_values.empty()) {
     j.KStr("pattern", CaseInsensitivePattern(f.accepted_values));
     j.StrArr("examples", f.accepted_values);
   }
+  if (!f.pattern.empty()) j.KStr("pattern", f.pattern);
   if (f.type == FieldType::kStringArray) {
     j.KObj("items");
     j.KStr("type", "string");
     if (!f.item_values.empty()) j.StrArr("enum", f.item_values);
+    if (f.item_min_length) j.KInt("minLength", *f.item_min_length);
     j.EndObj();
     if (f.min_items) j.KInt("minItems", *f.min_items);
+    if (f.max_items) j.KInt("maxItems", *f.max_items);
   }
   WriteDefault(j, f.default_value);
   if (!f.description.empty()) j.KStr("description", f.description);
@@ -551,6 +557,83 @@ void WriteFindGenesPath(Json& j) {
   j.EndObj();  // path
 }
 
+void WriteVariantPath(Json& j) {
+  j.KObj("/v1/workflows/genomic-variant-interpretation");
+  j.KObj("post");
+  j.KStr("operationId", "genomicVariantInterpretation");
+  j.StrArr("tags", {"workflows"});
+  j.KStr("summary", "Annotate a VCF in object storage with predicted expression effects");
+  j.KStr("description",
+         "Asynchronous only: send Prefer: respond-async (without it, 400 bad_request); the "
+         "answer is 202 with a job_id, and the result is polled at GET /v1/tasks/jobs/{job_id} "
+         "(no callbacks). The VCF named by input.uri is read from the operator's object store "
+         "and an annotated bgzip copy, <name>.annotated.<first 8 characters of job_id>.vcf.gz, "
+         "is written in the same prefix; the input is never modified. For each supported ALT "
+         "allele and each start site within options.window bp, the expression model scores the "
+         "reference and the alternate 9,198 bp TSS-centred windows (gene sense strand) once per "
+         "tissue; GEX_ANN carries Allele|Gene|Gene_ID|Transcript_ID|TSS|Strand|TSS_distance| "
+         "then one log2 fold-change per tissue (TSS_distance strand-aware, negative upstream). "
+         "Every input record is written; unscored ones carry GEX_NOT_RUN and GEX_NOT_RUN_REASON "
+         "(OUTSIDE_TSS_WINDOW, NO_TSS_ON_CONTIG, NO_SUPPORTED_ALT, NO_REQUESTED_GENE_IN_WINDOW), "
+         "and symbolic, breakend and spanning-deletion alleles are listed in GEX_SKIPPED_ALT. "
+         "Job identity: the same key, input.uri, object ETag, client_ref and options return the "
+         "existing job (202, same job_id) unless it failed; a replaced object (new ETag) is a "
+         "new job. Problems found only once the whole file is read (a malformed record, a "
+         "truncated file, GEX_* fields in records) fail the job: the poll returns 400 naming the "
+         "record, and no output object is written. A job in flight during a deployment is lost; "
+         "its poll answers 503 asking to resubmit.");
+  Security(j, /*bearer=*/true, /*optional=*/false);
+  j.KArr("parameters");
+  j.Obj();
+  j.KStr("name", "Prefer");
+  j.KStr("in", "header");
+  j.KBool("required", true);
+  j.KStr("description", "Must include respond-async: this workflow runs only as a job.");
+  j.KObj("schema");
+  j.KStr("type", "string");
+  j.StrArr("examples", {"respond-async"});
+  j.EndObj();
+  j.EndObj();
+  j.EndArr();
+  j.KObj("requestBody");
+  j.KBool("required", true);
+  JsonContent(j, VariantRequestSchema().title);
+  j.EndObj();
+
+  j.KObj("responses");
+  AcceptedResponseDoc(j);
+  ErrorResponseDoc(
+      j, "400",
+      "bad_request: the body is not valid JSON; no Prefer: respond-async; or a pre-acceptance "
+      "check: input.uri not of the form s3://bucket/key, naming a prefix, or a key not ending "
+      ".vcf, .vcf.gz or .vcf.bgz; the object unreadable by the service; an empty object or one "
+      "over 2 GiB; a genes identifier matching no gene (every unresolved one is named); a "
+      "genome_build without a start-site catalogue; a VCF already carrying GEX_* fields.");
+  AuthErrors(j);
+  ErrorResponseDoc(j, "413", "payload_too_large: raw body over 16 MiB, refused before parsing.");
+  ErrorResponseDoc(j, "415",
+                   "unsupported_format: a format/Accept value other than JSON; the message names "
+                   "the supported set.");
+  ErrorResponseDoc(j, "422",
+                   "validation_failed (details {errors: [{loc, msg, type}]}): unknown key in the "
+                   "body, input or options, a missing or mistyped field, input.type other than "
+                   "s3_object, genome_build other than GRCh37, window outside 1-100,000, 0 or "
+                   "more than 16 tissues, an empty genes list or more than 1,000 genes, "
+                   "client_ref over 128 characters, input.uri outside 8-1,024 characters.");
+  RateLimitError(j);
+  ErrorResponseDoc(j, "500",
+                   "internal_error: server error, e.g. the object store refused the service's "
+                   "own credentials; only request_id identifies it.");
+  ErrorResponseDoc(j, "503",
+                   "service_unavailable: the object store is unreachable or throttling, or the "
+                   "workflow is not set up on this deployment; retry after Retry-After when "
+                   "present.",
+                   {"X-Request-Id", "Retry-After"});
+  j.EndObj();  // responses
+  j.EndObj();  // post
+  j.EndObj();  // path
+}
+
 void WriteHealthPath(Json& j) {
   j.KObj("/health");
   j.KObj("get");
@@ -680,6 +763,7 @@ void WriteJobPath(Json& j) {
   j.KArr("oneOf");
   for (Task t : kAllTasks) j.Ref(TitleCase(TaskName(t)) + "PredictResponse");
   j.Ref("FindGenesResponse");
+  j.Ref("VariantResponse");
   j.EndArr();
   j.EndObj();
   j.EndObj();
@@ -1096,6 +1180,123 @@ void WriteFindGenesResponse(Json& j) {
   WriteStageTimings(j);
 }
 
+void WriteVariantResponse(Json& j) {
+  auto object_ref = [&j](std::string_view key, std::string_view description) {
+    j.KObj(key);
+    j.KStr("type", "object");
+    j.KStr("description", description);
+    j.KObj("properties");
+    j.KObj("type");
+    j.KStr("const", kS3ObjectInput);
+    j.EndObj();
+    j.Prop("uri", "string", "");
+    j.EndObj();
+    j.StrArr("required", {"type", "uri"});
+    j.EndObj();
+  };
+  j.KObj("VariantResponse");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.KObj("data");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.KObj("task");
+  j.KStr("const", kVariantWorkflow);
+  j.EndObj();
+  j.KObj("status");
+  j.KStr("const", "ok");
+  j.KStr("description", "A failed run is a failed job, never a 200 saying failed.");
+  j.EndObj();
+  object_ref("output",
+             "The annotated copy: <name>.annotated.<first 8 characters of job_id>.vcf.gz in the "
+             "input's prefix.");
+  j.Prop("client_ref", "string", "The request's client_ref, or null.", true);
+  j.Key("counts");
+  j.Ref("VariantCounts");
+  j.EndObj();
+  j.StrArr("required", {"task", "status", "output", "client_ref", "counts"});
+  j.EndObj();  // data
+  j.KObj("meta");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("job_id", "string", "UUIDv4; also in the X-Job-Id header.");
+  j.Prop("request_id", "string", "Of the submitting request.");
+  j.KObj("task");
+  j.KStr("const", kVariantWorkflow);
+  j.EndObj();
+  j.Prop("genome_build", "string", "");
+  object_ref("input", "Echo of the request's input.");
+  j.KObj("gene_annotation");
+  j.KStr("type", "object");
+  j.KStr("description", "The start-site catalogue the variants were scored against.");
+  j.KObj("properties");
+  j.Prop("build", "string", "");
+  j.Prop("md5", "string", "MD5 of the catalogue file.");
+  j.Prop("start_sites", "integer", "");
+  j.Prop("transcripts", "string",
+         "Which start sites these are, as the catalogue states it (e.g. gene-level RefSeq 5' "
+         "ends); it says MANE Select only for a MANE Select catalogue.");
+  j.EndObj();
+  j.StrArr("required", {"build", "md5", "start_sites", "transcripts"});
+  j.EndObj();
+  j.KObj("options_applied");
+  j.KStr("type", "object");
+  j.KObj("properties");
+  j.Prop("window", "integer", "");
+  j.KObj("tissues");
+  j.KStr("type", "array");
+  j.KStr("description", "In request order: the order of the log2 fold-change fields.");
+  j.KObj("items");
+  j.KStr("type", "string");
+  j.EndObj();
+  j.EndObj();
+  j.KObj("genes");
+  j.Type("array", /*nullable=*/true);
+  j.KStr("description", "The panel resolved to Ensembl gene ids, or null (every gene).");
+  j.KObj("items");
+  j.KStr("type", "string");
+  j.EndObj();
+  j.EndObj();
+  j.EndObj();
+  j.StrArr("required", {"window", "tissues", "genes"});
+  j.EndObj();
+  j.Prop("model", "string",
+         "Present only when a model scored something; the output VCF then carries a ##GEXModel "
+         "header line. Values are model output only when both are there; otherwise they are "
+         "format only. Omitted otherwise.");
+  j.EndObj();
+  j.StrArr("required", {"job_id", "request_id", "task", "genome_build", "input", "gene_annotation",
+                        "options_applied"});
+  j.EndObj();  // meta
+  j.EndObj();  // properties
+  j.StrArr("required", {"data", "meta"});
+  j.EndObj();
+
+  j.KObj("VariantCounts");
+  j.KStr("type", "object");
+  j.KStr("description", "annotated + not_run == variants_in; not_run_reasons sums to not_run.");
+  j.KObj("properties");
+  j.Prop("variants_in", "integer", "Records in the input.");
+  j.Prop("annotated", "integer", "Records with GEX_ANN.");
+  j.Prop("not_run", "integer", "Records with GEX_NOT_RUN.");
+  j.Prop("annotated_alleles", "integer", "ALT alleles with a prediction; can exceed annotated.");
+  j.Prop("associations", "integer", "Allele-to-start-site pairs scored.");
+  j.KObj("not_run_reasons");
+  j.KStr("type", "object");
+  j.KStr("description", "Reason -> records; zero counts are omitted.");
+  j.KObj("additionalProperties");
+  j.KStr("type", "integer");
+  j.EndObj();
+  j.EndObj();
+  j.Prop("skipped_alleles", "integer",
+         "Symbolic, breakend and spanning-deletion alleles, listed per record in "
+         "GEX_SKIPPED_ALT.");
+  j.EndObj();
+  j.StrArr("required", {"variants_in", "annotated", "not_run", "annotated_alleles", "associations",
+                        "not_run_reasons", "skipped_alleles"});
+  j.EndObj();
+}
+
 void WriteJobSchemas(Json& j) {
   j.KObj("JobSubmitted");
   j.KStr("type", "object");
@@ -1286,6 +1487,7 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   WriteHealthPath(j);
   for (Task task : kAllTasks) WritePredictPath(j, catalogue, task);
   WriteFindGenesPath(j);
+  WriteVariantPath(j);
   WriteModelsPath(j);
   WriteJobsPath(j);
   WriteJobPath(j);
@@ -1310,8 +1512,12 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   }
   WriteObjectSchema(j, FindGenesRequestSchema());
   WriteObjectSchema(j, FindGenesOptionsSchema());
+  WriteObjectSchema(j, VariantRequestSchema());
+  WriteObjectSchema(j, VariantInputSchema());
+  WriteObjectSchema(j, VariantOptionsSchema());
   for (Task task : kAllTasks) WritePredictResponse(j, task);
   WriteFindGenesResponse(j);
+  WriteVariantResponse(j);
   WritePredictMeta(j);
   WriteErrorSchemas(j);
   WriteJobSchemas(j);

@@ -15,7 +15,8 @@ namespace dnaserve::gateway {
 
 // Root `x-contract-revision`: monotonic; bump it whenever anything partner-visible in the
 // document changes (and only then). A version bump alone does not change it.
-inline constexpr int kContractRevision = 2;  // 2: the find-genes workflow
+// 2: the find-genes workflow; 3: the genomic-variant-interpretation workflow.
+inline constexpr int kContractRevision = 3;
 
 // Root `x-rate-limit-burst-divisor` is kBurstDivisor (gateway/ratelimit/quota.h), the divisor
 // the quota code actually applies.

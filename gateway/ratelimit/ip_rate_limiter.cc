@@ -11,7 +11,8 @@ IpRateLimiter::IpRateLimiter(IpRateLimiterOptions options, const Clock* clock)
   config_.refill_tokens = options.requests_per_second > 0 ? options.requests_per_second : 1e-3;
   config_.refill_period_ms = 1000;
   idle_ms_ = MsUntilFull(config_, BucketState{0, 0});
-  window_seconds_ = std::max<int64_t>(1, (idle_ms_ + 999) / 1000);
+  // Rounded up without `idle_ms_ + 999`, which overflows for a saturated idle_ms_.
+  window_seconds_ = std::max<int64_t>(1, idle_ms_ / 1000 + (idle_ms_ % 1000 != 0 ? 1 : 0));
 }
 
 void IpRateLimiter::EvictIdle(int64_t now_ms) {

@@ -2,18 +2,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gateway/ratelimit/quota.h"
 
 namespace dnaserve::gateway {
 namespace {
 
+// ceil(v) as a non-negative int64, saturating instead of overflowing: an operator may configure
+// a refill so slow (DNASERVE_IP_RATE=1e-300) that the time to regain a token exceeds int64
+// (found by tests/fuzz/fuzz_token_bucket: the plain cast was undefined behaviour).
+int64_t SaturatingCeil(double v) {
+  constexpr double kLargest = 9.2e18;  // just below 2^63
+  if (!(v < kLargest)) return std::numeric_limits<int64_t>::max();  // also NaN
+  if (v <= 0) return 0;
+  return static_cast<int64_t>(std::ceil(v));
+}
+
 // Whole seconds (rounded up) needed to regain `tokens` tokens.
 int64_t SecondsToRegain(const BucketConfig& config, double tokens) {
   if (tokens <= 0) return 0;
   double seconds =
       tokens * static_cast<double>(config.refill_period_ms) / (config.refill_tokens * 1000.0);
-  return std::max<int64_t>(0, static_cast<int64_t>(std::ceil(seconds - kTokenEpsilon)));
+  return SaturatingCeil(seconds - kTokenEpsilon);
 }
 
 BucketDecision Describe(const BucketConfig& config, const BucketState& state, bool admitted) {
@@ -76,8 +87,8 @@ BucketDecision PeekBucket(const BucketConfig& config, int64_t now_ms, BucketStat
 int64_t MsUntilFull(const BucketConfig& config, const BucketState& state) {
   double missing = static_cast<double>(config.capacity) - state.tokens;
   if (missing <= 0) return 0;
-  return static_cast<int64_t>(
-      std::ceil(missing * static_cast<double>(config.refill_period_ms) / config.refill_tokens));
+  return SaturatingCeil(missing * static_cast<double>(config.refill_period_ms) /
+                        config.refill_tokens);
 }
 
 TokenBucket::TokenBucket(BucketConfig config, const Clock* clock)

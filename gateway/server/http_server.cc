@@ -8,13 +8,16 @@
 #include <atomic>
 #include <cctype>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "common/ids.h"
 #include "common/log.h"
 #include "gateway/http/error_response.h"
+#include "gateway/server/chunked_body.h"
 
 using namespace Pistache;
 
@@ -78,6 +81,7 @@ const char* ReasonPhrase(int status) {
     case 400: return "Bad Request";
     case 413: return "Payload Too Large";
     case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
     default: return "Error";
   }
 }
@@ -91,8 +95,11 @@ std::string RawErrorResponse(const Status& status) {
   os << "HTTP/1.1 " << response.status << ' ' << ReasonPhrase(response.status) << "\r\n"
      << "Content-Type: application/json\r\n"
      << "Content-Length: " << response.body.size() << "\r\n"
-     << "X-Request-Id: " << request_id << "\r\n"
-     << "Connection: close\r\n\r\n"
+     << "X-Request-Id: " << request_id << "\r\n";
+  for (const auto& [name, value] : response.headers) {
+    if (name != "X-Request-Id" && name != "Content-Type") os << name << ": " << value << "\r\n";
+  }
+  os << "Connection: close\r\n\r\n"
      << response.body;
   return os.str();
 }
@@ -116,12 +123,79 @@ std::optional<uint64_t> ContentLengthOf(const std::string& head) {
   return value;
 }
 
+// The Transfer-Encoding of the request whose header block is `head` (every line of it, joined
+// with commas and lower-cased), if any.
+std::optional<std::string> TransferEncodingOf(const std::string& head) {
+  static constexpr std::string_view kName = "\r\ntransfer-encoding:";
+  const std::string lower = ToLower(head);
+  std::optional<std::string> out;
+  for (size_t pos = lower.find(kName); pos != std::string::npos;
+       pos = lower.find(kName, pos + kName.size())) {
+    size_t start = pos + kName.size();
+    size_t end = lower.find("\r\n", start);
+    std::string value = lower.substr(start, end == std::string::npos ? std::string::npos
+                                                                     : end - start);
+    value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t") + 1);
+    out = out ? *out + "," + value : value;
+  }
+  return out;
+}
+
 // Per-connection ingress bookkeeping, stored on the Pistache peer.
+// Request body bytes the server holds for requests still being received, across every
+// connection (HttpServerOptions::max_buffered_body_bytes).
+class BodyBudget {
+ public:
+  explicit BodyBudget(uint64_t limit) : limit_(limit) {}
+  // Takes `bytes` more; false (taking nothing) when that would pass the limit.
+  bool TryReserve(uint64_t bytes) {
+    uint64_t used = used_.load();
+    do {
+      if (bytes > limit_ || used > limit_ - bytes) return false;
+    } while (!used_.compare_exchange_weak(used, used + bytes));
+    return true;
+  }
+  void Release(uint64_t bytes) { used_.fetch_sub(bytes); }
+
+ private:
+  const uint64_t limit_;
+  std::atomic<uint64_t> used_{0};
+};
+
 struct IngressState {
+  explicit IngressState(std::shared_ptr<BodyBudget> budget) : budget(std::move(budget)) {}
+  ~IngressState() { ReleaseBody(); }
+  IngressState(const IngressState&) = delete;
+  IngressState& operator=(const IngressState&) = delete;
+
+  // The current request's share of the server's body budget: what it announced (Content-Length
+  // or chunk sizes so far), returned when the request has been handed over or the connection
+  // closes.
+  bool ReserveBody(uint64_t total) {
+    if (total <= reserved) return true;
+    if (!budget->TryReserve(total - reserved)) return false;
+    reserved = total;
+    return true;
+  }
+  void ReleaseBody() {
+    budget->Release(reserved);
+    reserved = 0;
+  }
+
+  std::shared_ptr<BodyBudget> budget;
+  uint64_t reserved = 0;
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
   uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
   bool refused = false;       // a refusal was sent; everything else on this connection is dropped
+  // The current request's chunked framing, followed byte by byte (chunked_body.h).
+  std::optional<ChunkedBodyReader> chunked;
+  // X-Forwarded-For of the request whose header block was scanned last, until onRequest takes
+  // it. A request Pistache parses without our scan (a second pipelined request in one read)
+  // finds `forwarded_scanned` false and is attributed to its socket peer.
+  bool forwarded_scanned = false;
+  std::optional<std::string> forwarded_for;
 };
 
 constexpr const char* kIngressKey = "dnaserve.ingress";
@@ -130,6 +204,7 @@ constexpr const char* kIngressKey = "dnaserve.ingress";
 struct ServerShared {
   HttpServerOptions options;
   RequestHandler handler;
+  std::shared_ptr<BodyBudget> body_budget;
   std::mutex mu;
   std::condition_variable idle;
   int64_t in_flight = 0;
@@ -159,32 +234,60 @@ class GatewayHandler : public Http::Handler {
     if (state->refused) return;  // drop the rest of a refused request; the client closes
     const auto& opts = shared_->options;
     if (!state->headers_done) {
-      // Keep a copy of the header block to read Content-Length, but pass every byte on at once
-      // so that Pistache's header timeout still guards against slow clients.
+      // The header block is held back until it is complete, then handed to Pistache in one
+      // piece: Pistache rescans an incomplete request line or header line from its start on
+      // every read, so a block trickled a byte at a time would cost it quadratic CPU. (Its
+      // header timeout runs from the connection's or the previous request's end, so slow
+      // clients are still cut off: http_server_test checks it.)
       state->head.append(buffer, len);
       size_t end = state->head.find("\r\n\r\n");
       if (end == std::string::npos) {
         if (state->head.size() > opts.max_header_bytes) {
           Refuse(peer, state, Status(ErrorCode::kBadRequest, "request headers are too large"));
-          return;
         }
-        Forward(buffer, len, peer, state);
         return;
       }
       state->headers_done = true;
-      auto declared = ContentLengthOf(state->head.substr(0, end + 2));
+      const std::string header_block = state->head.substr(0, end + 2);
+      state->forwarded_for = ForwardedForOf(header_block);
+      state->forwarded_scanned = true;
+      auto declared = ContentLengthOf(header_block);
       if (declared && *declared > opts.max_body_bytes) {
         Refuse(peer, state, TooLarge());
         return;
       }
-      state->body_bytes = state->head.size() - (end + 4);
+      if (declared && !state->ReserveBody(*declared)) {
+        Refuse(peer, state, BodyBudgetSpent());
+        return;
+      }
+      const size_t tail = state->head.size() - (end + 4);  // body bytes already received
+      state->body_bytes = tail;
+      const std::string held = std::move(state->head);
       state->head.clear();
-      Forward(buffer, len, peer, state);
+      state->chunked.reset();
+      if (auto encoding = TransferEncodingOf(header_block)) {
+        // Only plain chunked framing, and never beside a Content-Length (RFC 9112 6.1: the
+        // pair is how requests are smuggled past proxies).
+        if (*encoding != "chunked" || declared) {
+          Refuse(peer, state,
+                 Status(ErrorCode::kBadRequest,
+                        "Transfer-Encoding must be chunked alone, without Content-Length"));
+          return;
+        }
+        state->chunked.emplace(opts.max_body_bytes);
+        const std::string header_part = held.substr(0, end + 4);
+        ForwardChunks(header_part, std::string_view(held).substr(end + 4), peer, state);
+        return;
+      }
+      Forward(held.data(), held.size(), peer, state);
       return;
     }
     state->body_bytes += len;
-    // Chunked bodies carry framing; the decoded size is checked exactly in onRequest.
-    if (state->body_bytes > opts.max_body_bytes + kChunkFramingAllowance) {
+    if (state->chunked) {
+      ForwardChunks("", std::string_view(buffer, len), peer, state);
+      return;
+    }
+    if (state->body_bytes > opts.max_body_bytes + kPipelineAllowance) {
       Refuse(peer, state, TooLarge());
       return;
     }
@@ -192,7 +295,16 @@ class GatewayHandler : public Http::Handler {
   }
 
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
-    if (t_current_ingress) t_current_ingress->headers_done = false;  // next bytes start a request
+    std::optional<std::string> forwarded_for;
+    bool forwarded_scanned = false;
+    if (t_current_ingress) {
+      t_current_ingress->headers_done = false;  // next bytes start a request
+      t_current_ingress->chunked.reset();
+      t_current_ingress->ReleaseBody();  // Pistache hands the body over and lets its buffer go
+      forwarded_scanned = std::exchange(t_current_ingress->forwarded_scanned, false);
+      forwarded_for = std::move(t_current_ingress->forwarded_for);
+      t_current_ingress->forwarded_for.reset();
+    }
 
     HttpRequest request;
     request.request_id = NewUuidV4();
@@ -205,6 +317,9 @@ class GatewayHandler : public Http::Handler {
       request.headers[ToLower(name)] = raw.value();
     }
     request.peer_ip = req.address().host();
+    request.client_ip =
+        ClientAddress(request.peer_ip, forwarded_scanned ? forwarded_for : std::optional<std::string>(),
+                      shared_->options.trusted_proxies);
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
     auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));
@@ -228,17 +343,66 @@ class GatewayHandler : public Http::Handler {
   }
 
  private:
-  static constexpr uint64_t kChunkFramingAllowance = 64 * 1024;
+  // A Content-Length body is at most max_body_bytes; bytes beyond it in the same stream belong
+  // to pipelined requests, which this allowance leaves to Pistache's own limits.
+  static constexpr uint64_t kPipelineAllowance = 64 * 1024;
+
+  // Passes Pistache `prefix` (the header block, or nothing) and the chunk data found in `bytes`
+  // re-framed as one whole chunk (chunked_body.h says why), ending the body when it ends;
+  // malformed or oversized framing is refused instead. Bytes after the body's end start the
+  // next request.
+  void ForwardChunks(const std::string& prefix, std::string_view bytes,
+                     const std::shared_ptr<Tcp::Peer>& peer, IngressState* state) {
+    std::string data;
+    const auto verdict = state->chunked->Feed(bytes, &data);
+    switch (verdict) {
+      case ChunkedBodyReader::Verdict::kMalformed:
+        Refuse(peer, state, Status(ErrorCode::kBadRequest, "malformed chunked request body"));
+        return;
+      case ChunkedBodyReader::Verdict::kTooLarge:
+        Refuse(peer, state, TooLarge());
+        return;
+      case ChunkedBodyReader::Verdict::kNeedMore:
+      case ChunkedBodyReader::Verdict::kComplete:
+        break;
+    }
+    if (!state->ReserveBody(state->chunked->body_bytes())) {
+      Refuse(peer, state, BodyBudgetSpent());
+      return;
+    }
+    const size_t consumed = state->chunked->consumed();
+    std::string framed = prefix;
+    if (!data.empty()) {
+      char size_line[24];
+      std::snprintf(size_line, sizeof(size_line), "%zx\r\n", data.size());
+      framed.append(size_line).append(data).append("\r\n");
+    }
+    if (verdict == ChunkedBodyReader::Verdict::kComplete) framed.append("0\r\n\r\n");
+    if (!framed.empty()) Forward(framed.data(), framed.size(), peer, state);
+    if (verdict == ChunkedBodyReader::Verdict::kComplete && consumed < bytes.size() &&
+        !state->refused) {
+      // The request is complete (onRequest has reset the state): the rest is the next one.
+      state->headers_done = false;
+      state->chunked.reset();
+      onInput(bytes.data() + consumed, bytes.size() - consumed, peer);
+    }
+  }
+
+  static Status BodyBudgetSpent() {
+    return Status(ErrorCode::kServiceUnavailable,
+                  "the gateway is receiving too many large request bodies at once; retry shortly")
+        .set_retry_after_seconds(1);
+  }
 
   static Status TooLarge() {
     return Status(ErrorCode::kPayloadTooLarge,
                   "request body exceeds the 16 MiB limit (16777216 bytes); it was not read");
   }
 
-  static IngressState* StateOf(const std::shared_ptr<Tcp::Peer>& peer) {
+  IngressState* StateOf(const std::shared_ptr<Tcp::Peer>& peer) {
     auto data = peer->tryGetData(kIngressKey);
     if (!data) {
-      data = std::make_shared<IngressState>();
+      data = std::make_shared<IngressState>(shared_->body_budget);
       peer->putData(kIngressKey, data);
     }
     return static_cast<IngressState*>(data.get());
@@ -249,6 +413,25 @@ class GatewayHandler : public Http::Handler {
     t_current_ingress = state;
     PistacheHttpHandlerOnInput(this, buffer, len, peer);
     t_current_ingress = nullptr;
+    // Pistache answers a request it cannot parse (a malformed chunk, a header it rejects) with
+    // its own error and starts over, reading whatever follows as a new request line, which it
+    // rescans from the start on every read: the rest of a 16 MiB body would cost minutes of
+    // CPU, blocking this reactor thread (found by scripts/reliability's chunked-body attack).
+    // Once the parser has given up on a request we are still passing a body to, the rest of the
+    // connection's input is dropped.
+    if (state->headers_done && !state->refused && ParserAbandonedRequest(peer)) {
+      state->refused = true;
+      state->head.clear();
+      log::Warn("request_abandoned_by_parser", {{"peer", peer->address().host()}});
+    }
+  }
+
+  static bool ParserAbandonedRequest(const std::shared_ptr<Tcp::Peer>& peer) {
+    auto data = peer->tryGetData(Http::Handler::ParserData);
+    if (!data) return false;
+    auto* parser = static_cast<Http::RequestParser*>(data.get());
+    return parser->step() != nullptr &&
+           parser->step()->id() == Http::Private::RequestLineStep::Id;
   }
 
   static void Refuse(const std::shared_ptr<Tcp::Peer>& peer, IngressState* state,
@@ -301,6 +484,8 @@ HttpServer::HttpServer(HttpServerOptions options, RequestHandler handler)
     : impl_(std::make_unique<Impl>()) {
   impl_->shared->options = std::move(options);
   impl_->shared->handler = std::move(handler);
+  impl_->shared->body_budget =
+      std::make_shared<BodyBudget>(impl_->shared->options.max_buffered_body_bytes);
 }
 
 HttpServer::~HttpServer() { Stop(); }

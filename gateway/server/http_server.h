@@ -3,9 +3,16 @@
 //
 // The server owns three policies that must hold before any handler runs:
 //  - every request gets a request id, and every response carries it in X-Request-Id;
+//  - every request gets its client address (client_address.h: X-Forwarded-For is believed only
+//    from trusted proxies);
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
-//    Content-Length is seen (or, for chunked bodies, as soon as the bytes pass the limit), so an
-//    oversized body is never buffered whole;
+//    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
+//    limit), so an oversized body is never buffered whole; chunked framing is followed byte by
+//    byte and refused with 400 when malformed (chunked_body.h says why Pistache must not see it);
+//  - bodies being received hold at most max_buffered_body_bytes across all connections (503
+//    with Retry-After beyond it), so hostile uploads cannot grow memory without bound;
+//  - once Pistache gives up on a request (answering its own error), the rest of that
+//    connection's input is dropped instead of being parsed as further requests;
 //  - shutdown waits (bounded) for responses still in flight, and while it drains every response
 //    closes its connection.
 #pragma once
@@ -18,6 +25,7 @@
 
 #include "common/status.h"
 #include "gateway/http/http_types.h"
+#include "gateway/server/client_address.h"
 
 namespace dnaserve::gateway {
 
@@ -31,11 +39,16 @@ struct HttpServerOptions {
   int port = 8080;  // 0 picks a free port (see HttpServer::port())
   int threads = 2;
   size_t max_body_bytes = 16 * 1024 * 1024;
+  // All request bodies being received at once, across connections (announced sizes: Content-
+  // Length, or chunk sizes as they arrive). A request that would pass it gets 503 with
+  // Retry-After: without it, N concurrent 16 MiB uploads would hold N x ~40 MiB of buffers.
+  uint64_t max_buffered_body_bytes = 256ull * 1024 * 1024;
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
-
+  // Proxies whose X-Forwarded-For names the client (HttpRequest::client_ip); none by default.
+  TrustedProxies trusted_proxies;
 };
 
 class HttpServer {

@@ -168,9 +168,12 @@ class FieldChecker {
     }
     if (!spec_.accepted_values.empty()) {
       bool accepted = false;
-      for (const auto& a : spec_.accepted_values) accepted = accepted || EqualsIgnoreCase(a, s);
+      for (const auto& a : spec_.accepted_values) {
+        accepted = accepted || (spec_.exact_values ? a == s : EqualsIgnoreCase(a, s));
+      }
       if (!accepted) {
-        Fail("Input should be " + QuotedAlternatives(spec_.accepted_values) + " (case-insensitive)",
+        Fail("Input should be " + QuotedAlternatives(spec_.accepted_values) +
+                 (spec_.exact_values ? "" : " (case-insensitive)"),
              "literal_error");
       }
     }
@@ -222,8 +225,17 @@ class FieldChecker {
            "too_short");
       return std::nullopt;
     }
-    // Distinct items, in the table's order (repeats are harmless and dropped).
+    if (spec_.max_items && count > *spec_.max_items) {
+      Fail("List should have at most " + std::to_string(*spec_.max_items) +
+               (*spec_.max_items == 1 ? " item" : " items") + " after validation, not " +
+               std::to_string(count),
+           "too_long");
+      return std::nullopt;
+    }
+    // Distinct items, in the table's order (repeats are harmless and dropped), unless the
+    // field keeps its items as sent.
     std::set<std::string> seen;
+    std::vector<std::string> as_sent;
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
       const auto& item = v[i];
       auto item_loc = At(loc_, std::to_string(i));
@@ -232,15 +244,24 @@ class FieldChecker {
         continue;
       }
       std::string s(item.GetString(), item.GetStringLength());
+      if (spec_.item_min_length && Utf8Length(s) < *spec_.item_min_length) {
+        Fail(item_loc,
+             "String should have at least " + std::to_string(*spec_.item_min_length) +
+                 (*spec_.item_min_length == 1 ? " character" : " characters"),
+             "string_too_short");
+        continue;
+      }
       bool allowed = spec_.item_values.empty();
       for (const auto& a : spec_.item_values) allowed = allowed || a == s;
       if (!allowed) {
         Fail(item_loc, "Input should be " + QuotedAlternatives(spec_.item_values), "literal_error");
         continue;
       }
+      if (spec_.items_as_sent) as_sent.push_back(s);
       seen.insert(std::move(s));
     }
     if (!ok_) return std::nullopt;
+    if (spec_.items_as_sent) return as_sent;
     std::vector<std::string> out;
     if (spec_.item_values.empty()) {
       out.assign(seen.begin(), seen.end());

@@ -15,8 +15,10 @@
 //                            string length in characters; for a DNA sequence the bounds are in
 //                            bp after whitespace stripping and msg states bound and length
 //   string_pattern_mismatch  DNA sequence alphabet (includes a '>' FASTA header, no bases)
-//   too_short                array with fewer items than allowed (e.g. empty site_types)
-//   literal_error            value outside an allowed set (site_types items, shift_coordinates)
+//   too_short, too_long      array with fewer or more items than allowed (e.g. empty
+//                            site_types, an empty genes list, 17 tissues)
+//   literal_error            value outside an allowed set (site_types items, shift_coordinates,
+//                            input.type, genome_build)
 //   value_error              cross-field rules checked after the fields (predict_request.cc)
 #pragma once
 

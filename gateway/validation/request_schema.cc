@@ -2,7 +2,10 @@
 
 #include <map>
 
+#include "gateway/s3/s3_uri.h"
 #include "gateway/validation/find_genes_request.h"
+#include "gateway/validation/variant_request.h"
+#include "gateway/variant/annotation_engine.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -281,11 +284,121 @@ ObjectSpec MakeFindGenesRequest(const ObjectSpec& options) {
   return o;
 }
 
+ObjectSpec MakeVariantInput() {
+  ObjectSpec o;
+  o.title = "VariantInput";
+  o.description =
+      "Where the VCF is: a discriminated union on type; s3_object is the only kind today (more "
+      "may be added).";
+  FieldSpec type;
+  type.name = "type";
+  type.required = true;
+  type.accepted_values = {std::string(kS3ObjectInput)};
+  type.exact_values = true;
+  type.description = "The input's kind: s3_object.";
+  o.fields.push_back(std::move(type));
+  FieldSpec uri;
+  uri.name = "uri";
+  uri.required = true;
+  uri.min_length = static_cast<int64_t>(kMinS3UriLength);
+  uri.max_length = static_cast<int64_t>(kMaxS3UriLength);
+  uri.pattern = "^s3://[^/]+/.+";
+  uri.description =
+      "s3://bucket/key of one VCF object (uncompressed, bgzip or plain gzip) whose key ends .vcf, "
+      ".vcf.gz or .vcf.bgz. The object store is the operator's; the service needs s3:GetObject "
+      "on the object and s3:PutObject on its prefix (not s3:ListBucket). Checked before the job "
+      "is accepted, each a 400 bad_request: a URI not of the form s3://bucket/key (this pattern, "
+      "a valid bucket name), naming a prefix, a key without a VCF suffix, an object the service "
+      "cannot read, an empty object or one over 2 GiB, a VCF that already carries GEX_* fields.";
+  o.fields.push_back(std::move(uri));
+  return o;
+}
+
+ObjectSpec MakeVariantOptions() {
+  ObjectSpec o;
+  o.title = "VariantOptions";
+  FieldSpec build;
+  build.name = "genome_build";
+  build.required = true;
+  build.accepted_values = {std::string(kGrch37)};
+  build.exact_values = true;
+  build.description =
+      "Genome build of the VCF's positions; GRCh37 is the only value today (more may be added). "
+      "A build this deployment has no start-site catalogue for is 400 bad_request.";
+  o.fields.push_back(std::move(build));
+  FieldSpec window;
+  window.name = "window";
+  window.type = FieldType::kInteger;
+  window.minimum = 1;
+  window.maximum = static_cast<double>(variant::kMaxWindowBp);
+  window.default_value = kDefaultVariantWindowBp;
+  window.description =
+      "Maximum distance in bp between a start site and the variant's REF allele for the pair to "
+      "be scored (1-100,000).";
+  o.fields.push_back(std::move(window));
+  FieldSpec tissues;
+  tissues.name = "tissues";
+  tissues.type = FieldType::kStringArray;
+  tissues.min_items = 1;
+  tissues.max_items = static_cast<int64_t>(variant::kMaxTissues);
+  tissues.item_min_length = 1;
+  tissues.items_as_sent = true;
+  tissues.default_value = std::vector<std::string>{"heart", "liver", "brain"};
+  tissues.description =
+      "Experimental contexts, one scoring run and one log2 fold-change field in GEX_ANN each, in "
+      "this order (1-16 non-empty strings). The wording is model input and conditions the "
+      "prediction.";
+  o.fields.push_back(std::move(tissues));
+  FieldSpec genes;
+  genes.name = "genes";
+  genes.type = FieldType::kStringArray;
+  genes.nullable = true;
+  genes.min_items = 1;
+  genes.max_items = kMaxGenePanelSize;
+  genes.items_as_sent = true;
+  genes.description =
+      "Gene panel: HGNC symbols (case-insensitive) or Ensembl gene ids with or without a version "
+      "suffix, 1-1,000. Omitted or null -> every nearby gene is scored; an empty list is 422. An "
+      "identifier matching no catalogue gene is 400 bad_request naming every such identifier.";
+  o.fields.push_back(std::move(genes));
+  return o;
+}
+
+ObjectSpec MakeVariantRequest(const ObjectSpec& input, const ObjectSpec& options) {
+  ObjectSpec o;
+  o.title = "VariantRequest";
+  o.description =
+      "Closed request body of the genomic-variant-interpretation workflow: input and options are "
+      "required, client_ref is optional. There is no DNA sequence in the request.";
+  FieldSpec input_field;
+  input_field.name = "input";
+  input_field.type = FieldType::kObject;
+  input_field.required = true;
+  input_field.object = &input;
+  input_field.description = "The VCF to annotate.";
+  o.fields.push_back(std::move(input_field));
+  FieldSpec ref;
+  ref.name = "client_ref";
+  ref.nullable = true;
+  ref.max_length = kMaxNameLength;
+  ref.description =
+      "Opaque caller reference (<= 128 characters), echoed back as data.client_ref. It takes part "
+      "in job identity: change it to run a case that already succeeded again.";
+  o.fields.push_back(std::move(ref));
+  FieldSpec options_field = OptionsField(options, /*required=*/true);
+  options_field.description = "Workflow options (required; options.genome_build is required).";
+  o.fields.push_back(std::move(options_field));
+  return o;
+}
+
 struct TaskSchemas {
   std::map<Task, ObjectSpec> options;
   std::map<Task, ObjectSpec> requests;
   ObjectSpec find_genes_options;
   ObjectSpec find_genes_request;
+  ObjectSpec variant_input;
+  ObjectSpec variant_options;
+  ObjectSpec variant_request;
 };
 
 const TaskSchemas& Schemas() {
@@ -296,6 +409,9 @@ const TaskSchemas& Schemas() {
     for (Task task : kAllTasks) s->requests.emplace(task, MakeRequest(task, s->options.at(task)));
     s->find_genes_options = MakeFindGenesOptions();
     s->find_genes_request = MakeFindGenesRequest(s->find_genes_options);
+    s->variant_input = MakeVariantInput();
+    s->variant_options = MakeVariantOptions();
+    s->variant_request = MakeVariantRequest(s->variant_input, s->variant_options);
     return s;
   }();
   return *schemas;
@@ -314,6 +430,9 @@ const ObjectSpec& PredictRequestSchema(Task task) { return Schemas().requests.at
 const ObjectSpec& PredictOptionsSchema(Task task) { return Schemas().options.at(task); }
 const ObjectSpec& FindGenesRequestSchema() { return Schemas().find_genes_request; }
 const ObjectSpec& FindGenesOptionsSchema() { return Schemas().find_genes_options; }
+const ObjectSpec& VariantRequestSchema() { return Schemas().variant_request; }
+const ObjectSpec& VariantInputSchema() { return Schemas().variant_input; }
+const ObjectSpec& VariantOptionsSchema() { return Schemas().variant_options; }
 
 double DefaultNumber(const FieldSpec& field) {
   if (const auto* d = std::get_if<double>(&field.default_value)) return *d;

@@ -1,4 +1,4 @@
-// The request schemas of the six predict tasks and the find-genes workflow, as data.
+// The request schemas of the six predict tasks and the two workflows, as data.
 //
 // This table is the one source of the request contract: the validators (predict_request.cc,
 // find_genes_request.cc, via json_walk.h) enforce it and the OpenAPI builder (gateway/openapi/openapi.cc) publishes it, so
@@ -47,11 +47,23 @@ struct FieldSpec {
   // A DNA sequence: ASCII whitespace stripped, then case-insensitive A/C/G/T/N, at least one
   // base (kDnaPattern).
   bool dna_sequence = false;
-  // kString: when non-empty, the only accepted values, compared case-insensitively.
+  // kString: when non-empty, the only accepted values, compared case-insensitively unless
+  // `exact_values` (a discriminator such as input.type, published as an enum).
   std::vector<std::string> accepted_values;
-  // kStringArray: the allowed items (exact match) and the minimum number of items.
+  bool exact_values = false;
+  // kString: a regular expression published as the field's `pattern`. The walker does not
+  // enforce it: the field's own admission code does (the variant workflow's input.uri, whose
+  // form the contract makes a 400 pre-acceptance check), and says so in the description.
+  std::string pattern;
+  // kStringArray: the allowed items (exact match), the bounds on the number of items and the
+  // minimum length of each item.
   std::vector<std::string> item_values;
   std::optional<int64_t> min_items;
+  std::optional<int64_t> max_items;
+  std::optional<int64_t> item_min_length;
+  // kStringArray: items are handed back as sent (order and repeats kept, e.g. one scoring run
+  // per tissue) instead of as a distinct set.
+  bool items_as_sent = false;
   std::string description;
   FieldDefault default_value;
   const ObjectSpec* object = nullptr;  // kObject: the closed nested object
@@ -79,6 +91,11 @@ const ObjectSpec& PredictOptionsSchema(Task task);
 // The find-genes-and-predict-expression workflow's request body and its options object.
 const ObjectSpec& FindGenesRequestSchema();
 const ObjectSpec& FindGenesOptionsSchema();
+
+// The genomic-variant-interpretation workflow's request body and its nested objects.
+const ObjectSpec& VariantRequestSchema();
+const ObjectSpec& VariantInputSchema();
+const ObjectSpec& VariantOptionsSchema();
 
 // Field defaults, typed. When the table holds no default of the asked type they return a zero
 // value (a table error the unit tests would catch).

@@ -12,9 +12,6 @@
 namespace dnaserve::variant {
 namespace {
 
-constexpr int64_t kMaxWindow = 100000;
-constexpr size_t kMaxTissues = 16;
-
 std::string FormatValue(double value) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.5g", value == 0.0 ? 0.0 : value);  // never "-0"
@@ -33,6 +30,22 @@ bool RefMismatch(std::string_view vcf_ref, std::string_view reference) {
 
 }  // namespace
 
+Status CheckReferenceCoversCatalogue(const TssCatalogue& catalogue,
+                                     const ReferenceGenome& reference) {
+  for (const auto& site : catalogue.sites()) {
+    auto length = reference.ContigLength(site.contig);
+    if (!length) {
+      return Internal("start-site catalogue contig " + site.contig +
+                      " is not in the reference FASTA: the catalogue and FASTA do not match");
+    }
+    if (site.tss >= *length) {
+      return Internal("start site of " + site.gene_symbol + " lies past the end of " + site.contig +
+                      " in the reference FASTA: wrong build?");
+    }
+  }
+  return Status::Ok();
+}
+
 double Log2FoldChange(double log_tpm_alt, double log_tpm_ref) {
   const double tpm_alt = std::max(0.0, std::expm1(log_tpm_alt));
   const double tpm_ref = std::max(0.0, std::expm1(log_tpm_ref));
@@ -46,23 +59,13 @@ AnnotationEngine::AnnotationEngine(const TssCatalogue* catalogue, const Referenc
 StatusOr<std::unique_ptr<AnnotationEngine>> AnnotationEngine::Create(
     const TssCatalogue* catalogue, const ReferenceGenome* reference, ExpressionScorer* scorer,
     EngineOptions options) {
-  if (options.window < 1 || options.window > kMaxWindow) {
+  if (options.window < 1 || options.window > kMaxWindowBp) {
     return Internal("window must be 1-100,000 bp");
   }
   if (options.tissues.empty() || options.tissues.size() > kMaxTissues) {
     return Internal("between 1 and 16 tissues are needed");
   }
-  for (const auto& site : catalogue->sites()) {
-    auto length = reference->ContigLength(site.contig);
-    if (!length) {
-      return Internal("start-site catalogue contig " + site.contig +
-                      " is not in the reference FASTA: the catalogue and FASTA do not match");
-    }
-    if (site.tss >= *length) {
-      return Internal("start site of " + site.gene_symbol + " lies past the end of " + site.contig +
-                      " in the reference FASTA: wrong build?");
-    }
-  }
+  DNASERVE_RETURN_IF_ERROR(CheckReferenceCoversCatalogue(*catalogue, *reference));
   return std::unique_ptr<AnnotationEngine>(
       new AnnotationEngine(catalogue, reference, scorer, std::move(options)));
 }

@@ -40,6 +40,10 @@ inline constexpr const char* kNoTssOnContig = "NO_TSS_ON_CONTIG";
 inline constexpr const char* kNoSupportedAlt = "NO_SUPPORTED_ALT";
 inline constexpr const char* kNoRequestedGeneInWindow = "NO_REQUESTED_GENE_IN_WINDOW";
 
+// The request's bounds (the gateway's schema publishes the same constants).
+inline constexpr int64_t kMaxWindowBp = 100000;
+inline constexpr size_t kMaxTissues = 16;
+
 inline constexpr double kPseudoCountTpm = 1.0;
 inline constexpr const char* kFoldChangeDefinition =
     "log2((TPM_alt + 1) / (TPM_ref + 1)) per tissue, TPM = max(0, exp(v) - 1) of the model's "
@@ -110,6 +114,12 @@ class AnnotationEngine {
   // Reference-window predictions by start site index, one per tissue.
   std::unordered_map<size_t, std::vector<double>> reference_scores_;
 };
+
+// internal_error unless every catalogue contig is in the reference and every start site inside
+// its contig (a catalogue/FASTA mismatch would otherwise score N-only windows). Create runs it;
+// the gateway also runs it once at start-up so a mismatch fails fast.
+Status CheckReferenceCoversCatalogue(const TssCatalogue& catalogue,
+                                     const ReferenceGenome& reference);
 
 // log2((TPM_alt + 1) / (TPM_ref + 1)) from two log(TPM+1) predictions.
 double Log2FoldChange(double log_tpm_alt, double log_tpm_ref);

@@ -425,6 +425,9 @@ StatusOr<VcfHeaderScan> ScanVcfHeader(const std::string& path) {
     if (text.empty() || text[0] != '#') break;  // a record before #CHROM: not a valid header
   }
   (void)bgzf_close(fp);  // a cut-off compressed prefix ends in an error: that is expected here
+  if (first && ret < -1) {
+    return BadRequest("the input VCF is corrupt or truncated: its beginning cannot be decompressed");
+  }
   if (first) return BadRequest("the input is not a VCF: it has no readable first line");
   return scan;
 }

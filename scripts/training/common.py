@@ -42,6 +42,10 @@ FORMAT_VERSION = 1
 # Half-open, 0-based intervals on chr20 (GRCh37, 63,025,520 bp).
 HELD_OUT = (CHR20_LENGTH - 10_000_000, CHR20_LENGTH)  # chr20:53,025,520-63,025,520
 TRAIN = (0, HELD_OUT[0])
+# The last 5 Mb of TRAIN, for choosing epochs and watching training (never the held-out region).
+# Models that use it fit on FIT only.
+VALIDATION = (HELD_OUT[0] - 5_000_000, HELD_OUT[0])  # chr20:48,025,520-53,025,520
+FIT = (0, VALIDATION[0])
 
 COMPLEMENT = str.maketrans("ACGTNacgtn", "TGCANtgcan")
 # Char tokenizer ids of the worker (worker/README.md): PAD=0 A=1 C=2 G=3 T=4 N=5.
@@ -59,6 +63,22 @@ def reverse_complement(seq: str) -> str:
 def in_train(start: int, end: int) -> bool:
     """True when [start, end) lies wholly in the training part of chr20."""
     return TRAIN[0] <= start and end <= TRAIN[1]
+
+
+def wanted(model_id: str) -> bool:
+    """Whether a training run should write `model_id`: all of a module's packages unless
+    $DNASERVE_TRAIN_IDS (scripts/train-models --ids) names some."""
+    ids = [x.strip() for x in os.environ.get("DNASERVE_TRAIN_IDS", "").split(",") if x.strip()]
+    return not ids or model_id in ids
+
+
+def in_fit(start: int, end: int) -> bool:
+    """True when [start, end) lies wholly in FIT (TRAIN without the validation slice)."""
+    return FIT[0] <= start and end <= FIT[1]
+
+
+def in_validation(start: int, end: int) -> bool:
+    return VALIDATION[0] <= start and end <= VALIDATION[1]
 
 
 def in_held_out(start: int, end: int) -> bool:
@@ -134,6 +154,27 @@ class Transcript:
         return donors, acceptors
 
 
+def chr20_ids():
+    """chr20 as worker char ids (numpy uint8, A=1 C=2 G=3 T=4 N=5), cached as .npy."""
+    import numpy as np
+    from training.nets import char_ids
+    path = os.path.join(DATA_CACHE, "chr20_ids.npy")
+    if not os.path.isfile(path):
+        os.makedirs(DATA_CACHE, exist_ok=True)
+        np.save(path + ".tmp.npy", char_ids(chr20()))
+        os.replace(path + ".tmp.npy", path)
+    ids = np.load(path)
+    if ids.shape != (CHR20_LENGTH,):
+        raise DataError(f"{path} holds {ids.shape[0]} bases, expected {CHR20_LENGTH}")
+    return ids
+
+
+def debian_file(package: str, member: str) -> str:
+    """A file out of a Debian package (apt-get download into the data cache, never committed)."""
+    from debian_files import package_file
+    return package_file(package, member, DATA_CACHE)
+
+
 def refgene_chr20(path: str = REFGENE) -> List[Transcript]:
     """The chr20 transcripts of hg19 refGene (UCSC column order, column 1 a bin)."""
     out = []
@@ -179,6 +220,27 @@ def sha256_file(path: str) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def trained_manifest(model_id: str, task: str, description: str, is_default: bool,
+                     tokenizer: Dict, context: int, output_labels: List[str], seed: int,
+                     **fields) -> Dict:
+    """A manifest (worker/README.md) of a package this project trained; `fields` adds the
+    task's own (stride_bp, flank_bp, output_window_bp, ...)."""
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "id": model_id,
+        "task": task,
+        "description": description,
+        "is_default": is_default,
+        "tokenizer": tokenizer,
+        "context_window_bp": context,
+        "trained_window_bp": None,
+    }
+    manifest.update(fields)
+    manifest.update({"output_labels": output_labels, "trained": True, "seed": seed,
+                     "weights": "model.pt", "model_card": "MODEL_CARD.md"})
+    return manifest
 
 
 def write_package(out_dir: str, manifest: Dict, scripted_module, model_card: str,

@@ -1,7 +1,18 @@
-"""The training modules, in training order (scripts/train-models and scripts/evaluate-models).
+"""The training modules, in training order.
 
-Each module `training.<name>` exposes `train(out_dir, seed) -> [package ids]` and
-`evaluate(package_dir) -> {metric: value}` (see the shared conventions in README.md).
+Each module `scripts/training/<name>.py` exposes
+
+    train(out_dir: str, seed: int) -> list[str]   writes its packages into out_dir, returns ids
+    evaluate(package_dir: str) -> dict            recomputes the package's metrics on the
+                                                  held-out data from the package alone
+
+and is named after the task its packages serve: scripts/evaluate-models hands each package to
+the module whose name is the package manifest's `task`. Model cards carry their metrics in the
+table format of training/cards.py, which scripts/evaluate-models compares with the recomputed
+values.
 """
 
-MODULES = ["annotation", "expression"]
+MODULES = ["promoter", "splice", "chromatin", "enhancer", "annotation", "expression"]
+
+# Seed of every training run (scripts/train-models --seed overrides it).
+SEED = 20240520

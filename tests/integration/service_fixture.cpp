@@ -20,6 +20,8 @@ std::string Exe(const std::string& relative) { return BinaryDir() + "/" + relati
 
 bool RunCommand(const std::string& command) { return std::system(command.c_str()) == 0; }
 
+}  // namespace
+
 std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
                      int concurrency) {
   return "{\"key_sha256\": \"" + gateway::Sha256Hex(key) + "\", \"client_id\": \"" + client +
@@ -28,8 +30,6 @@ std::string KeyEntry(const std::string& key, const std::string& client, bool ena
          ", \"max_concurrency\": " + std::to_string(concurrency) + "}";
 }
 
-// The bundled packages (scripts/test exports their directory), plus one deliberately broken
-// promoter package whose weights cannot load.
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason) {
   std::string source;
   if (const char* env = std::getenv("DNASERVE_TEST_MODELS_DIR"); env && *env) {
@@ -69,8 +69,6 @@ std::optional<std::string> PrepareModels(const std::string& dir, std::string* sk
   }
   return models;
 }
-
-}  // namespace
 
 Service* Service::Get(std::string* failure) {
   static std::string reason;

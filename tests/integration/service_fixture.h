@@ -71,6 +71,14 @@ class Service {
   ChildProcess gateway_;
 };
 
+// The bundled packages (scripts/test exports their directory in DNASERVE_TEST_MODELS_DIR, else
+// they are generated), copied to dir/models with one deliberately broken promoter package whose
+// weights cannot load. nullopt, with the reason, when they cannot be made.
+std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason);
+// One entry of a keys file.
+std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
+                     int concurrency);
+
 #define DNASERVE_REQUIRE_SERVICE(var)                 \
   std::string var##_failure;                           \
   auto* var = ::dnaserve::testing::Service::Get(&var##_failure); \

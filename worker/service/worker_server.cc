@@ -124,6 +124,11 @@ int RunWorkerServer(const WorkerConfig& config) {
   int bound_port = 0;
   builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  // Gateways ping connections with calls open (every 10 s by default, never more often than
+  // every 5 s) to notice a worker that stopped answering. gRPC's default policy calls pings more
+  // frequent than every 5 minutes abuse and answers the third with GOAWAY, which would cut a
+  // long call that sends no progress for a while.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   if (config.max_connection_age_seconds > 0) {
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
                                config.max_connection_age_seconds * 1000);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "proto/call_metadata.h"
 #include "proto/status_codec.h"
 #include "worker/tasks/task_runner.h"
 
@@ -88,8 +89,11 @@ grpc::Status WorkerService::ListModels(grpc::ServerContext* /*context*/,
 grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::PredictRequest* request,
                                     grpc::ServerWriter<v1::PredictEvent>* writer) {
   const auto started = std::chrono::steady_clock::now();
-  const std::string request_id = Metadata(*context, "x-request-id");
-  const std::string job_id = Metadata(*context, "x-job-id");
+  // The gateway retries elsewhere only a call that fails before this marker arrives.
+  context->AddInitialMetadata(kAcceptedMetadata, "1");
+  writer->SendInitialMetadata();
+  const std::string request_id = Metadata(*context, kRequestIdMetadata);
+  const std::string job_id = Metadata(*context, kJobIdMetadata);
   const int64_t sequence_length = static_cast<int64_t>(request->sequence().size());
   log::Info("predict_started", {{"request_id", request_id},
                                 {"job_id", job_id},

@@ -3,6 +3,7 @@
 #include "gateway/ratelimit/ip_rate_limiter.h"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <string>
 
 #include "gateway/ratelimit/clock.h"
@@ -108,6 +109,22 @@ TEST_CASE("the table never exceeds its cap; the least recently seen goes first",
   CHECK_FALSE(limiter.Admit("a").admitted);  // a kept its empty bucket
   for (int i = 0; i < 1000; ++i) limiter.Admit("x" + std::to_string(i));
   CHECK(limiter.size() == 3);
+}
+
+// Found by tests/fuzz/fuzz_token_bucket: a refill this slow made the time computations overflow.
+TEST_CASE("a vanishingly small rate saturates its times instead of overflowing", "[ip]") {
+  ManualClock clock;
+  IpRateLimiterOptions options;
+  options.requests_per_second = 1e-300;
+  options.burst = 2;
+  IpRateLimiter limiter(options, &clock);
+  CHECK(limiter.Admit("192.0.2.9").admitted);
+  CHECK(limiter.Admit("192.0.2.9").admitted);
+  IpDecision refused = limiter.Admit("192.0.2.9");
+  CHECK_FALSE(refused.admitted);
+  CHECK(refused.retry_after_seconds == std::numeric_limits<int64_t>::max());
+  CHECK(refused.info.reset_seconds == std::numeric_limits<int64_t>::max());
+  CHECK(refused.info.window_seconds > 0);
 }
 
 }  // namespace

@@ -302,6 +302,113 @@ TEST_CASE("the per-owner index keeps only the newest 500 jobs", "[jobs]") {
   CHECK(s.store->Get(first_id, owner).ok());
 }
 
+TEST_CASE("job identity: a case maps to its live job unless that job failed or was lost",
+          "[jobs]") {
+  const std::string kind = GENERATE(as<std::string>{}, "memory", "redis");
+  INFO(kind);
+  ManualClock clock;
+  Stores s = MakeStore(kind, &clock);
+  const std::string owner = Owner("acme");
+  const std::string identity = "case-" + NewUuidV4();
+
+  JobRecord first = NewJob(owner);
+  auto created = s.store->CreateOrFind(first, identity);
+  REQUIRE(created.ok());
+  CHECK(*created == first.job_id);
+  REQUIRE(s.store->Get(first.job_id, owner).ok());
+
+  // The same case while it runs and once it succeeded: the first job, nothing created.
+  JobRecord second = NewJob(owner);
+  auto found = s.store->CreateOrFind(second, identity);
+  REQUIRE(found.ok());
+  CHECK(*found == first.job_id);
+  CHECK(s.store->Get(second.job_id, owner).status().code() == ErrorCode::kNotFound);
+  REQUIRE(s.store->UpdateProgress(first.job_id, 50, "half").ok());
+  REQUIRE(s.store->Finish(first.job_id, 200, "application/json", "{}").ok());
+  auto after_success = s.store->CreateOrFind(NewJob(owner), identity);
+  REQUIRE(after_success.ok());
+  CHECK(*after_success == first.job_id);
+
+  // Another client with the same identity string gets its own job: identities are per owner.
+  const std::string other = Owner("other");
+  JobRecord theirs = NewJob(other);
+  auto other_created = s.store->CreateOrFind(theirs, identity);
+  REQUIRE(other_created.ok());
+  CHECK(*other_created == theirs.job_id);
+
+  // A different case is a different job.
+  JobRecord different = NewJob(owner);
+  auto distinct = s.store->CreateOrFind(different, identity + "-new-etag");
+  REQUIRE(distinct.ok());
+  CHECK(*distinct == different.job_id);
+
+  // A failed job re-runs: the identity moves to the new job.
+  const std::string failing = "case-" + NewUuidV4();
+  JobRecord doomed = NewJob(owner);
+  REQUIRE(s.store->CreateOrFind(doomed, failing).ok());
+  REQUIRE(s.store->Finish(doomed.job_id, 400, "application/json", "{}").ok());
+  JobRecord rerun = NewJob(owner);
+  auto rerun_id = s.store->CreateOrFind(rerun, failing);
+  REQUIRE(rerun_id.ok());
+  CHECK(*rerun_id == rerun.job_id);
+  CHECK(*s.store->CreateOrFind(NewJob(owner), failing) == rerun.job_id);
+
+  // A lost job (no heartbeat past the timeout) re-runs too.
+  clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000 + 1);
+  JobRecord replacement = NewJob(owner);
+  auto replaced = s.store->CreateOrFind(replacement, failing);
+  REQUIRE(replaced.ok());
+  CHECK(*replaced == replacement.job_id);
+}
+
+TEST_CASE("job identity: the mapping ends with the job's retention", "[jobs]") {
+  ManualClock clock;
+  InMemoryJobStoreOptions options;
+  options.retention_ms = 10'000;
+  InMemoryJobStore store(&clock, options);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(store.CreateOrFind(job, "case").ok());
+  REQUIRE(store.Finish(job.job_id, 200, "application/json", "{}").ok());
+  clock.AdvanceMs(10'001);
+  JobRecord later = NewJob(owner);
+  auto id = store.CreateOrFind(later, "case");
+  REQUIRE(id.ok());
+  CHECK(*id == later.job_id);
+}
+
+TEST_CASE("Redis: the identity key lives as long as the job's retention", "[jobs][redis]") {
+  ManualClock clock;
+  auto conn = Connect(SharedRedis().url());
+  RedisJobStoreOptions options;
+  options.retention_ms = 60'000;
+  RedisJobStore store(conn, &clock, options);
+  const std::string owner = Owner("acme");
+  JobRecord job = NewJob(owner);
+  REQUIRE(store.CreateOrFind(job, "case-ttl").ok());
+  auto mapped = conn->Command({"GET", store.IdentityKey(owner, "case-ttl")});
+  REQUIRE(mapped.ok());
+  CHECK(mapped->str == job.job_id);
+  auto ttl = conn->Command({"PTTL", store.IdentityKey(owner, "case-ttl")});
+  REQUIRE(ttl.ok());
+  CHECK(ttl->integer > 0);
+  CHECK(ttl->integer <= 60'000);
+  // Concurrent identical submissions: exactly one job is created.
+  std::vector<std::string> answers(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto c = Connect(SharedRedis().url());
+      RedisJobStore replica(c, &clock, options);
+      auto id = replica.CreateOrFind(NewJob(owner), "case-race");
+      if (id.ok()) answers[i] = *id;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& a : answers) CHECK(a == answers.front());
+  CHECK_FALSE(answers.front().empty());
+}
+
 TEST_CASE("in memory: retention runs from the last activity, then 410 for the owner only",
           "[jobs]") {
   ManualClock clock;

@@ -18,6 +18,7 @@
 #include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/predict_request.h"
 #include "gateway/validation/request_schema.h"
+#include "gateway/validation/variant_request.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -160,6 +161,16 @@ void CheckObjectAgainstTable(const rapidjson::Document& doc, const Value& schema
     }
     if (f.min_length) CATCH_CHECK(Member(p, "minLength").GetInt64() == *f.min_length);
     if (f.min_items) CATCH_CHECK(Member(p, "minItems").GetInt64() == *f.min_items);
+    if (f.max_items) CATCH_CHECK(Member(p, "maxItems").GetInt64() == *f.max_items);
+    if (f.item_min_length) {
+      CATCH_CHECK(Member(Member(p, "items"), "minLength").GetInt64() == *f.item_min_length);
+    }
+    if (!f.pattern.empty()) CATCH_CHECK(S(Member(p, "pattern")) == f.pattern);
+    if (f.exact_values) {
+      std::vector<std::string> published;
+      for (const auto& v : Member(p, "enum").GetArray()) published.push_back(S(v));
+      CATCH_CHECK(published == f.accepted_values);
+    }
     if (!f.item_values.empty()) {
       const Value& items = Member(Member(p, "items"), "enum");
       std::vector<std::string> published;
@@ -249,6 +260,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
     routes.push_back({"/v1/tasks/" + std::string(TaskName(task)) + "/predict", "post"});
   }
   routes.push_back({"/v1/workflows/find-genes-and-predict-expression", "post"});
+  routes.push_back({"/v1/workflows/genomic-variant-interpretation", "post"});
   std::set<std::string> operation_ids;
   for (const auto& [path, method] : routes) {
     CATCH_INFO(path);
@@ -646,6 +658,155 @@ CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enfor
     CATCH_CHECK_FALSE(
         ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "m\"")).ok());
   }
+}
+
+// ------------------------------------------------------------------ variant workflow
+
+const Value& VariantOperation(const rapidjson::Document& doc) {
+  return Member(Member(Member(doc, "paths"), "/v1/workflows/genomic-variant-interpretation"),
+                "post");
+}
+
+CATCH_TEST_CASE("variant: request schema is its validation table, closed at every level",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& op = VariantOperation(p.doc);
+  const Value& schema = Resolve(
+      p.doc,
+      Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
+  CheckObjectAgainstTable(p.doc, schema, VariantRequestSchema());  // recurses into input, options
+  CATCH_CHECK(VariantRequestSchema().Find("input")->object == &VariantInputSchema());
+  CATCH_CHECK(VariantRequestSchema().Find("options")->object == &VariantOptionsSchema());
+  const Value& input = Resolve(p.doc, Member(Member(schema, "properties"), "input"));
+  const Value& uri = Member(Member(input, "properties"), "uri");
+  CATCH_CHECK(S(Member(uri, "pattern")) == "^s3://[^/]+/.+");
+  CATCH_CHECK(Member(uri, "minLength").GetInt64() == 8);
+  CATCH_CHECK(Member(uri, "maxLength").GetInt64() == 1024);
+  CATCH_CHECK(S(Member(Member(Member(input, "properties"), "type"), "enum")[0]) == "s3_object");
+  const Value& options = Resolve(p.doc, Member(Member(schema, "properties"), "options"));
+  const Value& props = Member(options, "properties");
+  CATCH_CHECK(S(Member(Member(props, "genome_build"), "enum")[0]) == "GRCh37");
+  CATCH_CHECK(Member(Member(props, "window"), "default").GetInt64() == 5000);
+  const Value& tissues = Member(Member(props, "tissues"), "default");
+  CATCH_REQUIRE(tissues.Size() == 3);
+  CATCH_CHECK(S(tissues[0]) == "heart");
+  CATCH_CHECK(S(tissues[1]) == "liver");
+  CATCH_CHECK(S(tissues[2]) == "brain");
+  std::set<std::string> types;
+  for (const auto& t : Member(Member(props, "genes"), "type").GetArray()) types.insert(S(t));
+  CATCH_CHECK(types == std::set<std::string>{"array", "null"});
+}
+
+CATCH_TEST_CASE("variant: Prefer is required, the 202 and errors are listed, the poll's body",
+                "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& op = VariantOperation(p.doc);
+  CATCH_CHECK(S(Member(op, "operationId")) == "genomicVariantInterpretation");
+  CATCH_CHECK(Security(op) == "[{bearer:[0]}]");
+  const Value& params = Member(op, "parameters");
+  CATCH_REQUIRE(params.Size() == 1);
+  CATCH_CHECK(S(Member(params[0], "name")) == "Prefer");
+  CATCH_CHECK(Member(params[0], "required").GetBool());
+  const Value& responses = Member(op, "responses");
+  CATCH_CHECK_FALSE(HasMember(responses, "200"));  // asynchronous only
+  for (std::string code : {"202", "400", "401", "403", "413", "415", "422", "429", "500", "503"}) {
+    CATCH_INFO(code);
+    CATCH_CHECK_FALSE(S(Member(Member(responses, code), "description")).empty());
+  }
+  const std::string bad_request = S(Member(Member(responses, "400"), "description"));
+  for (std::string check : {"respond-async", "s3://bucket/key", "prefix", ".vcf.bgz", "unreadable",
+                            "2 GiB", "genes", "catalogue", "GEX_"}) {
+    CATCH_INFO(check);
+    CATCH_CHECK(bad_request.find(check) != std::string::npos);
+  }
+  CATCH_CHECK(S(Member(Member(responses, "422"), "description")).find("empty genes list") !=
+              std::string::npos);
+
+  const Value& response = Member(Member(Member(p.doc, "components"), "schemas"), "VariantResponse");
+  const Value& data = Member(Member(response, "properties"), "data");
+  std::set<std::string> data_required;
+  for (const auto& r : Member(data, "required").GetArray()) data_required.insert(S(r));
+  CATCH_CHECK(data_required ==
+              std::set<std::string>{"task", "status", "output", "client_ref", "counts"});
+  const Value& meta = Member(Member(response, "properties"), "meta");
+  std::set<std::string> meta_required;
+  for (const auto& r : Member(meta, "required").GetArray()) meta_required.insert(S(r));
+  CATCH_CHECK(meta_required == std::set<std::string>{"job_id", "request_id", "task", "genome_build",
+                                                     "input", "gene_annotation",
+                                                     "options_applied"});
+  CATCH_CHECK(HasMember(Member(meta, "properties"), "model"));  // optional: only when scored
+  const Value& counts = Member(Member(Member(p.doc, "components"), "schemas"), "VariantCounts");
+  CATCH_CHECK(Member(counts, "required").Size() == 7);
+
+  const Value& poll =
+      Member(Member(Member(Member(Member(Member(p.doc, "paths"), "/v1/tasks/jobs/{job_id}"), "get"),
+                           "responses"),
+                    "200"),
+             "content");
+  bool listed = false;
+  for (const auto& ref :
+       Member(Member(Member(poll, "application/json"), "schema"), "oneOf").GetArray()) {
+    if (S(Member(ref, "$ref")) == "#/components/schemas/VariantResponse") listed = true;
+  }
+  CATCH_CHECK(listed);
+}
+
+CATCH_TEST_CASE("variant: published bounds are the bounds the validator enforces", "[openapi]") {
+  ModelCatalogue catalogue;
+  Parsed p = Build(catalogue);
+  const Value& schemas = Member(Member(p.doc, "components"), "schemas");
+  const Value& options = Member(Member(schemas, "VariantOptions"), "properties");
+  const Value& input = Member(Member(schemas, "VariantInput"), "properties");
+  const Value& request = Member(Member(schemas, "VariantRequest"), "properties");
+  auto body = [](const std::string& uri, const std::string& options_extra,
+                 const std::string& extra = "") {
+    return "{\"input\":{\"type\":\"s3_object\",\"uri\":\"" + uri +
+           "\"},\"options\":{\"genome_build\":\"GRCh37\"" + options_extra + "}" + extra + "}";
+  };
+  auto list = [](int64_t n) {
+    std::string out = "[";
+    for (int64_t i = 0; i < n; ++i) out += (i ? ",\"x" : "\"x") + std::to_string(i) + "\"";
+    return out + "]";
+  };
+  const std::string uri = "s3://inputs/a.vcf";
+  const Value& window = Member(options, "window");
+  for (int64_t w : {window["minimum"].GetInt64(), window["maximum"].GetInt64()}) {
+    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"window\":" + std::to_string(w))).ok());
+  }
+  CATCH_CHECK_FALSE(
+      ValidateVariantBody(
+          body(uri, ",\"window\":" + std::to_string(window["minimum"].GetInt64() - 1)))
+          .ok());
+  CATCH_CHECK_FALSE(
+      ValidateVariantBody(
+          body(uri, ",\"window\":" + std::to_string(window["maximum"].GetInt64() + 1)))
+          .ok());
+  for (std::string name : {"tissues", "genes"}) {
+    CATCH_INFO(name);
+    const Value& field = Member(options, name);
+    const int64_t lo = field["minItems"].GetInt64();
+    const int64_t hi = field["maxItems"].GetInt64();
+    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo))).ok());
+    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi))).ok());
+    CATCH_CHECK_FALSE(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo - 1))).ok());
+    CATCH_CHECK_FALSE(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi + 1))).ok());
+  }
+  const Value& uri_field = Member(input, "uri");
+  const auto min_uri = static_cast<size_t>(uri_field["minLength"].GetInt64());
+  const auto max_uri = static_cast<size_t>(uri_field["maxLength"].GetInt64());
+  CATCH_CHECK(ValidateVariantBody(body("s3://a/" + std::string(min_uri - 7, 'k'), "")).ok());
+  CATCH_CHECK_FALSE(ValidateVariantBody(body("s3://a/" + std::string(min_uri - 8, 'k'), "")).ok());
+  CATCH_CHECK(ValidateVariantBody(body("s3://a/" + std::string(max_uri - 7, 'k'), "")).ok());
+  CATCH_CHECK_FALSE(ValidateVariantBody(body("s3://a/" + std::string(max_uri - 6, 'k'), "")).ok());
+  const auto max_ref = static_cast<size_t>(Member(request, "client_ref")["maxLength"].GetInt64());
+  CATCH_CHECK(
+      ValidateVariantBody(body(uri, "", ",\"client_ref\":\"" + std::string(max_ref, 'r') + "\""))
+          .ok());
+  CATCH_CHECK_FALSE(ValidateVariantBody(
+                        body(uri, "", ",\"client_ref\":\"" + std::string(max_ref + 1, 'r') + "\""))
+                        .ok());
 }
 
 }  // namespace

@@ -436,6 +436,12 @@ TEST_CASE("the header sniff finds VCFs and GEX fields in a prefix", "[vcf]") {
   CHECK(ScanVcfHeader(dir + "/not.vcf").status().code() == ErrorCode::kBadRequest);
   WriteFile(dir + "/empty.vcf", "");
   CHECK_THAT(ScanVcfHeader(dir + "/empty.vcf").status().message(), Catch::Contains("empty"));
+  // A one-block bgzip file cut short: nothing decompresses, and the message says so.
+  const std::string small = ReadFile(dir + "/in.vcf.bgz");
+  WriteFile(dir + "/cut.vcf.gz", small.substr(0, small.size() - 40));
+  auto cut = ScanVcfHeader(dir + "/cut.vcf.gz");
+  CHECK(cut.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(cut.status().message(), Catch::Contains("corrupt or truncated"));
 }
 
 TEST_CASE("INFO values are escaped so free text cannot break a record", "[vcf]") {

@@ -27,6 +27,7 @@
 
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 
 namespace dnaserve::worker {
@@ -41,32 +42,18 @@ using testing::WriteFile;
 constexpr char kModelId[] = "splice-openspliceai-mane";
 constexpr char kPython[] = "/usr/bin/python3";
 
-std::string SharedData() { return SourceDir() + "/../shared/data"; }
-std::string CheckpointDir() { return SharedData() + "/published-models/openspliceai-mane-10000nt"; }
-std::string RefGene() { return SharedData() + "/annotation/hg19_refGene.txt.gz"; }
+std::string CheckpointDir() {
+  return testing::SharedDataDir() + "/published-models/openspliceai-mane-10000nt";
+}
+std::string RefGene() { return testing::SharedDataDir() + "/annotation/hg19_refGene.txt.gz"; }
 // GPL-derived and downloaded files live here, in the build tree only.
 std::string CacheDir() { return BinaryDir() + "/openspliceai"; }
 std::string ModelsDir() { return CacheDir() + "/models"; }
-std::string Chr20Path() { return CacheDir() + "/vt-examples/20.fa.gz"; }
-std::string WorkerBinary() { return BinaryDir() + "/worker/dnaserve-worker"; }
-
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+std::string Chr20Path() {
+  std::string why;
+  return testing::Chr20Fasta(&why).value_or("");
 }
-
-// Runs `script` with sh -e under an exclusive flock on the cache directory, so concurrent test
-// processes (ctest -j) convert and download once. `env` reaches the script as variables; its
-// output goes to `log`.
-bool RunLocked(const char* script, const std::map<std::string, std::string>& env,
-               const std::string& log) {
-  fs::create_directories(CacheDir());
-  std::string command = "flock " + Quote(CacheDir() + "/.lock") + " env";
-  for (const auto& [name, value] : env) command += " " + name + "=" + Quote(value);
-  command += " sh -ec " + Quote(script) + " >" + Quote(log) + " 2>&1";
-  return std::system(command.c_str()) == 0;
-}
+using testing::WorkerBinary;
 
 // The converted package, rebuilt when the converter or the reference architecture changes.
 constexpr char kConvertScript[] = R"sh(
@@ -80,37 +67,16 @@ fi
 
 bool EnsurePackage(std::string* why) {
   const std::string log = CacheDir() + "/convert.log";
-  if (RunLocked(kConvertScript,
-                {{"CONVERTER", SourceDir() + "/scripts/convert_openspliceai.py"},
-                 {"REFERENCE", SourceDir() + "/scripts/openspliceai_reference.py"},
-                 {"CHECKPOINTS", CheckpointDir()},
-                 {"PACKAGE", ModelsDir() + "/" + kModelId},
-                 {"STAMP", CacheDir() + "/package.sha256"}},
-                log)) {
+  if (testing::RunLockedScript(CacheDir(), kConvertScript,
+                               {{"CONVERTER", SourceDir() + "/scripts/convert_openspliceai.py"},
+                                {"REFERENCE", SourceDir() + "/scripts/openspliceai_reference.py"},
+                                {"CHECKPOINTS", CheckpointDir()},
+                                {"PACKAGE", ModelsDir() + "/" + kModelId},
+                                {"STAMP", CacheDir() + "/package.sha256"}},
+                               log)) {
     return true;
   }
   *why = "scripts/convert_openspliceai.py failed: " + ReadFile(log);
-  return false;
-}
-
-// GRCh37 chr20 from Debian's vt-examples package (apt-get download needs no root).
-constexpr char kFetchChr20Script[] = R"sh(
-if [ ! -s "$DEST" ]; then
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  cd "$tmp"
-  apt-get download vt-examples
-  dpkg-deb -x vt-examples_*.deb x
-  mkdir -p "$(dirname "$DEST")"
-  cp x/usr/share/doc/vt/examples/ref/20.fa.gz "$DEST.tmp"
-  mv "$DEST.tmp" "$DEST"
-fi
-)sh";
-
-bool EnsureChr20(std::string* why) {
-  const std::string log = CacheDir() + "/vt-examples.log";
-  if (RunLocked(kFetchChr20Script, {{"DEST", Chr20Path()}}, log)) return true;
-  *why = "fetching chr20 from Debian's vt-examples failed: " + ReadFile(log);
   return false;
 }
 
@@ -131,7 +97,7 @@ bool EnsureChr20(std::string* why) {
     bool package = EnsurePackage(&why);                                                           \
     CATCH_INFO(why);                                                                              \
     CATCH_REQUIRE(package);                                                                       \
-    bool chr20 = EnsureChr20(&why);                                                               \
+    bool chr20 = testing::Chr20Fasta(&why).has_value();                                           \
     CATCH_INFO(why);                                                                              \
     CATCH_REQUIRE(chr20);                                                                         \
   } while (false)
@@ -162,27 +128,6 @@ class SpliceWorker {
   testing::ServedWorker worker_;
 };
 
-// A bedGraph track of 1 bp rows covering [0, length) in order -> one value per base; empty when
-// the rows are not exactly that.
-std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length) {
-  std::vector<double> values;
-  std::istringstream in(bedgraph);
-  std::string line;
-  std::getline(in, line);  // track line
-  while (std::getline(in, line)) {
-    char chrom[64];
-    long long start = 0, end = 0;
-    double value = 0;
-    if (std::sscanf(line.c_str(), "%63s %lld %lld %lf", chrom, &start, &end, &value) != 4 ||
-        start != static_cast<long long>(values.size()) || end != start + 1) {
-      return {};
-    }
-    values.push_back(value);
-  }
-  if (values.size() != length) return {};
-  return values;
-}
-
 struct ReferenceScores {
   std::vector<double> acceptor;
   std::vector<double> donor;
@@ -193,10 +138,12 @@ std::optional<ReferenceScores> RunReference(const std::string& sequence, const s
                                             double* seconds) {
   WriteFile(dir + "/reference.seq", sequence);
   const std::string command =
-      std::string(kPython) + " " + Quote(SourceDir() + "/scripts/openspliceai_reference.py") +
-      " --checkpoints " + Quote(CheckpointDir()) + " --sequence-file " +
-      Quote(dir + "/reference.seq") + " --out " + Quote(dir + "/reference.tsv") + " --threads 2 >" +
-      Quote(dir + "/reference.log") + " 2>&1";
+      std::string(kPython) + " " +
+      testing::ShellQuote(SourceDir() + "/scripts/openspliceai_reference.py") + " --checkpoints " +
+      testing::ShellQuote(CheckpointDir()) + " --sequence-file " +
+      testing::ShellQuote(dir + "/reference.seq") + " --out " +
+      testing::ShellQuote(dir + "/reference.tsv") + " --threads 2 >" +
+      testing::ShellQuote(dir + "/reference.log") + " 2>&1";
   const auto started = std::chrono::steady_clock::now();
   if (std::system(command.c_str()) != 0) return std::nullopt;
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -214,12 +161,9 @@ std::optional<ReferenceScores> RunReference(const std::string& sequence, const s
 }
 
 // tests/unit/worker/openspliceai_genes.py: chr20 regions and refGene junctions.
-bool Helper(const std::vector<std::string>& args, const std::string& log) {
-  std::string command =
-      std::string(kPython) + " " + Quote(SourceDir() + "/tests/unit/worker/openspliceai_genes.py");
-  for (const auto& a : args) command += " " + Quote(a);
-  command += " >" + Quote(log) + " 2>&1";
-  return std::system(command.c_str()) == 0;
+bool Helper(std::vector<std::string> args, const std::string& log) {
+  args.insert(args.begin(), SourceDir() + "/tests/unit/worker/openspliceai_genes.py");
+  return testing::RunPython(args, log);
 }
 
 CATCH_TEST_CASE("OpenSpliceAI over gRPC: per-base scores equal the eager reference",
@@ -255,8 +199,8 @@ CATCH_TEST_CASE("OpenSpliceAI over gRPC: per-base scores equal the eager referen
   CATCH_CHECK(splice.windows(2).end() == 12345);
   CATCH_CHECK(splice.windows(2).padded_bp() == 2655);
 
-  const auto donor = PerBaseTrack(result->tracks().at("donor"), sequence.size());
-  const auto acceptor = PerBaseTrack(result->tracks().at("acceptor"), sequence.size());
+  const auto donor = testing::PerBaseTrack(result->tracks().at("donor"), sequence.size());
+  const auto acceptor = testing::PerBaseTrack(result->tracks().at("acceptor"), sequence.size());
   CATCH_REQUIRE(donor.size() == sequence.size());
   CATCH_REQUIRE(acceptor.size() == sequence.size());
   double max_diff = 0;
@@ -325,16 +269,11 @@ CATCH_TEST_CASE("OpenSpliceAI over gRPC: calls on chr20 genes fall on refGene ju
     const std::string sequence = ReadFile(prefix + ".seq");
     CATCH_REQUIRE(sequence.size() > 5000);
     std::set<std::pair<std::string, int64_t>> target, annotated;
-    std::istringstream sites(ReadFile(prefix + ".sites"));
-    std::string line;
-    while (std::getline(sites, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string type, role;
-      int64_t index = 0;
-      CATCH_REQUIRE(static_cast<bool>(fields >> type >> index >> role));
-      annotated.insert({type, index});
-      if (role == "target") target.insert({type, index});
+    const auto sites = testing::ReadAnnotatedSites(prefix + ".sites");
+    CATCH_REQUIRE_FALSE(sites.empty());
+    for (const auto& site : sites) {
+      annotated.insert({site.type, site.index});
+      if (site.role == "target") target.insert({site.type, site.index});
     }
     CATCH_REQUIRE(target.size() >= 20);
 

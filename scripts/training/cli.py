@@ -1,0 +1,169 @@
+"""scripts/train-models and scripts/evaluate-models (see those wrappers for usage)."""
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+import time
+
+SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, SCRIPTS_DIR)
+
+from training import cards, common, registry  # noqa: E402
+
+DEFAULT_PACKAGES = os.path.join(common.ROOT, "worker", "packages")
+
+
+def selected_modules(only: str):
+    names = registry.MODULES
+    if only:
+        wanted = [x.strip() for x in only.split(",") if x.strip()]
+        unknown = [x for x in wanted if x not in names]
+        if unknown:
+            raise SystemExit(f"unknown module(s) {', '.join(unknown)}; modules: "
+                             f"{', '.join(names)}")
+        names = [n for n in names if n in wanted]
+    return names
+
+
+def machine_note() -> str:
+    load = os.getloadavg()
+    return f"load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f} (1 / 5 / 15 min)"
+
+
+def cmd_train(args) -> int:
+    os.makedirs(args.out, exist_ok=True)
+    if args.ids:
+        os.environ["DNASERVE_TRAIN_IDS"] = args.ids
+    rows = []
+    started = time.monotonic()
+    print(f"training into {args.out}; {os.cpu_count()} CPUs; {machine_note()}", flush=True)
+    for name in selected_modules(args.only):
+        module = importlib.import_module(f"training.{name}")
+        t0 = time.monotonic()
+        ids = module.train(args.out, args.seed)
+        minutes = (time.monotonic() - t0) / 60
+        rows.append((name, ids, minutes))
+        print(f"{name}: {', '.join(ids) or '(no packages)'} in {minutes:.1f} min; "
+              f"{machine_note()}", flush=True)
+    total = (time.monotonic() - started) / 60
+    print("\n| module | packages | minutes |\n|---|---|---:|")
+    for name, ids, minutes in rows:
+        print(f"| {name} | {', '.join(ids)} | {minutes:.1f} |")
+    print(f"| all | | {total:.1f} |")
+    print(f"finished; {machine_note()}")
+    return 0
+
+
+def packages(root: str):
+    for entry in sorted(os.listdir(root)):
+        path = os.path.join(root, entry)
+        manifest = os.path.join(path, "manifest.json")
+        if entry.startswith(".") or not os.path.isfile(manifest):
+            continue
+        with open(manifest, encoding="utf-8") as handle:
+            yield path, json.load(handle)
+
+
+def cmd_evaluate(args) -> int:
+    modules = selected_modules(args.only)
+    if args.openspliceai is not None:
+        os.environ["DNASERVE_EVAL_OPENSPLICEAI"] = "1" if args.openspliceai else "0"
+    failures = 0
+    print(f"evaluating {args.packages}; {machine_note()}", flush=True)
+    for path, manifest in packages(args.packages):
+        task = manifest.get("task")
+        if task not in modules:
+            if not args.only:
+                print(f"\n## {manifest.get('id')}: no training module for task {task}; skipped")
+            continue
+        module = importlib.import_module(f"training.{task}")
+        print(f"\n## {manifest['id']}", flush=True)
+        t0 = time.monotonic()
+        try:
+            results = module.evaluate(path)
+        except Exception as error:  # one broken package must not hide the others' figures
+            print(f"FAILED: {type(error).__name__}: {error}")
+            failures += 1
+            continue
+        informative = getattr(module, "NOT_COMPARED", set())
+        card_path = os.path.join(path, manifest["model_card"])
+        with open(card_path, encoding="utf-8") as handle:
+            carded = cards.parse_metrics(handle.read())
+        for name, value in results.items():
+            suffix = "  (not compared)" if name in informative else ""
+            print(f"  {name:45s} {cards.format_value(value)}{suffix}")
+        compared = {k: v for k, v in results.items() if k not in informative}
+        problems = cards.compare(compared, carded)
+        if problems:
+            failures += 1
+            print("  DIFFERS FROM THE MODEL CARD:")
+            for line in problems:
+                print(f"    {line}")
+        else:
+            print(f"  card agrees ({len(compared)} metrics)" if compared else
+                  "  no metrics (untrained package; the card says so)")
+        print(f"  ({(time.monotonic() - t0):.0f} s)", flush=True)
+    print(f"\n{'all metrics agree with the model cards' if not failures else f'{failures} package(s) differ or failed'}")
+    return 1 if failures else 0
+
+
+# The card metrics a roster table shows, per task (the first ones present are shown).
+KEY_METRICS = {
+    "promoter": ["auroc", "auprc", "auroc_vs_distal"],
+    "splice": ["topk_mean", "auprc_mean"],
+    "chromatin": ["median_auroc_learned_features", "learned_features"],
+    "annotation": [],
+    "expression": [],
+}
+
+
+def cmd_roster(args) -> int:
+    """Markdown roster of a packages directory (README.md, worker/README.md), from the manifests
+    and the cards' metrics tables."""
+    print("| id | task | default | trained | what it is | key held-out metrics (model card) |")
+    print("|---|---|---|---|---|---|")
+    for path, manifest in packages(args.packages):
+        with open(os.path.join(path, manifest["model_card"]), encoding="utf-8") as handle:
+            carded = cards.parse_metrics(handle.read())
+        keys = KEY_METRICS.get(manifest["task"]) or list(carded)[:3]
+        shown = ", ".join(f"{k} {cards.format_value(carded[k])}" for k in keys if k in carded)
+        description = manifest["description"].split(". ")[0].rstrip(".") + "."
+        print(f"| `{manifest['id']}` | {manifest['task']} | "
+              f"{'yes' if manifest['is_default'] else ''} | "
+              f"{'yes' if manifest['trained'] else '**no**'} | {description} | {shown or '-'} |")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="train-models / evaluate-models")
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train")
+    train.add_argument("--only", default="", help="comma-separated modules (default: all)")
+    train.add_argument("--out", default=DEFAULT_PACKAGES, help="packages directory")
+    train.add_argument("--seed", type=int, default=registry.SEED)
+    train.add_argument("--ids", default="",
+                       help="comma-separated package ids to (re)train (default: all of the "
+                            "selected modules'); lets runs of one module go in parallel")
+    evaluate = sub.add_parser("evaluate")
+    evaluate.add_argument("--only", default="", help="comma-separated modules (default: all)")
+    evaluate.add_argument("--packages", default=DEFAULT_PACKAGES, help="packages directory")
+    group = evaluate.add_mutually_exclusive_group()
+    group.add_argument("--openspliceai", dest="openspliceai", action="store_true", default=None,
+                       help="also score the OpenSpliceAI checkpoints (default when present)")
+    group.add_argument("--no-openspliceai", dest="openspliceai", action="store_false")
+    roster = sub.add_parser("roster", help="markdown roster table of a packages directory")
+    roster.add_argument("--packages", default=DEFAULT_PACKAGES)
+    args = parser.parse_args()
+    commands = {"train": cmd_train, "evaluate": cmd_evaluate, "roster": cmd_roster}
+    try:
+        return commands[args.command](args)
+    except common.DataError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+// Request bodies as the gateway admits them: every predict task's validator, the find-genes
+// workflow's, and output-format negotiation, on arbitrary bytes. Beyond "no crash, no sanitizer
+// report" the outcome must be one the contract allows: ok with a sequence inside the task's
+// bounds, 400 bad_request (not JSON, or beyond the shape limits) or 422 validation_failed with
+// at least one field error; never an internal error.
+//
+// Input: byte 0 picks the operation (a task, the workflow, or negotiation); the rest is the body
+// (for negotiation: "<format query>\n<Accept header>").
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "common/task.h"
+#include "gateway/validation/find_genes_request.h"
+#include "gateway/validation/predict_request.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+[[noreturn]] void Violation(const char* what, const Status& status) {
+  std::fprintf(stderr, "contract violation: %s (%s: %s)\n", what,
+               std::string(ErrorCodeName(status.code())).c_str(), status.message().c_str());
+  std::abort();
+}
+
+void CheckRefusal(const Status& status) {
+  if (status.code() == ErrorCode::kBadRequest) return;
+  if (status.code() != ErrorCode::kValidationFailed) Violation("unexpected error code", status);
+  const auto* details = std::get_if<ValidationDetails>(&status.details());
+  if (!details || details->errors.empty()) Violation("422 without field errors", status);
+  for (const FieldError& e : details->errors) {
+    if (e.loc.empty() || e.msg.empty() || e.type.empty()) Violation("incomplete field error", status);
+  }
+}
+
+void ValidatePredict(Task task, std::string_view body) {
+  auto result = ValidatePredictBody(task, body);
+  if (!result.ok()) return CheckRefusal(result.status());
+  const ValidatedPredict& v = *result;
+  if (v.task != task) Violation("task changed", Status::Ok());
+  if (v.sequence_length < MinSequenceBp(task) || v.sequence_length > kMaxSequenceBp) {
+    Violation("accepted sequence length out of bounds", Status::Ok());
+  }
+  for (char c : v.request.sequence()) {
+    if (c != 'A' && c != 'C' && c != 'G' && c != 'T' && c != 'N') {
+      Violation("accepted sequence not normalised to ACGTN", Status::Ok());
+    }
+  }
+}
+
+void ValidateFindGenes(std::string_view body) {
+  auto result = ValidateFindGenesBody(body);
+  if (!result.ok()) return CheckRefusal(result.status());
+  if (result->sequence_length < kFindGenesMinSequenceBp ||
+      result->sequence_length > kMaxSequenceBp) {
+    Violation("accepted workflow sequence out of bounds", Status::Ok());
+  }
+  if (result->description.empty()) Violation("accepted without a description", Status::Ok());
+}
+
+void Negotiate(Task task, std::string_view input) {
+  const size_t newline = input.find('\n');
+  std::optional<std::string> query;
+  std::optional<std::string> accept;
+  if (newline == std::string_view::npos) {
+    accept = std::string(input);
+  } else {
+    if (newline > 0) query = std::string(input.substr(0, newline));
+    accept = std::string(input.substr(newline + 1));
+  }
+  auto format = NegotiateFormat(task, query, accept);
+  if (!format.ok() && format.status().code() != ErrorCode::kUnsupportedFormat) {
+    Violation("negotiation failed with an unexpected code", format.status());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  const size_t op = data[0] % (2 * kAllTasks.size() + 1);
+  if (op < kAllTasks.size()) {
+    ValidatePredict(kAllTasks[op], rest);
+  } else if (op < 2 * kAllTasks.size()) {
+    Negotiate(kAllTasks[op - kAllTasks.size()], rest);
+  } else {
+    ValidateFindGenes(rest);
+  }
+  return 0;
+}

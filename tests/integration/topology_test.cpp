@@ -1,0 +1,434 @@
+// Scale-out on loopback, every piece its own process: two gateways and two promoter workers
+// sharing one real redis-server. Requests spread over both workers; a job submitted through one
+// gateway is polled through the other; a key's quota holds across both gateways; a worker killed
+// with calls in flight fails those calls cleanly (503 envelope within 5 s), drops out of
+// rotation, and comes back after a restart.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "gateway/auth/key_store.h"
+#include "gateway/dispatch/worker_client.h"
+#include "gateway/validation/predict_request.h"
+#include "tests/integration/service_fixture.h"
+
+using namespace dnaserve::testing;
+
+namespace {
+
+constexpr int kReplicas = 2;
+// 60 requests/min: a bucket of 10 (rate / 6) refilled at one token per second.
+constexpr int kQuotaRatePerMinute = 60;
+constexpr int kQuotaCapacity = kQuotaRatePerMinute / 6;
+
+std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
+std::string Url(int port) { return "http://" + Loopback(port); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return condition();
+}
+
+// The value of one series in a Prometheus scrape ("name{labels}"); 0 when absent.
+double Sample(const std::string& admin_url, const std::string& series) {
+  auto r = HttpRequest("GET", admin_url + "/metrics", {}, "", 5);
+  if (r.status != 200) return -1;
+  const std::string scrape = "\n" + r.body;
+  size_t at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(scrape.substr(at + series.size() + 2));
+}
+
+class Topology {
+ public:
+  static Topology* Get(std::string* failure) {
+    static std::string reason;
+    static Topology* instance = [] {
+      auto* t = new Topology();
+      if (!t->Start(&reason)) {
+        delete t;
+        return static_cast<Topology*>(nullptr);
+      }
+      std::atexit([] { delete instance; });
+      return t;
+    }();
+    if (!instance) *failure = reason;
+    return instance;
+  }
+  ~Topology() {
+    for (auto& g : gateways_) g.process.Stop();
+    for (auto& w : workers_) w.process.Stop();
+    if (redis_) redis_->Stop();
+  }
+
+  std::string gateway(int i) const { return Url(gateways_[i].port); }
+  std::string gateway_admin(int i) const { return Url(gateways_[i].admin_port); }
+  std::string worker_admin(int i) const { return Url(workers_[i].admin_port); }
+  std::string worker_log(int i) const { return ReadFile(dir_ + "/worker-" + std::to_string(i) + ".log"); }
+  const std::string& generous_key() const { return generous_key_; }
+  const std::string& quota_key() const { return quota_key_; }
+  const std::string& promoter_model() const { return promoter_model_; }
+
+  // Both workers behind one gRPC target, as a headless Service's name resolves to every pod.
+  std::string both_workers_target() const {
+    return "ipv4:" + Loopback(workers_[0].port) + "," + Loopback(workers_[1].port);
+  }
+  void KillWorker(int i) { workers_[i].process.Kill(); }
+  bool RestartWorker(int i) {
+    return workers_[i].process.Start(workers_[i].argv, {}, dir_ + "/worker-" + std::to_string(i) + ".log");
+  }
+  // Predict calls the worker has finished with `code` ("ok", ...), from its own /metrics.
+  double WorkerCalls(int i, const std::string& code = "ok") const {
+    return Sample(worker_admin(i), "dnaserve_worker_predict_requests_total{model=\"" +
+                                       promoter_model_ + "\",code=\"" + code + "\"}");
+  }
+
+  HttpResult Post(int gateway_index, const std::string& path, const std::string& body,
+                  const std::string& key, std::vector<std::string> headers = {}) const {
+    headers.push_back("Authorization: Bearer " + key);
+    headers.push_back("Content-Type: application/json");
+    return HttpRequest("POST", gateway(gateway_index) + path, headers, body, 300);
+  }
+  HttpResult Get(int gateway_index, const std::string& path, const std::string& key) const {
+    return HttpRequest("GET", gateway(gateway_index) + path, {"Authorization: Bearer " + key});
+  }
+
+ private:
+  struct Process {
+    int port = 0;
+    int admin_port = 0;
+    std::vector<std::string> argv;
+    ChildProcess process;
+  };
+
+  bool Start(std::string* failure) {
+    dir_ = MakeTempDir("dnaserve-topology");
+    redis_ = RedisServer::Start();
+    if (!redis_) {
+      *failure = "redis-server is not installed or did not start";
+      return false;
+    }
+    auto models = PrepareModels(dir_, failure);
+    if (!models) return false;
+
+    std::string replicas;
+    for (int i = 0; i < kReplicas; ++i) {
+      Process& w = workers_[i];
+      w.port = FreePort();
+      w.admin_port = FreePort();
+      w.argv = {BinaryDir() + "/worker/dnaserve-worker", "--task", "promoter", "--models-dir",
+                *models, "--listen", Loopback(w.port), "--admin-listen", Loopback(w.admin_port)};
+      if (!RestartWorker(i)) {
+        *failure = "cannot start dnaserve-worker";
+        return false;
+      }
+      replicas += (i ? ";" : "") + Loopback(w.port);
+    }
+
+    generous_key_ = dnaserve::gateway::GenerateApiKey();
+    quota_key_ = dnaserve::gateway::GenerateApiKey();
+    std::ofstream(dir_ + "/keys.json")
+        << "{\"keys\": [" << KeyEntry(generous_key_, "generous", true, 60000, 64) << ","
+        << KeyEntry(quota_key_, "metered", true, kQuotaRatePerMinute, 64) << "]}";
+
+    for (int i = 0; i < kReplicas; ++i) {
+      Process& g = gateways_[i];
+      g.port = FreePort();
+      g.admin_port = FreePort();
+      g.process.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
+                      {{"DNASERVE_PORT", std::to_string(g.port)},
+                       {"DNASERVE_ADMIN_LISTEN", Loopback(g.admin_port)},
+                       {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
+                       {"DNASERVE_REDIS_URL", redis_->url()},
+                       {"DNASERVE_WORKERS", "promoter=" + replicas},
+                       {"DNASERVE_IP_RATE", "10000"},
+                       {"DNASERVE_IP_BURST", "10000"}},
+                      dir_ + "/gateway-" + std::to_string(i) + ".log");
+    }
+    for (int i = 0; i < kReplicas; ++i) {
+      if (!WaitFor([&] { return HttpRequest("GET", gateway_admin(i) + "/ready", {}, "", 2).status == 200; },
+                   std::chrono::seconds(60))) {
+        *failure = "gateway " + std::to_string(i) + " never became ready; see " + dir_;
+        return false;
+      }
+      // Both workers in rotation as this gateway sees them.
+      if (!WaitFor([&] {
+            return Sample(gateway_admin(i),
+                          "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
+          },
+          std::chrono::seconds(30))) {
+        *failure = "gateway " + std::to_string(i) + " never saw both workers healthy; see " + dir_;
+        return false;
+      }
+    }
+    auto models_list = HttpRequest("GET", gateway(0) + "/v1/tasks/promoter/models");
+    auto doc = ParseJson(models_list.body);
+    promoter_model_ = (*doc)["default_model"].GetString();
+    return true;
+  }
+
+  std::string dir_;
+  std::optional<RedisServer> redis_;
+  Process workers_[kReplicas];
+  Process gateways_[kReplicas];
+  std::string generous_key_;
+  std::string quota_key_;
+  std::string promoter_model_;
+};
+
+#define REQUIRE_TOPOLOGY(var)                     \
+  std::string var##_failure;                      \
+  Topology* var = Topology::Get(&var##_failure);  \
+  INFO(var##_failure);                            \
+  REQUIRE(var != nullptr)
+
+std::string ErrorCode(const HttpResult& r) {
+  auto doc = ParseJson(r.body);
+  REQUIRE((*doc).HasMember("error"));
+  return (*doc)["error"]["code"].GetString();
+}
+
+}  // namespace
+
+TEST_CASE("requests through both gateways are spread over both workers", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  const double before[2] = {t->WorkerCalls(0), t->WorkerCalls(1)};
+  constexpr int kRequests = 20;
+  std::string request_id_via_second_gateway;
+  for (int i = 0; i < kRequests; ++i) {
+    auto r = t->Post(i % 2, "/v1/tasks/promoter/predict", MinimalBody("promoter"), t->generous_key());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    if (i % 2 == 1) request_id_via_second_gateway = *r.Header("x-request-id");
+  }
+  const double served[2] = {t->WorkerCalls(0) - before[0], t->WorkerCalls(1) - before[1]};
+  INFO("worker 0 served " << served[0] << ", worker 1 served " << served[1]);
+  CHECK(served[0] + served[1] == kRequests);
+  // Each gateway alternates between the two replicas: an even split.
+  CHECK(served[0] == kRequests / 2);
+  CHECK(served[1] == kRequests / 2);
+  // The request id reached whichever worker ran the call, through gRPC metadata.
+  const std::string id = "\"request_id\":\"" + request_id_via_second_gateway + "\"";
+  CHECK((t->worker_log(0).find(id) != std::string::npos) !=
+        (t->worker_log(1).find(id) != std::string::npos));
+}
+
+TEST_CASE("a job submitted through one gateway is polled through the other", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  auto submitted = t->Post(0, "/v1/tasks/promoter/predict", MinimalBody("promoter", 20000),
+                           t->generous_key(), {"Prefer: respond-async"});
+  REQUIRE(submitted.status == 202);
+  const std::string job_id = (*ParseJson(submitted.body))["data"]["job_id"].GetString();
+  HttpResult poll;
+  REQUIRE(WaitFor(
+      [&] {
+        poll = t->Get(1, "/v1/tasks/jobs/" + job_id, t->generous_key());
+        return poll.status != 202;
+      },
+      std::chrono::seconds(120)));
+  INFO(poll.body);
+  CHECK(poll.status == 200);
+  auto result = ParseJson(poll.body);
+  CHECK(std::string((*result)["meta"]["model"].GetString()) == t->promoter_model());
+  // Both gateways return the same stored result, and list the job for its owner only.
+  CHECK(t->Get(0, "/v1/tasks/jobs/" + job_id, t->generous_key()).body == poll.body);
+  CHECK(t->Get(1, "/v1/tasks/jobs", t->generous_key()).body.find(job_id) != std::string::npos);
+  CHECK(t->Get(1, "/v1/tasks/jobs/" + job_id, t->quota_key()).status == 404);
+}
+
+TEST_CASE("a key's quota holds across both gateways", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  // Let any earlier use of the key refill completely.
+  std::this_thread::sleep_for(std::chrono::seconds(kQuotaCapacity + 1));
+  constexpr int kRequests = 40;
+  constexpr int kThreads = 8;
+  std::atomic<int> next{0};
+  std::atomic<int> admitted[2] = {0, 0};
+  std::atomic<int> refused{0};
+  std::mutex failures_mu;
+  std::vector<std::string> failures;
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k) {
+    threads.emplace_back([&] {
+      for (int i = next++; i < kRequests; i = next++) {
+        const int g = i % 2;
+        auto r = t->Post(g, "/v1/tasks/promoter/predict", MinimalBody("promoter", 300),
+                         t->quota_key());
+        if (r.status == 200) {
+          ++admitted[g];
+        } else if (r.status == 429 && r.Header("retry-after") &&
+                   r.body.find("\"code\":\"too_many_requests\"") != std::string::npos) {
+          ++refused;
+        } else {
+          std::lock_guard<std::mutex> lock(failures_mu);
+          failures.push_back(std::to_string(r.status) + " " + r.body);
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(failures.empty());
+  const int total = admitted[0] + admitted[1];
+  INFO("admitted " << admitted[0] << " + " << admitted[1] << " in " << elapsed << " s, refused "
+                   << refused);
+  // The shared bucket: its 10 tokens plus one per second of the run, whichever gateway asks.
+  CHECK(total >= kQuotaCapacity);
+  CHECK(total <= kQuotaCapacity + static_cast<int>(elapsed) + 1);
+  CHECK(admitted[0] > 0);
+  CHECK(admitted[1] > 0);
+  CHECK(total + refused == kRequests);
+}
+
+TEST_CASE("a killed worker fails its in-flight calls cleanly; new calls go to the other",
+          "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  // Four long sync calls through gateway 0: round-robin puts two on each worker.
+  constexpr int kInFlight = 4;
+  struct Outcome {
+    HttpResult response;
+    std::chrono::steady_clock::time_point finished;
+  };
+  std::vector<std::future<Outcome>> calls;
+  for (int i = 0; i < kInFlight; ++i) {
+    calls.push_back(std::async(std::launch::async, [t] {
+      Outcome o;
+      o.response = t->Post(0, "/v1/tasks/promoter/predict", MinimalBody("promoter", 500000),
+                           t->generous_key());
+      o.finished = std::chrono::steady_clock::now();
+      return o;
+    }));
+  }
+  REQUIRE(WaitFor(
+      [&] {
+        return Sample(t->worker_admin(0), "dnaserve_worker_predict_in_flight") >= 1 &&
+               Sample(t->worker_admin(1), "dnaserve_worker_predict_in_flight") >= 1;
+      },
+      std::chrono::seconds(30)));
+  const double survivor_before = t->WorkerCalls(1);
+  t->KillWorker(0);
+  const auto killed_at = std::chrono::steady_clock::now();
+
+  int ok = 0;
+  int unavailable = 0;
+  for (auto& call : calls) {
+    Outcome o = call.get();
+    INFO(o.response.status << " " << o.response.body.substr(0, 300));
+    if (o.response.status == 200) {
+      ++ok;
+      continue;
+    }
+    REQUIRE(o.response.status == 503);
+    CHECK(ErrorCode(o.response) == "service_unavailable");
+    CHECK(o.response.Header("x-request-id"));
+    CHECK(o.finished - killed_at < std::chrono::seconds(5));
+    ++unavailable;
+  }
+  CHECK(unavailable >= 1);  // the killed worker's
+  CHECK(ok >= 1);           // the survivor's
+  CHECK(ok + unavailable == kInFlight);
+
+  // Out of rotation on both gateways (the one whose calls failed at once; the other by its
+  // health checks), and every new call is served by the survivor.
+  for (int g = 0; g < kReplicas; ++g) {
+    CHECK(WaitFor(
+        [&] {
+          return Sample(t->gateway_admin(g),
+                        "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 1;
+        },
+        std::chrono::seconds(5)));
+  }
+  const double survivor_mid = t->WorkerCalls(1);
+  for (int i = 0; i < 10; ++i) {
+    auto r = t->Post(i % 2, "/v1/tasks/promoter/predict", MinimalBody("promoter"), t->generous_key());
+    INFO(r.body);
+    CHECK(r.status == 200);
+  }
+  CHECK(t->WorkerCalls(1) - survivor_mid == 10);
+  CHECK(t->WorkerCalls(1) - survivor_before >= 10);
+  CHECK(HttpRequest("GET", t->gateway_admin(0) + "/ready").status == 200);
+
+  // Restarted on the same address: back in rotation within a few health checks, and served.
+  REQUIRE(t->RestartWorker(0));
+  for (int g = 0; g < kReplicas; ++g) {
+    CHECK(WaitFor(
+        [&] {
+          return Sample(t->gateway_admin(g),
+                        "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
+        },
+        std::chrono::seconds(30)));
+  }
+  const double revived_before = t->WorkerCalls(0);
+  for (int i = 0; i < 10; ++i) {
+    CHECK(t->Post(i % 2, "/v1/tasks/promoter/predict", MinimalBody("promoter"), t->generous_key())
+              .status == 200);
+  }
+  CHECK(t->WorkerCalls(0) - revived_before >= 4);
+}
+
+TEST_CASE("one address naming several workers spreads calls over them and skips a dead one",
+          "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  // What a Kubernetes headless Service gives the gateway: one name, every pod's address.
+  dnaserve::gateway::GrpcInferenceBackend::Options options;
+  options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->both_workers_target()};
+  dnaserve::gateway::GrpcInferenceBackend backend(options);
+  auto validated =
+      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+  REQUIRE(validated.ok());
+  const auto& request = validated->request;
+  auto call = [&](int i) {
+    dnaserve::gateway::CallContext context;
+    context.request_id = "headless-" + std::to_string(i);
+    return backend.Predict(dnaserve::Task::kPromoter, request, context, nullptr);
+  };
+
+  const double before[2] = {t->WorkerCalls(0), t->WorkerCalls(1)};
+  for (int i = 0; i < 20; ++i) {
+    auto r = call(i);
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+  }
+  const double served[2] = {t->WorkerCalls(0) - before[0], t->WorkerCalls(1) - before[1]};
+  INFO("worker 0 served " << served[0] << ", worker 1 served " << served[1]);
+  CHECK(served[0] + served[1] == 20);
+  CHECK(served[0] >= 5);
+  CHECK(served[1] >= 5);
+
+  // One pod dies: every call still succeeds (a call that cannot reach it goes to the other).
+  t->KillWorker(0);
+  const double survivor_before = t->WorkerCalls(1);
+  for (int i = 0; i < 10; ++i) {
+    auto r = call(100 + i);
+    INFO(r.status().message());
+    CHECK(r.ok());
+  }
+  CHECK(t->WorkerCalls(1) - survivor_before == 10);
+
+  // It comes back: the channel reconnects and its health watch lets calls reach it again.
+  REQUIRE(t->RestartWorker(0));
+  const double revived_before = t->WorkerCalls(0);
+  CHECK(WaitFor(
+      [&] {
+        CHECK(call(200).ok());
+        return t->WorkerCalls(0) > revived_before;
+      },
+      std::chrono::seconds(30)));
+}

@@ -1,0 +1,720 @@
+// The genomic-variant-interpretation workflow end to end, over real HTTP: a gateway configured
+// with the default chr20 catalogue (scripts/build-catalogue, Debian packages), the real
+// SigV4-checking S3 server on a free loopback port, the real expression worker (bundled tiny
+// model) and the real Redis of the integration service. VCFs: one the test builds on chr20
+// around catalogue start sites, vt's chr20 indels and the 1000 Genomes chr22 file (Debian
+// packages vt-examples and r-bioc-variantannotation). Outputs are read back with bcftools.
+// Tests needing the Debian packages skip with a message when they cannot be had.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "common/digest.h"
+#include "gateway/genome/reference_genome.h"
+#include "tests/integration/service_fixture.h"
+#include "tests/support/s3_server.h"
+#include "tests/support/variant_data.h"
+
+using namespace dnaserve::testing;
+
+namespace {
+
+const std::string kPath = "/v1/workflows/genomic-variant-interpretation";
+const std::string kBucket = "cohort-data";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary) << data;
+}
+
+struct Site {
+  std::string symbol, gene_id;
+  int64_t tss = 0;  // 1-based
+  char strand = '+';
+};
+
+// A second gateway of the integration service (same Redis, workers and keys) with the variant
+// workflow set up, and the S3 server it talks to. One per test process.
+struct VariantService {
+  Service* svc = nullptr;
+  std::optional<S3Server> s3;
+  BuiltCatalogue built;
+  std::vector<Site> sites;
+  std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
+  std::string dir;
+  std::string base;
+  ChildProcess gateway;
+
+  HttpResult Post(const std::string& body, const std::string& key, bool async = true) const {
+    std::vector<std::string> headers = {"Authorization: Bearer " + key,
+                                        "Content-Type: application/json"};
+    if (async) headers.push_back("Prefer: respond-async");
+    return HttpRequest("POST", base + kPath, headers, body, 120);
+  }
+  HttpResult Get(const std::string& path, const std::string& key) const {
+    return HttpRequest("GET", base + path, {"Authorization: Bearer " + key});
+  }
+  // The job's final answer (anything but 202), polling every 100 ms for up to 10 minutes.
+  HttpResult Poll(const std::string& job_id, const std::string& key,
+                  std::vector<std::string>* messages = nullptr) const {
+    HttpResult r;
+    for (int i = 0; i < 6000; ++i) {
+      r = Get("/v1/tasks/jobs/" + job_id, key);
+      if (r.status != 202) return r;
+      if (messages) {
+        auto doc = ParseJson(r.body);
+        messages->push_back((*doc)["data"]["progress"]["message"].GetString());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
+  }
+  std::string Upload(const std::string& key, const std::string& bytes) const {
+    REQUIRE(s3->PutObject(kBucket, key, bytes) == 200);
+    return "s3://" + kBucket + "/" + key;
+  }
+  char RefBase(int64_t pos1) const {
+    auto base = reference->Fetch("20", pos1 - 1, pos1);
+    REQUIRE(base.ok());
+    return (*base)[0];
+  }
+};
+
+VariantService* GetVariantService(std::string* skip) {
+  static std::string reason;
+  static VariantService* instance = []() -> VariantService* {
+    std::string failure;
+    Service* svc = Service::Get(&failure);
+    if (svc == nullptr) {
+      reason = "the integration service did not start: " + failure;
+      return nullptr;
+    }
+    auto built = BuildCatalogue({}, &reason);
+    if (!built) return nullptr;
+    auto v = std::make_unique<VariantService>();
+    v->svc = svc;
+    v->built = *built;
+    v->s3 = S3Server::Start({kBucket}, &reason);
+    if (!v->s3) return nullptr;
+    auto reference = dnaserve::variant::ReferenceGenome::Open(v->built.fasta);
+    if (!reference.ok()) {
+      reason = reference.status().message();
+      return nullptr;
+    }
+    v->reference = std::move(reference).value();
+    std::istringstream lines(ReadFile(v->built.catalogue));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream f(line);
+      std::string contig, tss, strand, symbol, gene_id;
+      f >> contig >> tss >> strand >> symbol >> gene_id;
+      v->sites.push_back({symbol, gene_id, std::stoll(tss), strand[0]});
+    }
+    v->dir = MakeTempDir("dnaserve-variant-it");
+    const int port = FreePort();
+    v->base = "http://127.0.0.1:" + std::to_string(port);
+    WriteFile(v->dir + "/s3-secret", std::string(S3Server::kSecretKey) + "\n");
+    v->gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
+                     {{"DNASERVE_PORT", std::to_string(port)},
+                      {"DNASERVE_KEYS_FILE", svc->keys_file()},
+                      {"DNASERVE_REDIS_URL", svc->redis_url()},
+                      {"DNASERVE_WORKERS", svc->workers_spec()},
+                      {"DNASERVE_IP_RATE", "10000"},
+                      {"DNASERVE_IP_BURST", "10000"},
+                      {"DNASERVE_S3_ENDPOINT", v->s3->endpoint()},
+                      {"DNASERVE_S3_REGION", S3Server::kRegion},
+                      {"DNASERVE_S3_ACCESS_KEY_ID", S3Server::kAccessKey},
+                      {"DNASERVE_S3_SECRET_ACCESS_KEY_FILE", v->dir + "/s3-secret"},
+                      {"DNASERVE_GRCH37_CATALOGUE", v->built.catalogue},
+                      {"DNASERVE_GRCH37_FASTA", v->built.fasta},
+                      {"DNASERVE_VARIANT_WORK_DIR", v->dir}},
+                     v->dir + "/gateway.log");
+    if (!WaitForPort(port, std::chrono::seconds(30))) {
+      reason = "the variant gateway did not start; see " + v->dir + "/gateway.log";
+      return nullptr;
+    }
+    for (int i = 0;
+         i < 300 && v->Get("/v1/tasks/expression/models", svc->keys().alice).status != 200; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // Stopped at exit, before the integration service (atexit runs in reverse order).
+    std::atexit([] { delete instance; });
+    return v.release();
+  }();
+  if (!instance) *skip = reason;
+  return instance;
+}
+
+// Skips the test case (with the reason) when the Debian data or the service are unavailable.
+#define VARIANT_SERVICE_OR_SKIP(var)                    \
+  std::string var##_skip;                               \
+  VariantService* var = GetVariantService(&var##_skip); \
+  if (var == nullptr) {                                 \
+    WARN("skipped: " << var##_skip);                    \
+    return;                                             \
+  }
+
+std::string Body(const std::string& uri, const std::string& options = "",
+                 const std::string& extra = "") {
+  return R"({"input": {"type": "s3_object", "uri": ")" + uri +
+         R"("}, "options": {"genome_build": "GRCh37")" + options + "}" + extra + "}";
+}
+
+std::string JobId(const HttpResult& r) {
+  INFO(r.body);
+  REQUIRE(r.status == 202);
+  auto doc = ParseJson(r.body);
+  return (*doc)["data"]["job_id"].GetString();
+}
+
+std::string Code(const HttpResult& r) {
+  auto doc = ParseJson(r.body);
+  REQUIRE(doc->HasMember("error"));
+  return (*doc)["error"]["code"].GetString();
+}
+
+std::string Message(const HttpResult& r) {
+  return (*ParseJson(r.body))["error"]["message"].GetString();
+}
+
+std::string Bcftools(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/bcftools"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string out;
+  INFO("bcftools " << args.front());
+  REQUIRE(RunCommand(argv, &out, {}, /*drop_stderr=*/true) == 0);
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string Bgzip(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  WriteFile(path, text);
+  std::string out;
+  REQUIRE(RunCommand({"/usr/bin/bgzip", "-f", path}, &out) == 0);
+  return ReadFile(path + ".gz");
+}
+
+// The output object of a completed job, saved to a file for bcftools.
+std::string SaveOutput(const VariantService& v, const rapidjson::Document& done,
+                       const std::string& name) {
+  const std::string uri = done["data"]["output"]["uri"].GetString();
+  const std::string prefix = "s3://" + kBucket + "/";
+  REQUIRE(uri.rfind(prefix, 0) == 0);
+  auto stored = v.s3->StoredObject(kBucket, uri.substr(prefix.size()));
+  REQUIRE(stored.has_value());
+  const std::string path = v.dir + "/" + name;
+  WriteFile(path, *stored);
+  return path;
+}
+
+// Records (not header lines) in a VCF's text.
+size_t RecordCount(const std::string& vcf_text) {
+  size_t n = 0;
+  for (const auto& line : Lines(vcf_text)) n += !line.empty() && line[0] != '#';
+  return n;
+}
+
+// The counts invariants of a completed response.
+void CheckCountsInvariants(const rapidjson::Value& counts) {
+  const int64_t in = counts["variants_in"].GetInt64();
+  CHECK(counts["annotated"].GetInt64() + counts["not_run"].GetInt64() == in);
+  int64_t reasons = 0;
+  for (auto m = counts["not_run_reasons"].MemberBegin(); m != counts["not_run_reasons"].MemberEnd();
+       ++m) {
+    CHECK(m->value.GetInt64() > 0);
+    reasons += m->value.GetInt64();
+  }
+  CHECK(reasons == counts["not_run"].GetInt64());
+  CHECK(counts["annotated_alleles"].GetInt64() >= counts["annotated"].GetInt64());
+  CHECK(counts["associations"].GetInt64() >= counts["annotated_alleles"].GetInt64());
+}
+
+// A chr20 VCF around real catalogue start sites, written by the test. Returns the text and, by
+// record ID, what the output must say about it.
+struct BuiltVcf {
+  std::string text;
+  std::map<std::string, std::string> expect;  // id -> "ANN:<symbol>" or the not-run reason
+};
+
+BuiltVcf BuildChr20Vcf(const VariantService& v) {
+  // Start sites with no other start site within 10 kb, so each record has exactly one gene.
+  std::vector<Site> lonely;
+  for (size_t i = 0; i < v.sites.size() && lonely.size() < 4; ++i) {
+    bool alone = true;
+    for (size_t j = 0; j < v.sites.size(); ++j) {
+      if (j != i && std::llabs(v.sites[j].tss - v.sites[i].tss) < 10000) alone = false;
+    }
+    if (alone && v.sites[i].tss > 20000) lonely.push_back(v.sites[i]);
+  }
+  REQUIRE(lonely.size() == 4);
+  // A position more than 5 kb from every start site.
+  int64_t far = 0;
+  for (size_t i = 0; i + 1 < v.sites.size() && far == 0; ++i) {
+    if (v.sites[i + 1].tss - v.sites[i].tss > 20000) far = v.sites[i].tss + 10000;
+  }
+  REQUIRE(far > 0);
+  auto other = [](char b) { return b == 'A' ? 'G' : 'A'; };
+
+  BuiltVcf vcf;
+  std::ostringstream t;
+  t << "##fileformat=VCFv4.2\n"
+       "##source=dnaserve integration test\n"
+       "##contig=<ID=20,length=63025520>\n"
+       "##contig=<ID=21,length=48129895>\n"
+       "##ALT=<ID=DEL,Description=\"Deletion\">\n"
+       "##INFO=<ID=DP,Number=1,Type=Integer,Description=\"Depth\">\n"
+       "##FORMAT=<ID=GT,Number=1,Type=String,Description=\"Genotype\">\n"
+       "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n";
+  auto record = [&](int64_t pos, const std::string& id, const std::string& ref,
+                    const std::string& alt, const std::string& expect) {
+    t << "20\t" << pos << "\t" << id << "\t" << ref << "\t" << alt
+      << "\t50\tPASS\tDP=12\tGT\t0/1\t0/0\n";
+    vcf.expect[id] = expect;
+  };
+  // SNVs 40 bp downstream and 300 bp upstream (gene sense) of two start sites.
+  for (int k = 0; k < 2; ++k) {
+    const Site& s = lonely[k];
+    const int64_t down = s.strand == '+' ? s.tss + 40 : s.tss - 40;
+    const int64_t up = s.strand == '+' ? s.tss - 300 : s.tss + 300;
+    for (auto [pos, id] : {std::pair{std::min(up, down), "snv" + std::to_string(k) + "a"},
+                           std::pair{std::max(up, down), "snv" + std::to_string(k) + "b"}}) {
+      const char ref = v.RefBase(pos);
+      record(pos, id, std::string(1, ref), std::string(1, other(ref)), "ANN:" + s.symbol);
+    }
+  }
+  // A deletion over the third TSS and a multi-allelic record with a symbolic allele near the
+  // fourth: annotated, the symbolic allele listed in GEX_SKIPPED_ALT.
+  {
+    const Site& s = lonely[2];
+    std::string ref;
+    for (int64_t p = s.tss - 2; p <= s.tss + 2; ++p) ref.push_back(v.RefBase(p));
+    record(s.tss - 2, "del", ref, ref.substr(0, 1), "ANN:" + s.symbol);
+    const Site& m = lonely[3];
+    const char base = v.RefBase(m.tss + 100);
+    record(m.tss + 100, "multi", std::string(1, base), std::string(1, other(base)) + ",<DEL>",
+           "ANN:" + m.symbol);
+    const char sym = v.RefBase(m.tss + 200);
+    record(m.tss + 200, "symbolic", std::string(1, sym), "<DEL>", "NO_SUPPORTED_ALT");
+  }
+  const char far_ref = v.RefBase(far);
+  record(far, "far", std::string(1, far_ref), std::string(1, other(far_ref)), "OUTSIDE_TSS_WINDOW");
+  t << "21\t9411300\tchr21\tC\tT\t50\tPASS\tDP=3\tGT\t0/1\t0/0\n";
+  vcf.expect["chr21"] = "NO_TSS_ON_CONTIG";
+  vcf.text = t.str();
+  return vcf;
+}
+
+const Site* FindSite(const VariantService& v, const std::string& symbol) {
+  for (const auto& s : v.sites) {
+    if (s.symbol == symbol) return &s;
+  }
+  return nullptr;
+}
+
+// A file of a Debian package uploaded as `key` and run through the workflow with the default
+// options; nullopt (the caller returns) with a "skipped" warning when the package cannot be had.
+// The job must complete, its counts hold their invariants and the input stays as uploaded.
+struct DebianRun {
+  std::string path;  // the file, locally
+  std::shared_ptr<rapidjson::Document> doc;
+};
+std::optional<DebianRun> RunDebianVcf(const VariantService& v, const std::string& package,
+                                      const std::string& member, const std::string& key) {
+  std::string why;
+  auto path = DebianPackageFile(package, member, &why);
+  if (!path) {
+    WARN("skipped: " << why);
+    return std::nullopt;
+  }
+  const std::string bytes = ReadFile(*path);
+  const std::string alice = v.svc->keys().alice;
+  auto done = v.Poll(JobId(v.Post(Body(v.Upload(key, bytes)), alice)), alice);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  DebianRun run{*path, ParseJson(done.body)};
+  CheckCountsInvariants((*run.doc)["data"]["counts"]);
+  CHECK(*v.s3->StoredObject(kBucket, key) == bytes);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written beside the input",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  const std::string bytes = Bgzip(v->dir, "chr20-test.vcf", vcf.text);
+  const std::string uri = v->Upload("runs/2026/chr20-test.vcf.gz", bytes);
+
+  // Asynchronous only.
+  auto sync = v->Post(Body(uri), alice, /*async=*/false);
+  CHECK(sync.status == 400);
+  CHECK(Code(sync) == "bad_request");
+
+  auto submitted =
+      v->Post(Body(uri, R"(, "tissues": ["heart", "liver"])", R"(, "client_ref": "it-1")"), alice);
+  const std::string job = JobId(submitted);
+  CHECK(*submitted.Header("x-job-id") == job);
+  CHECK(*submitted.Header("content-location") == "/v1/tasks/jobs/" + job);
+  std::vector<std::string> messages;
+  auto done = v->Poll(job, alice, &messages);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  auto doc = ParseJson(done.body);
+  const auto& data = (*doc)["data"];
+  const auto& meta = (*doc)["meta"];
+
+  // data
+  CHECK(std::string(data["task"].GetString()) == "genomic_variant_interpretation");
+  CHECK(std::string(data["status"].GetString()) == "ok");
+  CHECK(std::string(data["client_ref"].GetString()) == "it-1");
+  CHECK(std::string(data["output"]["type"].GetString()) == "s3_object");
+  CHECK(std::string(data["output"]["uri"].GetString()) ==
+        "s3://" + kBucket + "/runs/2026/chr20-test.annotated." + job.substr(0, 8) + ".vcf.gz");
+  const auto& counts = data["counts"];
+  CheckCountsInvariants(counts);
+  CHECK(counts["variants_in"].GetInt64() == static_cast<int64_t>(vcf.expect.size()));
+  CHECK(counts["annotated"].GetInt64() == 6);
+  CHECK(counts["annotated_alleles"].GetInt64() == 6);
+  CHECK(counts["associations"].GetInt64() == 6);
+  CHECK(counts["skipped_alleles"].GetInt64() == 2);
+  CHECK(counts["not_run_reasons"]["OUTSIDE_TSS_WINDOW"].GetInt64() == 1);
+  CHECK(counts["not_run_reasons"]["NO_TSS_ON_CONTIG"].GetInt64() == 1);
+  CHECK(counts["not_run_reasons"]["NO_SUPPORTED_ALT"].GetInt64() == 1);
+
+  // meta
+  CHECK(std::string(meta["job_id"].GetString()) == job);
+  CHECK(std::string(meta["task"].GetString()) == "genomic_variant_interpretation");
+  CHECK(std::string(meta["genome_build"].GetString()) == "GRCh37");
+  CHECK(std::string(meta["input"]["uri"].GetString()) == uri);
+  CHECK(std::string(meta["input"]["type"].GetString()) == "s3_object");
+  const std::string catalogue = ReadFile(v->built.catalogue);
+  CHECK(std::string(meta["gene_annotation"]["md5"].GetString()) ==
+        dnaserve::HexDigest(dnaserve::DigestAlgorithm::kMd5, catalogue));
+  CHECK(meta["gene_annotation"]["start_sites"].GetInt64() == static_cast<int64_t>(v->sites.size()));
+  CHECK(std::string(meta["gene_annotation"]["build"].GetString()) == "GRCh37");
+  const std::string transcripts = meta["gene_annotation"]["transcripts"].GetString();
+  CHECK(catalogue.find("##transcripts=" + transcripts + "\n") != std::string::npos);
+  CHECK(transcripts.find("not MANE Select") != std::string::npos);
+  CHECK(meta["options_applied"]["window"].GetInt64() == 5000);
+  CHECK(meta["options_applied"]["tissues"].Size() == 2);
+  CHECK(meta["options_applied"]["genes"].IsNull());
+  // A model scored, so meta.model names it, and so does ##GEXModel.
+  auto models = ParseJson(v->Get("/v1/tasks/expression/models", alice).body);
+  const std::string model = (*models)["default_model"].GetString();
+  REQUIRE(meta.HasMember("model"));
+  CHECK(std::string(meta["model"].GetString()) == model);
+
+  // Progress was reported with the phases' messages.
+  bool scoring_seen = false;
+  for (const auto& m : messages)
+    scoring_seen |=
+        m.rfind("scoring", 0) == 0 || m.rfind("checking", 0) == 0 || m.rfind("downloading", 0) == 0;
+  INFO("messages seen: " << messages.size());
+  if (!messages.empty()) CHECK(scoring_seen);
+
+  // The output: bgzip VCF readable by bcftools, every record in order, the GEX_* fields.
+  const std::string out = SaveOutput(*v, *doc, "chr20-test.annotated.vcf.gz");
+  CHECK(ReadFile(out).substr(0, 2) == "\x1f\x8b");
+  const std::string header = Bcftools({"view", "-h", out});
+  for (std::string line :
+       {"##INFO=<ID=GEX_ANN,", "##INFO=<ID=GEX_NOT_RUN,", "##INFO=<ID=GEX_NOT_RUN_REASON,",
+        "##INFO=<ID=GEX_SKIPPED_ALT,", "##GEXDistanceConvention=", "##GEXWindow=5000",
+        "##GEXRequestedGenes=ALL",
+        "##GEXAnnotationRelease=", "##GEXModel=", "##source=dnaserve integration test"}) {
+    INFO(line);
+    CHECK(header.find(line) != std::string::npos);
+  }
+  CHECK(header.find(model) != std::string::npos);
+  const auto rows = Lines(Bcftools({"query", "-f",
+                                    "%ID\t%INFO/GEX_ANN\t%INFO/GEX_NOT_RUN_REASON\t%INFO/"
+                                    "GEX_SKIPPED_ALT\t[%GT,]\n",
+                                    out}));
+  REQUIRE(rows.size() == vcf.expect.size());
+  std::vector<std::string> ids_in_order;
+  for (const auto& line : Lines(vcf.text)) {
+    if (!line.empty() && line[0] != '#') ids_in_order.push_back(Split(line, '\t')[2]);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto f = Split(rows[i], '\t');
+    REQUIRE(f.size() == 5);
+    CAPTURE(rows[i]);
+    CHECK(f[0] == ids_in_order[i]);  // in order
+    CHECK(f[4] == "0/1,0/0,");       // samples kept
+    const std::string& want = vcf.expect[f[0]];
+    if (want.rfind("ANN:", 0) == 0) {
+      CHECK(f[2] == ".");
+      const auto entry = Split(Split(f[1], ',')[0], '|');
+      REQUIRE(entry.size() == 9);  // 7 fields + 2 tissues
+      CHECK(entry[1] == want.substr(4));
+      const Site* site = FindSite(*v, entry[1]);
+      REQUIRE(site != nullptr);
+      CHECK(entry[2] == site->gene_id);
+      CHECK(entry[3] == ".");
+      CHECK(entry[4] == std::to_string(site->tss));
+      CHECK(entry[5] == std::string(1, site->strand));
+      if (f[0].back() == 'a' || f[0].back() == 'b') {
+        // Upstream (gene sense) is negative: the 300 bp one is -300, the 40 bp one +40.
+        const int64_t distance = std::stoll(entry[6]);
+        CHECK((distance == 40 || distance == -300));
+      }
+      for (size_t t = 7; t < 9; ++t) CHECK(std::isfinite(std::stod(entry[t])));
+      if (f[0] == "multi") CHECK(f[3] == "<DEL>");
+    } else {
+      CHECK(f[1] == ".");
+      CHECK(f[2] == want);
+    }
+  }
+  // The input object is untouched.
+  CHECK(*v->s3->StoredObject(kBucket, "runs/2026/chr20-test.vcf.gz") == bytes);
+  CHECK(RecordCount(Bcftools({"view", out})) == vcf.expect.size());
+
+  // The annotated copy cannot be submitted again: it already carries GEX_* fields.
+  const std::string again = v->Upload("runs/2026/again.vcf.gz", ReadFile(out));
+  auto refused = v->Post(Body(again), alice);
+  CHECK(refused.status == 400);
+  CHECK_THAT(Message(refused), Catch::Contains("GEX_"));
+
+  // Another client cannot see the job.
+  CHECK(v->Get("/v1/tasks/jobs/" + job, v->svc->keys().bob).status == 404);
+}
+
+TEST_CASE("variant workflow: a gene panel restricts scoring and is reported resolved",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  const std::string uri = v->Upload("panel/chr20.vcf", vcf.text);
+  // The genes of the snv0* records, by lower-case symbol, and of the deletion, by versioned id.
+  std::string snv0_gene = vcf.expect["snv0a"].substr(4);
+  const Site* del_site = FindSite(*v, vcf.expect["del"].substr(4));
+  REQUIRE(del_site != nullptr);
+  std::string lower = snv0_gene;
+  std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+  const std::string panel = R"(, "window": 1000, "tissues": ["adult heart"], "genes": [")" + lower +
+                            R"(", ")" + del_site->gene_id + R"(.7"])";
+
+  auto unknown = v->Post(
+      Body(uri, R"(, "genes": ["NOT_A_GENE_1", ")" + lower + R"(", "ENSG99999999999"])"), alice);
+  CHECK(unknown.status == 400);
+  CHECK_THAT(Message(unknown), Catch::Contains("NOT_A_GENE_1"));
+  CHECK_THAT(Message(unknown), Catch::Contains("ENSG99999999999"));
+  auto empty = v->Post(Body(uri, R"(, "genes": [])"), alice);
+  CHECK(empty.status == 422);
+
+  auto done = v->Poll(JobId(v->Post(Body(uri, panel), alice)), alice);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  auto doc = ParseJson(done.body);
+  const auto& genes = (*doc)["meta"]["options_applied"]["genes"];
+  REQUIRE(genes.Size() == 2);
+  const Site* snv0_site = FindSite(*v, snv0_gene);
+  CHECK(std::string(genes[0].GetString()) == snv0_site->gene_id);
+  CHECK(std::string(genes[1].GetString()) == del_site->gene_id);
+  const auto& counts = (*doc)["data"]["counts"];
+  CheckCountsInvariants(counts);
+  CHECK(counts["annotated"].GetInt64() == 3);  // snv0a, snv0b, del
+  // snv1a, snv1b, multi and symbolic (near genes outside the panel) are
+  // NO_REQUESTED_GENE_IN_WINDOW, which comes before NO_SUPPORTED_ALT.
+  CHECK(counts["not_run_reasons"]["NO_REQUESTED_GENE_IN_WINDOW"].GetInt64() == 4);
+  const std::string out = SaveOutput(*v, *doc, "panel.annotated.vcf.gz");
+  const std::string header = Bcftools({"view", "-h", out});
+  CHECK(header.find("##GEXRequestedGenes=" + snv0_site->gene_id + "," + del_site->gene_id) !=
+        std::string::npos);
+  CHECK(header.find("##GEXWindow=1000") != std::string::npos);
+  CHECK(RecordCount(Bcftools({"view", out})) == vcf.expect.size());
+}
+
+TEST_CASE("variant workflow: real Debian VCFs (vt's chr20 indels, 1000 Genomes chr22)",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+
+  SECTION("vt-examples normalize/01_IN.vcf.gz: chr20 indels, some near start sites") {
+    auto run = RunDebianVcf(*v, "vt-examples", "usr/share/doc/vt/examples/normalize/01_IN.vcf.gz",
+                            "vt/01_IN.vcf.gz");
+    if (!run) return;
+    const auto& doc = run->doc;
+    const auto& counts = (*doc)["data"]["counts"];
+    // What the contract's rule gives, computed here from the catalogue: a record is in range
+    // when a start site lies within 5,000 bp of its REF span.
+    const std::string plain = Bcftools({"query", "-f", "%POS\t%REF\n", run->path});
+    int64_t in_range = 0;
+    int64_t records = 0;
+    for (const auto& line : Lines(plain)) {
+      const auto f = Split(line, '\t');
+      const int64_t first = std::stoll(f[0]);
+      const int64_t last = first + static_cast<int64_t>(f[1].size()) - 1;
+      ++records;
+      for (const auto& s : v->sites) {
+        if (s.tss >= first - 5000 && s.tss <= last + 5000) {
+          ++in_range;
+          break;
+        }
+      }
+    }
+    CHECK(counts["variants_in"].GetInt64() == records);
+    CHECK(counts["annotated"].GetInt64() == in_range);
+    CHECK(in_range > 0);
+    CHECK(counts["not_run_reasons"]["OUTSIDE_TSS_WINDOW"].GetInt64() == records - in_range);
+    CHECK((*doc)["meta"].HasMember("model"));
+    const std::string out = SaveOutput(*v, *doc, "vt.annotated.vcf.gz");
+    CHECK(RecordCount(Bcftools({"view", out})) == static_cast<size_t>(records));
+  }
+
+  SECTION("r-bioc-variantannotation chr22.vcf.gz: nothing on chr22 in a chr20 catalogue") {
+    auto run = RunDebianVcf(*v, "r-bioc-variantannotation",
+                            "usr/lib/R/site-library/VariantAnnotation/extdata/chr22.vcf.gz",
+                            "1kg/chr22.vcf.gz");
+    if (!run) return;
+    const auto& doc = run->doc;
+    const auto& counts = (*doc)["data"]["counts"];
+    CHECK(counts["variants_in"].GetInt64() == 10376);
+    CHECK(counts["annotated"].GetInt64() == 0);
+    CHECK(counts["not_run"].GetInt64() == 10376);
+    CHECK(counts["not_run_reasons"].MemberCount() == 1);
+    CHECK(counts["not_run_reasons"]["NO_TSS_ON_CONTIG"].GetInt64() == 10376);
+    CHECK(counts["associations"].GetInt64() == 0);
+    // Nothing was scored: no meta.model, no ##GEXModel.
+    CHECK_FALSE((*doc)["meta"].HasMember("model"));
+    const std::string out = SaveOutput(*v, *doc, "chr22.annotated.vcf.gz");
+    CHECK(Bcftools({"view", "-h", out}).find("##GEXModel") == std::string::npos);
+    CHECK(RecordCount(Bcftools({"view", out})) == 10376);
+  }
+}
+
+TEST_CASE("variant workflow: job identity (resubmission, client_ref, new ETag, failed re-runs)",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  const std::string bob = v->svc->keys().bob;
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  const std::string key = "identity/case.vcf";
+  const std::string uri = v->Upload(key, vcf.text);
+  const std::string options = R"(, "window": 100, "tissues": ["liver"])";
+
+  const std::string first = JobId(v->Post(Body(uri, options), alice));
+  auto again = v->Post(Body(uri, options), alice);
+  CHECK(JobId(again) == first);  // while it runs
+  REQUIRE(v->Poll(first, alice).status == 200);
+  CHECK(JobId(v->Post(Body(uri, options), alice)) == first);  // once it succeeded
+  // Each part of the case makes another job.
+  CHECK(JobId(v->Post(Body(uri, options, R"(, "client_ref": "second run")"), alice)) != first);
+  CHECK(JobId(v->Post(Body(uri, R"(, "window": 101, "tissues": ["liver"])"), alice)) != first);
+  const std::string bobs = JobId(v->Post(Body(uri, options), bob));
+  CHECK(bobs != first);
+  CHECK(v->Get("/v1/tasks/jobs/" + bobs, alice).status == 404);
+  // A replaced object (new ETag) is a new job.
+  v->Upload(key, vcf.text + "20\t" + std::to_string(v->sites[5].tss) + "\tnew\t" +
+                     std::string(1, v->RefBase(v->sites[5].tss)) +
+                     "\t<DEL>\t.\tPASS\t.\t.\t.\t.\n");
+  const std::string replaced = JobId(v->Post(Body(uri, options), alice));
+  CHECK(replaced != first);
+  auto replaced_done = v->Poll(replaced, alice);
+  REQUIRE(replaced_done.status == 200);
+  CHECK((*ParseJson(replaced_done.body))["data"]["counts"]["variants_in"].GetInt64() ==
+        static_cast<int64_t>(vcf.expect.size()) + 1);
+
+  // A failed job runs again when resubmitted.
+  const std::string bad = v->Upload(
+      "identity/bad.vcf", vcf.text + "20\tnot-a-position\tx\tA\tG\t.\tPASS\t.\t.\t.\t.\n");
+  const std::string failed = JobId(v->Post(Body(bad), alice));
+  CHECK(v->Poll(failed, alice).status == 400);
+  const std::string rerun = JobId(v->Post(Body(bad), alice));
+  CHECK(rerun != failed);
+  CHECK(v->Poll(rerun, alice).status == 400);
+}
+
+TEST_CASE("variant workflow: bad VCFs fail the job clearly, write nothing, keep the input",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  // Several bgzip blocks, so the header reads fine and the damage is found by the job.
+  std::string long_text = vcf.text;
+  const std::string far_line = Lines(vcf.text)[Lines(vcf.text).size() - 2];  // the "far" record
+  const auto far = Split(far_line, '\t');
+  for (int i = 0; i < 5000; ++i) {
+    long_text += "20\t" + far[1] + "\tfill" + std::to_string(i) + "\t" + far[3] + "\t" + far[4] +
+                 "\t50\tPASS\tDP=1\tGT\t0/1\t0/0\n";
+  }
+  const std::string good_gz = Bgzip(v->dir, "for-truncation.vcf", long_text);
+  REQUIRE(long_text.size() > 3 * 65536);  // bgzip blocks hold 64 KiB of text each
+  struct Bad {
+    std::string what, key, bytes, says;
+  };
+  std::string wrong_columns = vcf.text + "20\t1000\tshort\tA\n";
+  std::vector<Bad> cases = {
+      {"malformed POS", "bad/pos.vcf",
+       vcf.text + "20\tnot-a-position\tx\tA\tG\t.\tPASS\t.\t.\t.\t.\n", "record"},
+      {"too few columns", "bad/columns.vcf", wrong_columns, "record"},
+      {"truncated gzip", "bad/truncated.vcf.gz", good_gz.substr(0, good_gz.size() - 40),
+       "truncated"},
+      {"gzip cut in half", "bad/half.vcf.gz", good_gz.substr(0, good_gz.size() / 2), "truncated"},
+  };
+  for (const auto& bad : cases) {
+    CAPTURE(bad.what);
+    auto submitted = v->Post(Body(v->Upload(bad.key, bad.bytes)), alice);
+    const std::string job = JobId(submitted);  // the header is fine: accepted
+    auto failed = v->Poll(job, alice);
+    INFO(failed.body);
+    CHECK(failed.status == 400);
+    CHECK(Code(failed) == "bad_request");
+    CHECK_THAT(Message(failed), Catch::Contains(bad.says));
+    const std::string stem = bad.key.substr(0, bad.key.find(".vcf"));
+    CHECK_FALSE(v->s3->StoredObject(kBucket, stem + ".annotated." + job.substr(0, 8) + ".vcf.gz")
+                    .has_value());
+    CHECK(*v->s3->StoredObject(kBucket, bad.key) == bad.bytes);
+  }
+  // Problems visible in the header are refused before a job exists.
+  auto not_vcf = v->Post(Body(v->Upload("bad/notes.vcf", "these are not variants\n")), alice);
+  CHECK(not_vcf.status == 400);
+  auto empty = v->Post(Body(v->Upload("bad/empty.vcf", "")), alice);
+  CHECK(empty.status == 400);
+  CHECK_THAT(Message(empty), Catch::Contains("empty"));
+  auto missing = v->Post(Body("s3://" + kBucket + "/bad/absent.vcf"), alice);
+  CHECK(missing.status == 400);
+  auto prefix = v->Post(Body("s3://" + kBucket + "/bad/"), alice);
+  CHECK(prefix.status == 400);
+  auto suffix = v->Post(Body("s3://" + kBucket + "/bad/notes.txt"), alice);
+  CHECK(suffix.status == 400);
+  // Nothing was left in the gateway's work directory.
+  std::string listing;
+  RunCommand({"/usr/bin/find", v->dir, "-mindepth", "1", "-type", "d"}, &listing);
+  CHECK(listing.empty());
+}

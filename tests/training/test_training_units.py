@@ -1,0 +1,163 @@
+"""Unit tests of the training code's pure parts (metrics, shuffles, tokenizers, cards, the
+chromatin feature mapping). Run by ctest as `training:python-units` with Debian's python3."""
+
+import itertools
+import os
+import random
+import sys
+import unittest
+from collections import Counter
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+
+from training import cards, metrics  # noqa: E402
+from training.shuffle import dinucleotide_shuffle  # noqa: E402
+
+
+def brute_auroc(scores, labels):
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in itertools.product(pos, neg))
+    return wins / (len(pos) * len(neg))
+
+
+def brute_ap(scores, labels):
+    # Precision at each distinct threshold, weighted by the recall it adds.
+    total = sum(labels)
+    ap, previous_recall = 0.0, 0.0
+    for t in sorted(set(scores), reverse=True):
+        called = [y for s, y in zip(scores, labels) if s >= t]
+        recall = sum(called) / total
+        ap += (recall - previous_recall) * sum(called) / len(called)
+        previous_recall = recall
+    return ap
+
+
+class MetricsTest(unittest.TestCase):
+    def test_auroc_and_ap_match_brute_force_with_ties(self):
+        rng = random.Random(3)
+        for _ in range(20):
+            n = rng.randint(5, 60)
+            scores = [round(rng.random(), 1) for _ in range(n)]  # many ties
+            labels = [rng.random() < 0.3 for _ in range(n)]
+            if not any(labels) or all(labels):
+                continue
+            self.assertAlmostEqual(metrics.auroc(scores, labels), brute_auroc(scores, labels))
+            self.assertAlmostEqual(metrics.average_precision(scores, labels),
+                                   brute_ap(scores, labels))
+
+    def test_known_values(self):
+        self.assertEqual(metrics.auroc([0.9, 0.8, 0.2, 0.1], [1, 1, 0, 0]), 1.0)
+        self.assertEqual(metrics.auroc([0.1, 0.2, 0.8, 0.9], [1, 1, 0, 0]), 0.0)
+        self.assertTrue(np.isnan(metrics.auroc([0.1, 0.2], [1, 1])))
+        self.assertAlmostEqual(metrics.average_precision([0.9, 0.8, 0.7], [1, 0, 1]),
+                               (1.0 + 2 / 3) / 2)
+
+    def test_topk(self):
+        # Two true sites; the two highest scores hold one of them.
+        self.assertEqual(metrics.topk_accuracy([0.9, 0.8, 0.1, 0.7], [1, 0, 0, 1]), 0.5)
+        self.assertEqual(metrics.topk_accuracy([0.9, 0.1, 0.2, 0.8], [1, 0, 0, 1]), 1.0)
+
+    def test_binary_report_rates(self):
+        report = metrics.binary_report("x_", [0.9, 0.4, 0.6, 0.1], [1, 1, 0, 0])
+        self.assertEqual(report["x_tpr_at_0.5"], 0.5)
+        self.assertEqual(report["x_fpr_at_0.5"], 0.5)
+
+
+class ShuffleTest(unittest.TestCase):
+    def test_preserves_first_letter_and_dinucleotides(self):
+        rng = random.Random(5)
+        for _ in range(50):
+            seq = "".join(rng.choice("ACGTN" if rng.random() < 0.1 else "ACGT")
+                          for _ in range(rng.randint(3, 400)))
+            out = dinucleotide_shuffle(seq, rng)
+            self.assertEqual(len(out), len(seq))
+            self.assertEqual(out[0], seq[0])
+            self.assertEqual(Counter(zip(out, out[1:])), Counter(zip(seq, seq[1:])))
+
+    def test_actually_shuffles_and_is_seeded(self):
+        seq = "ACGTTGCAAGGCTTACGATCGATCGGATCCATGCA" * 10
+        a = dinucleotide_shuffle(seq, random.Random(1))
+        self.assertNotEqual(a, seq)
+        self.assertEqual(a, dinucleotide_shuffle(seq, random.Random(1)))
+
+
+class CardsTest(unittest.TestCase):
+    def test_table_round_trip_and_compare(self):
+        values = {"auroc": 0.91234, "heldout_tss": 201, "auprc": float("nan")}
+        table = cards.metrics_table(values, {"auroc": "AUROC"})
+        parsed = cards.parse_metrics("# card\n\n" + table + "\n| other | row |\n")
+        self.assertEqual(parsed["heldout_tss"], 201)
+        self.assertAlmostEqual(parsed["auroc"], 0.9123)
+        self.assertTrue(np.isnan(parsed["auprc"]))
+        self.assertEqual(cards.compare(values, parsed), [])
+        problems = cards.compare({"auroc": 0.95, "heldout_tss": 201, "new": 1.0}, parsed)
+        self.assertEqual(len(problems), 3)  # changed, not in card, in card but not recomputed
+
+
+try:
+    import torch  # noqa: F401
+    from training import chromatin, nets
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch is not installed")
+class TokenizerTest(unittest.TestCase):
+    def test_char_ids_and_reverse_complement(self):
+        ids = nets.char_ids("ACGTNacgtx")
+        self.assertEqual(ids.tolist(), [1, 2, 3, 4, 5, 1, 2, 3, 4, 5])
+        self.assertEqual(nets.reverse_complement_ids(nets.char_ids("AACGN")).tolist(),
+                         nets.char_ids("NCGTT").tolist())
+
+    def test_builtin_kmer_ids_follow_the_worker(self):
+        # worker/README.md: AAAAAA=2, AAAAAC=3, TTTTTT=4097, any N -> UNK=1.
+        ids = nets.kmer_ids(nets.char_ids("AAAAAACTTTTTTN"), 6, 1)
+        self.assertEqual(ids[0], 2)
+        self.assertEqual(ids[1], 3)
+        self.assertEqual(ids[7], 4097)
+        self.assertEqual(ids[8], 1)
+        self.assertEqual(len(ids), 14 - 6 + 1)
+        self.assertEqual(nets.kmer_ids(nets.char_ids("AAAAAACTTTTTTN"), 6, 6).tolist(),
+                         [2, int(ids[6])])
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch is not installed")
+class ChromatinMappingTest(unittest.TestCase):
+    NAMES = ["HepG2|DNase|None", "HepG2|CTCF|None", "HepG2|CTCF|None", "K562|c-Myc|IFNa30",
+             "HCT-116|TCF7L2|None", "K562|eGFP-JunD|None", "K562|JunD|None"]
+
+    def test_aliases_treatments_and_unmapped_pairs(self):
+        m = chromatin.map_pairs(self.NAMES, ["HepG2|CTCF", "K562|MYC", "HCT116|TCF7L2",
+                                             "K562|JUND", "A549|GATA3"])
+        self.assertEqual(m.feature_pair[0], -1)                  # DNase: no labels
+        self.assertEqual(m.feature_pair[1], m.feature_pair[2])   # both HepG2 CTCF features
+        self.assertNotEqual(m.feature_pair[3], -1)               # MYC -> c-Myc, any treatment
+        self.assertNotEqual(m.feature_pair[4], -1)               # HCT116 -> HCT-116
+        self.assertEqual(m.feature_pair[5], -1)                  # tagged construct: not mapped
+        self.assertNotEqual(m.feature_pair[6], -1)
+        self.assertEqual(m.unmapped_pairs, ["A549|GATA3"])
+
+    def test_unlearned_outputs_are_exactly_zero(self):
+        m = chromatin.map_pairs(self.NAMES, ["HepG2|CTCF", "K562|JUND"])
+        net = chromatin.ChromatinNet(True, m.feature_pair, len(m.pairs)).eval()
+        with torch.no_grad():
+            out = net(torch.randint(1, 6, (3, 1000)))
+        self.assertEqual(tuple(out.shape), (3, len(self.NAMES)))
+        for i, p in enumerate(m.feature_pair):
+            if p < 0:
+                self.assertTrue(bool((out[:, i] == 0).all()))
+            else:
+                self.assertTrue(bool((out[:, i] > 0).all()))
+
+    def test_bin_labels_need_more_than_half_a_bin(self):
+        peaks = {"A|X": np.array([[0, 101], [250, 350], [400, 1000]])}
+        labels = chromatin.bin_labels(peaks, ["A|X"], 1200)
+        self.assertEqual(labels[:, 0].tolist(), [1, 0, 1, 1, 1, 0])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,83 @@
+// A real dnaserve-worker process driven over gRPC, and the reference data the model tests read:
+// GRCh37 chr20 from Debian's vt-examples (fetched once into the build tree) and ../shared/data
+// (read in place). Shared by the tests that serve real packages (bundled, DeepSTARR, OpenSpliceAI).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/task.h"
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "tests/support/test_env.h"
+
+namespace dnaserve::worker::testing {
+
+std::string WorkerBinary();
+std::string SharedDataDir();  // <source>/../shared/data
+// `s` quoted for sh.
+std::string ShellQuote(const std::string& s);
+// True when /usr/bin/python3 can import torch.
+bool PythonHasTorch();
+
+// Runs `script` with `sh -e` under an exclusive flock on `lock_dir`, so concurrent test processes
+// (ctest -j) do the work once. `env` reaches the script as variables; its output goes to `log`.
+bool RunLockedScript(const std::string& lock_dir, const char* script,
+                     const std::map<std::string, std::string>& env, const std::string& log);
+
+// GRCh37 chr20 (bgzip FASTA, record "20") from Debian's vt-examples package, downloaded once into
+// <build>/test-data/vt-examples/20.fa.gz. nullopt, with the reason in *why, when that fails.
+std::optional<std::string> Chr20Fasta(std::string* why);
+
+// Runs `/usr/bin/python3 <args...>` with its output in `log`; true on exit status 0.
+bool RunPython(const std::vector<std::string>& args, const std::string& log);
+
+// A bedGraph track of 1 bp rows covering [0, length) in order -> one value per base; empty when
+// the rows are not exactly that (flanked splice models write such tracks).
+std::vector<double> PerBaseTrack(const std::string& bedgraph, size_t length);
+
+// One line of the `.sites` file tests/unit/worker/openspliceai_genes.py writes: a splice site's
+// type ("donor"/"acceptor"), its index in the gene sequence and its role ("target": a junction of
+// the chosen transcript; "other": another refGene transcript's on the same strand).
+struct AnnotatedSite {
+  std::string type;
+  int64_t index = 0;
+  std::string role;
+};
+// The sites of such a file; empty when it cannot be read or a line does not parse.
+std::vector<AnnotatedSite> ReadAnnotatedSites(const std::string& path);
+
+struct PredictCall {
+  grpc::Status status;
+  std::optional<v1::PredictResult> result;
+};
+
+// One dnaserve-worker serving `task` from `models_dir` on a free loopback port; stopped on
+// destruction. Its log lives in a scratch directory (kept with DNASERVE_KEEP_TEST_FILES).
+class WorkerProcess {
+ public:
+  WorkerProcess() = default;
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+  ~WorkerProcess();
+
+  bool Start(Task task, const std::string& models_dir,
+             const std::vector<std::string>& extra_args = {});
+  grpc::Status ListModels(v1::ListModelsResponse* out);
+  PredictCall Predict(const v1::PredictRequest& request,
+                      std::chrono::seconds deadline = std::chrono::seconds(300));
+  std::string Log() const;
+  int pid() const { return process_.pid(); }
+
+ private:
+  std::string log_dir_;
+  dnaserve::testing::ChildProcess process_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+}  // namespace dnaserve::worker::testing
