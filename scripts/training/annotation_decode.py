@@ -3,8 +3,9 @@
 This mirrors worker/windowing/annotation_decode.{h,cc} and the annotation runner
 (worker/tasks/annotation_task.cc) step for step, so the held-out metrics describe what the service
 returns: windows, the reverse-complement pass, the edge-weighted average of the two passes, the
-per-strand Viterbi parse, CDS and transcript type. tests/unit/worker/annotation_model_test.cpp
-checks the two against each other on a held-out chr20 region through the real worker.
+per-strand Viterbi parse, CDS and transcript type.
+tests/unit/worker/annotation_expression_models_test.cpp checks the two against each other on
+held-out chr20 regions through the real worker.
 """
 
 import math

@@ -115,8 +115,10 @@ KEY_METRICS = {
     "promoter": ["auroc", "auprc", "auroc_vs_distal"],
     "splice": ["topk_mean", "auprc_mean"],
     "chromatin": ["median_auroc_learned_features", "learned_features"],
-    "annotation": [],
-    "expression": [],
+    "annotation": ["model_exon_f1", "model_transcript_f1", "model_cds_exon_f1",
+                   "augustus_cds_cds_exon_f1", "model_cds_transcript_f1",
+                   "augustus_cds_cds_transcript_f1"],
+    "expression": ["model_spearman_all_pairs", "baseline_tissue_mean_spearman_all_pairs"],
 }
 
 

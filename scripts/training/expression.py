@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # machine shared with other work, spinning threads made 2-thread training steps 4x slower.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from training import common  # noqa: E402
+from training import cards, common  # noqa: E402
 from training.scripting import Optimisation, freeze_checked, module_cli  # noqa: E402
 from training import expression_data as data  # noqa: E402
 
@@ -235,6 +235,7 @@ def evaluate_module(module, max_tokens: int, dataset: data.Dataset = None) -> Di
     metrics.update(oracle)
     # How much the wording moves a prediction: mean |canonical - unseen| over all pairs.
     metrics["wording_mean_abs_change"] = float(np.mean(np.abs(canonical - unseen)))
+    metrics["forward_ms_one_window_one_thread"] = forward_ms(module, windows[:1], max_tokens)
     # Undefined correlations (a constant prediction) are left out rather than reported as NaN.
     return {name: value for name, value in metrics.items() if np.isfinite(value)}
 
@@ -248,13 +249,24 @@ def evaluate(package_dir: str) -> Dict[str, float]:
     return evaluate_module(module, manifest_json["text_tokenizer"]["max_tokens"])
 
 
+def forward_ms(module, window: np.ndarray, max_tokens: int) -> float:
+    """CPU milliseconds of one forward pass (one window, one description, one thread)."""
+    import torch
+    from training import nets
+    text = torch.tensor([data.text_ids("Liver, liver", max_tokens)])
+    return nets.time_forward(module, (torch.from_numpy(window), text))
+
+
+# Informative, machine-dependent: printed by scripts/evaluate-models, not compared with the card.
+NOT_COMPARED = {"forward_ms_one_window_one_thread"}
+
+
 # --- model card ----------------------------------------------------------------------------
 
 def metrics_table(metrics: Dict[str, float]) -> List[str]:
-    lines = ["| metric | value |", "|---|---|"]
-    for name in sorted(metrics):
-        lines.append(f"| {name} | {metrics[name]:.4f} |")
-    return lines
+    """The card's metrics in training/cards.py's format (scripts/evaluate-models compares them)."""
+    return cards.metrics_table({k: metrics[k] for k in sorted(metrics) if k not in NOT_COMPARED},
+                               {}).split("\n")
 
 
 def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dataset,
@@ -273,7 +285,10 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dat
         "| output | [B] ln(TPM + 1) (softplus, so >= 0) |",
         f"| seed | {manifest_json['seed']} |",
         f"| training time | {seconds:.0f} s ({os.environ.get('DNASERVE_TRAIN_THREADS', '2')} "
-        "threads) |",
+        "thread(s)) |",
+        "| forward, one window, one thread | "
+        f"{metrics.get('forward_ms_one_window_one_thread', float('nan')):.1f} ms CPU (TorchScript, "
+        "Python) |",
         f"| code revision | {common.git_revision()} |",
         "",
         "## Data and provenance",
@@ -332,8 +347,8 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dat
         "## Reproduce",
         "",
         "```",
-        "scripts/train-models --only expression     # or: cd scripts && /usr/bin/python3 -m "
-        "training.expression train --out DIR",
+        f"scripts/train-models --only expression --seed {manifest_json['seed']}   # or: cd "
+        "scripts && /usr/bin/python3 -m training.expression train --out DIR",
         "scripts/evaluate-models --only expression",
         "```",
         "",
