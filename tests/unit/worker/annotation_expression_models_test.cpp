@@ -3,9 +3,10 @@
 //   * both load and answer (no shared data needed);
 //   * expression: two different descriptions of the same window give different predictions;
 //   * annotation, on held-out chr20 regions (GRCh37 from Debian's vt-examples, refGene from
-//     ../shared/data): each annotated gene gets a predicted transcript overlapping it on its own
-//     strand, and the worker's transcripts equal those of the Python mirror of the decoder
-//     (scripts/training/annotation_decode.py), which the model card's metrics are computed with.
+//     ../shared/data): the served transcripts recover annotated ones (overlap on their strand,
+//     exact introns) at least as well as measured for the committed model, less a margin, and
+//     equal those of the Python mirror of the decoder (scripts/training/annotation_decode.py),
+//     which the model card's metrics are computed with.
 // The region tests skip, with the reason, when ../shared/data or Python's torch is absent.
 #include <grpcpp/grpcpp.h>
 
@@ -222,19 +223,60 @@ bool Overlaps(const Structure& a, const Structure& b) {
   return a.strand == b.strand && a.start < b.end && b.start < a.end;
 }
 
-// Held-out regions (inside chr20:53,025,520-63,025,520), each with annotated genes on both
-// strands; every annotated transcript wholly inside must be overlapped by a prediction.
+std::set<std::pair<int64_t, int64_t>> Introns(const Structure& s) {
+  std::set<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 1; i < s.exons.size(); ++i) out.emplace(s.exons[i - 1].second, s.exons[i].first);
+  return out;
+}
+
+// How well a served transcript set recovers one annotated transcript, in the model card's tiers
+// (scripts/training/annotation_metrics.py): `overlap` on its strand; `shares_junction`: a
+// prediction holds one of its introns exactly (single-exon: overlaps half of the longer).
+struct Recovery {
+  bool overlap = false;
+  bool shares_junction = false;
+};
+
+Recovery Recover(const Structure& reference, const std::vector<Structure>& served) {
+  Recovery out;
+  const auto introns = Introns(reference);
+  for (const Structure& s : served) {
+    if (!Overlaps(s, reference)) continue;
+    out.overlap = true;
+    if (introns.empty()) {
+      const int64_t shared = std::min(s.end, reference.end) - std::max(s.start, reference.start);
+      const int64_t longer = std::max(s.end - s.start, reference.end - reference.start);
+      out.shares_junction |= s.exons.size() == 1 && 2 * shared >= longer;
+    } else {
+      for (const auto& intron : Introns(s)) out.shares_junction |= introns.count(intron) > 0;
+    }
+  }
+  return out;
+}
+
+// Held-out regions (inside chr20:53,025,520-63,025,520, which no model trained on): the three
+// non-overlapping 300 kb blocks of the evaluation grid holding the most distinct refGene
+// structures (51, 30, 29; genes on both strands), chosen by gene count, not by how the model
+// does there. The committed annotation-human overlaps 101 of the 110 on their strand and finds
+// an exact intron of 14 (measured through the Python mirror; MODEL_CARD.md has the region-wide
+// figures: 280 of 337 and 16). The thresholds are those less a margin: a model that finds
+// nothing, calls genes on the wrong strand, or loses its splice sites fails them.
 struct Region {
   int64_t start, end;
 };
-const Region kRegions[] = {{55000000, 55300000}, {57000000, 57300000}};
+const Region kRegions[] = {
+    {62325520, 62625520}, {56025520, 56325520}, {57225520, 57525520}};
+constexpr double kMinOverlapShare = 0.8;  // of distinct annotated structures (measured 0.92)
+constexpr int kMinSharesJunction = 8;     // structures with an exact intron found (measured 14)
 
-CATCH_TEST_CASE("trained packages: annotation-human finds held-out chr20 genes on their strand",
+CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 transcripts",
                 "[trained][grpc]") {
   SHARED_DATA_OR_SKIP();
   PackagesWorker worker;
   CATCH_REQUIRE(worker.Start(Task::kAnnotation));
   const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-annotation-region");
+  int references = 0, overlapped = 0, shares_junction = 0;
+  std::ostringstream listing;
   for (const Region& region : kRegions) {
     CATCH_INFO("chr20:" << region.start << "-" << region.end);
     const std::string prefix = dir + "/region_" + std::to_string(region.start);
@@ -261,12 +303,17 @@ CATCH_TEST_CASE("trained packages: annotation-human finds held-out chr20 genes o
     std::vector<Structure> served;
     for (const auto& t : result->annotation().transcripts()) served.push_back(FromResult(t));
 
+    // Distinct annotated structures (isoforms with the same exons count once, as in the card).
+    std::set<std::pair<char, std::vector<std::pair<int64_t, int64_t>>>> seen;
     std::set<char> strands;
     for (const Structure& r : reference) {
-      CATCH_INFO(r.name << " " << Describe(r));
-      bool found = false;
-      for (const Structure& s : served) found = found || Overlaps(s, r);
-      CATCH_CHECK(found);
+      if (!seen.emplace(r.strand, r.exons).second) continue;
+      const Recovery found = Recover(r, served);
+      listing << r.name << " " << Describe(r) << (found.overlap ? ": overlapped" : ": missed")
+              << (found.shares_junction ? ", exact intron found" : "") << "\n";
+      ++references;
+      overlapped += found.overlap;
+      shares_junction += found.shares_junction;
       strands.insert(r.strand);
     }
     CATCH_CHECK(strands.size() == 2);  // the regions were chosen with genes on both strands
@@ -282,6 +329,12 @@ CATCH_TEST_CASE("trained packages: annotation-human finds held-out chr20 genes o
       CATCH_CHECK(served[i].type == mirror[i].type);
     }
   }
+  CATCH_INFO(listing.str());
+  CATCH_INFO(overlapped << " of " << references << " annotated structures overlapped on their "
+                        << "strand, " << shares_junction << " with an exact intron found");
+  CATCH_CHECK(references > 0);
+  CATCH_CHECK(overlapped >= kMinOverlapShare * references);
+  CATCH_CHECK(shares_junction >= kMinSharesJunction);
   testing::RemoveScratch(dir);
 }
 
