@@ -32,7 +32,8 @@ from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 from training import cards, common  # noqa: E402
-from training.scripting import Optimisation, freeze_checked, module_cli  # noqa: E402
+from training.scripting import (Optimisation, card_head, freeze_checked,  # noqa: E402
+                                module_cli)
 
 MODEL_ID = "annotation-human"
 CONTEXT_BP = 4096
@@ -354,14 +355,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
                           ("introns_80", "one prediction holds >= 80% of its introns exactly"),
                           ("exact", "identical intron chain (transcript level)")):
         tiers.append(f"| {tier}: {meaning} | {metrics[f'model_recovered_{tier}']:.0f} |")
-    lines = [
-        f"# {MODEL_ID}",
-        "",
-        manifest_json["description"],
-        "",
-        "| field | value |",
-        "|---|---|",
-        "| task | annotation |",
+    lines = card_head(MODEL_ID, manifest_json["description"], "annotation") + [
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
         "with N and also runs the reverse complement) |",
         f"| outputs | [B, {CONTEXT_BP}, 17] per-base sigmoid probabilities "

@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from training import cards, common  # noqa: E402
-from training.scripting import Optimisation, freeze_checked, module_cli  # noqa: E402
+from training.scripting import (Optimisation, card_head, freeze_checked,  # noqa: E402
+                                module_cli)
 from training import expression_data as data  # noqa: E402
 
 MODEL_ID = "expression-human"
@@ -272,14 +273,7 @@ def metrics_table(metrics: Dict[str, float]) -> List[str]:
 def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dataset,
                train_rows: Sequence[int], held_rows: Sequence[int], seconds: float) -> str:
     symbol = sum(1 for g in dataset.genes if g.how == "symbol")
-    lines = [
-        f"# {MODEL_ID}",
-        "",
-        manifest_json["description"],
-        "",
-        "| field | value |",
-        "|---|---|",
-        "| task | expression |",
+    lines = card_head(MODEL_ID, manifest_json["description"], "expression") + [
         f"| inputs | char ids [B, {data.WINDOW_BP}] (sense strand, TSS at index "
         f"{data.HALF_WINDOW}); description byte ids [B, D] (byte + 1, D <= {TEXT_MAX_TOKENS}) |",
         "| output | [B] ln(TPM + 1) (softplus, so >= 0) |",

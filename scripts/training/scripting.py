@@ -76,3 +76,10 @@ def module_cli(doc: str, model_id: str, train, evaluate, seed: int, extra=None) 
     else:
         handle_extra(args)
     return 0
+
+
+def card_head(model_id: str, description: str, task: str) -> list:
+    """The first lines of a model card: title, the manifest's description, and the start of the
+    field table (the task's row; the module adds its own rows)."""
+    return [f"# {model_id}", "", description, "", "| field | value |", "|---|---|",
+            f"| task | {task} |"]

@@ -25,6 +25,7 @@
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 
 namespace dnaserve::worker {
@@ -42,18 +43,25 @@ std::string PackagesDir() { return SourceDir() + "/worker/packages"; }
 std::string SharedData() { return SourceDir() + "/../shared/data"; }
 
 // One dnaserve-worker serving worker/packages for `task`.
-class PackagesWorker : public testing::ServedWorker {
+class PackagesWorker : public testing::WorkerProcess {
  public:
-  bool Start(Task task) { return ServedWorker::Start(task, PackagesDir()); }
+  bool Start(Task task) { return WorkerProcess::Start(task, PackagesDir()); }
 
   std::optional<v1::ModelInfo> Model(const std::string& id) {
-    grpc::ClientContext context;
     v1::ListModelsResponse response;
-    if (!stub().ListModels(&context, v1::ListModelsRequest(), &response).ok()) return std::nullopt;
+    if (!ListModels(&response).ok()) return std::nullopt;
     for (const auto& m : response.models()) {
       if (m.id() == id) return m;
     }
     return std::nullopt;
+  }
+
+  // Streams a prediction: the result, if one came, and the final status.
+  std::optional<v1::PredictResult> Predict(const v1::PredictRequest& request,
+                                           grpc::Status* status) {
+    testing::PredictCall call = WorkerProcess::Predict(request);
+    *status = call.status;
+    return call.result;
   }
 };
 

@@ -119,13 +119,15 @@ class SpliceWorker {
     splice->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
     splice->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
     splice->set_max_sites(20000);
-    return worker_.Predict(request, status);
+    testing::PredictCall call = worker_.Predict(request);
+    *status = call.status;
+    return call.result;
   }
 
   std::string Log() const { return worker_.Log(); }
 
  private:
-  testing::ServedWorker worker_;
+  testing::WorkerProcess worker_;
 };
 
 struct ReferenceScores {

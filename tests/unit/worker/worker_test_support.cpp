@@ -168,43 +168,4 @@ v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed) {
   return request;
 }
 
-ServedWorker::~ServedWorker() {
-  process_.Stop();
-  if (!log_dir_.empty()) RemoveScratch(log_dir_);
-}
-
-bool ServedWorker::Start(Task task, const std::string& models_dir,
-                         const std::vector<std::string>& extra_flags) {
-  const int port = dnaserve::testing::FreePort();
-  log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-served-worker");
-  log_ = log_dir_ + "/worker.log";
-  std::vector<std::string> argv = {dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker",
-                                   "--task", std::string(TaskName(task)), "--listen",
-                                   "127.0.0.1:" + std::to_string(port)};
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  if (!process_.Start(argv, {{"DNASERVE_MODELS_DIR", models_dir}}, log_)) return false;
-  if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
-      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-  return true;
-}
-
-std::optional<v1::PredictResult> ServedWorker::Predict(const v1::PredictRequest& request,
-                                                       grpc::Status* status) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
-  auto reader = stub_->Predict(&context, request);
-  std::optional<v1::PredictResult> result;
-  v1::PredictEvent event;
-  while (reader->Read(&event)) {
-    if (event.has_result()) result = event.result();
-  }
-  *status = reader->Finish();
-  return result;
-}
-
-std::string ServedWorker::Log() const { return ReadFile(log_); }
-
 }  // namespace dnaserve::worker::testing

@@ -51,32 +51,6 @@ std::string RandomBases(size_t n, unsigned seed);
 // exactly its 9,198 bp window), named "chrT".
 v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7);
 
-// A dnaserve-worker child process (<build>/worker/dnaserve-worker) serving `models_dir` for one
-// task on a free loopback port, with a gRPC stub; its log goes to a scratch directory that is
-// removed with it (kept when DNASERVE_KEEP_TEST_FILES is set). Stopped on destruction.
-class ServedWorker {
- public:
-  ServedWorker() = default;
-  ServedWorker(const ServedWorker&) = delete;
-  ServedWorker& operator=(const ServedWorker&) = delete;
-  ~ServedWorker();
-
-  // Starts the worker with `extra_flags` and waits (up to 30 s) until it accepts connections.
-  bool Start(Task task, const std::string& models_dir,
-             const std::vector<std::string>& extra_flags = {});
-  v1::Worker::Stub& stub() { return *stub_; }
-  // Streams a prediction (deadline 300 s): the result, if one came, and the final status.
-  std::optional<v1::PredictResult> Predict(const v1::PredictRequest& request,
-                                           grpc::Status* status);
-  std::string Log() const;
-
- private:
-  std::string log_dir_;
-  std::string log_;
-  dnaserve::testing::ChildProcess process_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
-};
-
 // Removes a test's scratch directory unless DNASERVE_KEEP_TEST_FILES is set.
 void RemoveScratch(const std::string& dir);
 
