@@ -297,7 +297,7 @@ TEST_CASE("a key's quota holds across both gateways", "[topology]") {
   CHECK(total + refused == kRequests);
 }
 
-TEST_CASE("a killed worker fails its in-flight calls cleanly; new calls go to the other",
+TEST_CASE("a killed worker fails its in-flight calls cleanly, new calls go to the other",
           "[topology]") {
   REQUIRE_TOPOLOGY(t);
   // Four long sync calls through gateway 0: round-robin puts two on each worker.

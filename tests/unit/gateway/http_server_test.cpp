@@ -110,7 +110,7 @@ TEST_CASE("every response carries a request id and the handler's headers", "[gat
   CHECK(*Fetch("GET", s.url("/named")).Header("x-request-id") == "edge-id");
 }
 
-TEST_CASE("bodies up to the limit pass; larger ones are refused with the envelope",
+TEST_CASE("bodies up to the limit pass, larger ones are refused with the envelope",
           "[gateway][http]") {
   TestServer s(/*max_body=*/1024);
 

@@ -49,7 +49,7 @@ TEST_CASE("addresses are limited independently", "[ip]") {
   CHECK(limiter.Admit("2001:db8::1").admitted);
 }
 
-TEST_CASE("rate and burst are configurable; retry-after follows the rate", "[ip]") {
+TEST_CASE("rate and burst are configurable, retry-after follows the rate", "[ip]") {
   ManualClock clock;
   IpRateLimiterOptions options;
   options.requests_per_second = 0.25;  // one every 4 s
@@ -93,7 +93,7 @@ TEST_CASE("idle addresses are forgotten once their bucket is full again", "[ip]"
   CHECK(limiter.size() == 1);
 }
 
-TEST_CASE("the table never exceeds its cap; the least recently seen goes first", "[ip]") {
+TEST_CASE("the table never exceeds its cap, the least recently seen goes first", "[ip]") {
   ManualClock clock;
   IpRateLimiterOptions options;
   options.max_entries = 3;

@@ -153,7 +153,7 @@ TEST_CASE("heartbeats keep a long job alive and renew its lease", "[jobs]") {
   CHECK(h.WaitForState(id, /*finished=*/true).http_status == 200);
 }
 
-TEST_CASE("Stop cancels running and queued jobs; they ask the client to resubmit", "[jobs]") {
+TEST_CASE("Stop cancels running and queued jobs, they ask the client to resubmit", "[jobs]") {
   Harness h;
   std::promise<void> never;
   auto gate = never.get_future().share();

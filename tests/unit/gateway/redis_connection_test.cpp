@@ -67,7 +67,7 @@ TEST_CASE("Redis URLs parse into host, port, db and credentials", "[redis]") {
   }
 }
 
-TEST_CASE("commands return typed replies; errors are replies, not failures", "[redis]") {
+TEST_CASE("commands return typed replies, errors are replies, not failures", "[redis]") {
   auto conn = RedisConnection::Create(SharedRedis().url());
   REQUIRE(conn.ok());
   RedisConnection& redis = **conn;

@@ -680,7 +680,7 @@ TEST_CASE("model list publishes the default and bio_spec", "[render][models]") {
   CHECK(expr["models"][0]["bio_spec"]["trained_window_bp"].GetInt64() == 9198);
 }
 
-TEST_CASE("model list without a flagged default uses the first; empty roster is null",
+TEST_CASE("model list without a flagged default uses the first, empty roster is null",
           "[render][models]") {
   auto doc = Parse(RenderModelList(Task::kChromatin, {MakeModel("chromatin-a", false, 1000, 0),
                                                       MakeModel("chromatin-b", false, 1000, 0)}));

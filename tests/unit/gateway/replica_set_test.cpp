@@ -35,7 +35,7 @@ TEST_CASE("calls alternate over the replicas in rotation", "[replicas]") {
   CHECK(picks == std::map<size_t, int>{{0, 100}, {1, 100}, {2, 100}});
 }
 
-TEST_CASE("a failed call ejects at once; timeouts only after enough in a row", "[replicas]") {
+TEST_CASE("a failed call ejects at once, timeouts only after enough in a row", "[replicas]") {
   ReplicaSet set(2, /*timeouts_to_eject=*/3);
   CHECK(set.Eject(0));
   CHECK_FALSE(set.Eject(0));

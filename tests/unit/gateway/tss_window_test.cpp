@@ -39,7 +39,7 @@ char Complement(char c) {
 
 }  // namespace
 
-TEST_CASE("a '+' gene far from the ends: plus[tss-4599, tss+4599), TSS at index 4599",
+TEST_CASE("a '+' gene far from the ends: bases tss-4599 up to tss+4599 (exclusive), TSS at index 4599",
           "[tss_window]") {
   const std::string region = Region(30000);
   const int64_t tss = 12000;
@@ -130,7 +130,7 @@ TEST_CASE("a window past the region's end is padded with N on the correct side",
 // One side can overhang by at most 4,599 bp (the '+' window holds 4,599 bases before its TSS and
 // 4,598 after; the '-' window the reverse), so a gene is skipped only when both sides overhang
 // by more than 4,599 bp together: in a region shorter than 4,599 bp.
-TEST_CASE("exactly half the window of N is padded; one base more and the gene is skipped",
+TEST_CASE("exactly half the window of N is padded, one base more and the gene is skipped",
           "[tss_window]") {
   SECTION("one-sided overhangs stay within half the window") {
     CHECK(PlanTssWindow(20000, 0, 0, '+').pad_5prime == kHalf);

@@ -702,7 +702,7 @@ TEST_CASE("scorer: one expression call per window, in order, spread over the exe
   executor.Shutdown();
 }
 
-TEST_CASE("scorer: a worker error fails the batch with its code; cancellation stops it",
+TEST_CASE("scorer: a worker error fails the batch with its code, cancellation stops it",
           "[variant-wf]") {
   ExpressionCatalogue catalogue;
   Executor executor(4, 16);
@@ -821,7 +821,7 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   CHECK(header.find("##GEXModel") == std::string::npos);
 }
 
-TEST_CASE("run: bad VCF content fails the job naming the record; nothing is written",
+TEST_CASE("run: bad VCF content fails the job naming the record, nothing is written",
           "[variant-wf]") {
   auto resources = Resources();
   struct Bad {
@@ -1108,7 +1108,7 @@ TEST_CASE("route: Prefer: respond-async is required, then the job runs to comple
   CHECK(h.Call("GET", "/v1/tasks/jobs/" + job, kBobKey).status == 404);
 }
 
-TEST_CASE("route: the same case returns the same job; a failed one and a new ETag re-run",
+TEST_CASE("route: the same case returns the same job, a failed one and a new ETag re-run",
           "[variant-wf]") {
   RouteHarness h;
   const std::string key = FreshKey("identity");

@@ -224,7 +224,7 @@ CATCH_TEST_CASE("batching: concurrent calls share one pass and each caller gets 
 }
 
 CATCH_TEST_CASE(
-    "batching: calls of different shapes never share a pass; multi-input calls "
+    "batching: calls of different shapes never share a pass, multi-input calls "
     "stack every input",
     "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
@@ -259,7 +259,7 @@ CATCH_TEST_CASE(
   CATCH_CHECK(shapes == expected);
 }
 
-CATCH_TEST_CASE("batching: a pass stays within the bases budget; a larger call runs alone",
+CATCH_TEST_CASE("batching: a pass stays within the bases budget, a larger call runs alone",
                 "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
   BatchingOptions options = Options();
@@ -405,7 +405,7 @@ CATCH_TEST_CASE("batching: the error of a pass reaches every caller in it", "[ba
 }
 
 CATCH_TEST_CASE(
-    "batching: a merged pass whose output is not batch-major fails every caller; "
+    "batching: a merged pass whose output is not batch-major fails every caller, "
     "a lone call gets the output untouched",
     "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
