@@ -156,11 +156,12 @@ TEST_CASE("find-genes workflow end to end", "[integration][find_genes]") {
       REQUIRE(g["expression"].IsNumber());
       CHECK(g["expression_tpm"].GetDouble() ==
             Approx(std::max(0.0, std::expm1(g["expression"].GetDouble()))));
-      // Cross-check a few genes against the expression task on the contract's window.
+      // Cross-check a few genes against the expression task on the contract's window: one
+      // unpadded per strand and up to two padded (in 12 kb most TSS windows run off an end).
       const std::string strand = Str(g, "strand");
       const bool padded = g["padded_bp"].GetInt64() > 0;
       bool pick = false;
-      if (padded && checked_padded < 1) pick = true, ++checked_padded;
+      if (padded && checked_padded < 2) pick = true, ++checked_padded;
       if (!padded && strand == "+" && checked_plus < 1) pick = true, ++checked_plus;
       if (!padded && strand == "-" && checked_minus < 1) pick = true, ++checked_minus;
       if (pick) {
