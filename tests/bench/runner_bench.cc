@@ -87,8 +87,8 @@ std::shared_ptr<Model> ServedStack(std::shared_ptr<Model> direct, const ModelMan
   options.max_batch_bases = defaults.max_batch_bases;
   options.max_queue_bases = defaults.max_queue_bases;
   options.max_wait = std::chrono::microseconds(defaults.max_wait_us);
-  // As the worker resolves 0: one executor per group of intra-op threads.
-  options.executors =
+  // As the worker resolves 0: one pass at a time per group of intra-op threads.
+  options.max_passes =
       executors > 0 ? executors
       : defaults.executors > 0
           ? defaults.executors
