@@ -19,10 +19,18 @@ std::string WriteBedGraph(const BedGraphTrack& track) {
   std::string out = "track type=bedGraph name=" + Quoted(track.name) +
                     " description=" + Quoted(track.description) + '\n';
   const std::string chrom = TabField(track.chrom);
+  // Rows are appended in place: per-base tracks have hundreds of thousands of them.
+  out.reserve(out.size() + track.values.size() * (chrom.size() + 32));
   for (const auto& v : track.values) {
     if (v.end <= v.start) continue;
-    out += chrom + '\t' + std::to_string(v.start) + '\t' + std::to_string(v.end) + '\t' +
-           FormatValue(v.value) + '\n';
+    out += chrom;
+    out += '\t';
+    AppendInt(v.start, &out);
+    out += '\t';
+    AppendInt(v.end, &out);
+    out += '\t';
+    AppendValue(v.value, &out);
+    out += '\n';
   }
   return out;
 }

@@ -1,15 +1,27 @@
 #include "worker/writers/text_util.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace dnaserve::worker {
 
 std::string FormatValue(double value) {
+  std::string out;
+  AppendValue(value, &out);
+  return out;
+}
+
+void AppendValue(double value, std::string* out) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", value);
-  return buf;
+  // chars_format::general with a precision is printf's %g (C locale), digit for digit.
+  const auto end = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::general, 6).ptr;
+  out->append(buf, end);
+}
+
+void AppendInt(int64_t value, std::string* out) {
+  char buf[24];
+  out->append(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
 }
 
 std::string TabField(std::string_view text) {

@@ -1,4 +1,8 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
 
 #include "worker/writers/bed.h"
 #include "worker/writers/bedgraph.h"
@@ -34,6 +38,28 @@ CATCH_TEST_CASE("BED scores and values", "[writers]") {
   CATCH_CHECK(FormatValue(0.5) == "0.5");
   CATCH_CHECK(FormatValue(-0.56818181) == "-0.568182");
   CATCH_CHECK(FormatValue(1e-7) == "1e-07");
+}
+
+CATCH_TEST_CASE("values are formatted exactly as printf's %.6g", "[writers]") {
+  std::vector<double> values = {0,      -0.0,   1,       0.1,        1e-4,      9.999995e-5,
+                                1e-5,   123456, 1234567, 999999.5,   0.5,       2.5e-300,
+                                1e300,  -7.25,  0.3f,    0.999999949, 0.1234565, 0.00012345};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  for (int i = 0; i < 20000; ++i) values.push_back(unit(rng));  // scores as models emit them
+  for (int i = 0; i < 2000; ++i) values.push_back(std::ldexp(unit(rng) - 0.5, i % 80 - 40));
+  values.push_back(std::numeric_limits<double>::infinity());
+  values.push_back(-std::numeric_limits<double>::infinity());
+  for (double v : values) {
+    char expected[64];
+    std::snprintf(expected, sizeof(expected), "%.6g", v);
+    CATCH_INFO("value " << v);
+    CATCH_REQUIRE(FormatValue(v) == expected);
+  }
+  std::string appended = "x";
+  AppendValue(0.25, &appended);
+  AppendInt(-42, &appended);
+  CATCH_CHECK(appended == "x0.25-42");
 }
 
 CATCH_TEST_CASE("bedGraph track line and rows with empty spans skipped", "[writers]") {
