@@ -12,16 +12,21 @@ std::string FormatValue(double value) {
   return out;
 }
 
-void AppendValue(double value, std::string* out) {
-  char buf[32];
+char* PutValue(double value, char* out) {
   // chars_format::general with a precision is printf's %g (C locale), digit for digit.
-  const auto end = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::general, 6).ptr;
-  out->append(buf, end);
+  return std::to_chars(out, out + kMaxValueChars, value, std::chars_format::general, 6).ptr;
+}
+
+char* PutInt(int64_t value, char* out) { return std::to_chars(out, out + kMaxIntChars, value).ptr; }
+
+void AppendValue(double value, std::string* out) {
+  char buf[kMaxValueChars];
+  out->append(buf, static_cast<size_t>(PutValue(value, buf) - buf));
 }
 
 void AppendInt(int64_t value, std::string* out) {
-  char buf[24];
-  out->append(buf, std::to_chars(buf, buf + sizeof(buf), value).ptr);
+  char buf[kMaxIntChars];
+  out->append(buf, static_cast<size_t>(PutInt(value, buf) - buf));
 }
 
 std::string TabField(std::string_view text) {

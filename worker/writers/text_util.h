@@ -15,6 +15,11 @@ std::string FormatValue(double value);
 void AppendValue(double value, std::string* out);
 // A decimal integer appended to `out`.
 void AppendInt(int64_t value, std::string* out);
+// The same two into a buffer with room for them (kMaxValueChars / kMaxIntChars); return the end.
+inline constexpr int kMaxValueChars = 32;
+inline constexpr int kMaxIntChars = 24;
+char* PutValue(double value, char* out);
+char* PutInt(int64_t value, char* out);
 
 // A column of a tab-separated text format: whitespace (which would split the column) becomes '_'.
 std::string TabField(std::string_view text);

@@ -73,6 +73,18 @@ CATCH_TEST_CASE("bedGraph track line and rows with empty spans skipped", "[write
   CATCH_CHECK(WriteBedGraphs({track, hk}) == WriteBedGraph(track) + WriteBedGraph(hk));
 }
 
+CATCH_TEST_CASE("bedGraph written row by row equals the collected track", "[writers]") {
+  BedGraphTrack track{"donor", "say \"hi\"", "my seq", {{0, 1, 0.5}, {1, 1, 0.9}, {1, 7, 1e-7}}};
+  BedGraphWriter writer(track.name, track.description, track.chrom);
+  for (const auto& v : track.values) writer.Add(v.start, v.end, v.value);
+  const std::string rows = writer.Take();
+  CATCH_CHECK(rows == WriteBedGraph(track));
+  CATCH_CHECK(rows ==
+              "track type=bedGraph name=\"donor\" description=\"say 'hi'\"\n"
+              "my_seq\t0\t1\t0.5\n"
+              "my_seq\t1\t7\t1e-07\n");
+}
+
 CATCH_TEST_CASE("GFF3: header, 1-based closed coordinates, escaped attributes", "[writers]") {
   Gff3Feature site;
   site.seqid = "chr1";
