@@ -407,6 +407,18 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
   const std::string job = JobId(submitted);
   CHECK(*submitted.Header("x-job-id") == job);
   CHECK(*submitted.Header("content-location") == "/v1/tasks/jobs/" + job);
+  CHECK(submitted.Header("x-request-id").has_value());
+  CHECK(submitted.Header("ratelimit-limit").has_value());
+  {
+    // The submit envelope: data {job_id, status, links.result}, meta {job_id, task, mode}.
+    auto accepted = ParseJson(submitted.body);
+    CHECK(std::string((*accepted)["data"]["status"].GetString()) == "accepted");
+    CHECK(std::string((*accepted)["data"]["links"]["result"].GetString()) ==
+          "/v1/tasks/jobs/" + job);
+    CHECK(std::string((*accepted)["meta"]["job_id"].GetString()) == job);
+    CHECK(std::string((*accepted)["meta"]["task"].GetString()) == "genomic_variant_interpretation");
+    CHECK(std::string((*accepted)["meta"]["mode"].GetString()) == "async");
+  }
   std::vector<std::string> messages;
   auto done = v->Poll(job, alice, &messages);
   INFO(done.body);
@@ -776,7 +788,14 @@ TEST_CASE("variant workflow: a deployment during a job: its poll says resubmit, 
     auto running = v->Get("/v1/tasks/jobs/" + job, alice);
     INFO(running.body);
     REQUIRE(running.status == 202);
-    message = (*ParseJson(running.body))["data"]["progress"]["message"].GetString();
+    auto doc = ParseJson(running.body);
+    const auto& progress = (*doc)["data"]["progress"];
+    CHECK(std::string((*doc)["data"]["job_id"].GetString()) == job);
+    CHECK((*doc)["data"]["status"].IsString());
+    CHECK(progress["current_percent"].IsNumber());
+    CHECK(progress["elapsed_seconds"].IsNumber());
+    CHECK(std::string((*doc)["meta"]["task"].GetString()) == "genomic_variant_interpretation");
+    message = progress["message"].GetString();
     if (message.rfind("scoring", 0) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   REQUIRE(message.rfind("scoring", 0) == 0);
