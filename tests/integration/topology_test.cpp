@@ -211,6 +211,35 @@ std::string ErrorCode(const HttpResult& r) {
   return (*doc)["error"]["code"].GetString();
 }
 
+// Waits until both gateways of the topology see both workers in rotation again.
+bool BothWorkersInRotation(Topology* t) {
+  for (int g = 0; g < kReplicas; ++g) {
+    if (!WaitFor(
+            [&] {
+              return Sample(t->gateway_admin(g),
+                            "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
+            },
+            std::chrono::seconds(30))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Kills worker 0, then makes ten calls with `call(id)` (ids from `first_id`): each must succeed,
+// served by worker 1.
+template <typename Call>
+void KillWorkerZeroThenCallTen(Topology* t, const Call& call, int first_id) {
+  t->KillWorker(0);
+  const double survivor_before = t->WorkerCalls(1);
+  for (int i = 0; i < 10; ++i) {
+    auto r = call(first_id + i);
+    INFO(r.status().message());
+    CHECK(r.ok());
+  }
+  CHECK(t->WorkerCalls(1) - survivor_before == 10);
+}
+
 }  // namespace
 
 TEST_CASE("requests through both gateways are spread over both workers", "[topology]") {
@@ -375,14 +404,7 @@ TEST_CASE("a killed worker fails its in-flight calls cleanly, new calls go to th
 
   // Restarted on the same address: back in rotation within a few health checks, and served.
   REQUIRE(t->RestartWorker(0));
-  for (int g = 0; g < kReplicas; ++g) {
-    CHECK(WaitFor(
-        [&] {
-          return Sample(t->gateway_admin(g),
-                        "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
-        },
-        std::chrono::seconds(30)));
-  }
+  CHECK(BothWorkersInRotation(t));
   const double revived_before = t->WorkerCalls(0);
   for (int i = 0; i < 10; ++i) {
     CHECK(t->Post(i % 2, "/v1/tasks/promoter/predict", MinimalBody("promoter"), t->generous_key())
@@ -421,14 +443,7 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
   CHECK(served[1] >= 5);
 
   // One pod dies: every call still succeeds (a call that cannot reach it goes to the other).
-  t->KillWorker(0);
-  const double survivor_before = t->WorkerCalls(1);
-  for (int i = 0; i < 10; ++i) {
-    auto r = call(100 + i);
-    INFO(r.status().message());
-    CHECK(r.ok());
-  }
-  CHECK(t->WorkerCalls(1) - survivor_before == 10);
+  KillWorkerZeroThenCallTen(t, call, 100);
 
   // It comes back: the channel reconnects and its health watch lets calls reach it again.
   REQUIRE(t->RestartWorker(0));
@@ -440,25 +455,6 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
       },
       std::chrono::seconds(30)));
 }
-
-namespace {
-
-// Waits until both gateways of the topology see both workers in rotation again.
-bool BothWorkersInRotation(Topology* t) {
-  for (int g = 0; g < kReplicas; ++g) {
-    if (!WaitFor(
-            [&] {
-              return Sample(t->gateway_admin(g),
-                            "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
-            },
-            std::chrono::seconds(30))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 TEST_CASE("a worker call ends at its deadline even when the worker never answers", "[topology]") {
   REQUIRE_TOPOLOGY(t);
@@ -527,17 +523,10 @@ TEST_CASE("a call that never reached a worker goes to the other replica", "[topo
   for (int i = 0; i < 4; ++i) REQUIRE(call(i).ok());
   REQUIRE(backend.retries() == 0);
 
-  t->KillWorker(0);
-  const double survivor_before = t->WorkerCalls(1);
-  for (int i = 0; i < 10; ++i) {
-    auto r = call(10 + i);
-    INFO(r.status().message());
-    CHECK(r.ok());
-  }
+  KillWorkerZeroThenCallTen(t, call, 10);
   // The one call whose turn fell on the dead worker failed before any handler accepted it and
   // was sent on; that failure took the worker out of rotation, so the rest went straight over.
   CHECK(backend.retries() == 1);
-  CHECK(t->WorkerCalls(1) - survivor_before == 10);
   CHECK(backend.Replicas()[dnaserve::Task::kPromoter].in_rotation == 1);
 
   REQUIRE(t->RestartWorker(0));
