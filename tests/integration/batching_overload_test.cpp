@@ -1,6 +1,7 @@
 // Worker backpressure end to end: a promoter worker with a one-pass batching queue behind a real
 // gateway. Concurrent requests that find the worker's queue full get the gateway's 503
-// service_unavailable envelope with Retry-After: 1; the others complete normally. This stack is
+// service_unavailable envelope with Retry-After: 1; the others complete normally; the worker's
+// /metrics counts each refusal and shows its queue empty again afterwards. This stack is
 // started here (not by service_fixture) because it needs a worker flag the shared service does
 // not use.
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <future>
 #include <thread>
 
@@ -36,6 +38,19 @@ std::string ModelsDir(const std::string& scratch, std::string* skip) {
   return out;
 }
 
+// The sum of every series of one metric family in a Prometheus scrape, and how many there are.
+std::pair<double, int> FamilyTotal(const std::string& scrape, const std::string& name) {
+  double total = 0;
+  int series = 0;
+  std::istringstream lines(scrape);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
+    total += std::stod(line.substr(line.rfind(' ') + 1));
+    ++series;
+  }
+  return {total, series};
+}
+
 }  // namespace
 
 TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After",
@@ -51,11 +66,13 @@ TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After
   REQUIRE(redis.has_value());
 
   const int worker_port = FreePort();
+  const int worker_admin_port = FreePort();
   ChildProcess worker;
   // At most one pass may wait while another runs: concurrent requests overflow it at once.
   REQUIRE(
       worker.Start({BinaryDir() + "/worker/dnaserve-worker", "--task", "promoter", "--models-dir",
                     models, "--listen", "127.0.0.1:" + std::to_string(worker_port),
+                    "--admin-listen", "127.0.0.1:" + std::to_string(worker_admin_port),
                     "--queue-max-bases", "1", "--batch-max-wait-us", "0"},
                    {}, dir + "/worker.log"));
   const std::string key = dnaserve::gateway::GenerateApiKey();
@@ -117,6 +134,16 @@ TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After
   }
   CHECK(ok >= 1);
   CHECK(unavailable >= 1);
+
+  // Queue depth and refusals, as an operator sees them: every 503 was a refusal by the full
+  // queue, and the queue is empty once the calls are answered.
+  auto scrape = HttpRequest("GET", "http://127.0.0.1:" + std::to_string(worker_admin_port) + "/metrics");
+  REQUIRE(scrape.status == 200);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_refused_total").first == unavailable);
+  const auto queued = FamilyTotal(scrape.body, "dnaserve_worker_batch_queue_calls");
+  CHECK(queued.second >= 1);  // published per model
+  CHECK(queued.first == 0);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_calls_count").first >= 1);
 
   gateway.Stop();
   worker.Stop();
