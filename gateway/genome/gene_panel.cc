@@ -27,13 +27,28 @@ std::string WithoutVersion(std::string_view id) {
 
 bool LooksLikeEnsemblGene(std::string_view id) { return Upper(id).rfind("ENSG", 0) == 0; }
 
+// "chr20 only" or "24 contigs": a gene missing from a one-chromosome catalogue (the default
+// is chr20) is far more often off that chromosome than misspelt, and the caller should see so.
+std::string Coverage(const std::vector<std::string>& contigs) {
+  if (contigs.size() > 3) return std::to_string(contigs.size()) + " contigs";
+  std::string out;
+  for (size_t i = 0; i < contigs.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == contigs.size() ? " and " : ", ") + contigs[i];
+  }
+  return out + " only";
+}
+
 }  // namespace
 
 StatusOr<GenePanel> ResolveGenePanel(const TssCatalogue& catalogue,
                                      const std::vector<std::string>& identifiers) {
   std::map<std::string, std::vector<std::string>> by_symbol;  // upper-cased symbol -> gene ids
   std::map<std::string, std::string> by_id;                   // versionless upper id -> gene id
+  std::vector<std::string> contigs;                           // as named, in catalogue order
   for (const auto& site : catalogue.sites()) {
+    if (std::find(contigs.begin(), contigs.end(), site.contig) == contigs.end()) {
+      contigs.push_back(site.contig);
+    }
     auto& ids = by_symbol[Upper(site.gene_symbol)];
     if (std::find(ids.begin(), ids.end(), site.gene_id) == ids.end()) ids.push_back(site.gene_id);
     by_id.emplace(WithoutVersion(site.gene_id), site.gene_id);
@@ -65,7 +80,7 @@ StatusOr<GenePanel> ResolveGenePanel(const TssCatalogue& catalogue,
     return BadRequest("options.genes: " + std::to_string(unresolved.size()) +
                       (unresolved.size() == 1 ? " identifier matches" : " identifiers match") +
                       " no gene in the " + catalogue.info().build + " start-site catalogue (" +
-                      catalogue.info().transcripts + "): " + list);
+                      catalogue.info().transcripts + "; on " + Coverage(contigs) + "): " + list);
   }
   return panel;
 }

@@ -54,18 +54,18 @@ bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_m
   return !IsTerminal(record.state) && now_ms - record.updated_at_ms > heartbeat_timeout_ms;
 }
 
-std::string LostJobBody(const std::string& job_id) {
+std::string LostJobBody(const std::string& job_id, const std::string& request_id) {
   Status lost = Unavailable("job " + job_id +
                             " was lost: the gateway running it stopped reporting progress "
                             "(restart or crash); resubmit the request");
-  return ErrorEnvelopeJson(lost, job_id);
+  return ErrorEnvelopeJson(lost, request_id.empty() ? job_id : request_id);
 }
 
 void MarkLost(JobRecord* record, int64_t now_ms) {
   record->state = JobState::kFailed;
   record->http_status = HttpStatusFor(ErrorCode::kServiceUnavailable);
   record->content_type = "application/json";
-  record->body = LostJobBody(record->job_id);
+  record->body = LostJobBody(record->job_id, record->request_id);
   record->updated_at_ms = now_ms;
 }
 

@@ -27,8 +27,10 @@ Status JobAlreadyFinished(const std::string& job_id);
 
 // True when an accepted/running job has not reported for longer than `heartbeat_timeout_ms`.
 bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_ms);
-// The stored response of a lost job: 503 service_unavailable envelope asking to resubmit.
-std::string LostJobBody(const std::string& job_id);
+// The stored response of a lost job: 503 service_unavailable envelope asking to resubmit. Its
+// request_id is the submitting request's (the poll repeats that X-Request-Id), the job id when
+// the record has none.
+std::string LostJobBody(const std::string& job_id, const std::string& request_id);
 // Turns `record` into the failed/503 record of a lost job as of `now_ms`.
 void MarkLost(JobRecord* record, int64_t now_ms);
 

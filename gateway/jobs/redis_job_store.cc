@@ -12,6 +12,9 @@
 namespace dnaserve::gateway {
 namespace {
 
+// Stands for the record's request_id in the lost-job body handed to the Get script.
+constexpr const char* kRequestIdMark = "@@request_id@@";
+
 // The create step both create scripts end with: the hash (field/value pairs from
 // ARGV[first_field] on), its retention, the owner tombstone and the owner's index.
 // KEYS: job, seen, index. ARGV: retention_ms, tombstone_ms, max_jobs, owner, job_id,
@@ -80,7 +83,9 @@ return 'ok'
 }
 
 // KEYS: job, seen. ARGV: owner, now_ms, heartbeat_timeout_ms, retention_ms, tombstone_ms,
-// lost-job body. Returns {'ok', field, value, ...}, {'expired'} or {'not_found'}.
+// lost-job body, the mark in that body standing for the record's request_id (a gateway-made
+// UUID, so it needs no JSON escaping; anything else falls back to the job id).
+// Returns {'ok', field, value, ...}, {'expired'} or {'not_found'}.
 const RedisScript& GetScript() {
   static const RedisScript script(R"lua(
 local fields = redis.call('HGETALL', KEYS[1])
@@ -95,8 +100,13 @@ local now = tonumber(ARGV[2])
 local state = rec['state']
 if (state == 'accepted' or state == 'running') and
    now - tonumber(rec['updated_at_ms'] or '0') > tonumber(ARGV[3]) then
+  local rid = rec['request_id'] or ''
+  if not string.match(rid, '^[%w%-]+$') then rid = rec['job_id'] or '' end
+  local body = ARGV[6]
+  local at = string.find(body, ARGV[7], 1, true)
+  if at then body = string.sub(body, 1, at - 1) .. rid .. string.sub(body, at + #ARGV[7]) end
   redis.call('HSET', KEYS[1], 'state', 'failed', 'http_status', '503',
-             'content_type', 'application/json', 'body', ARGV[6], 'updated_at_ms', ARGV[2])
+             'content_type', 'application/json', 'body', body, 'updated_at_ms', ARGV[2])
   fields = redis.call('HGETALL', KEYS[1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -317,7 +327,7 @@ StatusOr<JobRecord> RedisJobStore::Get(const std::string& job_id, const std::str
       redis_->Eval(GetScript(), {JobKey(job_id), SeenKey(job_id)},
                    {owner, std::to_string(now), std::to_string(options_.heartbeat_timeout_ms),
                     std::to_string(options_.retention_ms), std::to_string(options_.tombstone_ms),
-                    LostJobBody(job_id)});
+                    LostJobBody(job_id, kRequestIdMark), kRequestIdMark});
   if (!reply.ok()) return StoreError("get", reply.status());
   const auto& e = reply->elements;
   if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {

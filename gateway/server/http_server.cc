@@ -191,6 +191,8 @@ struct IngressState {
   bool headers_done = false;
   uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
   bool refused = false;       // a refusal was sent; everything else on this connection is dropped
+  // Set on the reactor thread once our refusal has left through the socket (or failed to).
+  std::shared_ptr<std::atomic<bool>> refusal_written = std::make_shared<std::atomic<bool>>(false);
   // The current request's chunked framing, followed byte by byte (chunked_body.h).
   std::optional<ChunkedBodyReader> chunked;
   // X-Forwarded-For of the request whose header block was scanned last, until onRequest takes
@@ -233,7 +235,16 @@ class GatewayHandler : public Http::Handler {
 
   void onInput(const char* buffer, size_t len, const std::shared_ptr<Tcp::Peer>& peer) override {
     IngressState* state = StateOf(peer);
-    if (state->refused) return;  // drop the rest of a refused request; the client closes
+    if (state->refused) {
+      // Drop the rest of a refused request; the client closes. Until our refusal is out (for a
+      // request Pistache refused itself we cannot tell, so always), each read re-arms the socket's write interest (an empty send): Pistache's reactor handles an
+      // event as input when it also reports the socket writable, and its sockets are
+      // edge-triggered, so a refusal queued while the client is still sending could otherwise
+      // wait forever once the client stops to read it (scripts/reliability saw about one upload
+      // in a hundred wait out its 30 s timeout).
+      if (!state->refusal_written->load()) peer->send(RawBuffer("", 0), MSG_NOSIGNAL);
+      return;
+    }
     const auto& opts = shared_->options;
     if (!state->headers_done) {
       // The header block is held back until it is complete, then handed to Pistache in one
@@ -453,7 +464,10 @@ class GatewayHandler : public Http::Handler {
     state->head.clear();
     std::string wire = RawErrorResponse(status);
     const size_t length = wire.size();
-    peer->send(RawBuffer(std::move(wire), length), MSG_NOSIGNAL);
+    auto written = state->refusal_written;
+    peer->send(RawBuffer(std::move(wire), length), MSG_NOSIGNAL)
+        .then([written](ssize_t) { written->store(true); },
+              [written](std::exception_ptr) { written->store(true); });
     log::Warn("request_refused_at_ingress",
               {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
   }

@@ -2,8 +2,12 @@
 // sharing one real redis-server. Requests spread over both workers; a job submitted through one
 // gateway is polled through the other; a key's quota holds across both gateways; a worker killed
 // with calls in flight fails those calls cleanly (503 envelope within 5 s), drops out of
-// rotation, and comes back after a restart.
+// rotation, and comes back after a restart. The gateway's worker client on its own: a call to a
+// hung worker ends at its deadline (the caller's, or the per-call cap) without a retry; a call
+// that never reached a worker is sent to another replica.
 #include <catch2/catch.hpp>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +15,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "gateway/auth/key_store.h"
@@ -60,6 +65,7 @@ class Topology {
   std::string gateway(int i) const { return Url(gateways_[i].port); }
   std::string gateway_admin(int i) const { return Url(gateways_[i].admin_port); }
   std::string worker_admin(int i) const { return Url(workers_[i].admin_port); }
+  std::string worker_address(int i) const { return Loopback(workers_[i].port); }
   std::string worker_log(int i) const { return ReadFile(dir_ + "/worker-" + std::to_string(i) + ".log"); }
   const std::string& generous_key() const { return generous_key_; }
   const std::string& quota_key() const { return quota_key_; }
@@ -70,6 +76,8 @@ class Topology {
     return "ipv4:" + Loopback(workers_[0].port) + "," + Loopback(workers_[1].port);
   }
   void KillWorker(int i) { workers_[i].process.Kill(); }
+  // SIGSTOP / SIGCONT: a hung worker, alive but silent.
+  void PauseWorker(int i, bool paused) { ::kill(workers_[i].process.pid(), paused ? SIGSTOP : SIGCONT); }
   bool RestartWorker(int i) {
     return workers_[i].process.Start(workers_[i].argv, {}, dir_ + "/worker-" + std::to_string(i) + ".log");
   }
@@ -182,6 +190,35 @@ std::string ErrorCode(const HttpResult& r) {
   auto doc = ParseJson(r.body);
   REQUIRE((*doc).HasMember("error"));
   return (*doc)["error"]["code"].GetString();
+}
+
+// Waits until both gateways of the topology see both workers in rotation again.
+bool BothWorkersInRotation(Topology* t) {
+  for (int g = 0; g < kReplicas; ++g) {
+    if (!WaitFor(
+            [&] {
+              return MetricSample(t->gateway_admin(g),
+                            "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
+            },
+            std::chrono::seconds(30))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Kills worker 0, then makes ten calls with `call(id)` (ids from `first_id`): each must succeed,
+// served by worker 1.
+template <typename Call>
+void KillWorkerZeroThenCallTen(Topology* t, const Call& call, int first_id) {
+  t->KillWorker(0);
+  const double survivor_before = t->WorkerCalls(1);
+  for (int i = 0; i < 10; ++i) {
+    auto r = call(first_id + i);
+    INFO(r.status().message());
+    CHECK(r.ok());
+  }
+  CHECK(t->WorkerCalls(1) - survivor_before == 10);
 }
 
 }  // namespace
@@ -348,14 +385,7 @@ TEST_CASE("a killed worker fails its in-flight calls cleanly, new calls go to th
 
   // Restarted on the same address: back in rotation within a few health checks, and served.
   REQUIRE(t->RestartWorker(0));
-  for (int g = 0; g < kReplicas; ++g) {
-    CHECK(WaitFor(
-        [&] {
-          return MetricSample(t->gateway_admin(g),
-                        "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
-        },
-        std::chrono::seconds(30)));
-  }
+  CHECK(BothWorkersInRotation(t));
   const double revived_before = t->WorkerCalls(0);
   for (int i = 0; i < 10; ++i) {
     CHECK(t->Post(i % 2, "/v1/tasks/promoter/predict", MinimalBody("promoter"), t->generous_key())
@@ -394,14 +424,7 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
   CHECK(served[1] >= 5);
 
   // One pod dies: every call still succeeds (a call that cannot reach it goes to the other).
-  t->KillWorker(0);
-  const double survivor_before = t->WorkerCalls(1);
-  for (int i = 0; i < 10; ++i) {
-    auto r = call(100 + i);
-    INFO(r.status().message());
-    CHECK(r.ok());
-  }
-  CHECK(t->WorkerCalls(1) - survivor_before == 10);
+  KillWorkerZeroThenCallTen(t, call, 100);
 
   // It comes back: the channel reconnects and its health watch lets calls reach it again.
   REQUIRE(t->RestartWorker(0));
@@ -412,4 +435,81 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
         return t->WorkerCalls(0) > revived_before;
       },
       std::chrono::seconds(30)));
+}
+
+TEST_CASE("a worker call ends at its deadline even when the worker never answers", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  auto validated =
+      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+  REQUIRE(validated.ok());
+  struct Case {
+    const char* what;
+    std::chrono::seconds per_call_cap;  // the backend's predict_deadline (async jobs)
+    std::optional<std::chrono::milliseconds> caller_budget;  // what a sync request has left
+    std::chrono::milliseconds expected;
+  };
+  const Case cases[] = {
+      {"the caller's deadline (a sync request's remaining budget)", std::chrono::seconds(300),
+       std::chrono::milliseconds(700), std::chrono::milliseconds(700)},
+      {"the backend's per-call cap (no caller deadline)", std::chrono::seconds(1), std::nullopt,
+       std::chrono::milliseconds(1000)},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    dnaserve::gateway::GrpcInferenceBackend::Options options;
+    options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->worker_address(1)};
+    options.predict_deadline = c.per_call_cap;
+    dnaserve::gateway::GrpcInferenceBackend backend(options);
+    dnaserve::gateway::CallContext context;
+    context.request_id = "deadline-test";
+    REQUIRE(backend.Predict(dnaserve::Task::kPromoter, validated->request, context, nullptr).ok());
+
+    // Stopped, the worker keeps its connections but answers nothing (a hung process): only the
+    // deadline can end the call, and nothing is retried (the call may have reached the worker).
+    t->PauseWorker(1, true);
+    const auto started = std::chrono::steady_clock::now();
+    if (c.caller_budget) context.deadline = started + *c.caller_budget;
+    auto r = backend.Predict(dnaserve::Task::kPromoter, validated->request, context, nullptr);
+    const auto took = std::chrono::steady_clock::now() - started;
+    t->PauseWorker(1, false);
+    INFO("took " << std::chrono::duration<double>(took).count() << " s: "
+                 << r.status().message());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == dnaserve::ErrorCode::kServiceUnavailable);
+    CHECK(took >= c.expected - std::chrono::milliseconds(50));
+    CHECK(took < c.expected + std::chrono::seconds(2));
+    CHECK(backend.retries() == 0);
+  }
+  // The gateways' health checks timed out while the worker was stopped; it comes back.
+  CHECK(BothWorkersInRotation(t));
+}
+
+TEST_CASE("a call that never reached a worker goes to the other replica", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  dnaserve::gateway::GrpcInferenceBackend::Options options;
+  options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->worker_address(0),
+                                                            t->worker_address(1)};
+  // One health round at start-up and none after: only calls can find the dead worker.
+  options.health_interval = std::chrono::hours(1);
+  dnaserve::gateway::GrpcInferenceBackend backend(options);
+  auto validated =
+      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+  REQUIRE(validated.ok());
+  auto call = [&](int i) {
+    dnaserve::gateway::CallContext context;
+    context.request_id = "retry-" + std::to_string(i);
+    return backend.Predict(dnaserve::Task::kPromoter, validated->request, context, nullptr);
+  };
+  // Both connections up and used, no retry needed.
+  for (int i = 0; i < 4; ++i) REQUIRE(call(i).ok());
+  REQUIRE(backend.retries() == 0);
+
+  KillWorkerZeroThenCallTen(t, call, 10);
+  // The one call whose turn fell on the dead worker failed before any handler accepted it and
+  // was sent on; that failure took the worker out of rotation, so the rest went straight over.
+  CHECK(backend.retries() == 1);
+  CHECK(backend.Replicas()[dnaserve::Task::kPromoter].in_rotation == 1);
+
+  REQUIRE(t->RestartWorker(0));
+  CHECK(BothWorkersInRotation(t));
 }

@@ -85,6 +85,44 @@ struct VariantService {
     REQUIRE(s3->PutObject(kBucket, key, bytes) == 200);
     return "s3://" + kBucket + "/" + key;
   }
+  // Starts a gateway of this service with the variant workflow set up, its variant work
+  // directory `work_dir`, its log <dir>/<name>.log, and `extra` settings; waits until it knows
+  // the expression roster. Its base URL, or nullopt with the reason.
+  std::optional<std::string> StartGateway(ChildProcess* process, const std::string& work_dir,
+                                          const std::string& name,
+                                          const std::map<std::string, std::string>& extra,
+                                          std::string* why) const {
+    const int port = FreePort();
+    std::map<std::string, std::string> env = {
+        {"DNASERVE_PORT", std::to_string(port)},
+        {"DNASERVE_KEYS_FILE", svc->keys_file()},
+        {"DNASERVE_REDIS_URL", svc->redis_url()},
+        {"DNASERVE_WORKERS", svc->workers_spec()},
+        {"DNASERVE_IP_RATE", "10000"},
+        {"DNASERVE_IP_BURST", "10000"},
+        {"DNASERVE_S3_ENDPOINT", s3->endpoint()},
+        {"DNASERVE_S3_REGION", S3Server::kRegion},
+        {"DNASERVE_S3_ACCESS_KEY_ID", S3Server::kAccessKey},
+        {"DNASERVE_S3_SECRET_ACCESS_KEY_FILE", dir + "/s3-secret"},
+        {"DNASERVE_GRCH37_CATALOGUE", built.catalogue},
+        {"DNASERVE_GRCH37_FASTA", built.fasta},
+        {"DNASERVE_VARIANT_WORK_DIR", work_dir}};
+    for (const auto& [k, value] : extra) env[k] = value;
+    const std::string log = dir + "/" + name + ".log";
+    process->Start({BinaryDir() + "/gateway/dnaserve-gateway"}, env, log);
+    if (!WaitForPort(port, std::chrono::seconds(30))) {
+      *why = "the variant gateway did not start; see " + log;
+      return std::nullopt;
+    }
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    for (int i = 0; i < 300; ++i) {
+      auto models = HttpRequest("GET", url + "/v1/tasks/expression/models",
+                                {"Authorization: Bearer " + svc->keys().alice}, "");
+      if (models.status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return url;
+  }
   char RefBase(int64_t pos1) const {
     auto base = reference->Fetch("20", pos1 - 1, pos1);
     REQUIRE(base.ok());
@@ -123,32 +161,10 @@ VariantService* GetVariantService(std::string* skip) {
       v->sites.push_back({symbol, gene_id, std::stoll(tss), strand[0]});
     }
     v->dir = MakeTempDir("dnaserve-variant-it");
-    const int port = FreePort();
-    v->base = "http://127.0.0.1:" + std::to_string(port);
     WriteFile(v->dir + "/s3-secret", std::string(S3Server::kSecretKey) + "\n");
-    v->gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                     {{"DNASERVE_PORT", std::to_string(port)},
-                      {"DNASERVE_KEYS_FILE", svc->keys_file()},
-                      {"DNASERVE_REDIS_URL", svc->redis_url()},
-                      {"DNASERVE_WORKERS", svc->workers_spec()},
-                      {"DNASERVE_IP_RATE", "10000"},
-                      {"DNASERVE_IP_BURST", "10000"},
-                      {"DNASERVE_S3_ENDPOINT", v->s3->endpoint()},
-                      {"DNASERVE_S3_REGION", S3Server::kRegion},
-                      {"DNASERVE_S3_ACCESS_KEY_ID", S3Server::kAccessKey},
-                      {"DNASERVE_S3_SECRET_ACCESS_KEY_FILE", v->dir + "/s3-secret"},
-                      {"DNASERVE_GRCH37_CATALOGUE", v->built.catalogue},
-                      {"DNASERVE_GRCH37_FASTA", v->built.fasta},
-                      {"DNASERVE_VARIANT_WORK_DIR", v->dir}},
-                     v->dir + "/gateway.log");
-    if (!WaitForPort(port, std::chrono::seconds(30))) {
-      reason = "the variant gateway did not start; see " + v->dir + "/gateway.log";
-      return nullptr;
-    }
-    for (int i = 0;
-         i < 300 && v->Get("/v1/tasks/expression/models", svc->keys().alice).status != 200; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    auto base = v->StartGateway(&v->gateway, v->dir, "gateway", {}, &reason);
+    if (!base) return nullptr;
+    v->base = *base;
     // Stopped at exit, before the integration service (atexit runs in reverse order).
     std::atexit([] { delete instance; });
     return v.release();
@@ -391,6 +407,18 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
   const std::string job = JobId(submitted);
   CHECK(*submitted.Header("x-job-id") == job);
   CHECK(*submitted.Header("content-location") == "/v1/tasks/jobs/" + job);
+  CHECK(submitted.Header("x-request-id").has_value());
+  CHECK(submitted.Header("ratelimit-limit").has_value());
+  {
+    // The submit envelope: data {job_id, status, links.result}, meta {job_id, task, mode}.
+    auto accepted = ParseJson(submitted.body);
+    CHECK(std::string((*accepted)["data"]["status"].GetString()) == "accepted");
+    CHECK(std::string((*accepted)["data"]["links"]["result"].GetString()) ==
+          "/v1/tasks/jobs/" + job);
+    CHECK(std::string((*accepted)["meta"]["job_id"].GetString()) == job);
+    CHECK(std::string((*accepted)["meta"]["task"].GetString()) == "genomic_variant_interpretation");
+    CHECK(std::string((*accepted)["meta"]["mode"].GetString()) == "async");
+  }
   std::vector<std::string> messages;
   auto done = v->Poll(job, alice, &messages);
   INFO(done.body);
@@ -717,4 +745,90 @@ TEST_CASE("variant workflow: bad VCFs fail the job clearly, write nothing, keep 
   std::string listing;
   RunCommand({"/usr/bin/find", v->dir, "-mindepth", "1", "-type", "d"}, &listing);
   CHECK(listing.empty());
+}
+
+TEST_CASE("variant workflow: a deployment during a job: its poll says resubmit, and it re-runs",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  // Enough scoring to stop the gateway in the middle of it: an SNV 50 bp downstream of each of
+  // 300 start sites, three tissues (about 1,800 expression calls).
+  std::vector<std::pair<int64_t, char>> snvs;
+  for (size_t i = 0; i < v->sites.size() && snvs.size() < 300; ++i) {
+    const Site& s = v->sites[i];
+    const int64_t pos = s.strand == '+' ? s.tss + 50 : s.tss - 50;
+    snvs.emplace_back(pos, v->RefBase(pos));
+  }
+  std::sort(snvs.begin(), snvs.end());
+  std::ostringstream t;
+  t << "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
+       "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n";
+  for (const auto& [pos, ref] : snvs) {
+    t << "20\t" << pos << "\t.\t" << ref << "\t" << (ref == 'A' ? 'G' : 'A') << "\t.\tPASS\t.\n";
+  }
+  const std::string text = t.str();
+  const std::string uri = v->Upload("deploy/many.vcf", text);
+  const std::string body = Body(uri, R"(, "tissues": ["heart", "liver", "brain"])");
+
+  // A second gateway of the same service runs the job; the first one (sharing Redis) polls.
+  ChildProcess deploying;
+  const std::string work = MakeTempDir("dnaserve-variant-deploy");
+  std::string why;
+  auto url = v->StartGateway(&deploying, work, "deploying-gateway",
+                             {{"DNASERVE_DRAIN_TIMEOUT", "0"}}, &why);
+  INFO(why);
+  REQUIRE(url.has_value());
+  const std::string job =
+      JobId(HttpRequest("POST", *url + kPath,
+                        {"Authorization: Bearer " + alice, "Content-Type: application/json",
+                         "Prefer: respond-async"},
+                        body, 120));
+  std::string message;
+  for (int i = 0; i < 1200 && message.rfind("scoring", 0) != 0; ++i) {
+    auto running = v->Get("/v1/tasks/jobs/" + job, alice);
+    INFO(running.body);
+    REQUIRE(running.status == 202);
+    auto doc = ParseJson(running.body);
+    const auto& progress = (*doc)["data"]["progress"];
+    CHECK(std::string((*doc)["data"]["job_id"].GetString()) == job);
+    CHECK((*doc)["data"]["status"].IsString());
+    CHECK(progress["current_percent"].IsNumber());
+    CHECK(progress["elapsed_seconds"].IsNumber());
+    CHECK(std::string((*doc)["meta"]["task"].GetString()) == "genomic_variant_interpretation");
+    message = progress["message"].GetString();
+    if (message.rfind("scoring", 0) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(message.rfind("scoring", 0) == 0);
+
+  // The deployment: SIGTERM, no drain budget left for the job.
+  deploying.Terminate();
+  auto exit_code = deploying.WaitExit(std::chrono::seconds(60));
+  REQUIRE(exit_code.has_value());
+  CHECK(*exit_code == 0);
+
+  auto lost = v->Poll(job, alice);
+  INFO(lost.body);
+  CHECK(lost.status == 503);
+  CHECK(Code(lost) == "service_unavailable");
+  CHECK_THAT(Message(lost), Catch::Contains("resubmit"));
+  // Nothing was written, the input is as uploaded, the job's temporary files are gone.
+  CHECK_FALSE(
+      v->s3->StoredObject(kBucket, "deploy/many.annotated." + job.substr(0, 8) + ".vcf.gz")
+          .has_value());
+  CHECK(*v->s3->StoredObject(kBucket, "deploy/many.vcf") == text);
+  std::string listing;
+  RunCommand({"/usr/bin/find", work, "-mindepth", "1"}, &listing);
+  CHECK(listing.empty());
+
+  // The same case resubmitted is a new job (the lost one failed), and it runs to the end.
+  const std::string rerun = JobId(v->Post(body, alice));
+  CHECK(rerun != job);
+  auto done = v->Poll(rerun, alice);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  auto result = ParseJson(done.body);
+  const auto& counts = (*result)["data"]["counts"];
+  CheckCountsInvariants(counts);
+  CHECK(counts["variants_in"].GetInt64() == static_cast<int64_t>(snvs.size()));
+  CHECK(counts["annotated"].GetInt64() == static_cast<int64_t>(snvs.size()));
 }

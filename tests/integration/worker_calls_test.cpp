@@ -1,7 +1,8 @@
 // A promoter worker with flags of its own behind a real gateway, redis-server and HTTP over
 // loopback (the shared service_fixture stack does not use these flags):
 //  - backpressure: concurrent requests that find the worker's seats taken get the gateway's 503
-//    service_unavailable envelope with Retry-After: 1, the others complete normally;
+//    service_unavailable envelope with Retry-After: 1, the others complete normally; the
+//    worker's /metrics counts each refusal and shows its queue and seats empty afterwards;
 //  - a sync request whose client closes its connection has its worker call cancelled at once
 //    (the worker drops the request's waiting work), while an async job whose submitting
 //    connection closes runs to completion.
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "gateway/auth/key_store.h"
@@ -143,6 +145,19 @@ int SendRaw(int port, const std::string& bytes) {
   return fd;
 }
 
+// The sum of every series of one metric family in a Prometheus scrape, and how many there are.
+std::pair<double, int> FamilyTotal(const std::string& scrape, const std::string& name) {
+  double total = 0;
+  int series = 0;
+  std::istringstream lines(scrape);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
+    total += std::stod(line.substr(line.rfind(' ') + 1));
+    ++series;
+  }
+  return {total, series};
+}
+
 std::string JsonBody(size_t length, unsigned seed) {
   return "{\"sequence\": \"" + RandomDna(length, seed) + "\"}";
 }
@@ -188,6 +203,17 @@ TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After
   }
   CHECK(ok >= 1);
   CHECK(unavailable >= 1);
+
+  // Refusals and queue depth, as an operator sees them: every 503 was a refusal by the worker,
+  // and queue and seats are empty once the calls are answered.
+  auto scrape = HttpRequest("GET", stack.worker_admin_url() + "/metrics");
+  REQUIRE(scrape.status == 200);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_refused_total").first == unavailable);
+  const auto queued = FamilyTotal(scrape.body, "dnaserve_worker_batch_queue_calls");
+  CHECK(queued.second >= 1);  // published per model
+  CHECK(queued.first == 0);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_admitted_requests").first == 0);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_calls_count").first >= 1);
 }
 
 TEST_CASE("a sync client that disconnects cancels its worker call; an async one does not",

@@ -1,7 +1,9 @@
 // A real S3-compatible server for tests: tests/support/s3-server/serve.js (@20minutes/s3rver,
 // pinned by its package-lock.json and installed by scripts/install-deps) on a free loopback port,
 // in a fresh data directory, stopped when the object goes away. It verifies SigV4 signatures
-// against one key pair and refuses unsigned requests.
+// against one key pair and refuses unsigned requests. Path-style only: for virtual-hosted
+// requests s3rver puts the bucket into the SigV4 canonical URI, so it refuses the correct
+// signatures libcurl makes (SignatureDoesNotMatch).
 #pragma once
 
 #include <optional>
@@ -26,10 +28,6 @@ class S3Server {
 
   int port() const { return port_; }
   std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  // For virtual-hosted requests: <bucket>.s3.localhost (libcurl resolves *.localhost to loopback).
-  std::string virtual_host_endpoint() const {
-    return "http://s3.localhost:" + std::to_string(port_);
-  }
   void Stop() { process_.Stop(); }
 
   // Signed requests made independently of the client under test (libcurl's SigV4 directly).

@@ -491,6 +491,27 @@ TEST_CASE("find-genes: the rendered body has the contract's fields and invariant
   INFO(body.substr(0, 3000));
   REQUIRE_FALSE(d.HasParseError());
 
+  auto keys = [](const rapidjson::Value& v) {
+    std::vector<std::string> out;
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) out.push_back(m->name.GetString());
+    return out;
+  };
+  // Exactly the contract's fields, in its order.
+  CHECK(keys(d) == std::vector<std::string>{"data", "meta"});
+  CHECK(keys(d["data"]) ==
+        std::vector<std::string>{"task", "annotation_model", "expression_model", "input", "summary",
+                                 "annotation", "expression_predictions"});
+  CHECK(keys(d["meta"]) == std::vector<std::string>{
+                               "job_id", "request_id", "task", "model", "cold_start",
+                               "model_load_time_ms", "inference_time_ms", "sequence_length",
+                               "annotation_model", "expression_model", "annotation", "expression",
+                               "task_specific_counts"});
+  for (const char* stage : {"annotation", "expression"}) {
+    CHECK(keys(d["meta"][stage]) ==
+          std::vector<std::string>{"cold_start", "model_load_time_ms", "inference_time_ms"});
+  }
+  CHECK(keys(d["meta"]["task_specific_counts"]) ==
+        std::vector<std::string>{"genes_found", "genes_predicted", "genes_skipped"});
   const auto& data = d["data"];
   CHECK(std::string(data["task"].GetString()) == "find_genes_and_predict_expression");
   CHECK(std::string(data["annotation_model"].GetString()) == "annotation-m");

@@ -1,10 +1,12 @@
 // The JobRunner with jobs of its own kind (gateway/jobs/job.h): progress reaches the store,
 // heartbeats renew leases, Stop cancels long work promptly, a sync job whose client went away
-// is cancelled at once, a throwing job is contained.
+// is cancelled at once, a throwing job is contained, a sync job's worker calls get its remaining
+// budget.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "gateway/handlers/job_runner.h"
@@ -76,6 +78,22 @@ class ValidationFailingJob : public Job {
     while (!context.Cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     return ErrorResponse(ValidationFailed({"body"}, "bad", "value_error"), context.call.request_id);
   }
+};
+
+// Reports the deadline its worker calls would be given, then answers at once.
+class DeadlineProbe : public Job {
+ public:
+  using Seen = std::promise<std::optional<std::chrono::steady_clock::time_point>>;
+  explicit DeadlineProbe(Seen* seen) : seen_(seen) {}
+  HttpResponse Run(const JobContext& context) override {
+    seen_->set_value(context.call.deadline);
+    HttpResponse done;
+    done.body = "{}";
+    return done;
+  }
+
+ private:
+  Seen* seen_;
 };
 
 struct Harness {
@@ -262,4 +280,34 @@ TEST_CASE("a job that throws fails with 500 and the runner keeps working", "[job
   release.set_value();
   std::string good = h.Submit(std::make_unique<GatedJob>(release.get_future().share()));
   CHECK(h.WaitForState(good, /*finished=*/true).http_status == 200);
+}
+
+TEST_CASE("a sync job's worker calls end by its budget counted from submission, queueing included",
+          "[jobs]") {
+  DeadlineProbe::Seen sync_seen;
+  DeadlineProbe::Seen async_seen;
+  std::promise<void> release;
+  Harness h;
+  h.runner.set_sync_budget(std::chrono::seconds(300));
+  // Both executor threads busy: the two probes wait in the queue, and that wait is spent budget.
+  auto gate = release.get_future().share();
+  h.Submit(std::make_unique<GatedJob>(gate));
+  h.Submit(std::make_unique<GatedJob>(gate));
+  const auto before = std::chrono::steady_clock::now();
+  h.Submit(std::make_unique<DeadlineProbe>(&sync_seen), [](HttpResponse) {});
+  const auto after = std::chrono::steady_clock::now();
+  h.Submit(std::make_unique<DeadlineProbe>(&async_seen));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  release.set_value();
+
+  auto sync_future = sync_seen.get_future();
+  REQUIRE(sync_future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  auto sync_deadline = sync_future.get();
+  REQUIRE(sync_deadline.has_value());
+  CHECK(*sync_deadline >= before + std::chrono::seconds(300));
+  CHECK(*sync_deadline <= after + std::chrono::seconds(300));
+  // Async jobs have no client waiting: each worker call gets the backend's own cap instead.
+  auto async_future = async_seen.get_future();
+  REQUIRE(async_future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  CHECK_FALSE(async_future.get().has_value());
 }

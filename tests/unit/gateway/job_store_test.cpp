@@ -208,7 +208,8 @@ TEST_CASE("an accepted or running job without heartbeat is reported lost with a 
   doc.Parse(lost->body.c_str());
   REQUIRE_FALSE(doc.HasParseError());
   CHECK(std::string(doc["error"]["code"].GetString()) == "service_unavailable");
-  CHECK(std::string(doc["error"]["request_id"].GetString()) == job.job_id);
+  // The submitting request's id, which the poll repeats in X-Request-Id.
+  CHECK(std::string(doc["error"]["request_id"].GetString()) == job.request_id);
   CHECK_THAT(doc["error"]["message"].GetString(), Catch::Contains("resubmit"));
 
   // Lost for good: a late finish from the vanished worker does not change the answer.
@@ -216,6 +217,19 @@ TEST_CASE("an accepted or running job without heartbeat is reported lost with a 
   auto again = s.store->Get(job.job_id, owner);
   REQUIRE(again.ok());
   CHECK(again->http_status == 503);
+  CHECK(again->body == lost->body);
+
+  // A record without a request id names the job instead.
+  JobRecord bare = NewJob(owner, clock.NowMs());
+  bare.request_id.clear();
+  REQUIRE(s.store->Create(bare).ok());
+  clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000 + 1);
+  auto bare_lost = s.store->Get(bare.job_id, owner);
+  REQUIRE(bare_lost.ok());
+  rapidjson::Document bare_doc;
+  bare_doc.Parse(bare_lost->body.c_str());
+  REQUIRE_FALSE(bare_doc.HasParseError());
+  CHECK(std::string(bare_doc["error"]["request_id"].GetString()) == bare.job_id);
 }
 
 TEST_CASE("progress keeps a long job alive", "[jobs]") {

@@ -11,11 +11,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "gateway/config/gateway_config.h"
 #include "gateway/handlers/job_runner.h"
@@ -895,6 +897,42 @@ TEST_CASE("run: cancellation stops the job with 503 and leaves nothing behind", 
   CHECK(FilesIn(WorkDir()) == 0);
 }
 
+TEST_CASE("run: a failed upload stores nothing and leaves nothing behind", "[variant-wf]") {
+  // A store of its own, stopped while the job scores: the download is done, the upload cannot be.
+  std::string why;
+  std::optional<S3Server> store = S3Server::Start({"inputs"}, &why);
+  if (!store) FAIL(why);
+  S3Config config = StoreConfig();
+  config.endpoint = store->endpoint();
+  auto resources = Resources(true, true, config);
+  REQUIRE(store->PutObject("inputs", "cohort/upload.vcf", TinyVcf()) == 200);
+  ValidatedVariant request = Request("s3://inputs/cohort/upload.vcf");
+  request.window = 100;
+  auto c = AdmitVariantCase(request, *resources, kJobId);
+  REQUIRE(c.ok());
+
+  struct StoppingScorer : GcScorer {
+    std::function<void()> on_first_call;
+    StatusOr<std::vector<double>> Score(const std::vector<variant::ScoreRequest>& batch,
+                                        const std::atomic<bool>* cancelled) override {
+      if (on_first_call) std::exchange(on_first_call, nullptr)();
+      return GcScorer::Score(batch, cancelled);
+    }
+  } scorer;
+  scorer.on_first_call = [&] { store->Stop(); };
+  std::atomic<bool> cancelled{false};
+  JobContext context;
+  context.call = CallContext{"req", kJobId, &cancelled};
+  auto run = RunVariantInterpretation(*c, *resources, scorer, context);
+  REQUIRE_FALSE(run.ok());
+  INFO(run.status().ToString());
+  CHECK(run.status().code() == ErrorCode::kServiceUnavailable);
+  CHECK(run.status().retry_after_seconds().has_value());
+  CHECK_FALSE(store->StoredObject("inputs", c->output.key).has_value());
+  CHECK(*store->StoredObject("inputs", "cohort/upload.vcf") == TinyVcf());
+  CHECK(FilesIn(WorkDir()) == 0);
+}
+
 // ================================================================== the response body
 
 TEST_CASE("render: data and meta exactly per the contract", "[variant-wf]") {
@@ -1136,6 +1174,7 @@ TEST_CASE("route: the same case returns the same job, a failed one and a new ETa
   const std::string failed = h.Submit(RouteBody(fail_uri));
   auto failed_poll = h.Wait(failed);
   CHECK(failed_poll.status == 503);
+  CHECK(FilesIn(WorkDir()) == 0);
   CHECK_FALSE(SharedS3()
                   .StoredObject("inputs", fail_key.substr(0, fail_key.size() - 4) + ".annotated." +
                                               failed.substr(0, 8) + ".vcf.gz")

@@ -155,6 +155,14 @@ TEST_CASE("gene panels resolve symbols and Ensembl ids and name every miss", "[g
   }
   CHECK_THAT(message, !Catch::Contains("'HNF4A'"));
   CHECK_THAT(message, Catch::Contains("test start sites"));
+  // Which contigs the catalogue covers: a gene elsewhere is not misspelt, just not there.
+  CHECK_THAT(message, Catch::Contains("on chr20 and chr21 only"));
+  auto wide = LoadOk(std::string(kHeader) + "##position_base=1\n" + kColumns +
+                     "chr1\t100\t+\tA1\tENSG00000000021\t.\n"
+                     "chr2\t100\t+\tA2\tENSG00000000022\t.\n"
+                     "chr3\t100\t+\tA3\tENSG00000000023\t.\n"
+                     "chrX\t100\t+\tAX\tENSG00000000024\t.\n");
+  CHECK_THAT(ResolveGenePanel(wide, {"TP53"}).status().message(), Catch::Contains("on 4 contigs"));
 }
 
 TEST_CASE("the reference reads plain and bgzip FASTA with N padding", "[genome]") {
