@@ -216,7 +216,7 @@ TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After
   CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_calls_count").first >= 1);
 }
 
-TEST_CASE("a sync client that disconnects cancels its worker call; an async one does not",
+TEST_CASE("a sync client that disconnects cancels its worker call, an async one does not",
           "[integration][cancel]") {
   PromoterStack stack;
   std::string skip;

@@ -27,7 +27,7 @@ TEST_CASE("Cancel sets the flag and runs each registered callback once", "[commo
   CHECK(b == 1);
 }
 
-TEST_CASE("a registration after Cancel runs at once; a dropped one never runs",
+TEST_CASE("a registration after Cancel runs at once, a dropped one never runs",
           "[common][cancel]") {
   Cancellation c;
   int dropped = 0;
