@@ -48,11 +48,12 @@ int main(int argc, char** argv) {
       ->envname("DNASERVE_WORKER_BATCH_MAX_WAIT_US")
       ->check(CLI::Range(0, 1000000));
   app.add_option("--batch-executors", batching.executors,
-                 "threads running batched forward passes, per model (0 = CPUs / --threads)")
+                 "forward passes running at once, per model (0 = CPUs / --threads)")
       ->envname("DNASERVE_WORKER_BATCH_EXECUTORS")
       ->check(CLI::Range(0, 64));
   app.add_option("--queue-max-bases", batching.max_queue_bases,
-                 "bases waiting per model beyond which requests get 503 + Retry-After")
+                 "bases that admitted requests may hold per model; beyond it new requests get 503 + "
+                 "Retry-After")
       ->envname("DNASERVE_WORKER_QUEUE_MAX_BASES")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   CLI11_PARSE(app, argc, argv);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cancellation.h"
 #include "common/status.h"
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.pb.h"
@@ -18,8 +19,11 @@ namespace dnaserve::gateway {
 struct CallContext {
   std::string request_id;
   std::string job_id;
-  // Set by the caller to abandon the call (job dropped, gateway shutting down).
+  // Set by the caller to abandon the call (sync client gone, job dropped, gateway shutting down).
   const std::atomic<bool>* cancelled = nullptr;
+  // The same signal for calls that block (may be null): a worker call is cancelled the moment it
+  // fires instead of at the worker's next progress event.
+  Cancellation* cancellation = nullptr;
   // When the caller stops waiting (a sync request's 300 s budget, counted from its arrival);
   // worker calls never outlive it. nullopt: each call gets the backend's own per-call deadline.
   std::optional<std::chrono::steady_clock::time_point> deadline;

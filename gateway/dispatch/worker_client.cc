@@ -142,6 +142,13 @@ struct GrpcInferenceBackend::Impl {
     rpc.set_deadline(ToSystemClock(deadline));
     rpc.AddMetadata(kRequestIdMetadata, context.request_id);
     rpc.AddMetadata(kJobIdMetadata, context.job_id);
+    // Cancels the call at once from whichever thread raises the signal (the HTTP reactor when a
+    // sync client disconnects); gRPC then ends the Read below and tells the worker, which drops
+    // the request's remaining windows. Declared after `rpc`, so it is gone before `rpc` is.
+    Cancellation::Registration cancel_call;
+    if (context.cancellation) {
+      cancel_call = context.cancellation->OnCancel([&rpc] { rpc.TryCancel(); });
+    }
     auto reader = replica.worker->Predict(&rpc, request);
     pb::PredictEvent event;
     while (reader->Read(&event)) {

@@ -14,6 +14,12 @@ constexpr int64_t kLeaseTtlMs = 330 * 1000;
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
 
+Status ClientWentAway() {
+  return Status(ErrorCode::kServiceUnavailable,
+                "the client closed its connection before the answer was ready; the work was "
+                "cancelled");
+}
+
 Status StoppedWhileRunning() {
   return Status(ErrorCode::kServiceUnavailable,
                 "the service stopped while this job was running; resubmit the request")
@@ -33,7 +39,7 @@ void JobRunner::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    for (auto& [id, active] : active_) active->cancelled = true;
+    for (auto& [id, active] : active_) active->cancellation.Cancel();
   }
   cv_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
@@ -81,14 +87,24 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_[job.job_id] = active;
-    if (stopping_) active->cancelled = true;  // queued behind the shutdown: do not start work
+    if (stopping_) active->cancellation.Cancel();  // queued behind the shutdown: no work
+  }
+  // Registered before the work starts: a client that left while the job was queued cancels it
+  // here, at once.
+  Cancellation::Registration client_gone;
+  if (job.client_gone) {
+    client_gone = job.client_gone->OnCancel([active] {
+      active->client_gone = true;
+      active->cancellation.Cancel();
+    });
   }
   jobs_->UpdateProgress(job.job_id, 0, "running");
 
   JobContext context;
   context.call.request_id = job.request_id;
   context.call.job_id = job.job_id;
-  context.call.cancelled = &active->cancelled;
+  context.call.cancelled = active->cancellation.flag();
+  context.call.cancellation = &active->cancellation;
   if (on_done && sync_budget_) context.call.deadline = submitted + *sync_budget_;
   auto last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
   context.report_progress = [&](double percent, const std::string& message) {
@@ -105,10 +121,18 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   };
 
   HttpResponse response = RunGuarded(job, context);
+  client_gone = Cancellation::Registration();  // the work is over: nothing left to cancel
   // A job cut short by the shutdown ends in a 5xx of its own (its worker call was cancelled);
   // the client is told plainly to resubmit. A 4xx it reached is a genuine answer and stays.
-  if (active->cancelled && response.status >= 500) {
-    response = ErrorResponse(StoppedWhileRunning(), job.request_id);
+  if (active->cancellation.cancelled() && response.status >= 500) {
+    const bool client_left = active->client_gone.load();
+    response = ErrorResponse(client_left ? ClientWentAway() : StoppedWhileRunning(),
+                             job.request_id);
+    if (client_left) {
+      log::Info("job_cancelled_client_gone", {{"job_id", job.job_id},
+                                              {"request_id", job.request_id},
+                                              {"task", job.task}});
+    }
   }
   response.SetHeader("X-Job-Id", job.job_id);
   StoreResult(job.job_id, response);

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cancellation.h"
 #include "gateway/dispatch/executor.h"
 #include "gateway/handlers/services.h"
 #include "gateway/jobs/job.h"
@@ -30,6 +31,10 @@ struct JobSubmission {
   std::string request_id;
   std::shared_ptr<QuotaLease> lease;  // held until the job ends
   std::unique_ptr<Job> work;
+  // Sync jobs: the client's connection (HttpRequest::connection_closed). When it closes, the job
+  // is cancelled (its worker calls at once): nobody is left to read the answer. Async jobs leave
+  // it null, since they outlive their submitting connection by design.
+  std::shared_ptr<Cancellation> client_gone;
 };
 
 class JobRunner {
@@ -53,7 +58,8 @@ class JobRunner {
   // has ended, or `deadline` passes. True when none is left.
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
-  // this way is stored as 503 service_unavailable asking the client to resubmit.
+  // this way is stored as 503 service_unavailable asking the client to resubmit. (A sync job
+  // whose client disconnected is cancelled the same way and stored as 503 saying so.)
   void Stop();
 
   // Jobs submitted and not yet ended: waiting for an executor thread, and running.
@@ -68,7 +74,8 @@ class JobRunner {
     std::shared_ptr<QuotaLease> lease;
     double percent = 0;
     std::string message;
-    std::atomic<bool> cancelled{false};
+    Cancellation cancellation;  // shutdown, or the sync client went away
+    std::atomic<bool> client_gone{false};
   };
 
   void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,

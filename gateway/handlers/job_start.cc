@@ -70,7 +70,10 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
   submission.lease = call.lease;
   submission.work = std::move(start.work);
   std::function<void(HttpResponse)> on_done;
-  if (!start.async) on_done = respond;
+  if (!start.async) {
+    on_done = respond;
+    submission.client_gone = call.request.connection_closed;
+  }
   if (!services.runner->Submit(std::move(submission), on_done)) {
     HttpResponse busy = ErrorResponse(Busy(!start.async), request_id);
     services.jobs->Finish(job_id, busy.status, busy.content_type, busy.body);

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/cancellation.h"
 
 namespace dnaserve::gateway {
 
@@ -21,6 +24,9 @@ struct HttpRequest {
   // socket peer when no trusted proxy is involved. What the per-IP limit counts.
   std::string client_ip;
   std::string request_id;  // assigned at ingress
+  // Fires when the client's connection closes (the HTTP server sets it; null for requests made
+  // by hand). Once it has, no response can reach the client: sync work for it may stop.
+  std::shared_ptr<Cancellation> connection_closed;
 
   std::optional<std::string> Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

@@ -184,6 +184,8 @@ struct IngressState {
   }
 
   std::shared_ptr<BodyBudget> budget;
+  // Fired by onDisconnection; every request read from this connection holds it.
+  std::shared_ptr<Cancellation> closed = std::make_shared<Cancellation>();
   uint64_t reserved = 0;
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
@@ -305,6 +307,15 @@ class GatewayHandler : public Http::Handler {
     Forward(buffer, len, peer, state);
   }
 
+  // Pistache calls this when a read finds the connection closed (EOF or reset): the client is
+  // gone and nothing sent on this connection can reach it any more.
+  void onDisconnection(const std::shared_ptr<Tcp::Peer>& peer) override {
+    if (auto data = peer->tryGetData(kIngressKey)) {
+      static_cast<IngressState*>(data.get())->closed->Cancel();
+    }
+    Http::Handler::onDisconnection(peer);
+  }
+
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
     std::optional<std::string> forwarded_for;
     bool forwarded_scanned = false;
@@ -332,6 +343,8 @@ class GatewayHandler : public Http::Handler {
         ClientAddress(request.peer_ip, forwarded_scanned ? forwarded_for : std::optional<std::string>(),
                       shared_->options.trusted_proxies);
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
+
+    if (auto peer = writer.getPeer()) request.connection_closed = StateOf(peer)->closed;
 
     auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));
     auto shared = shared_;

@@ -8,6 +8,27 @@
 
 namespace dnaserve::bench {
 
+std::vector<worker::ModelManifest> PackagesToMeasure(const std::string& models_dir,
+                                                     bool defaults_only) {
+  std::vector<worker::ModelManifest> out;
+  for (Task task : kAllTasks) {
+    worker::ManifestScan scan = worker::ScanModelsDir(models_dir, task);
+    if (!defaults_only) {
+      out.insert(out.end(), scan.models.begin(), scan.models.end());
+      continue;
+    }
+    const worker::ModelManifest* chosen = scan.models.empty() ? nullptr : &scan.models.front();
+    for (const auto& m : scan.models) {
+      if (m.is_default) {
+        chosen = &m;
+        break;
+      }
+    }
+    if (chosen) out.push_back(*chosen);
+  }
+  return out;
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0.0;
   std::sort(values.begin(), values.end());
@@ -17,6 +38,12 @@ double Median(std::vector<double> values) {
 
 double Min(const std::vector<double>& values) {
   return values.empty() ? 0.0 : *std::min_element(values.begin(), values.end());
+}
+
+double BestRatio(const std::vector<double>& numerator, const std::vector<double>& denominator) {
+  if (numerator.empty() || denominator.empty()) return 0;
+  const double bottom = Min(denominator);
+  return bottom > 0 ? Min(numerator) / bottom : 0;
 }
 
 double PairedRatio(const std::vector<double>& numerator, const std::vector<double>& denominator) {

@@ -7,6 +7,7 @@
 
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.pb.h"
+#include "worker/manifest/manifest.h"
 
 namespace dnaserve::bench {
 
@@ -28,13 +29,21 @@ struct BenchSettings {
   int gateway_rounds = 3;
   int64_t gateway_bp = 10000;
   std::vector<std::string> worker_args;  // appended to every dnaserve-worker command line
-  int served_executors = 0;  // in-process worker stack: batching executors (0 = worker default)
+  int served_executors = 0;  // in-process worker stack: passes at once (0 = worker default)
+  bool defaults_only = false;  // measure only each task's default package of a models dir
 };
+
+// The packages of `models_dir` to measure, by task then id: all of them, or (defaults_only)
+// the one per task a worker serves by default (marked is_default, else the first by id).
+std::vector<worker::ModelManifest> PackagesToMeasure(const std::string& models_dir,
+                                                     bool defaults_only);
 
 double Median(std::vector<double> values);
 double Min(const std::vector<double>& values);
 // Median of numerator[i] / denominator[i] (pairs measured back to back); 0 when empty.
 double PairedRatio(const std::vector<double>& numerator, const std::vector<double>& denominator);
+// Min(numerator) / Min(denominator); 0 when either is empty.
+double BestRatio(const std::vector<double>& numerator, const std::vector<double>& denominator);
 
 // `n` random bases (A/C/G/T) from a fixed seed.
 std::string RandomBases(int64_t n, unsigned seed);

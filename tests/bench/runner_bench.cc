@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -23,7 +22,6 @@
 namespace dnaserve::bench {
 namespace {
 
-namespace fs = std::filesystem;
 using worker::FloatTensor;
 using worker::IdTensor;
 using worker::Model;
@@ -87,8 +85,8 @@ std::shared_ptr<Model> ServedStack(std::shared_ptr<Model> direct, const ModelMan
   options.max_batch_bases = defaults.max_batch_bases;
   options.max_queue_bases = defaults.max_queue_bases;
   options.max_wait = std::chrono::microseconds(defaults.max_wait_us);
-  // As the worker resolves 0: one executor per group of intra-op threads.
-  options.executors =
+  // As the worker resolves 0: one pass at a time per group of intra-op threads.
+  options.max_passes =
       executors > 0 ? executors
       : defaults.executors > 0
           ? defaults.executors
@@ -167,26 +165,8 @@ void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
   figures->python_s = doc["median_s"].GetDouble();
 }
 
-// Package directories of a models dir, in name order (staging dirs start with '.').
-std::vector<std::string> PackageDirs(const std::string& models_dir) {
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(models_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && !name.empty() && name[0] != '.' &&
-        fs::exists(entry.path() / "manifest.json")) {
-      dirs.push_back(entry.path().string());
-    }
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
-}
-
-Status MeasurePackage(const BenchSettings& settings, const std::string& package_dir,
+Status MeasurePackage(const BenchSettings& settings, const ModelManifest& manifest,
                       std::vector<RunnerFigures>* out) {
-  auto manifest_or = worker::LoadManifest(package_dir);
-  if (!manifest_or.ok()) return manifest_or.status();
-  const ModelManifest manifest = std::move(manifest_or).value();
   auto tokenizer_or = worker::LoadTokenizer(manifest);
   if (!tokenizer_or.ok()) return tokenizer_or.status();
   const worker::Tokenizer& tokenizer = **tokenizer_or;
@@ -272,9 +252,9 @@ std::vector<RunnerFigures> RunRunnerBench(const BenchSettings& settings,
   std::vector<std::string> dirs = {settings.models_dir};
   dirs.insert(dirs.end(), settings.extra_dirs.begin(), settings.extra_dirs.end());
   for (const std::string& models_dir : dirs) {
-    for (const std::string& package : PackageDirs(models_dir)) {
-      Status status = MeasurePackage(settings, package, &figures);
-      if (!status.ok()) errors->push_back(package + ": " + status.message());
+    for (const ModelManifest& manifest : PackagesToMeasure(models_dir, settings.defaults_only)) {
+      Status status = MeasurePackage(settings, manifest, &figures);
+      if (!status.ok()) errors->push_back(manifest.package_dir + ": " + status.message());
     }
   }
   return figures;

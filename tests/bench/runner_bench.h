@@ -11,7 +11,7 @@
 //   4. Python peer: tests/bench/python_peer.py runs the recorded tensors through the same model.pt
 //      with Debian's python3-torch.
 // Repetitions are interleaved (runner, bare, runner, bare, ...) so drift on a noisy machine hits
-// both sides alike; medians are reported.
+// both sides alike; medians are reported, and the ratio of the fastest repetitions beside them.
 #pragma once
 
 #include <string>
@@ -46,6 +46,10 @@ struct RunnerFigures {
   // back to back, so that the machine's slow and fast phases cancel out.
   double served_ratio() const { return PairedRatio(bare_all, served_all); }
   double direct_ratio() const { return PairedRatio(bare_all, direct_all); }
+  // Best of N: fastest bare / fastest runner. On a machine shared with other work, time slices
+  // lost to it only ever add time, so the fastest repetition is the closest to the undisturbed
+  // cost of each side.
+  double served_best_ratio() const { return BestRatio(bare_all, served_all); }
   // Python throughput relative to the C++ bare forward (1.0 = equal, < 1 = Python slower).
   double python_ratio() const { return python_s > 0 ? bare_s / python_s : 0; }
 };

@@ -123,18 +123,16 @@ std::vector<WorkerFigures> RunWorkerBench(const BenchSettings& settings) {
   std::vector<std::string> dirs = {settings.models_dir};
   dirs.insert(dirs.end(), settings.extra_dirs.begin(), settings.extra_dirs.end());
   for (const std::string& models_dir : dirs) {
-    for (Task task : kAllTasks) {
-      worker::ManifestScan scan = worker::ScanModelsDir(models_dir, task);
-      for (const worker::ModelManifest& manifest : scan.models) {
-        // One fresh process per model, so its cold start and peak RSS are its own.
-        WorkerFigures f = MeasureWorker(settings, task, manifest, models_dir);
-        std::fprintf(stderr, "[bench] worker %s: startup %s, cold load %lld ms, VmHWM %lld KiB%s\n",
-                     f.model_id.c_str(), FormatSeconds(f.startup_s).c_str(),
-                     static_cast<long long>(f.cold_load_ms),
-                     static_cast<long long>(f.memory.hwm_kib),
-                     f.error.empty() ? "" : (" ERROR " + f.error).c_str());
-        figures.push_back(std::move(f));
-      }
+    for (const worker::ModelManifest& manifest :
+         PackagesToMeasure(models_dir, settings.defaults_only)) {
+      // One fresh process per model, so its cold start and peak RSS are its own.
+      WorkerFigures f = MeasureWorker(settings, manifest.task, manifest, models_dir);
+      std::fprintf(stderr, "[bench] worker %s: startup %s, cold load %lld ms, VmHWM %lld KiB%s\n",
+                   f.model_id.c_str(), FormatSeconds(f.startup_s).c_str(),
+                   static_cast<long long>(f.cold_load_ms),
+                   static_cast<long long>(f.memory.hwm_kib),
+                   f.error.empty() ? "" : (" ERROR " + f.error).c_str());
+      figures.push_back(std::move(f));
     }
   }
   return figures;

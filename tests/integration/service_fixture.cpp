@@ -193,6 +193,24 @@ std::string RandomDna(size_t length, unsigned seed) {
   return out;
 }
 
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return condition();
+}
+
+double MetricSample(const std::string& admin_url, const std::string& series) {
+  auto r = HttpRequest("GET", admin_url + "/metrics", {}, "", 5);
+  if (r.status != 200) return -1;
+  const std::string scrape = "\n" + r.body;
+  size_t at = scrape.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(scrape.substr(at + series.size() + 2));
+}
+
 std::string MinimalBody(const std::string& task, size_t length) {
   if (task == "expression") {
     if (length == 0) length = 9198;

@@ -5,6 +5,8 @@
 
 #include <rapidjson/document.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,5 +92,11 @@ std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body);
 std::string RandomDna(size_t length, unsigned seed = 7);
 // Body of a minimal valid request for `task` with a sequence of `length` bp.
 std::string MinimalBody(const std::string& task, size_t length = 0);
+
+// Polls `condition` until it holds or `timeout` passes; its last answer.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+// The value of one series ("name{labels}") in the /metrics scrape of `admin_url`: 0 when absent
+// (a counter never moved), -1 when the scrape fails.
+double MetricSample(const std::string& admin_url, const std::string& series);
 
 }  // namespace dnaserve::testing

@@ -40,25 +40,6 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return condition();
-}
-
-// The value of one series in a Prometheus scrape ("name{labels}"); 0 when absent.
-double Sample(const std::string& admin_url, const std::string& series) {
-  auto r = HttpRequest("GET", admin_url + "/metrics", {}, "", 5);
-  if (r.status != 200) return -1;
-  const std::string scrape = "\n" + r.body;
-  size_t at = scrape.find("\n" + series + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(scrape.substr(at + series.size() + 2));
-}
-
 class Topology {
  public:
   static Topology* Get(std::string* failure) {
@@ -102,7 +83,7 @@ class Topology {
   }
   // Predict calls the worker has finished with `code` ("ok", ...), from its own /metrics.
   double WorkerCalls(int i, const std::string& code = "ok") const {
-    return Sample(worker_admin(i), "dnaserve_worker_predict_requests_total{model=\"" +
+    return MetricSample(worker_admin(i), "dnaserve_worker_predict_requests_total{model=\"" +
                                        promoter_model_ + "\",code=\"" + code + "\"}");
   }
 
@@ -176,7 +157,7 @@ class Topology {
       }
       // Both workers in rotation as this gateway sees them.
       if (!WaitFor([&] {
-            return Sample(gateway_admin(i),
+            return MetricSample(gateway_admin(i),
                           "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
           },
           std::chrono::seconds(30))) {
@@ -216,7 +197,7 @@ bool BothWorkersInRotation(Topology* t) {
   for (int g = 0; g < kReplicas; ++g) {
     if (!WaitFor(
             [&] {
-              return Sample(t->gateway_admin(g),
+              return MetricSample(t->gateway_admin(g),
                             "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 2;
             },
             std::chrono::seconds(30))) {
@@ -355,8 +336,8 @@ TEST_CASE("a killed worker fails its in-flight calls cleanly, new calls go to th
   }
   REQUIRE(WaitFor(
       [&] {
-        return Sample(t->worker_admin(0), "dnaserve_worker_predict_in_flight") >= 1 &&
-               Sample(t->worker_admin(1), "dnaserve_worker_predict_in_flight") >= 1;
+        return MetricSample(t->worker_admin(0), "dnaserve_worker_predict_in_flight") >= 1 &&
+               MetricSample(t->worker_admin(1), "dnaserve_worker_predict_in_flight") >= 1;
       },
       std::chrono::seconds(30)));
   const double survivor_before = t->WorkerCalls(1);
@@ -387,7 +368,7 @@ TEST_CASE("a killed worker fails its in-flight calls cleanly, new calls go to th
   for (int g = 0; g < kReplicas; ++g) {
     CHECK(WaitFor(
         [&] {
-          return Sample(t->gateway_admin(g),
+          return MetricSample(t->gateway_admin(g),
                         "dnaserve_worker_replicas{task=\"promoter\",state=\"in_rotation\"}") == 1;
         },
         std::chrono::seconds(5)));

@@ -25,34 +25,35 @@ struct BatchingModel::Call {
   int64_t rows = 1;
   int64_t bases = 0;
   Clock::time_point enqueued;
-  bool running = false;  // taken by an executor: can no longer be withdrawn
+  bool running = false;  // in a pass: can no longer be withdrawn
   bool done = false;
   std::optional<StatusOr<std::vector<FloatTensor>>> result;
 };
 
+class BatchingModel::Request final : public Model {
+ public:
+  Request(BatchingModel* owner, CancelCheck cancelled)
+      : owner_(owner), cancelled_(std::move(cancelled)) {}
+  ~Request() override { owner_->Release(&seat_); }
+
+  StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
+    return owner_->Submit(inputs, cancelled_, &seat_);
+  }
+
+ private:
+  BatchingModel* const owner_;
+  const CancelCheck cancelled_;
+  Seat seat_;
+};
+
 BatchingModel::BatchingModel(std::shared_ptr<Model> model, BatchingOptions options)
-    : model_(std::move(model)), options_(std::move(options)) {
-  const int executors = std::max(1, options_.executors);
-  for (int i = 0; i < executors; ++i) executors_.emplace_back([this] { ExecutorLoop(); });
-}
+    : model_(std::move(model)), options_(std::move(options)) {}
 
 BatchingModel::~BatchingModel() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-    for (Call* call : queue_) {
-      call->result = Unavailable("the worker is shutting down; retry on another worker");
-      call->done = true;
-    }
-    queue_.clear();
-    queued_bases_ = 0;
-  }
-  work_cv_.notify_all();
-  done_cv_.notify_all();
-  for (auto& t : executors_) t.join();
   log::Info("batching_stats", {{"model", options_.model_id},
                                {"passes", stats_.passes},
                                {"merged_passes", stats_.merged_passes},
+                               {"direct_passes", stats_.direct_passes},
                                {"calls_run", stats_.calls_run},
                                {"refused", stats_.refused},
                                {"withdrawn", stats_.withdrawn}});
@@ -63,11 +64,13 @@ bool BatchingModel::IsOverloaded(const Status& status) {
          status.message().rfind(kOverloadedPrefix, 0) == 0;
 }
 
-Status BatchingModel::OverloadedStatus() const {
+Status BatchingModel::OverloadedStatus(int64_t call_bases) const {
   return Status(ErrorCode::kServiceUnavailable,
-                std::string(kOverloadedPrefix) + ": model '" + options_.model_id + "' has " +
-                    std::to_string(queued_bases_) + " bases queued (limit " +
-                    std::to_string(options_.max_queue_bases) + "); retry shortly")
+                std::string(kOverloadedPrefix) + ": model '" + options_.model_id + "' serves " +
+                    std::to_string(admitted_requests_) + " requests holding " +
+                    std::to_string(admitted_bases_) + " bases (limit " +
+                    std::to_string(options_.max_queue_bases) + "; this one needs " +
+                    std::to_string(call_bases) + "); retry shortly")
       .set_retry_after_seconds(kOverloadedRetryAfterSeconds);
 }
 
@@ -76,15 +79,53 @@ BatchingStats BatchingModel::stats() const {
   BatchingStats stats = stats_;
   stats.queued_calls = static_cast<int64_t>(queue_.size());
   stats.queued_bases = queued_bases_;
+  stats.admitted_requests = admitted_requests_;
+  stats.admitted_bases = admitted_bases_;
   return stats;
 }
 
 StatusOr<std::vector<FloatTensor>> BatchingModel::Forward(const std::vector<IdTensor>& inputs) {
-  return ForwardUnlessCancelled(inputs, nullptr);
+  Seat seat;
+  auto out = Submit(inputs, nullptr, &seat);
+  Release(&seat);
+  return out;
 }
 
-StatusOr<std::vector<FloatTensor>> BatchingModel::ForwardUnlessCancelled(
-    const std::vector<IdTensor>& inputs, const CancelCheck& cancelled) {
+std::unique_ptr<Model> BatchingModel::ForRequest(CancelCheck cancelled) {
+  return std::make_unique<Request>(this, std::move(cancelled));
+}
+
+void BatchingModel::Release(Seat* seat) {
+  if (!seat->admitted) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  admitted_bases_ -= seat->bases;
+  --admitted_requests_;
+  seat->admitted = false;
+}
+
+Status BatchingModel::Admit(const Call& call, Seat* seat) {
+  if (seat->admitted) {
+    // An admitted request is never refused halfway; a larger call just widens its seat.
+    if (call.bases > seat->bases) {
+      admitted_bases_ += call.bases - seat->bases;
+      seat->bases = call.bases;
+    }
+    return Status::Ok();
+  }
+  if (admitted_requests_ > 0 && admitted_bases_ + call.bases > options_.max_queue_bases) {
+    ++stats_.refused;
+    return OverloadedStatus(call.bases);
+  }
+  seat->admitted = true;
+  seat->bases = call.bases;
+  admitted_bases_ += call.bases;
+  ++admitted_requests_;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTensor>& inputs,
+                                                         const CancelCheck& cancelled,
+                                                         Seat* seat) {
   if (cancelled && cancelled()) return ForwardCancelledStatus();
   Call call;
   call.inputs = &inputs;
@@ -97,28 +138,51 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::ForwardUnlessCancelled(
   call.bases = call.rows * std::max<int64_t>(1, options_.bases_per_row);
 
   std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) return Unavailable("the worker is shutting down; retry on another worker");
-  if (!queue_.empty() && queued_bases_ + call.bases > options_.max_queue_bases) {
-    ++stats_.refused;
-    Status refused = OverloadedStatus();
+  if (Status admitted = Admit(call, seat); !admitted.ok()) {
     lock.unlock();
     log::Warn("batch_queue_full", {{"model", options_.model_id},
                                    {"call_bases", call.bases},
                                    {"max_queue_bases", options_.max_queue_bases}});
-    return refused;
+    return admitted;
   }
   call.enqueued = Clock::now();
+  const int max_passes = std::max(1, options_.max_passes);
+  if (queue_.empty() && running_passes_ < max_passes && options_.max_wait.count() == 0) {
+    // The fast path: nobody to wait for and nobody waiting, so the call is its own pass, run on
+    // this thread with its own tensors (no stacking, no hand-off to another thread).
+    std::vector<Call*> pass{&call};
+    StartPass(pass);
+    ++stats_.direct_passes;
+    RunPassUnlocked(pass, lock);
+    return std::move(*call.result);
+  }
+
   queue_.push_back(&call);
   queued_bases_ += call.bases;
-  work_cv_.notify_all();
-
-  while (!call.done) {
-    if (!cancelled) {
-      done_cv_.wait(lock, [&] { return call.done; });
-      break;
+  changed_.notify_all();  // a head waiting for company may now be full
+  while (true) {
+    if (call.done) return std::move(*call.result);
+    std::optional<Clock::time_point> wake;  // none: until notified
+    if (!call.running && queue_.front() == &call && running_passes_ < max_passes) {
+      Clock::time_point until;
+      if (!HeadWaitsForCompany(&until)) {
+        std::vector<Call*> pass = TakePass();
+        if (!queue_.empty()) changed_.notify_all();  // the next head may take another free slot
+        RunPassUnlocked(pass, lock);
+        continue;  // this call was in the pass: done
+      }
+      wake = until;
     }
-    if (done_cv_.wait_for(lock, kCancelPollInterval, [&] { return call.done; })) break;
-    if (call.running) continue;  // past the point of no return: wait for the result
+    if (cancelled) {
+      const Clock::time_point poll = Clock::now() + kCancelPollInterval;
+      wake = wake ? std::min(*wake, poll) : poll;
+    }
+    if (wake) {
+      changed_.wait_until(lock, *wake);
+    } else {
+      changed_.wait(lock);
+    }
+    if (!cancelled || call.running || call.done) continue;
     // The check may take gRPC's locks: never call it under ours.
     lock.unlock();
     const bool gone = cancelled();
@@ -127,11 +191,20 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::ForwardUnlessCancelled(
       queue_.erase(std::find(queue_.begin(), queue_.end(), &call));
       queued_bases_ -= call.bases;
       ++stats_.withdrawn;
-      work_cv_.notify_all();  // the head of the queue may have changed
+      changed_.notify_all();  // the head of the queue may have changed
       return ForwardCancelledStatus();
     }
   }
-  return std::move(*call.result);
+}
+
+bool BatchingModel::HeadWaitsForCompany(Clock::time_point* until) const {
+  const Call* head = queue_.front();
+  if (options_.max_wait.count() <= 0 || !head->signature.mergeable ||
+      MergeableBases() >= options_.max_batch_bases) {
+    return false;
+  }
+  *until = head->enqueued + options_.max_wait;
+  return Clock::now() < *until;
 }
 
 int64_t BatchingModel::MergeableBases() const {
@@ -162,10 +235,16 @@ std::vector<BatchingModel::Call*> BatchingModel::TakePass() {
     }
   }
   for (Call* call : pass) {
-    call->running = true;
     queue_.erase(std::find(queue_.begin(), queue_.end(), call));
     queued_bases_ -= call->bases;
   }
+  StartPass(pass);
+  return pass;
+}
+
+void BatchingModel::StartPass(const std::vector<Call*>& pass) {
+  for (Call* call : pass) call->running = true;
+  ++running_passes_;
   ++stats_.passes;
   if (pass.size() > 1) ++stats_.merged_passes;
   stats_.calls_run += static_cast<int64_t>(pass.size());
@@ -174,31 +253,17 @@ std::vector<BatchingModel::Call*> BatchingModel::TakePass() {
     for (const Call* call : pass) rows += call->rows;
     options_.on_pass(pass.size(), rows);
   }
-  return pass;
 }
 
-void BatchingModel::ExecutorLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (true) {
-    work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    // Let concurrent requests meet: a pass below budget waits for company, but never longer
-    // than max_wait after its oldest call arrived.
-    while (!stopping_ && !queue_.empty() && options_.max_wait.count() > 0 &&
-           queue_.front()->signature.mergeable && MergeableBases() < options_.max_batch_bases) {
-      const Clock::time_point deadline = queue_.front()->enqueued + options_.max_wait;
-      if (Clock::now() >= deadline) break;
-      work_cv_.wait_until(lock, deadline);
-    }
-    if (stopping_) return;
-    if (queue_.empty()) continue;  // every waiting call was withdrawn
-    std::vector<Call*> pass = TakePass();
-    lock.unlock();
-    RunPass(pass);
-    lock.lock();
-    for (Call* call : pass) call->done = true;
-    done_cv_.notify_all();
-  }
+void BatchingModel::RunPassUnlocked(const std::vector<Call*>& pass,
+                                    std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  RunPass(pass);
+  lock.lock();
+  --running_passes_;
+  for (Call* call : pass) call->done = true;
+  // Wakes the pass's other callers (their rows are in) and the head of the queue (a slot is free).
+  changed_.notify_all();
 }
 
 void BatchingModel::RunPass(const std::vector<Call*>& pass) {
@@ -219,7 +284,7 @@ void BatchingModel::RunPass(const std::vector<Call*>& pass) {
     }
     auto outputs = model_->Forward(StackRows(inputs));
     if (!outputs.ok()) return fail_all(outputs.status());
-    auto split = SplitRows(*outputs, rows);
+    auto split = SplitRows(std::move(outputs).value(), rows);
     if (!split.ok()) {
       return fail_all(Internal("model '" + options_.model_id + "': " + split.status().message()));
     }

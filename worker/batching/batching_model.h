@@ -7,20 +7,29 @@
 //   request B  Forward([8, L]) ----> queue -> Forward([17, L]) --> B's 8 rows
 //   request C  Forward([1, L]) --/   (same shape, budget)  \--> C's 1 row
 //
+// * Callers run the passes; there are no executor threads. At most `max_passes` passes run at
+//   once. A call that finds the queue empty and a pass slot free runs its own pass at once, on
+//   its own thread, untouched (the fast path: a lone request pays one uncontended lock). Otherwise
+//   it waits in the queue; when a slot frees, the caller of the oldest waiting call takes it and
+//   runs one pass for that call and every call that may join it, while the others wait for their
+//   rows. So calls stack exactly when the model is busy (continuous batching).
 // * Budget: a pass takes calls in arrival order while their bases (rows x bases_per_row) fit
 //   max_batch_bases; a single call over the budget runs alone, never split. Calls whose inputs
 //   differ in any non-batch dimension (or in the number of inputs) never share a pass.
-// * Meeting: a pass below budget waits up to max_wait after its oldest call for company.
-// * Backpressure: at most max_queue_bases wait in the queue; a call that would exceed it is refused
-//   at once with OverloadedStatus() (503 service_unavailable, Retry-After 1 at the gateway). The
-//   one exception is an empty queue, so a single call larger than the limit still runs.
-// * Cancellation: a caller of ForwardUnlessCancelled whose check turns true while its call still
-//   waits gets ForwardCancelledStatus() and its rows are removed; they never reach the model. A
-//   call already running finishes and its caller gets the result.
+// * Meeting: with max_wait > 0 there is no fast path; a pass below budget waits up to max_wait
+//   after its oldest call for company.
+// * Admission, per request (ForRequest): a request is admitted or refused at its first call,
+//   never later. An admitted request holds a seat of the bases of its largest call so far until
+//   its view is destroyed; a request whose first call would take the seats past max_queue_bases
+//   is refused at once with OverloadedStatus() (503 service_unavailable, Retry-After 1 at the
+//   gateway), unless no request holds a seat (so one request larger than the limit still runs).
+//   A later, larger call of an admitted request grows its seat and is never refused. Each request
+//   has at most one call waiting, so the queue never holds more than max_queue_bases (plus that
+//   growth).
+// * Cancellation: a request whose check turns true while one of its calls still waits gets
+//   ForwardCancelledStatus() and the call's rows are removed; they never reach the model. A call
+//   already in a running pass finishes and its caller gets the result.
 // * Errors of a pass reach every call in it.
-//
-// `executors` threads per model take passes from the queue (one is the default: LibTorch's
-// intra-op threads parallelise inside a pass).
 #pragma once
 
 #include <chrono>
@@ -31,7 +40,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -43,9 +51,9 @@ struct BatchingOptions {
   std::string model_id;       // named in errors and logs
   int64_t bases_per_row = 1;  // bases one input row stands for (the manifest's context window)
   int64_t max_batch_bases = 32768;        // budget of one stacked forward pass
-  int64_t max_queue_bases = 1048576;      // waiting bases beyond which calls are refused
+  int64_t max_queue_bases = 1048576;      // seats of admitted requests beyond which new ones wait
   std::chrono::microseconds max_wait{0};  // how long a pass below budget waits for company
-  int executors = 1;                      // threads running passes for this model
+  int max_passes = 1;                     // passes running at once (each on a caller's thread)
   // Optional: told the size of every pass as it starts (metrics). Runs under the queue's lock,
   // so it must be quick and must not call back into the model.
   std::function<void(size_t calls, int64_t rows)> on_pass;
@@ -54,57 +62,77 @@ struct BatchingOptions {
 struct BatchingStats {
   int64_t passes = 0;         // forward passes of the wrapped model
   int64_t merged_passes = 0;  // passes that served more than one call
+  int64_t direct_passes = 0;  // passes of a lone call that never queued (the fast path)
   int64_t calls_run = 0;      // calls that reached the model
-  int64_t refused = 0;        // calls refused because the queue was full
+  int64_t refused = 0;        // requests refused at their first call: the seats were taken
   int64_t withdrawn = 0;      // calls withdrawn by a cancelled caller before they ran
   int64_t queued_calls = 0;   // now waiting
   int64_t queued_bases = 0;   // now waiting
+  int64_t admitted_requests = 0;  // now holding a seat
+  int64_t admitted_bases = 0;     // their seats
 };
 
 class BatchingModel final : public Model {
  public:
   BatchingModel(std::shared_ptr<Model> model, BatchingOptions options);
-  // Running passes finish first. REQUIRES: no Forward call in progress (callers hold the model
+  // REQUIRES: no request view alive and no Forward call in progress (callers hold the model
   // through a shared_ptr, see ModelRegistry).
   ~BatchingModel() override;
 
   BatchingModel(const BatchingModel&) = delete;
   BatchingModel& operator=(const BatchingModel&) = delete;
 
+  // A request of one call that cannot be cancelled.
   StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override;
-  StatusOr<std::vector<FloatTensor>> ForwardUnlessCancelled(const std::vector<IdTensor>& inputs,
-                                                            const CancelCheck& cancelled) override;
+  // The request's seat is taken at its first call and given back when the view is destroyed.
+  std::unique_ptr<Model> ForRequest(CancelCheck cancelled) override;
 
   BatchingStats stats() const;
   const BatchingOptions& options() const { return options_; }
 
-  // What a refused call returns: service_unavailable with a retry hint of 1 s.
+  // What a refused request gets: service_unavailable with a retry hint of 1 s.
   static bool IsOverloaded(const Status& status);
 
  private:
   struct Call;
+  class Request;
+  struct Seat {
+    bool admitted = false;
+    int64_t bases = 0;
+  };
   using Clock = std::chrono::steady_clock;
 
-  void ExecutorLoop();
+  // Admits (or refuses) the seat's request, queues the call and waits for its rows, running a
+  // pass whenever this call heads the queue and a slot is free.
+  StatusOr<std::vector<FloatTensor>> Submit(const std::vector<IdTensor>& inputs,
+                                            const CancelCheck& cancelled, Seat* seat);
+  void Release(Seat* seat);
+  // REQUIRES mu_ held. Admits the request at its first call, or says why not.
+  Status Admit(const Call& call, Seat* seat);
+  // REQUIRES mu_ held. True when the head of the queue should wait for company until `until`.
+  bool HeadWaitsForCompany(Clock::time_point* until) const;
   // Bases of the calls that the head of the queue could take into its pass (up to the budget).
   int64_t MergeableBases() const;
-  // Removes the head of the queue and the calls that join it; REQUIRES mu_ held, queue non-empty.
+  // REQUIRES mu_ held, queue non-empty. Removes the head of the queue and the calls that join it.
   std::vector<Call*> TakePass();
-  // Runs one pass without the lock and stores each call's result.
+  // REQUIRES mu_ held. Marks the pass running and counts it.
+  void StartPass(const std::vector<Call*>& pass);
+  // Runs one pass with mu_ released (`lock` is re-taken) and stores each call's result.
+  void RunPassUnlocked(const std::vector<Call*>& pass, std::unique_lock<std::mutex>& lock);
   void RunPass(const std::vector<Call*>& pass);
-  Status OverloadedStatus() const;
+  Status OverloadedStatus(int64_t call_bases) const;
 
   const std::shared_ptr<Model> model_;
   const BatchingOptions options_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // executors: a call arrived, left, or stop
-  std::condition_variable done_cv_;  // callers: a pass finished
+  std::condition_variable changed_;  // a pass started or finished, a call arrived or left
   std::deque<Call*> queue_;          // waiting calls, oldest first; owned by their callers
   int64_t queued_bases_ = 0;
-  bool stopping_ = false;
+  int running_passes_ = 0;
+  int64_t admitted_requests_ = 0;
+  int64_t admitted_bases_ = 0;
   BatchingStats stats_;
-  std::vector<std::thread> executors_;
 };
 
 }  // namespace dnaserve::worker

@@ -60,11 +60,10 @@ std::vector<IdTensor> StackRows(const std::vector<const std::vector<IdTensor>*>&
   return stacked;
 }
 
-StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(const std::vector<FloatTensor>& outputs,
+StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(std::vector<FloatTensor> outputs,
                                                           const std::vector<int64_t>& rows) {
   int64_t total = 0;
   for (int64_t r : rows) total += r;
-  std::vector<std::vector<FloatTensor>> per_call(rows.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const FloatTensor& out = outputs[k];
     const int64_t elements = Elements(out.shape, 0);
@@ -74,9 +73,13 @@ StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(const std::vector<Floa
                       ShapeText(out.shape) + "; expected " + std::to_string(total) +
                       " rows first, one per stacked input row");
     }
+  }
+  std::vector<std::vector<FloatTensor>> per_call(rows.size());
+  if (rows.empty()) return per_call;
+  for (FloatTensor& out : outputs) {
     const size_t row_values = static_cast<size_t>(Elements(out.shape, 1));
-    size_t offset = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
+    size_t offset = row_values * static_cast<size_t>(rows[0]);
+    for (size_t i = 1; i < rows.size(); ++i) {
       FloatTensor part;
       part.shape = out.shape;
       part.shape[0] = rows[i];
@@ -85,6 +88,10 @@ StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(const std::vector<Floa
       offset += values;
       per_call[i].push_back(std::move(part));
     }
+    // The first call's rows are the head of the buffer: truncate instead of copying.
+    out.shape[0] = rows[0];
+    out.data.resize(row_values * static_cast<size_t>(rows[0]));
+    per_call[0].push_back(std::move(out));
   }
   return per_call;
 }

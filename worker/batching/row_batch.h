@@ -34,7 +34,9 @@ std::vector<IdTensor> StackRows(const std::vector<const std::vector<IdTensor>*>&
 // Cuts the outputs of a stacked forward pass back into one output list per call, `rows[i]` rows
 // for call i, in order. Every output must be batch-major: at least one dimension, dim 0 equal to
 // the sum of `rows`, product(shape) values; otherwise an internal error naming the output.
-StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(const std::vector<FloatTensor>& outputs,
+// The outputs are consumed: the first call keeps their buffers (its rows come first), so only
+// the other calls' rows are copied.
+StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(std::vector<FloatTensor> outputs,
                                                           const std::vector<int64_t>& rows);
 
 }  // namespace dnaserve::worker

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -34,14 +35,18 @@ class Model {
   // nothing is thrown. Safe to call from several threads at once.
   virtual StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) = 0;
 
-  // Forward for a caller that may go away. A model that queues work (worker/batching) polls
-  // `cancelled`, on the calling thread only, while the call waits for its turn, and withdraws the
-  // call once it returns true: the result is then ForwardCancelledStatus(). A model that runs at
-  // once checks it once, before starting. `cancelled` may be empty.
-  virtual StatusOr<std::vector<FloatTensor>> ForwardUnlessCancelled(
-      const std::vector<IdTensor>& inputs, const CancelCheck& cancelled) {
-    if (cancelled && cancelled()) return ForwardCancelledStatus();
-    return Forward(inputs);
+  // The model as one request sees it: the request's forward calls, made one after another by a
+  // caller that may go away (`cancelled`, may be empty). A model that queues work
+  // (worker/batching) admits or refuses the request as a whole at its first call, polls
+  // `cancelled` on the calling thread while a call waits for its turn, and withdraws the call once
+  // it returns true: that call's result is then ForwardCancelledStatus(). A model that runs at
+  // once checks `cancelled` before each call. The view must not outlive this model.
+  virtual std::unique_ptr<Model> ForRequest(CancelCheck cancelled);
+
+  // One forward call for a caller that may go away: a request of one call.
+  StatusOr<std::vector<FloatTensor>> ForwardUnlessCancelled(const std::vector<IdTensor>& inputs,
+                                                            CancelCheck cancelled) {
+    return ForRequest(std::move(cancelled))->Forward(inputs);
   }
 
   static Status ForwardCancelledStatus() {
@@ -52,5 +57,24 @@ class Model {
            status.message() == ForwardCancelledStatus().message();
   }
 };
+
+// The default per-request view: checks the caller before each call, then runs it.
+class CheckedRequest final : public Model {
+ public:
+  CheckedRequest(Model& model, CancelCheck cancelled)
+      : model_(model), cancelled_(std::move(cancelled)) {}
+  StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
+    if (cancelled_ && cancelled_()) return ForwardCancelledStatus();
+    return model_.Forward(inputs);
+  }
+
+ private:
+  Model& model_;
+  CancelCheck cancelled_;
+};
+
+inline std::unique_ptr<Model> Model::ForRequest(CancelCheck cancelled) {
+  return std::make_unique<CheckedRequest>(*this, std::move(cancelled));
+}
 
 }  // namespace dnaserve::worker

@@ -53,13 +53,26 @@ WorkerMetrics::WorkerMetrics(metrics::Registry* registry, const std::string& tas
       "dnaserve_worker_batch_queue_calls", "Calls waiting in a model's batching queue", "gauge",
       {"model"}, batch_samples([](const BatchingStats& s) { return double(s.queued_calls); }));
   registry->AddCallback(
-      "dnaserve_worker_batch_queue_bases",
-      "Bases waiting in a model's batching queue (refusals start at --queue-max-bases)", "gauge",
+      "dnaserve_worker_batch_queue_bases", "Bases waiting in a model's batching queue", "gauge",
       {"model"}, batch_samples([](const BatchingStats& s) { return double(s.queued_bases); }));
   registry->AddCallback(
+      "dnaserve_worker_batch_admitted_requests",
+      "Requests admitted to a model's batching queue and not yet finished", "gauge", {"model"},
+      batch_samples([](const BatchingStats& s) { return double(s.admitted_requests); }));
+  registry->AddCallback(
+      "dnaserve_worker_batch_admitted_bases",
+      "Bases held by the admitted requests' seats (refusals start at --queue-max-bases)",
+      "gauge", {"model"},
+      batch_samples([](const BatchingStats& s) { return double(s.admitted_bases); }));
+  registry->AddCallback(
       "dnaserve_worker_batch_refused_total",
-      "Calls refused with 503 because the model's batching queue was full", "counter", {"model"},
-      batch_samples([](const BatchingStats& s) { return double(s.refused); }));
+      "Requests refused with 503 at their first forward pass because the model's seats were taken",
+      "counter", {"model"}, batch_samples([](const BatchingStats& s) { return double(s.refused); }));
+  registry->AddCallback(
+      "dnaserve_worker_batch_direct_passes_total",
+      "Forward passes of a lone call that ran at once on its request's thread, never queued",
+      "counter", {"model"},
+      batch_samples([](const BatchingStats& s) { return double(s.direct_passes); }));
   registry->AddCallback(
       "dnaserve_worker_batch_withdrawn_total",
       "Calls withdrawn from the batching queue by cancelled requests before they ran", "counter",

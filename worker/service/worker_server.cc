@@ -25,7 +25,7 @@
 namespace dnaserve::worker {
 namespace {
 
-// One executor per group of intra-op threads, so that the executors of a busy model keep every
+// One concurrent forward pass per group of intra-op threads, so that a busy model keeps every
 // CPU busy without oversubscribing them.
 int AutoExecutors() {
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -49,7 +49,7 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
   options.max_batch_bases = batching.max_batch_bases;
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
-  options.executors = batching.executors;
+  options.max_passes = batching.executors;
   options.on_pass = [metrics, id = manifest.id](size_t calls, int64_t rows) {
     metrics->BatchPass(id, calls, rows);
   };

@@ -15,9 +15,9 @@ namespace dnaserve::worker {
 struct BatchingConfig {
   bool enabled = true;
   int64_t max_batch_bases = 32768;    // one stacked forward pass
-  int64_t max_queue_bases = 1048576;  // waiting per model; beyond it calls get 503 + Retry-After
+  int64_t max_queue_bases = 1048576;  // admitted requests' seats per model; then 503 + Retry-After
   int max_wait_us = 0;                // how long a pass below budget waits for company
-  int executors = 0;                  // threads running passes per model; 0 = CPUs / torch threads
+  int executors = 0;                  // passes running at once per model; 0 = CPUs / torch threads
 };
 
 struct WorkerConfig {

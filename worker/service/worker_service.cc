@@ -25,23 +25,22 @@ int64_t MillisSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// The model as one request sees it: a forward pass still waiting in the batching queue when the
-// call is cancelled is withdrawn (its windows never run), and the run ends as it does when it is
+// The model as one request sees it (Model::ForRequest): admitted or refused as a whole by the
+// batching queue at its first forward call; a call still waiting in the queue when the gRPC call
+// is cancelled is withdrawn (its windows never run), and the run ends as it does when it is
 // cancelled between batches.
 class RequestModel final : public Model {
  public:
-  RequestModel(Model& model, CancelCheck cancelled)
-      : model_(model), cancelled_(std::move(cancelled)) {}
+  RequestModel(Model& model, CancelCheck cancelled) : view_(model.ForRequest(std::move(cancelled))) {}
 
   StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
-    auto outputs = model_.ForwardUnlessCancelled(inputs, cancelled_);
+    auto outputs = view_->Forward(inputs);
     if (!outputs.ok() && IsForwardCancelled(outputs.status())) return RunCancelledStatus();
     return outputs;
   }
 
  private:
-  Model& model_;
-  CancelCheck cancelled_;
+  std::unique_ptr<Model> view_;
 };
 
 }  // namespace

@@ -78,8 +78,9 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
   SpliceSiteCollector collector(options, length);
   v1::PredictResult result;
   auto* splice = result.mutable_splice();
-  BedGraphTrack donor_track{"donor", manifest.id + " donor score per token", seqid, {}};
-  BedGraphTrack acceptor_track{"acceptor", manifest.id + " acceptor score per token", seqid, {}};
+  // Rendered window by window: per-base models give a row per base.
+  BedGraphWriter donor_track("donor", manifest.id + " donor score per token", seqid);
+  BedGraphWriter acceptor_track("acceptor", manifest.id + " acceptor score per token", seqid);
   for (auto [first, last] : Batches(total, kSpliceBatchWindows)) {
     if (ShouldStop(hooks)) return RunCancelledStatus();
     // Token spans of each window: BPE tokens vary in length and count, so sites and tracks are
@@ -101,6 +102,12 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
         ForwardChecked(model, manifest, {std::move(input)}, {{last - first, tokens, columns}});
     if (!out.ok()) return out.status();
     const float* scores = (*out)[0].data.data();
+    if (first == 0 && !window_tokens.empty()) {
+      // About one track row per token of every window: grow the tracks once, not by doubling.
+      const size_t rows = window_tokens[0].size() * static_cast<size_t>(total);
+      donor_track.Reserve(rows);
+      acceptor_track.Reserve(rows);
+    }
     for (int i = first; i < last; ++i) {
       const std::vector<Token>& spans = window_tokens[i - first];
       const float* window_scores = scores + (i - first) * tokens * columns;
@@ -116,8 +123,8 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
       w->set_sites(*added);
       for (const TokenSlice& slice : TrackSlices(windows[i], spans, length)) {
         const float* row = window_scores + slice.token_index * columns;
-        donor_track.values.push_back({slice.start, slice.end, row[donor_column]});
-        acceptor_track.values.push_back({slice.start, slice.end, row[acceptor_column]});
+        donor_track.Add(slice.start, slice.end, row[donor_column]);
+        acceptor_track.Add(slice.start, slice.end, row[acceptor_column]);
       }
     }
     ReportProgress(hooks, last, total);
@@ -156,8 +163,8 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
   result.set_windows_processed(total);
   (*result.mutable_formats())["bed"] = WriteBed(bed);
   (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, 0, length}}, gff);
-  (*result.mutable_tracks())["donor"] = WriteBedGraph(donor_track);
-  (*result.mutable_tracks())["acceptor"] = WriteBedGraph(acceptor_track);
+  (*result.mutable_tracks())["donor"] = donor_track.Take();
+  (*result.mutable_tracks())["acceptor"] = acceptor_track.Take();
   return result;
 }
 

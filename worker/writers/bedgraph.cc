@@ -15,16 +15,35 @@ std::string Quoted(std::string text) {
 
 }  // namespace
 
+BedGraphWriter::BedGraphWriter(const std::string& name, const std::string& description,
+                               std::string_view chrom)
+    : chrom_(TabField(chrom)),
+      out_("track type=bedGraph name=" + Quoted(name) + " description=" + Quoted(description) +
+           '\n') {}
+
+void BedGraphWriter::Reserve(size_t rows) { out_.reserve(out_.size() + rows * (chrom_.size() + 32)); }
+
+void BedGraphWriter::Add(int64_t start, int64_t end, double value) {
+  if (end <= start) return;
+  // Formatted in a stack buffer and appended once: tracks can have hundreds of thousands of rows.
+  char row[2 * kMaxIntChars + kMaxValueChars + 4];
+  char* p = row;
+  *p++ = '\t';
+  p = PutInt(start, p);
+  *p++ = '\t';
+  p = PutInt(end, p);
+  *p++ = '\t';
+  p = PutValue(value, p);
+  *p++ = '\n';
+  out_ += chrom_;
+  out_.append(row, static_cast<size_t>(p - row));
+}
+
 std::string WriteBedGraph(const BedGraphTrack& track) {
-  std::string out = "track type=bedGraph name=" + Quoted(track.name) +
-                    " description=" + Quoted(track.description) + '\n';
-  const std::string chrom = TabField(track.chrom);
-  for (const auto& v : track.values) {
-    if (v.end <= v.start) continue;
-    out += chrom + '\t' + std::to_string(v.start) + '\t' + std::to_string(v.end) + '\t' +
-           FormatValue(v.value) + '\n';
-  }
-  return out;
+  BedGraphWriter writer(track.name, track.description, track.chrom);
+  writer.Reserve(track.values.size());
+  for (const auto& v : track.values) writer.Add(v.start, v.end, v.value);
+  return writer.Take();
 }
 
 std::string WriteBedGraphs(const std::vector<BedGraphTrack>& tracks) {

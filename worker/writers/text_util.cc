@@ -1,15 +1,32 @@
 #include "worker/writers/text_util.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 
 namespace dnaserve::worker {
 
 std::string FormatValue(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", value);
-  return buf;
+  std::string out;
+  AppendValue(value, &out);
+  return out;
+}
+
+char* PutValue(double value, char* out) {
+  // chars_format::general with a precision is printf's %g (C locale), digit for digit.
+  return std::to_chars(out, out + kMaxValueChars, value, std::chars_format::general, 6).ptr;
+}
+
+char* PutInt(int64_t value, char* out) { return std::to_chars(out, out + kMaxIntChars, value).ptr; }
+
+void AppendValue(double value, std::string* out) {
+  char buf[kMaxValueChars];
+  out->append(buf, static_cast<size_t>(PutValue(value, buf) - buf));
+}
+
+void AppendInt(int64_t value, std::string* out) {
+  char buf[kMaxIntChars];
+  out->append(buf, static_cast<size_t>(PutInt(value, buf) - buf));
 }
 
 std::string TabField(std::string_view text) {

@@ -1,5 +1,6 @@
 // The HTTP edge over a real loopback socket: request ids, headers, keep-alive, the 16 MiB rule
-// (refused from Content-Length alone, or as chunked bytes pass the limit), deferred responses.
+// (refused from Content-Length alone, or as chunked bytes pass the limit), deferred responses,
+// the signal that a client closed its connection.
 #include <catch2/catch.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "gateway/server/http_server.h"
@@ -57,6 +59,10 @@ std::string RawExchange(int port, const std::string& bytes,
 struct TestServer {
   std::atomic<int> handled{0};
   std::string last_body;
+  // The request to /held, left unanswered until the test answers it.
+  std::mutex held_mu;
+  std::shared_ptr<Cancellation> held_closed;
+  Responder held_respond;
   std::unique_ptr<HttpServer> server;
 
   explicit TestServer(size_t max_body = 1024, TrustedProxies trusted = {},
@@ -77,6 +83,12 @@ struct TestServer {
           r.body = "{\"slow\":true}";
           respond(r);
         }).detach();
+        return;
+      }
+      if (req.path == "/held") {
+        std::lock_guard<std::mutex> lock(held_mu);
+        held_closed = req.connection_closed;
+        held_respond = respond;
         return;
       }
       last_body = req.body;
@@ -161,6 +173,38 @@ TEST_CASE("a deferred response does not block other requests", "[gateway][http]"
   CHECK(Fetch("GET", s.url("/fast")).status == 200);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(700));
   slow.join();
+}
+
+TEST_CASE("a client closing its connection fires the connection_closed of its requests",
+          "[gateway][http]") {
+  TestServer s;
+  int fd = Connect(s.server->port());
+  const std::string request = "GET /held HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE(send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::shared_ptr<Cancellation> closed;
+  for (int i = 0; i < 500 && !closed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::lock_guard<std::mutex> lock(s.held_mu);
+    closed = s.held_closed;
+  }
+  REQUIRE(closed != nullptr);
+  CHECK_FALSE(closed->cancelled());
+  // Requests on other connections come and go without touching it.
+  CHECK(Fetch("GET", s.url("/x")).status == 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(closed->cancelled());
+
+  close(fd);
+  for (int i = 0; i < 500 && !closed->cancelled(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(closed->cancelled());
+  // Answering the departed client is harmless, and the server goes on serving.
+  HttpResponse late;
+  late.body = "{}";
+  s.held_respond(late);
+  CHECK(Fetch("GET", s.url("/after")).status == 200);
 }
 
 TEST_CASE("stopping the server lets in-flight responses finish", "[gateway][http]") {

@@ -1,6 +1,7 @@
 // The JobRunner with jobs of its own kind (gateway/jobs/job.h): progress reaches the store,
-// heartbeats renew leases, Stop cancels long work promptly, a throwing job is contained, a sync
-// job's worker calls get its remaining budget.
+// heartbeats renew leases, Stop cancels long work promptly, a sync job whose client went away
+// is cancelled at once, a throwing job is contained, a sync job's worker calls get its remaining
+// budget.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -48,6 +49,24 @@ class GatedJob : public Job {
   std::shared_future<void> release_;
 };
 
+// Blocks like a worker call does (not polling): only the cancellation's callback wakes it.
+class BlockedJob : public Job {
+ public:
+  HttpResponse Run(const JobContext& context) override {
+    auto woken = std::make_shared<std::promise<void>>();
+    REQUIRE(context.call.cancellation != nullptr);
+    Cancellation::Registration registration =
+        context.call.cancellation->OnCancel([woken] { woken->set_value(); });
+    started.set_value();
+    if (woken->get_future().wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      HttpResponse finished;  // never woken: the test sees a 200 and fails
+      return finished;
+    }
+    return ErrorResponse(Unavailable("the worker call was cancelled"), context.call.request_id);
+  }
+  std::promise<void> started;
+};
+
 class ThrowingJob : public Job {
  public:
   HttpResponse Run(const JobContext&) override { throw std::runtime_error("boom"); }
@@ -92,7 +111,8 @@ struct Harness {
   }
 
   // Creates the record and submits `work`; returns the job id.
-  std::string Submit(std::unique_ptr<Job> work, std::function<void(HttpResponse)> on_done = {}) {
+  std::string Submit(std::unique_ptr<Job> work, std::function<void(HttpResponse)> on_done = {},
+                     std::shared_ptr<Cancellation> client_gone = nullptr) {
     std::string id = "00000000-0000-4000-8000-00000000000" + std::to_string(++next);
     JobRecord record;
     record.job_id = id;
@@ -107,6 +127,7 @@ struct Harness {
     submission.request_id = record.request_id;
     submission.lease = std::make_shared<QuotaLease>(&quotas, Principal{"alice"}, id);
     submission.work = std::move(work);
+    submission.client_gone = std::move(client_gone);
     REQUIRE(runner.Submit(std::move(submission), std::move(on_done)));
     return id;
   }
@@ -194,6 +215,47 @@ TEST_CASE("Stop cancels running and queued jobs, they ask the client to resubmit
     CHECK(job->body.find("resubmit") != std::string::npos);
   }
   CHECK(h.quotas.released == 3);
+}
+
+TEST_CASE("a sync job whose client goes away is cancelled at once and stored as such", "[jobs]") {
+  Harness h;
+  auto connection = std::make_shared<Cancellation>();
+  auto job = std::make_unique<BlockedJob>();
+  std::future<void> started = job->started.get_future();
+  std::promise<HttpResponse> answered;
+  std::string id = h.Submit(
+      std::move(job), [&](HttpResponse r) { answered.set_value(std::move(r)); }, connection);
+  REQUIRE(started.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+
+  const auto closed_at = std::chrono::steady_clock::now();
+  connection->Cancel();  // what the HTTP server does when the client's connection closes
+  auto reply = answered.get_future();
+  REQUIRE(reply.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(std::chrono::steady_clock::now() - closed_at < std::chrono::seconds(2));
+  const HttpResponse response = reply.get();
+  CHECK(response.status == 503);
+  CHECK(response.body.find("closed its connection") != std::string::npos);
+  JobRecord stored = h.WaitForState(id, /*finished=*/true);
+  CHECK(stored.http_status == 503);
+  CHECK(stored.body.find("closed its connection") != std::string::npos);
+  CHECK(h.quotas.released == 1);
+}
+
+TEST_CASE("a sync job whose client left while it was queued stops before its work", "[jobs]") {
+  Harness h;
+  auto connection = std::make_shared<Cancellation>();
+  connection->Cancel();
+  std::promise<void> never;
+  std::string id = h.Submit(std::make_unique<GatedJob>(never.get_future().share()), {}, connection);
+  JobRecord stored = h.WaitForState(id, /*finished=*/true);  // GatedJob would wait forever
+  CHECK(stored.http_status == 503);
+  CHECK(stored.body.find("closed its connection") != std::string::npos);
+  // Another connection's job is untouched.
+  std::promise<void> release;
+  release.set_value();
+  std::string other = h.Submit(std::make_unique<GatedJob>(release.get_future().share()), {},
+                               std::make_shared<Cancellation>());
+  CHECK(h.WaitForState(other, /*finished=*/true).http_status == 200);
 }
 
 TEST_CASE("a 4xx a cancelled job reached is kept as its answer", "[jobs]") {

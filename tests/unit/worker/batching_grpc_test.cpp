@@ -1,6 +1,7 @@
 // Dynamic batching in the real dnaserve-worker binary, over a real gRPC channel: concurrent
-// requests share forward passes and get the results they get alone, a tiny queue sheds load with
-// service_unavailable + a retry hint, and a cancelled request's queued pass never runs. The
+// requests share forward passes and get the results they get alone, a tiny queue sheds whole
+// requests with service_unavailable + a retry hint, and a cancelled request's queued pass never
+// runs. The
 // worker's batching_stats log line (written at shutdown) shows what the batcher did.
 #include <grpcpp/grpcpp.h>
 
@@ -242,16 +243,16 @@ CATCH_TEST_CASE("batching over gRPC: stacked passes happen under concurrency", "
 }
 
 CATCH_TEST_CASE(
-    "batching over gRPC: a full queue sheds load with service_unavailable and a "
+    "batching over gRPC: a full worker sheds whole requests with service_unavailable and a "
     "retry hint",
     "[grpc][batching]") {
   REQUIRE_MODELS_OR_SKIP(models);
   BatchingWorker worker;
-  // One waiting pass at a time: while the model runs one pass and one waits, the rest are shed.
+  // Seats for one request at a time: while one runs, the others are shed at their first pass.
   CATCH_REQUIRE(worker.Start(*models, {"--queue-max-bases", "1", "--batch-max-wait-us", "0"}));
   std::vector<v1::PredictRequest> requests;
-  for (unsigned seed = 1; seed <= 12; ++seed)
-    requests.push_back(RequestFor(Task::kPromoter, 10000, seed));
+  for (unsigned seed = 1; seed <= 12; ++seed)  // 29 windows each: 4 forward calls
+    requests.push_back(RequestFor(Task::kPromoter, 30000, seed));
 
   int ok = 0;
   int refused = 0;
@@ -263,6 +264,8 @@ CATCH_TEST_CASE(
       }
       ++refused;
       CATCH_INFO("message: " << out.status.error_message());
+      // Refused as a whole, before any window ran: an admitted request is never cut off halfway.
+      CATCH_CHECK(out.progress_done.empty());
       CATCH_CHECK(out.status.error_code() == grpc::StatusCode::UNAVAILABLE);
       v1::WorkerError details;
       CATCH_REQUIRE(details.ParseFromString(out.status.error_details()));

@@ -45,11 +45,13 @@ class RecordingModel : public Model {
   struct Pass {
     std::vector<std::vector<int64_t>> shapes;
     std::vector<int64_t> row_ids;  // input 0, first value of each row
+    std::thread::id thread;        // that ran the pass
   };
 
   Outputs Forward(const std::vector<IdTensor>& inputs) override {
     std::unique_lock<std::mutex> lock(mu_);
     Pass pass;
+    pass.thread = std::this_thread::get_id();
     for (const auto& input : inputs) pass.shapes.push_back(input.shape);
     const int64_t rows = inputs[0].shape[0];
     const int64_t width = static_cast<int64_t>(inputs[0].data.size()) / rows;
@@ -144,15 +146,34 @@ struct Caller {
   int id;
   std::shared_ptr<const std::vector<IdTensor>> inputs;
   std::future<Outputs> result;
+  std::shared_future<std::thread::id> thread;  // the caller's thread
 };
 
-Caller Start(BatchingModel& model, int id, std::vector<IdTensor> inputs,
-             CancelCheck cancelled = nullptr) {
-  Caller caller{id, std::make_shared<const std::vector<IdTensor>>(std::move(inputs)), {}};
-  caller.result = std::async(std::launch::async, [&model, in = caller.inputs, cancelled] {
-    return model.ForwardUnlessCancelled(*in, cancelled);
+// Runs `call` on a new thread as caller `id`.
+Caller StartCall(int id, std::vector<IdTensor> inputs,
+                 std::function<Outputs(const std::vector<IdTensor>&)> call) {
+  Caller caller{id, std::make_shared<const std::vector<IdTensor>>(std::move(inputs)), {}, {}};
+  auto thread = std::make_shared<std::promise<std::thread::id>>();
+  caller.thread = thread->get_future().share();
+  caller.result = std::async(std::launch::async, [in = caller.inputs, thread, call] {
+    thread->set_value(std::this_thread::get_id());
+    return call(*in);
   });
   return caller;
+}
+
+// A request of one call.
+Caller Start(BatchingModel& model, int id, std::vector<IdTensor> inputs,
+             CancelCheck cancelled = nullptr) {
+  return StartCall(id, std::move(inputs), [&model, cancelled](const std::vector<IdTensor>& in) {
+    return model.ForwardUnlessCancelled(in, cancelled);
+  });
+}
+
+// The next call of a request whose view is `request`.
+Caller StartOn(Model& request, int id, std::vector<IdTensor> inputs) {
+  return StartCall(id, std::move(inputs),
+                   [&request](const std::vector<IdTensor>& in) { return request.Forward(in); });
 }
 
 // The caller's result. A caller stuck for a minute fails the test instead of hanging it: the gate
@@ -215,9 +236,16 @@ CATCH_TEST_CASE("batching: concurrent calls share one pass and each caller gets 
   std::set<int64_t> callers_in_pass;
   for (int64_t id : passes[1].row_ids) callers_in_pass.insert(id / 100);
   CATCH_CHECK(callers_in_pass == std::set<int64_t>{1, 2, 3, 4, 5});
+  // No executor threads: the first pass ran on caller 0's thread, the stacked one on the thread
+  // of one of its callers.
+  CATCH_CHECK(passes[0].thread == callers[0].thread.get());
+  std::set<std::thread::id> stacked_callers;
+  for (size_t i = 1; i < callers.size(); ++i) stacked_callers.insert(callers[i].thread.get());
+  CATCH_CHECK(stacked_callers.count(passes[1].thread) == 1);
   const BatchingStats stats = model.stats();
   CATCH_CHECK(stats.passes == 2);
   CATCH_CHECK(stats.merged_passes == 1);
+  CATCH_CHECK(stats.direct_passes == 1);
   CATCH_CHECK(stats.calls_run == 6);
   CATCH_CHECK(stats.queued_calls == 0);
   CATCH_CHECK(stats.queued_bases == 0);
@@ -281,19 +309,22 @@ CATCH_TEST_CASE("batching: a pass stays within the bases budget, a larger call r
   CATCH_CHECK(rows == std::multiset<int64_t>{1, 4, 2, 6});
 }
 
-CATCH_TEST_CASE("batching: a full queue refuses at once with the overload status", "[batching]") {
+CATCH_TEST_CASE("batching: a request beyond the seats is refused at once with the overload status",
+                "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
   BatchingOptions options = Options();
-  options.max_queue_bases = 30;  // 3 rows of 10 bases may wait
+  options.max_queue_bases = 40;  // admitted requests may hold 4 rows of 10 bases
   BatchingModel model(fake, options);
   fake->CloseGate();
   std::vector<Caller> callers;
-  callers.push_back(Start(model, 0, CallerInputs(0, 1)));  // running: not counted as waiting
+  callers.push_back(Start(model, 0, CallerInputs(0, 1)));  // running: holds a seat of 10
   fake->WaitForPasses(1);
-  callers.push_back(Start(model, 1, CallerInputs(1, 2)));
+  callers.push_back(Start(model, 1, CallerInputs(1, 2)));  // waiting: 20 more
   WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
+  CATCH_CHECK(model.stats().admitted_requests == 2);
+  CATCH_CHECK(model.stats().admitted_bases == 30);
 
-  // 20 waiting + 20 > 30: refused without waiting for the gate.
+  // 30 held + 20 > 40: refused without waiting for the gate.
   Caller overflow = Start(model, 7, CallerInputs(7, 2));
   const Outputs refused = Await(overflow, *fake);
   CATCH_REQUIRE_FALSE(refused.ok());
@@ -312,7 +343,7 @@ CATCH_TEST_CASE("batching: a full queue refuses at once with the overload status
   CATCH_CHECK(back.retry_after_seconds() == std::optional<int64_t>(1));
   CATCH_CHECK(model.stats().refused == 1);
 
-  // A call that still fits (20 + 10 = 30) is queued.
+  // A request that still fits (30 + 10 = 40) is admitted and waits.
   callers.push_back(Start(model, 2, CallerInputs(2, 1)));
   WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 2; });
   fake->OpenGate();
@@ -320,9 +351,11 @@ CATCH_TEST_CASE("batching: a full queue refuses at once with the overload status
   const std::set<int64_t> seen = SeenRowIds(*fake);
   CATCH_CHECK(seen.count(RowId(7, 0)) == 0);
   CATCH_CHECK(seen.count(RowId(7, 1)) == 0);
+  CATCH_CHECK(model.stats().admitted_requests == 0);  // every seat was given back
+  CATCH_CHECK(model.stats().admitted_bases == 0);
 }
 
-CATCH_TEST_CASE("batching: an empty queue admits one call larger than the queue limit",
+CATCH_TEST_CASE("batching: an idle model admits one request larger than the seats limit",
                 "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
   BatchingOptions options = Options();
@@ -330,14 +363,84 @@ CATCH_TEST_CASE("batching: an empty queue admits one call larger than the queue 
   BatchingModel model(fake, options);
   fake->CloseGate();
   std::vector<Caller> callers;
-  callers.push_back(Start(model, 0, CallerInputs(0, 1)));
+  callers.push_back(Start(model, 1, CallerInputs(1, 10)));  // 100 bases, no seat taken: admitted
   fake->WaitForPasses(1);
-  callers.push_back(Start(model, 1, CallerInputs(1, 10)));  // 100 bases, queue empty: admitted
-  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
-  Caller more = Start(model, 2, CallerInputs(2, 1));  // now the queue is over its limit
+  Caller more = Start(model, 2, CallerInputs(2, 1));  // now the seats are over their limit
   CATCH_CHECK(BatchingModel::IsOverloaded(Await(more, *fake).status()));
   fake->OpenGate();
   for (auto& caller : callers) CheckOwnRows(caller, Await(caller, *fake));
+  // Once it is done, the next request is admitted again.
+  Caller after = Start(model, 3, CallerInputs(3, 1));
+  CheckOwnRows(after, Await(after, *fake));
+}
+
+CATCH_TEST_CASE("batching: an admitted request is never refused halfway, a new one is refused "
+                "at its first call",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  BatchingOptions options = Options();
+  options.max_queue_bases = 30;
+  BatchingModel model(fake, options);
+  std::unique_ptr<Model> a = model.ForRequest(nullptr);
+  std::unique_ptr<Model> b = model.ForRequest([] { return false; });
+  fake->CloseGate();
+  Caller a1 = StartOn(*a, 1, CallerInputs(1, 2));  // A's first call: a seat of 20, running
+  fake->WaitForPasses(1);
+  Caller b1 = StartOn(*b, 2, CallerInputs(2, 1));  // B's first call: 20 + 10 = 30, admitted
+  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
+  // C's first call would take the seats to 40: refused before any of its windows ran.
+  std::unique_ptr<Model> c = model.ForRequest(nullptr);
+  const std::vector<IdTensor> c_inputs = CallerInputs(3, 1);
+  const Outputs refused = c->Forward(c_inputs);
+  CATCH_CHECK(BatchingModel::IsOverloaded(refused.status()));
+  fake->OpenGate();
+  CheckOwnRows(a1, Await(a1, *fake));
+  CheckOwnRows(b1, Await(b1, *fake));
+
+  // A's second call is larger than its first (30 bases: 30 + 10 held > 30) and still runs: the
+  // seat grows instead.
+  Caller a2 = StartOn(*a, 4, CallerInputs(4, 3));
+  CheckOwnRows(a2, Await(a2, *fake));
+  BatchingStats stats = model.stats();
+  CATCH_CHECK(stats.refused == 1);
+  CATCH_CHECK(stats.admitted_requests == 2);
+  CATCH_CHECK(stats.admitted_bases == 40);
+  CATCH_CHECK(SeenRowIds(*fake).count(RowId(3, 0)) == 0);
+
+  // Requests give their seats back when their views go: C (never admitted) changes nothing.
+  c.reset();
+  CATCH_CHECK(model.stats().admitted_bases == 40);
+  a.reset();
+  b.reset();
+  stats = model.stats();
+  CATCH_CHECK(stats.admitted_requests == 0);
+  CATCH_CHECK(stats.admitted_bases == 0);
+}
+
+CATCH_TEST_CASE("batching: a lone call runs at once on its caller's thread, never queued",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  BatchingModel model(fake, Options());
+  fake->CloseGate();
+  Caller lone = Start(model, 1, CallerInputs(1, 2), [] { return false; });
+  fake->WaitForPasses(1);
+  BatchingStats stats = model.stats();
+  CATCH_CHECK(stats.queued_calls == 0);  // it went straight into the model
+  CATCH_CHECK(stats.direct_passes == 1);
+  fake->OpenGate();
+  CheckOwnRows(lone, Await(lone, *fake));
+  CATCH_CHECK(fake->passes()[0].thread == lone.thread.get());
+  // The view of a request runs its calls the same way, one after another.
+  std::unique_ptr<Model> request = model.ForRequest(nullptr);
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<IdTensor> inputs = CallerInputs(2 + call, 1);
+    CATCH_CHECK(request->Forward(inputs).ok());
+    CATCH_CHECK(fake->passes().back().thread == std::this_thread::get_id());
+  }
+  stats = model.stats();
+  CATCH_CHECK(stats.direct_passes == 4);
+  CATCH_CHECK(stats.passes == 4);
+  CATCH_CHECK(stats.merged_passes == 0);
 }
 
 CATCH_TEST_CASE("batching: a cancelled caller's waiting call is withdrawn and never runs",
@@ -449,18 +552,22 @@ CATCH_TEST_CASE(
   CATCH_CHECK(passes[0].shapes[0][0] == 3);
 }
 
-CATCH_TEST_CASE("batching: several executors run passes side by side", "[batching]") {
+CATCH_TEST_CASE("batching: max_passes passes run side by side", "[batching]") {
   auto fake = std::make_shared<RecordingModel>();
   BatchingOptions options = Options();
-  options.executors = 2;
+  options.max_passes = 2;
   BatchingModel model(fake, options);
   fake->CloseGate();
   Caller a = Start(model, 1, CallerInputs(1, 1, {4}));
   Caller b = Start(model, 2, CallerInputs(2, 1, {5}));  // another shape: its own pass
   fake->WaitForPasses(2);                               // both inside the model at once
+  Caller c = Start(model, 3, CallerInputs(3, 1, {4}));  // both slots taken: it waits
+  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 1; });
   fake->OpenGate();
   CheckOwnRows(a, Await(a, *fake));
   CheckOwnRows(b, Await(b, *fake));
+  CheckOwnRows(c, Await(c, *fake));
+  CATCH_CHECK(model.stats().direct_passes == 2);
 }
 
 CATCH_TEST_CASE("model: the default ForwardUnlessCancelled checks once, then runs", "[batching]") {

@@ -75,6 +75,22 @@ CATCH_TEST_CASE("row batch: splitting hands each call exactly its rows of every 
   CATCH_CHECK(b[1].data == std::vector<float>{4.f, 5.f, 6.f, 7.f, 8.f, 9.f, 10.f, 11.f});
 }
 
+CATCH_TEST_CASE("row batch: the first call keeps the pass's output buffers, the others get copies",
+                "[batching]") {
+  std::vector<FloatTensor> outputs = {FloatTensor{{4, 2}, {0, 1, 2, 3, 4, 5, 6, 7}}};
+  const float* buffer = outputs[0].data.data();
+  auto split = SplitRows(std::move(outputs), {3, 1});
+  CATCH_REQUIRE(split.ok());
+  const FloatTensor& first = (*split)[0][0];
+  const FloatTensor& second = (*split)[1][0];
+  CATCH_CHECK(first.data.data() == buffer);
+  CATCH_CHECK(first.shape == std::vector<int64_t>{3, 2});
+  CATCH_CHECK(first.data == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CATCH_CHECK(second.data.data() != buffer);
+  CATCH_CHECK(second.shape == std::vector<int64_t>{1, 2});
+  CATCH_CHECK(second.data == std::vector<float>{6, 7});
+}
+
 CATCH_TEST_CASE("row batch: outputs that are not batch-major cannot be split", "[batching]") {
   // Fewer rows than were stacked (e.g. a model that pools over the batch).
   auto fewer = SplitRows({FloatTensor{{1}, {0.5f}}}, {1, 2});

@@ -1,4 +1,8 @@
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
 
 #include "worker/writers/bed.h"
 #include "worker/writers/bedgraph.h"
@@ -36,6 +40,28 @@ CATCH_TEST_CASE("BED scores and values", "[writers]") {
   CATCH_CHECK(FormatValue(1e-7) == "1e-07");
 }
 
+CATCH_TEST_CASE("values are formatted exactly as printf's %.6g", "[writers]") {
+  std::vector<double> values = {0,      -0.0,   1,       0.1,        1e-4,      9.999995e-5,
+                                1e-5,   123456, 1234567, 999999.5,   0.5,       2.5e-300,
+                                1e300,  -7.25,  0.3f,    0.999999949, 0.1234565, 0.00012345};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  for (int i = 0; i < 20000; ++i) values.push_back(unit(rng));  // scores as models emit them
+  for (int i = 0; i < 2000; ++i) values.push_back(std::ldexp(unit(rng) - 0.5, i % 80 - 40));
+  values.push_back(std::numeric_limits<double>::infinity());
+  values.push_back(-std::numeric_limits<double>::infinity());
+  for (double v : values) {
+    char expected[64];
+    std::snprintf(expected, sizeof(expected), "%.6g", v);
+    CATCH_INFO("value " << v);
+    CATCH_REQUIRE(FormatValue(v) == expected);
+  }
+  std::string appended = "x";
+  AppendValue(0.25, &appended);
+  AppendInt(-42, &appended);
+  CATCH_CHECK(appended == "x0.25-42");
+}
+
 CATCH_TEST_CASE("bedGraph track line and rows with empty spans skipped", "[writers]") {
   BedGraphTrack track{
       "dev", "model \"x\" dev", "seq1", {{0, 249, 0.25}, {249, 249, 9}, {249, 300, -1.5}}};
@@ -45,6 +71,18 @@ CATCH_TEST_CASE("bedGraph track line and rows with empty spans skipped", "[write
               "seq1\t249\t300\t-1.5\n");
   BedGraphTrack hk{"hk", "h", "seq1", {{0, 10, 1}}};
   CATCH_CHECK(WriteBedGraphs({track, hk}) == WriteBedGraph(track) + WriteBedGraph(hk));
+}
+
+CATCH_TEST_CASE("bedGraph written row by row equals the collected track", "[writers]") {
+  BedGraphTrack track{"donor", "say \"hi\"", "my seq", {{0, 1, 0.5}, {1, 1, 0.9}, {1, 7, 1e-7}}};
+  BedGraphWriter writer(track.name, track.description, track.chrom);
+  for (const auto& v : track.values) writer.Add(v.start, v.end, v.value);
+  const std::string rows = writer.Take();
+  CATCH_CHECK(rows == WriteBedGraph(track));
+  CATCH_CHECK(rows ==
+              "track type=bedGraph name=\"donor\" description=\"say 'hi'\"\n"
+              "my_seq\t0\t1\t0.5\n"
+              "my_seq\t1\t7\t1e-07\n");
 }
 
 CATCH_TEST_CASE("GFF3: header, 1-based closed coordinates, escaped attributes", "[writers]") {

@@ -1,0 +1,284 @@
+// A promoter worker with flags of its own behind a real gateway, redis-server and HTTP over
+// loopback (the shared service_fixture stack does not use these flags):
+//  - backpressure: concurrent requests that find the worker's seats taken get the gateway's 503
+//    service_unavailable envelope with Retry-After: 1, the others complete normally; the
+//    worker's /metrics counts each refusal and shows its queue and seats empty afterwards;
+//  - a sync request whose client closes its connection has its worker call cancelled at once
+//    (the worker drops the request's waiting work), while an async job whose submitting
+//    connection closes runs to completion.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "gateway/auth/key_store.h"
+#include "tests/integration/service_fixture.h"
+
+using namespace dnaserve::testing;
+
+namespace {
+
+// The bundled packages: the shared ones when scripts/test generated them, else generated here.
+std::string ModelsDir(const std::string& scratch, std::string* skip) {
+  if (const char* env = std::getenv("DNASERVE_TEST_MODELS_DIR"); env && *env) return env;
+  if (access("/usr/bin/python3", X_OK) != 0 ||
+      std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    *skip = "Debian's python3-torch is missing, so the test models cannot be generated";
+    return "";
+  }
+  const std::string out = scratch + "/models";
+  const std::string command = "/usr/bin/python3 " + SourceDir() + "/scripts/make_models.py --out " +
+                              out + " >" + scratch + "/make_models.log 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    *skip = "scripts/make_models.py failed; see " + scratch + "/make_models.log";
+    return "";
+  }
+  return out;
+}
+
+// redis-server, one promoter worker started with `worker_flags` (and an admin listener) and a
+// gateway, all on free loopback ports; stopped by the destructor.
+class PromoterStack {
+ public:
+  ~PromoterStack() {
+    gateway_.Stop();
+    worker_.Stop();
+    if (redis_) redis_->Stop();
+    if (!dir_.empty() && !std::getenv("DNASERVE_KEEP_TEST_FILES")) {
+      std::system(("rm -rf " + dir_).c_str());
+    }
+  }
+
+  // False with `skip` set when the models cannot be made; REQUIREs everything else.
+  bool Start(const std::vector<std::string>& worker_flags, std::string* skip) {
+    dir_ = MakeTempDir("dnaserve-worker-calls");
+    const std::string models = ModelsDir(dir_, skip);
+    if (models.empty()) return false;
+    redis_ = RedisServer::Start();
+    REQUIRE(redis_.has_value());
+    const int worker_port = FreePort();
+    admin_url_ = "http://127.0.0.1:" + std::to_string(FreePort());
+    std::vector<std::string> argv = {BinaryDir() + "/worker/dnaserve-worker",
+                                     "--task",
+                                     "promoter",
+                                     "--models-dir",
+                                     models,
+                                     "--listen",
+                                     "127.0.0.1:" + std::to_string(worker_port),
+                                     "--admin-listen",
+                                     admin_url_.substr(7)};
+    argv.insert(argv.end(), worker_flags.begin(), worker_flags.end());
+    REQUIRE(worker_.Start(argv, {}, dir_ + "/worker.log"));
+    key_ = dnaserve::gateway::GenerateApiKey();
+    std::ofstream(dir_ + "/keys.json")
+        << "{\"keys\": [" << KeyEntry(key_, "loader", true, 60000, 64) << "]}";
+    port_ = FreePort();
+    REQUIRE(gateway_.Start(
+        {BinaryDir() + "/gateway/dnaserve-gateway"},
+        {{"DNASERVE_PORT", std::to_string(port_)},
+         {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
+         {"DNASERVE_REDIS_URL", redis_->url()},
+         {"DNASERVE_WORKERS", "promoter=127.0.0.1:" + std::to_string(worker_port)},
+         {"DNASERVE_IP_RATE", "10000"},
+         {"DNASERVE_IP_BURST", "10000"},
+         {"DNASERVE_DOCS_DIR", SourceDir() + "/gateway/docs/node_modules"}},
+        dir_ + "/gateway.log"));
+    INFO("logs in " << dir_);
+    REQUIRE(WaitForPort(port_, std::chrono::seconds(20)));
+    REQUIRE(WaitFor([&] { return HttpRequest("GET", base() + "/v1/tasks/promoter/models").status == 200; },
+                    std::chrono::seconds(60)));
+    return true;
+  }
+
+  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  const std::string& key() const { return key_; }
+  const std::string& worker_admin_url() const { return admin_url_; }
+  const std::string& dir() const { return dir_; }
+
+  HttpResult Predict(const std::string& body, std::vector<std::string> headers = {}) const {
+    headers.push_back("Authorization: Bearer " + key_);
+    headers.push_back("Content-Type: application/json");
+    return HttpRequest("POST", base() + "/v1/tasks/promoter/predict", headers, body, 300);
+  }
+  // The raw HTTP/1.1 request Predict would send (for clients that close their socket).
+  std::string RawPredict(const std::string& body, const std::string& extra_header = "") const {
+    return "POST /v1/tasks/promoter/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
+           key_ + "\r\nContent-Type: application/json\r\n" + extra_header +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+
+ private:
+  std::string dir_;
+  std::string admin_url_;
+  std::string key_;
+  int port_ = 0;
+  std::optional<RedisServer> redis_;
+  ChildProcess worker_;
+  ChildProcess gateway_;
+};
+
+// A loopback connection to `port` that has sent `bytes`; the caller closes it.
+int SendRaw(int port, const std::string& bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    REQUIRE(n > 0);
+    sent += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
+// The sum of every series of one metric family in a Prometheus scrape, and how many there are.
+std::pair<double, int> FamilyTotal(const std::string& scrape, const std::string& name) {
+  double total = 0;
+  int series = 0;
+  std::istringstream lines(scrape);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0) continue;
+    total += std::stod(line.substr(line.rfind(' ') + 1));
+    ++series;
+  }
+  return {total, series};
+}
+
+std::string JsonBody(size_t length, unsigned seed) {
+  return "{\"sequence\": \"" + RandomDna(length, seed) + "\"}";
+}
+
+}  // namespace
+
+TEST_CASE("a worker at capacity becomes 503 service_unavailable with Retry-After",
+          "[integration][batching]") {
+  PromoterStack stack;
+  std::string skip;
+  // Seats for one request at a time: concurrent requests overflow them at once.
+  if (!stack.Start({"--queue-max-bases", "1", "--batch-max-wait-us", "0"}, &skip)) {
+    WARN("skipped: " << skip);
+    return;
+  }
+  auto post = [&](unsigned seed) { return stack.Predict(JsonBody(10000, seed)); };
+  REQUIRE(post(99).status == 200);  // loads the model, so that every later call finds it warm
+
+  int ok = 0;
+  int unavailable = 0;
+  for (int round = 0; round < 3 && unavailable == 0; ++round) {
+    std::vector<std::future<HttpResult>> calls;
+    for (unsigned i = 0; i < 12; ++i) {
+      calls.push_back(std::async(std::launch::async, post, 100 * round + i));
+    }
+    for (auto& call : calls) {
+      const HttpResult r = call.get();
+      INFO(r.body.substr(0, 500));
+      if (r.status == 200) {
+        ++ok;
+        continue;
+      }
+      REQUIRE(r.status == 503);
+      ++unavailable;
+      auto doc = ParseJson(r.body);
+      const auto& error = (*doc)["error"];
+      CHECK(std::string(error["code"].GetString()) == "service_unavailable");
+      CHECK(std::string(error["message"].GetString()).find("at capacity") != std::string::npos);
+      CHECK(r.Header("retry-after") == std::optional<std::string>("1"));
+      CHECK(r.Header("x-request-id") ==
+            std::optional<std::string>(error["request_id"].GetString()));
+    }
+  }
+  CHECK(ok >= 1);
+  CHECK(unavailable >= 1);
+
+  // Refusals and queue depth, as an operator sees them: every 503 was a refusal by the worker,
+  // and queue and seats are empty once the calls are answered.
+  auto scrape = HttpRequest("GET", stack.worker_admin_url() + "/metrics");
+  REQUIRE(scrape.status == 200);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_refused_total").first == unavailable);
+  const auto queued = FamilyTotal(scrape.body, "dnaserve_worker_batch_queue_calls");
+  CHECK(queued.second >= 1);  // published per model
+  CHECK(queued.first == 0);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_admitted_requests").first == 0);
+  CHECK(FamilyTotal(scrape.body, "dnaserve_worker_batch_calls_count").first >= 1);
+}
+
+TEST_CASE("a sync client that disconnects cancels its worker call, an async one does not",
+          "[integration][cancel]") {
+  PromoterStack stack;
+  std::string skip;
+  // Every forward pass of a lone request waits 1 s for company, so a 30 kb request (4 passes)
+  // is still at the worker seconds after it arrived, whatever the machine's speed.
+  if (!stack.Start({"--batch-max-wait-us", "1000000"}, &skip)) {
+    WARN("skipped: " << skip);
+    return;
+  }
+  INFO("logs in " << stack.dir());
+  const std::string worker = stack.worker_admin_url();
+  auto outcome = [&](const std::string& code) {
+    return MetricSample(worker, "dnaserve_worker_predict_requests_total{model=\"promoter-human-tiny\",code=\"" +
+                                    code + "\"}");
+  };
+  REQUIRE(stack.Predict(JsonBody(500, 1)).status == 200);  // loads the model
+  REQUIRE(outcome("ok") == 1);
+
+  // A sync request whose client goes away while the worker holds it.
+  int fd = SendRaw(stack.port(), stack.RawPredict(JsonBody(30000, 2)));
+  REQUIRE(WaitFor([&] { return MetricSample(worker, "dnaserve_worker_predict_in_flight") == 1; },
+                  std::chrono::seconds(30)));
+  close(fd);
+  const auto closed_at = std::chrono::steady_clock::now();
+  CHECK(WaitFor([&] { return outcome("cancelled") == 1; }, std::chrono::seconds(3)));
+  const auto seen_after = std::chrono::steady_clock::now() - closed_at;
+  WARN("the worker saw the cancellation "
+       << std::chrono::duration_cast<std::chrono::milliseconds>(seen_after).count()
+       << " ms after the client closed its socket");
+  CHECK(MetricSample(worker, "dnaserve_worker_predict_in_flight") == 0);
+  CHECK(MetricSample(worker, "dnaserve_worker_batch_withdrawn_total{model=\"promoter-human-tiny\"}") >= 1);
+  CHECK(outcome("ok") == 1);  // it never ran to the end
+
+  // The gateway stays healthy and serves the next request.
+  const HttpResult next = stack.Predict(JsonBody(1500, 3));
+  CHECK(next.status == 200);
+  CHECK(outcome("ok") == 2);
+
+  // An async job is not tied to its submitting connection: it completes after that closes.
+  fd = SendRaw(stack.port(), stack.RawPredict(JsonBody(5000, 4), "Prefer: respond-async\r\n"));
+  std::string reply;
+  char buf[4096];
+  while (reply.find("\r\n\r\n") == std::string::npos) {  // the 202's headers name the job
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  REQUIRE(reply.rfind("HTTP/1.1 202", 0) == 0);
+  const size_t id_at = reply.find("X-Job-Id: ");
+  REQUIRE(id_at != std::string::npos);
+  const std::string job_id = reply.substr(id_at + 10, 36);
+  HttpResult job;
+  REQUIRE(WaitFor(
+      [&] {
+        job = HttpRequest("GET", stack.base() + "/v1/tasks/jobs/" + job_id,
+                          {"Authorization: Bearer " + stack.key()});
+        return job.status != 202;
+      },
+      std::chrono::seconds(60)));
+  INFO(job.body.substr(0, 500));
+  CHECK(job.status == 200);
+  CHECK(outcome("ok") == 3);
+  CHECK(outcome("cancelled") == 1);
+}
