@@ -47,6 +47,7 @@ std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets,
     argv.push_back(b);
   }
   std::string log = server.data_dir_ + ".log";
+  RemoveAtExit(log);
   if (!server.process_.Start(argv, {}, log) ||
       !WaitForPort(server.port_, std::chrono::seconds(30))) {
     *why = "the S3 test server did not start (see " + log + ")";

@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 #include <thread>
 
 extern char** environ;
@@ -23,12 +25,45 @@ namespace dnaserve::testing {
 std::string SourceDir() { return DNASERVE_SOURCE_DIR; }
 std::string BinaryDir() { return DNASERVE_BINARY_DIR; }
 
+namespace {
+
+// Paths to delete when the process exits. A function-local static: it is built by the first
+// MakeTempDir call, so static fixtures that make directories are destroyed (their processes
+// stopped) before it runs.
+class ExitCleanup {
+ public:
+  ~ExitCleanup() {
+    if (std::getenv("DNASERVE_KEEP_TEST_DIRS") != nullptr) return;
+    std::error_code ignored;
+    for (const std::string& path : paths_) std::filesystem::remove_all(path, ignored);
+  }
+  void Add(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    paths_.push_back(path);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> paths_;
+};
+
+ExitCleanup& Cleanup() {
+  static ExitCleanup cleanup;
+  return cleanup;
+}
+
+}  // namespace
+
+void RemoveAtExit(const std::string& path) { Cleanup().Add(path); }
+
 std::string MakeTempDir(const std::string& prefix) {
   std::string templ = "/tmp/" + prefix + "-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   char* dir = mkdtemp(buf.data());
-  return dir ? std::string(dir) : std::string("/tmp");
+  if (dir == nullptr) return std::string("/tmp");
+  RemoveAtExit(dir);
+  return std::string(dir);
 }
 
 int FreePort() {

@@ -13,8 +13,12 @@ namespace dnaserve::testing {
 
 std::string SourceDir();  // repository root
 std::string BinaryDir();  // CMake build root
-// A fresh temporary directory, removed by the caller or left in /tmp for post-mortems.
+// A fresh temporary directory under /tmp. It is removed with everything in it when the test
+// process exits, unless DNASERVE_KEEP_TEST_DIRS is set (post-mortems of a local run: the
+// integration fixtures keep their processes' logs there).
 std::string MakeTempDir(const std::string& prefix);
+// Removes `path` (a file or a directory tree) at process exit, as MakeTempDir's directories are.
+void RemoveAtExit(const std::string& path);
 
 // A loopback TCP port that was free a moment ago (bind to port 0, read it back, close).
 int FreePort();
