@@ -5,6 +5,7 @@ import importlib
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -37,10 +38,13 @@ def cmd_train(args) -> int:
     os.makedirs(args.out, exist_ok=True)
     if args.ids:
         os.environ["DNASERVE_TRAIN_IDS"] = args.ids
+    names = selected_modules(args.only)
+    if args.jobs > 1 and len(names) > 1:
+        return train_in_parallel(args, names)
     rows = []
     started = time.monotonic()
     print(f"training into {args.out}; {os.cpu_count()} CPUs; {machine_note()}", flush=True)
-    for name in selected_modules(args.only):
+    for name in names:
         module = importlib.import_module(f"training.{name}")
         t0 = time.monotonic()
         ids = module.train(args.out, args.seed)
@@ -55,6 +59,32 @@ def cmd_train(args) -> int:
     print(f"| all | | {total:.1f} |")
     print(f"finished; {machine_note()}")
     return 0
+
+
+def train_in_parallel(args, names) -> int:
+    """Runs the modules as `--jobs` child processes at a time, longest first (most modules train
+    on one thread, so one module per core is what fills a machine). Their lines are prefixed by
+    model id, so the interleaved output stays readable."""
+    common.chr20_ids()  # fetch and cache the shared genome once, before the children race for it
+    queue = sorted(names, key=lambda n: -registry.EXPECTED_MINUTES.get(n, 0))
+    print(f"training {', '.join(queue)} into {args.out}, {args.jobs} at a time; "
+          f"{machine_note()}", flush=True)
+    started = time.monotonic()
+    running, failed = {}, []
+    while queue or running:
+        while queue and len(running) < args.jobs:
+            name = queue.pop(0)
+            command = [sys.executable, os.path.abspath(__file__), "train", "--jobs", "1",
+                       "--only", name, "--out", args.out, "--seed", str(args.seed)]
+            running[subprocess.Popen(command)] = name
+        time.sleep(1)
+        for process in [p for p in running if p.poll() is not None]:
+            name = running.pop(process)
+            if process.returncode != 0:
+                failed.append(name)
+    print(f"all modules finished in {(time.monotonic() - started) / 60:.1f} min"
+          + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; {machine_note()}")
+    return 1 if failed else 0
 
 
 def packages(root: str):
@@ -149,6 +179,9 @@ def main() -> int:
     train.add_argument("--ids", default="",
                        help="comma-separated package ids to (re)train (default: all of the "
                             "selected modules'); lets runs of one module go in parallel")
+    train.add_argument("--jobs", type=int, default=2,
+                       help="modules trained at once, one child process each (default 2: "
+                            "one per core of the reference machine; 1 = in this process)")
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--only", default="", help="comma-separated modules (default: all)")
     evaluate.add_argument("--packages", default=DEFAULT_PACKAGES, help="packages directory")

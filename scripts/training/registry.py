@@ -16,3 +16,8 @@ MODULES = ["promoter", "splice", "chromatin", "enhancer", "annotation", "express
 
 # Seed of every training run (scripts/train-models --seed overrides it).
 SEED = 20240520
+
+# Rough training time of each module on one core of the reference 2-vCPU machine (minutes, from
+# the model cards): `scripts/train-models --jobs N` starts the longest first.
+EXPECTED_MINUTES = {"chromatin": 50, "annotation": 40, "splice": 26, "expression": 13,
+                    "promoter": 12, "enhancer": 0}

@@ -143,15 +143,39 @@ class ChromatinMappingTest(unittest.TestCase):
 
     def test_unlearned_outputs_are_exactly_zero(self):
         m = chromatin.map_pairs(self.NAMES, ["HepG2|CTCF", "K562|JUND"])
-        net = chromatin.ChromatinNet(True, m.feature_pair, len(m.pairs)).eval()
-        with torch.no_grad():
-            out = net(torch.randint(1, 6, (3, 1000)))
-        self.assertEqual(tuple(out.shape), (3, len(self.NAMES)))
-        for i, p in enumerate(m.feature_pair):
-            if p < 0:
-                self.assertTrue(bool((out[:, i] == 0).all()))
-            else:
-                self.assertTrue(bool((out[:, i] > 0).all()))
+        for kmer, tokenizer in ((0, {"type": "char"}),
+                                (chromatin.K, {"type": "kmer", "k": chromatin.K, "stride": 1})):
+            net = chromatin.ChromatinNet(kmer, m.feature_pair, len(m.pairs)).eval()
+            ids = np.random.default_rng(kmer).integers(1, 6, size=(3, 1000)).astype(np.uint8)
+            with torch.no_grad():
+                out = net(torch.from_numpy(nets.tokenize(tokenizer, ids)))
+            self.assertEqual(tuple(out.shape), (3, len(self.NAMES)))
+            for i, p in enumerate(m.feature_pair):
+                if p < 0:
+                    self.assertTrue(bool((out[:, i] == 0).all()))
+                else:
+                    self.assertTrue(bool((out[:, i] > 0).all()))
+
+    def test_both_strands_score_alike(self):
+        # The module averages a window with its reverse complement, so submitting either strand
+        # gives the same probabilities (char ids and 5-mer tokens alike), and its own reverse
+        # complement of the tokens is what the worker's tokenizer makes of the reverse strand.
+        m = chromatin.map_pairs(self.NAMES, ["HepG2|CTCF", "K562|JUND"])
+        ids = np.random.default_rng(7).integers(1, 6, size=(2, 1000)).astype(np.uint8)
+        for kmer, tokenizer in ((0, {"type": "char"}),
+                                (chromatin.K, {"type": "kmer", "k": chromatin.K, "stride": 1})):
+            torch.manual_seed(kmer)
+            net = chromatin.ChromatinNet(kmer, m.feature_pair, len(m.pairs)).eval()
+            forward = torch.from_numpy(nets.tokenize(tokenizer, ids))
+            reverse = torch.from_numpy(nets.tokenize(tokenizer, nets.reverse_complement_ids(ids)))
+            self.assertTrue(torch.equal(net.reverse_complement(forward), reverse))
+            with torch.no_grad():
+                a, b = net(forward), net(reverse)
+                one_strand = torch.sigmoid(net.logits(forward))
+            self.assertTrue(torch.allclose(a, b, atol=1e-6))
+            # ...while one strand alone does differ (the averaging is what makes them equal).
+            self.assertFalse(torch.allclose(one_strand, torch.sigmoid(net.logits(reverse)),
+                                            atol=1e-6))
 
     def test_bin_labels_need_more_than_half_a_bin(self):
         peaks = {"A|X": np.array([[0, 101], [250, 350], [400, 1000]])}

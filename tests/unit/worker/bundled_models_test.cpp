@@ -296,6 +296,7 @@ CATCH_TEST_CASE("splice-human over gRPC scores annotated junctions of held-out c
       {"NM_001853", "COL9A3 (+)"}, {"NM_198976", "NELFCD (+)"}, {"NM_005560", "LAMA5 (-)"}};
   std::ostringstream report;
   std::map<std::string, int> top_total, k_total;
+  int calls_total = 0, on_annotated_total = 0;
   for (const SpliceCase& gene : genes) {
     CATCH_INFO("transcript " << gene.transcript);
     const std::string prefix = dir + "/" + gene.transcript;
@@ -338,12 +339,17 @@ CATCH_TEST_CASE("splice-human over gRPC scores annotated junctions of held-out c
       k_total[type] += static_cast<int>(k);
     }
     report << " " << on_annotated << "/" << calls << " calls at 0.5 annotated;";
+    calls_total += calls;
+    on_annotated_total += on_annotated;
   }
   CATCH_WARN("splice-human on held-out genes:" << report.str());
-  // Top-k over the three genes (measured 70/124 donors, 43/124 acceptors; random weights
-  // would place almost none of them in the top k).
-  CATCH_CHECK(top_total["donor"] >= 0.4 * k_total["donor"]);
-  CATCH_CHECK(top_total["acceptor"] >= 0.2 * k_total["acceptor"]);
+  // Top-k over the three genes (measured 110/124 donors, 101/124 acceptors; random weights
+  // would place almost none of them in the top k), and the calls at 0.5 (measured 188 of 203
+  // on an annotated junction).
+  CATCH_CHECK(top_total["donor"] >= 0.7 * k_total["donor"]);
+  CATCH_CHECK(top_total["acceptor"] >= 0.6 * k_total["acceptor"]);
+  CATCH_CHECK(calls_total >= 100);
+  CATCH_CHECK(on_annotated_total >= 0.8 * calls_total);
   testing::RemoveScratch(dir);
 }
 
