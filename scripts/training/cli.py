@@ -61,12 +61,18 @@ def cmd_train(args) -> int:
     return 0
 
 
+def parallel_order(names):
+    """Longest-training modules first, so the last to start are the short ones and the two
+    lanes finish close together (registry.EXPECTED_MINUTES; ties keep registry order)."""
+    return sorted(names, key=lambda n: -registry.EXPECTED_MINUTES[n])
+
+
 def train_in_parallel(args, names) -> int:
     """Runs the modules as `--jobs` child processes at a time, longest first (most modules train
     on one thread, so one module per core is what fills a machine). Their lines are prefixed by
     model id, so the interleaved output stays readable."""
     common.chr20_ids()  # fetch and cache the shared genome once, before the children race for it
-    queue = sorted(names, key=lambda n: -registry.EXPECTED_MINUTES.get(n, 0))
+    queue = parallel_order(names)
     print(f"training {', '.join(queue)} into {args.out}, {args.jobs} at a time; "
           f"{machine_note()}", flush=True)
     started = time.monotonic()

@@ -12,7 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 
-from training import cards, metrics  # noqa: E402
+from training import cards, cli, metrics, registry  # noqa: E402
 from training.shuffle import dinucleotide_shuffle  # noqa: E402
 
 
@@ -185,3 +185,17 @@ class ChromatinMappingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ParallelTrainingOrderTest(unittest.TestCase):
+    def test_every_module_has_an_expected_time(self):
+        # A module without one would make `scripts/train-models --jobs` fail before training.
+        self.assertEqual(set(registry.EXPECTED_MINUTES), set(registry.MODULES))
+
+    def test_longest_first_ties_in_registry_order(self):
+        order = cli.parallel_order(registry.MODULES)
+        self.assertEqual(sorted(order), sorted(registry.MODULES))
+        minutes = [registry.EXPECTED_MINUTES[n] for n in order]
+        self.assertEqual(minutes, sorted(minutes, reverse=True))
+        self.assertEqual(cli.parallel_order(["expression", "chromatin", "promoter"]),
+                         ["chromatin", "expression", "promoter"])
