@@ -199,41 +199,33 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
 
 bool BatchingModel::HeadWaitsForCompany(Clock::time_point* until) const {
   const Call* head = queue_.front();
-  if (options_.max_wait.count() <= 0 || !head->signature.mergeable ||
-      MergeableBases() >= options_.max_batch_bases) {
-    return false;
-  }
+  if (options_.max_wait.count() <= 0 || !head->signature.mergeable) return false;
+  int64_t bases = 0;
+  PassFromHead(&bases);
+  if (bases >= options_.max_batch_bases) return false;
   *until = head->enqueued + options_.max_wait;
   return Clock::now() < *until;
 }
 
-int64_t BatchingModel::MergeableBases() const {
-  const Call* head = queue_.front();
-  int64_t bases = head->bases;
+std::vector<BatchingModel::Call*> BatchingModel::PassFromHead(int64_t* bases) const {
+  Call* head = queue_.front();
+  std::vector<Call*> pass{head};
+  *bases = head->bases;
+  if (!head->signature.mergeable) return pass;
   for (size_t i = 1; i < queue_.size(); ++i) {
-    const Call* other = queue_[i];
+    Call* other = queue_[i];
     if (other->signature.MergesWith(head->signature) &&
-        bases + other->bases <= options_.max_batch_bases) {
-      bases += other->bases;
+        *bases + other->bases <= options_.max_batch_bases) {
+      pass.push_back(other);
+      *bases += other->bases;
     }
   }
-  return bases;
+  return pass;
 }
 
 std::vector<BatchingModel::Call*> BatchingModel::TakePass() {
-  Call* head = queue_.front();
-  std::vector<Call*> pass{head};
-  int64_t bases = head->bases;
-  if (head->signature.mergeable) {
-    for (size_t i = 1; i < queue_.size(); ++i) {
-      Call* other = queue_[i];
-      if (other->signature.MergesWith(head->signature) &&
-          bases + other->bases <= options_.max_batch_bases) {
-        pass.push_back(other);
-        bases += other->bases;
-      }
-    }
-  }
+  int64_t bases = 0;
+  std::vector<Call*> pass = PassFromHead(&bases);
   for (Call* call : pass) {
     queue_.erase(std::find(queue_.begin(), queue_.end(), call));
     queued_bases_ -= call->bases;

@@ -111,9 +111,10 @@ class BatchingModel final : public Model {
   Status Admit(const Call& call, Seat* seat);
   // REQUIRES mu_ held. True when the head of the queue should wait for company until `until`.
   bool HeadWaitsForCompany(Clock::time_point* until) const;
-  // Bases of the calls that the head of the queue could take into its pass (up to the budget).
-  int64_t MergeableBases() const;
-  // REQUIRES mu_ held, queue non-empty. Removes the head of the queue and the calls that join it.
+  // REQUIRES mu_ held, queue non-empty. The head of the queue and, when it stacks, the waiting
+  // calls that stack with it within the pass budget, in queue order.
+  std::vector<Call*> PassFromHead(int64_t* bases) const;
+  // REQUIRES mu_ held, queue non-empty. Removes PassFromHead's calls from the queue.
   std::vector<Call*> TakePass();
   // REQUIRES mu_ held. Marks the pass running and counts it.
   void StartPass(const std::vector<Call*>& pass);
