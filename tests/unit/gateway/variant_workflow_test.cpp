@@ -1157,8 +1157,14 @@ TEST_CASE("route: the same case returns the same job, a failed one and a new ETa
   CHECK(h.Submit(RouteBody(uri)) == first);
   CHECK(h.backend.calls == calls);  // no second run
   // client_ref, options and the caller take part.
-  CHECK(h.Submit(RouteBody(uri, R"(,"client_ref":"again")")) != first);
-  CHECK(h.Submit(RouteBody(uri), kBobKey) != first);
+  const std::string other_ref = h.Submit(RouteBody(uri, R"(,"client_ref":"again")"));
+  CHECK(other_ref != first);
+  const std::string other_client = h.Submit(RouteBody(uri), kBobKey);
+  CHECK(other_client != first);
+  // Both run to the end before the backend is made to fail below (and before the work directory
+  // is checked for leftovers): they are new jobs of their own.
+  CHECK(h.Wait(other_ref).status == 200);
+  CHECK(h.Wait(other_client, kBobKey).status == 200);
 
   // A replaced object is a new job.
   Put(key, TinyVcf() + "20\t10080\tz\t" + std::string(1, Tiny().At(10080)) + "\tT\t.\tPASS\t.\n");
