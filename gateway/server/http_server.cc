@@ -354,8 +354,11 @@ class GatewayHandler : public Http::Handler {
     Responder respond = [shared, shared_writer, answered, request_id,
                          client_keeps_alive](HttpResponse response) {
       if (answered->exchange(true)) return;  // exactly once
-      Send(*shared_writer, response, request_id, client_keeps_alive, shared->draining);
-      shared->Leave();
+      // The write completes on the reactor thread later; the response stays in flight until
+      // then, or Stop() could shut the reactor down with the response still queued.
+      Send(*shared_writer, response, request_id, client_keeps_alive, shared->draining)
+          .then([shared](ssize_t) { shared->Leave(); },
+                [shared](std::exception_ptr) { shared->Leave(); });
     };
 
     if (req.body().size() > shared_->options.max_body_bytes) {
@@ -472,8 +475,9 @@ class GatewayHandler : public Http::Handler {
               {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
   }
 
-  static void Send(Http::ResponseWriter& writer, const HttpResponse& response,
-                   const std::string& request_id, bool client_keeps_alive, bool draining) {
+  static Async::Promise<ssize_t> Send(Http::ResponseWriter& writer, const HttpResponse& response,
+                                      const std::string& request_id, bool client_keeps_alive,
+                                      bool draining) {
     auto& headers = writer.headers();
     if (draining) {
       // Clients reconnect through the load balancer to a replica that is not going away.
@@ -493,7 +497,7 @@ class GatewayHandler : public Http::Handler {
       if (name == "X-Request-Id" || name == "Content-Type") continue;
       headers.add(std::make_shared<NamedHeader>(name, value));
     }
-    writer.send(static_cast<Http::Code>(response.status), response.body);
+    return writer.send(static_cast<Http::Code>(response.status), response.body);
   }
 
   std::shared_ptr<ServerShared> shared_;

@@ -211,7 +211,12 @@ TEST_CASE("stopping the server lets in-flight responses finish", "[gateway][http
   TestServer s;
   std::atomic<long> status{0};
   std::thread slow([&] { status = Fetch("GET", s.url("/slow")).status; });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Stop only once the request is in the handler: on a loaded machine 200 ms was sometimes not
+  // enough for it to arrive, and a request that never arrived is not in flight.
+  for (int i = 0; i < 1000 && s.handled == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(s.handled == 1);
   s.server->Stop();
   slow.join();
   CHECK(status == 200);
