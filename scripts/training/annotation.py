@@ -4,7 +4,8 @@ trained on hg19 refGene over GRCh37 chr20 outside HELD_OUT.
     train(out_dir, seed) -> ["annotation-human"]
     evaluate(package_dir) -> {metric: value}
 
-Labels: `annotation_data`. Network: `annotation_net`. What the worker makes of the output
+Labels: `annotation_data`. Network: `annotation_net`; the package serves it with splice-site
+channels from the splice network (`annotation_sites`). What the worker makes of the output
 (stitching, reverse-complement pass, Viterbi parse, CDS, type) is mirrored by
 `annotation_decode`, so the metrics are those of the served transcripts. The comparison
 (exon, intron, CDS and transcript matching) is `annotation_metrics`; AUGUSTUS runs on the same
@@ -30,6 +31,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
+from training import annotation_sites as sites  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 from training import cards, common  # noqa: E402
 from training.scripting import (Optimisation, card_head, freeze_checked,  # noqa: E402
@@ -54,6 +56,21 @@ AUGUSTUS_MODES = ("cds",)
 # model nor the decoder ever saw HELD_OUT.
 DECODER_TUNING = (48_025_520, common.HELD_OUT[0])
 FIT_REGION = (common.TRAIN[0], DECODER_TUNING[0])
+# The decoder's costs for the composite's outputs (the manifest's "decoder", DecodeOptions in
+# worker/windowing/annotation_decode.h), chosen on DECODER_TUNING from a grid of about 20: the
+# per-base exon/intron probabilities weigh little (emission_weight), the splice network's
+# calibrated site probabilities place the introns (no switch cost beyond log P(site)), and a
+# confident site the parse passes by costs log(1 - P(site)) (site_pass_weight), which stops it
+# skipping exons. Exon F1 / intron F1 there: 0.004 / 0.000 with the network's own site channels
+# and the default costs; 0.03 / 0.02 with the splice network's sites and the default costs;
+# 0.19 / 0.16 with emission_weight 0.03, start_cost 4 and no pass cost; 0.25 / 0.27 adding the
+# pass cost (min_exon_mean 0.3 instead of 0.5: about the same F1, 92 instead of 54 annotated
+# transcripts overlapped); 0.32 / 0.34 with these. Lower emission weights scored higher still
+# (0.35 at 0.005) by joining neighbouring genes into one transcript (38 predicted transcripts
+# where there were 87), which is no use to a gene-by-gene workflow; not taken.
+DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0.0,
+           "terminal_weight": 0.2, "site_weight": 1.0, "site_pass_weight": 1.0,
+           "min_exon_mean": 0.3}
 # Positive-class weights of the per-base loss, by label: rare labels get larger gradients. The
 # decoder's costs were tuned on these (uncalibrated) outputs.
 POSITIVE_WEIGHTS = [1.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0,
@@ -140,6 +157,7 @@ def predict_requests(module, manifest_json: Dict, spans, options=None, log=print
     ids = labels.genome_ids(chr20)
     context = manifest_json["context_window_bp"]
     names = manifest_json["transcript_types"]
+    options = options or decoding.manifest_options(manifest_json)
     transcripts, kept, positions = [], [], []
     started = time.monotonic()
     for start, end in spans:
@@ -268,8 +286,9 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
         "description": (
             "Gene annotator trained on hg19 RefSeq (refGene) structures of GRCh37 chr20 outside "
             "its last 10 Mb: per-base exon/intron/CDS/UTR/TSS/transcript-end probabilities on "
-            "both strands and a transcript type (mRNA/lnc_RNA) per 4,096 bp window, decoded by "
-            "the worker into transcripts. Weak on the held-out 10 Mb: exon-level F1 "
+            "both strands and a transcript type (mRNA/lnc_RNA) per 4,096 bp window, with "
+            "splice-site probabilities from the bundled splice-human network, decoded by the "
+            "worker into transcripts. Weak on the held-out 10 Mb: exon-level F1 "
             f"{metrics['model_exon_f1']:.2f}, transcript-level F1 "
             f"{metrics['model_transcript_f1']:.2f}, coding-exon F1 "
             f"{metrics['model_cds_exon_f1']:.2f}"
@@ -278,9 +297,9 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
             + "; it puts a transcript on the right strand over "
             f"{metrics['model_recovered_overlap']:.0f} of the "
             f"{metrics['model_transcript_reference']:.0f} annotated transcripts and finds an "
-            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}. A small "
-            "convolutional model trained on one chromosome: expect gene locations and "
-            "fragments, not gene models."),
+            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}. Small "
+            "convolutional models trained on one chromosome: expect gene locations, many exact "
+            "introns and partial gene models, not complete ones."),
         "is_default": True,
         "tokenizer": {"type": "char"},
         "context_window_bp": CONTEXT_BP,
@@ -288,6 +307,7 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
         "stride_bp": CONTEXT_BP,
         "output_labels": labels.LABELS,
         "transcript_types": labels.TRANSCRIPT_TYPES,
+        "decoder": DECODER,
         "trained": True,
         "seed": seed,
         "weights": "model.pt",
@@ -299,14 +319,24 @@ def train(out_dir: str, seed: int = DEFAULT_SEED, log=print) -> List[str]:
     import torch
     torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
     started = time.monotonic()
-    scripted = export(fit(seed, log=log))
-    seconds = time.monotonic() - started
+    network = export(fit(seed, log=log))
+    return package(out_dir, seed, network, time.monotonic() - started, log)
+
+
+def package(out_dir: str, seed: int, network, seconds: float, log=print) -> List[str]:
+    """Composes the trained (frozen) network with the splice network, evaluates the composite
+    and writes the package."""
+    started = time.monotonic()
+    splice_dir = sites.splice_package(out_dir)
+    log(f"annotation: splice-site channels from {splice_dir}")
+    scripted = sites.composite(network, splice_dir)
     provisional = manifest(seed, PROVISIONAL_METRICS)
     metrics = evaluate_module(scripted, provisional, log)
     final = manifest(seed, metrics)
-    common.write_package(out_dir, final, scripted, model_card(final, metrics, seconds))
+    common.write_package(out_dir, final, scripted,
+                         model_card(final, metrics, seconds, splice_dir))
     log(f"annotation: wrote {os.path.join(out_dir, MODEL_ID)} ({seconds:.0f} s training, "
-        f"{time.monotonic() - started - seconds:.0f} s evaluation)")
+        f"{time.monotonic() - started:.0f} s evaluation)")
     return [MODEL_ID]
 
 
@@ -318,7 +348,8 @@ def _pct(metrics: Dict[str, float], key: str) -> str:
     return f"{value:.0f}" if key.endswith(counts) else f"{value:.3f}"
 
 
-def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -> str:
+def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
+               splice_dir: str) -> str:
     held = f"chr20:{common.HELD_OUT[0]:,}-{common.HELD_OUT[1]:,}"
     has_augustus = "augustus_cds_cds_exon_f1" in metrics
     has_utr = "augustus_utr_exon_f1" in metrics
@@ -358,15 +389,19 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
     lines = card_head(MODEL_ID, manifest_json["description"], "annotation") + [
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
         "with N and also runs the reverse complement) |",
-        f"| outputs | [B, {CONTEXT_BP}, 17] per-base sigmoid probabilities "
-        f"({', '.join(labels.LABELS)}); [B, 2] transcript-type softmax (mRNA, lnc_RNA) |",
+        f"| outputs | [B, {CONTEXT_BP}, 17] per-base probabilities "
+        f"({', '.join(labels.LABELS)}): the first 13 sigmoid outputs of the annotation "
+        "network, the last 4 the splice network's softmax (see Architecture); [B, 2] "
+        "transcript-type softmax (mRNA, lnc_RNA) |",
+        f"| decoder | {json.dumps(manifest_json['decoder'])} (the manifest's `decoder`) |",
         f"| seed | {manifest_json['seed']} |",
         f"| training | {STEPS} + {SITE_STEPS} steps x {BATCH} windows of {CONTEXT_BP} bp "
         f"({(STEPS + SITE_STEPS) * BATCH * CONTEXT_BP / 1e6:.0f} Mb seen), {seconds:.0f} s, "
         f"{os.environ.get('DNASERVE_TRAIN_THREADS', '2')} thread(s) |",
         "| forward, one window, one thread | "
         f"{metrics.get('forward_ms_one_window_one_thread', float('nan')):.1f} ms CPU (TorchScript, "
-        "Python; the worker runs two per window, the second on the reverse complement) |",
+        "Python, both networks; the worker runs two per window, the second on the reverse "
+        "complement) |",
         f"| code revision | {common.git_revision()} |",
         "",
         "## Architecture",
@@ -379,6 +414,16 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
         "features (skip), a residual conv (k=11) at base resolution -> 17 sigmoid outputs per "
         "base. The type head mean-pools the coarse trunk. BatchNorm folded at export "
         f"(torch.jit.freeze); {PARAMETERS:,} parameters, float32.",
+        "",
+        "The package is a composite (scripts/training/annotation_sites.py): the network above "
+        "supplies the 13 structure channels, and the splice network of "
+        f"`{os.path.basename(splice_dir)}` (its own card describes it), run on the same window "
+        "with N beyond it and on its reverse complement, supplies the four site channels. Its "
+        "labels sit on exon bases (SpliceAI's convention), the decoder reads an intron's first "
+        "and last bases, so its outputs move by one base. The network's own site channels "
+        "(trained with the class-balanced loss below) are not served: on the decoder-tuning "
+        "block they gave exon F1 0.004 under the default costs, the splice network's 0.03 under "
+        "the same costs and 0.32 under the costs in the manifest.",
         "",
         "## Data and provenance",
         "",
@@ -408,10 +453,11 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
         "## Held-out region",
         "",
         f"{held} (the last 10 Mb, `HELD_OUT` in scripts/training/common.py): no training "
-        "window touches it. The decoder's costs (worker/windowing/annotation_decode.h) were "
-        f"chosen on chr20:{DECODER_TUNING[0]:,}-{DECODER_TUNING[1]:,} with this model's "
-        "first training phase, which never trained there either; nothing was tuned on the "
-        "held-out region.",
+        "window of either network touches it. The decoder's costs (the manifest's `decoder`, "
+        "worker/windowing/annotation_decode.h) were chosen on chr20:"
+        f"{DECODER_TUNING[0]:,}-{DECODER_TUNING[1]:,}, where the annotation network never "
+        "trained (the splice network used it for validation only), from a grid of about 20 settings "
+        "(scripts/training/annotation.py, DECODER); nothing was tuned on the held-out region.",
         "",
         "## How the metrics are computed",
         "",
@@ -482,20 +528,25 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float) -
         "",
         "## Known limits",
         "",
-        "- **Weak.** Exact exons, introns and transcripts are almost never right (see the "
-        "tables; AUGUSTUS is far ahead at every exact level). What it does do is place "
-        "transcripts on the right strand over most annotated genes (the `overlap` tier) and "
-        "mark exonic and intronic sequence better than chance (per-base average precision "
-        "above the prevalences). On the decoder-tuning block the median true splice site "
-        "scores above the 99.9th percentile of all bases, yet that is not sharp enough for "
-        "exact introns. A larger model, more than one chromosome of data and much longer "
-        "training are what would close the gap.",
-        "- Trained on 48 Mb of one chromosome (about 1,200 transcripts) for under an hour of "
-        "one CPU core: it sees splice-site and coding-sequence signals, but its view is one "
-        "4,096 bp "
-        "window, so long introns (median 1.7 kb, 10% over 11 kb on chr20) are often called "
-        "intergenic and genes come out in pieces; AUGUSTUS, a mature gene finder with a "
-        "hand-built human model, is far ahead.",
+        "- **Weak at the gene level.** Exons and introns: about one exact exon in "
+        f"{1 / max(metrics['model_exon_f1'], 1e-9):.0f} (exon F1 "
+        f"{_pct(metrics, 'model_exon_f1')}, intron F1 {_pct(metrics, 'model_intron_f1')}); "
+        f"{metrics['model_recovered_shares_junction']:.0f} of the "
+        f"{metrics['model_transcript_reference']:.0f} annotated transcripts get at least one "
+        "exact intron, thanks to the splice network's sites. Whole transcripts are almost "
+        f"never right (transcript F1 {_pct(metrics, 'model_transcript_f1')}; "
+        f"{metrics['model_transcript_predicted']:.0f} predicted for "
+        f"{metrics['model_transcript_reference']:.0f} annotated): genes come out in pieces. "
+        "AUGUSTUS is far ahead at every exact level (coding exons "
+        f"{_pct(metrics, 'augustus_cds_cds_exon_f1')} against "
+        f"{_pct(metrics, 'model_cds_exon_f1')}).",
+        "- Why in pieces: the structure network's view is one 4,096 bp window and it was "
+        "trained on 48 Mb of one chromosome (about 1,200 transcripts) for under an hour of one "
+        "CPU core, so long introns (median 1.7 kb, 10% over 11 kb on chr20) look intergenic to "
+        "it and the parse leaves the transcript there. What would close the gap: a gene-body "
+        "model with a much longer view (tens of kb, e.g. at coarse resolution), more "
+        "chromosomes of training data, and a decoder that scores whole exon chains (splice "
+        "sites paired, reading frame kept) instead of a per-base parse.",
         "- Exact TSS and polyA ends are rarely right; CDS ends are not snapped to start/stop "
         "codons and the reading frame is not checked.",
         "- One transcript per locus and strand (isoforms merged); overlapping genes on the "
@@ -544,15 +595,34 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
                                     str(len(t.cds)), t.transcript_type]) + "\n")
 
 
-def region_command(sub):
+def package_from(network_path: str, out_dir: str, seed: int, seconds: float) -> None:
+    """`package`: composes a network exported earlier (the frozen AnnotationNet of `train`'s
+    first step, e.g. taken from an older package) instead of training one."""
+    import torch
+    torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
+    package(out_dir, seed, torch.jit.load(network_path).eval(), seconds)
+
+
+def extra_commands(sub):
     r = sub.add_parser("region", help="test data: a chr20 region, its refGene transcripts and "
                                       "this package's decoded transcripts")
     r.add_argument("--start", type=int, required=True)
     r.add_argument("--end", type=int, required=True)
     r.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
     r.add_argument("--out-prefix", required=True)
-    return lambda args: write_region(args.start, args.end, args.package, args.out_prefix)
+    p = sub.add_parser("package", help="package a network trained earlier (no training)")
+    p.add_argument("--network", required=True, help="TorchScript AnnotationNet (export())")
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="the seed it was trained with")
+    p.add_argument("--training-seconds", type=float, required=True,
+                   help="how long its training took (for the card)")
+
+    def run(args):
+        if args.command == "region":
+            return write_region(args.start, args.end, args.package, args.out_prefix)
+        return package_from(args.network, args.out, args.seed, args.training_seconds)
+    return run
 
 
 if __name__ == "__main__":
-    sys.exit(module_cli(__doc__, MODEL_ID, train, evaluate, DEFAULT_SEED, region_command))
+    sys.exit(module_cli(__doc__, MODEL_ID, train, evaluate, DEFAULT_SEED, extra_commands))

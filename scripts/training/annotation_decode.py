@@ -29,11 +29,13 @@ FLOOR = 1e-4         # kProbabilityFloor
 
 
 @dataclass
-class DecodeOptions:        # worker: DecodeOptions
+class DecodeOptions:        # worker: DecodeOptions (a manifest's "decoder" overrides them)
+    emission_weight: float = 1.0  # weight of the per-base log probabilities against the costs
     start_cost: float = 12.0      # -log prior of a transcript starting (or ending) at a base
     splice_cost: float = 8.0      # -log prior of an exon/intron switch
     terminal_weight: float = 1.0  # weight of log(TSS / transcript_end probability) on them
     site_weight: float = 1.0      # weight of log(donor / acceptor probability) on a switch
+    site_pass_weight: float = 0.0  # weight of log(1 - that probability) for not switching there
     cds_threshold: float = 0.5    # CDS call
     min_transcript_bp: int = 100
     min_exon_mean: float = 0.5    # a transcript whose exons average less is dropped
@@ -173,16 +175,20 @@ def _viterbi(exon: np.ndarray, intron: np.ndarray, left: np.ndarray, right: np.n
         return []
     log = math.log
     floor = FLOOR
-    le = [log(max(float(x), floor)) for x in exon]
-    li = [log(max(float(x), floor)) for x in intron]
-    lo = [log(max(1.0 - float(x) - float(y), floor)) for x, y in zip(exon, intron)]
+    w = options.emission_weight
+    le = [w * log(max(float(x), floor)) for x in exon]
+    li = [w * log(max(float(x), floor)) for x in intron]
+    lo = [w * log(max(1.0 - float(x) - float(y), floor)) for x, y in zip(exon, intron)]
     lt = [options.terminal_weight * log(max(float(x), floor)) for x in left]
     lend = [options.terminal_weight * log(max(float(x), floor)) for x in right]
     if opens is not None:
         lopen = [options.site_weight * log(max(float(x), floor)) for x in opens]
         lclose = [options.site_weight * log(max(float(x), floor)) for x in closes]
+        pw = options.site_pass_weight
+        lkeep_open = [pw * log(max(1.0 - float(x), floor)) for x in opens]
+        lkeep_close = [pw * log(max(1.0 - float(x), floor)) for x in closes]
     else:
-        lopen = lclose = [0.0] * n
+        lopen = lclose = lkeep_open = lkeep_close = [0.0] * n
     start_cost, splice_cost = options.start_cost, options.splice_cost
     back = bytearray(3 * n)
     o, e, i = lo[0], le[0], li[0]
@@ -194,17 +200,20 @@ def _viterbi(exon: np.ndarray, intron: np.ndarray, left: np.ndarray, right: np.n
         else:
             no, bo = from_e, 1
         # exon <- exon | outside (a transcript starts at k) | intron (acceptor)
-        ne, be = e, 1
+        # (staying in a state where a switch was possible pays for not taking the site)
+        may_begin = begin is None or begin[k]
+        may_resume = resume is None or resume[k]
+        ne, be = e + (lkeep_open[k] if may_begin else 0.0), 1
         cand = o - start_cost + lt[k]
         if cand > ne:
             ne, be = cand, 0
-        if resume is None or resume[k]:
+        if may_resume:
             cand = i - splice_cost + lclose[k - 1]
             if cand > ne:
                 ne, be = cand, 2
         # intron <- intron | exon (the intron's first base is k)
-        ni, bi = i, 2
-        if begin is None or begin[k]:
+        ni, bi = i + (lkeep_close[k - 1] if may_resume else 0.0), 2
+        if may_begin:
             cand = e - splice_cost + lopen[k]
             if cand > ni:
                 ni, bi = cand, 1
@@ -319,6 +328,11 @@ def assign_type(span: Tuple[int, int], types, names: Sequence[str]) -> Tuple[str
         return names[0], 0.0
     best = int(np.argmax(sums))
     return names[best], float(sums[best] / total)
+
+
+def manifest_options(manifest_json) -> DecodeOptions:
+    """The decoder options a package asks for (ModelManifest::decoder)."""
+    return DecodeOptions(**manifest_json.get("decoder", {}))
 
 
 def decode(scores: np.ndarray, types, names: Sequence[str],

@@ -61,10 +61,27 @@ def cmd_train(args) -> int:
     return 0
 
 
+def chain_minutes(name, names) -> float:
+    """Expected minutes from `name`'s start to the end of the longest chain of modules in
+    `names` that need it (registry.NEEDS)."""
+    after = [n for n in names if name in registry.NEEDS.get(n, [])]
+    return registry.EXPECTED_MINUTES[name] + max((chain_minutes(n, names) for n in after),
+                                                 default=0)
+
+
 def parallel_order(names):
-    """Longest-training modules first, so the last to start are the short ones and the two
-    lanes finish close together (registry.EXPECTED_MINUTES; ties keep registry order)."""
-    return sorted(names, key=lambda n: -registry.EXPECTED_MINUTES[n])
+    """Longest chains first (a module plus what waits for it), so the last to start are the
+    short ones and the lanes finish close together (registry.EXPECTED_MINUTES; ties keep
+    registry order). A module comes after every module it needs."""
+    return sorted(names, key=lambda n: -chain_minutes(n, names))
+
+
+def next_ready(queue, names, finished):
+    """The first queued module whose needs (those in this run) have all finished, else None."""
+    for name in queue:
+        if all(need in finished for need in registry.NEEDS.get(name, []) if need in names):
+            return name
+    return None
 
 
 def train_in_parallel(args, names) -> int:
@@ -76,18 +93,26 @@ def train_in_parallel(args, names) -> int:
     print(f"training {', '.join(queue)} into {args.out}, {args.jobs} at a time; "
           f"{machine_note()}", flush=True)
     started = time.monotonic()
-    running, failed = {}, []
+    running, failed, finished = {}, [], set()
     while queue or running:
-        while queue and len(running) < args.jobs:
-            name = queue.pop(0)
+        # A module whose need failed cannot run as specified: it fails too.
+        for name in [n for n in queue
+                     if any(need in failed for need in registry.NEEDS.get(n, []))]:
+            queue.remove(name)
+            failed.append(name)
+            print(f"{name}: not started, it needs {', '.join(registry.NEEDS[name])}", flush=True)
+        while len(running) < args.jobs:
+            name = next_ready(queue, names, finished)
+            if name is None:
+                break
+            queue.remove(name)
             command = [sys.executable, os.path.abspath(__file__), "train", "--jobs", "1",
                        "--only", name, "--out", args.out, "--seed", str(args.seed)]
             running[subprocess.Popen(command)] = name
         time.sleep(1)
         for process in [p for p in running if p.poll() is not None]:
             name = running.pop(process)
-            if process.returncode != 0:
-                failed.append(name)
+            (failed.append(name) if process.returncode != 0 else finished.add(name))
     print(f"all modules finished in {(time.monotonic() - started) / 60:.1f} min"
           + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; {machine_note()}")
     return 1 if failed else 0

@@ -183,19 +183,40 @@ class ChromatinMappingTest(unittest.TestCase):
         self.assertEqual(labels[:, 0].tolist(), [1, 0, 1, 1, 1, 0])
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class ParallelTrainingOrderTest(unittest.TestCase):
     def test_every_module_has_an_expected_time(self):
         # A module without one would make `scripts/train-models --jobs` fail before training.
         self.assertEqual(set(registry.EXPECTED_MINUTES), set(registry.MODULES))
 
-    def test_longest_first_ties_in_registry_order(self):
+    def test_longest_chain_first_ties_in_registry_order(self):
         order = cli.parallel_order(registry.MODULES)
         self.assertEqual(sorted(order), sorted(registry.MODULES))
-        minutes = [registry.EXPECTED_MINUTES[n] for n in order]
-        self.assertEqual(minutes, sorted(minutes, reverse=True))
+        chains = [cli.chain_minutes(n, registry.MODULES) for n in order]
+        self.assertEqual(chains, sorted(chains, reverse=True))
         self.assertEqual(cli.parallel_order(["expression", "chromatin", "promoter"]),
                          ["chromatin", "expression", "promoter"])
+
+    def test_a_module_comes_after_what_it_needs(self):
+        order = cli.parallel_order(registry.MODULES)
+        for name, needs in registry.NEEDS.items():
+            for need in needs:
+                self.assertLess(order.index(need), order.index(name))
+        # splice leads: it and the annotation waiting for it are the longest chain
+        self.assertEqual(cli.chain_minutes("splice", registry.MODULES),
+                         registry.EXPECTED_MINUTES["splice"]
+                         + registry.EXPECTED_MINUTES["annotation"])
+        self.assertEqual(cli.chain_minutes("splice", ["splice", "promoter"]),
+                         registry.EXPECTED_MINUTES["splice"])
+
+    def test_next_ready_waits_for_needs_in_this_run_only(self):
+        names = ["splice", "annotation", "promoter"]
+        self.assertEqual(cli.next_ready(["annotation", "promoter"], names, set()), "promoter")
+        self.assertIsNone(cli.next_ready(["annotation"], names, set()))
+        self.assertEqual(cli.next_ready(["annotation"], names, {"splice"}), "annotation")
+        # without splice in the run, annotation embeds the committed splice package
+        self.assertEqual(cli.next_ready(["annotation"], ["annotation"], set()), "annotation")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -53,6 +53,7 @@ class Fields {
 
   bool Has(const char* key) const { return object_.HasMember(key); }
   bool IsNull(const char* key) const { return Has(key) && object_[key].IsNull(); }
+  const rapidjson::Value& Value(const char* key) const { return object_[key]; }
 
   Status String(const char* key, std::string* out, bool required = true) const {
     if (!Has(key)) return required ? Missing(key) : Status::Ok();
@@ -69,6 +70,18 @@ class Fields {
       return Wrong(key, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
     }
     *out = v.GetInt64();
+    return Status::Ok();
+  }
+
+  Status Number(const char* key, double* out, double min, double max) const {
+    if (!Has(key)) return Status::Ok();  // every number here is optional
+    const auto& v = object_[key];
+    if (!v.IsNumber() || !(v.GetDouble() >= min && v.GetDouble() <= max)) {
+      std::ostringstream range;
+      range << "a number in [" << min << ", " << max << "]";
+      return Wrong(key, range.str());
+    }
+    *out = v.GetDouble();
     return Status::Ok();
   }
 
@@ -227,6 +240,32 @@ Status ParseFlank(const Fields& f, ModelManifest* m) {
 }
 
 // The rules that depend on the task: window geometry and the outputs the worker decodes.
+// "decoder": the annotation decoder's costs for this model's outputs (DecodeOptions), each
+// optional; absent ones keep their defaults.
+Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
+  if (!value.IsObject()) return Invalid("'decoder' must be an object");
+  Fields f(value, "decoder.");
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"emission_weight", "start_cost", "splice_cost",
+                                       "terminal_weight", "site_weight", "site_pass_weight",
+                                       "cds_threshold",
+                                       "min_transcript_bp", "min_exon_mean",
+                                       "min_terminal_exon_bp"}));
+  constexpr double kMaxCost = 1000.0;
+  DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("start_cost", &out->start_cost, 0.0, kMaxCost));
+  DNASERVE_RETURN_IF_ERROR(f.Number("splice_cost", &out->splice_cost, 0.0, kMaxCost));
+  DNASERVE_RETURN_IF_ERROR(f.Number("terminal_weight", &out->terminal_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("site_weight", &out->site_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("site_pass_weight", &out->site_pass_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("cds_threshold", &out->cds_threshold, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("min_exon_mean", &out->min_exon_mean, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(
+      f.Int("min_transcript_bp", &out->min_transcript_bp, 0, kMaxContextBp, /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(f.Int("min_terminal_exon_bp", &out->min_terminal_exon_bp, 0,
+                                 kMaxContextBp, /*required=*/false));
+  return Status::Ok();
+}
+
 Status ValidateForTask(const Fields& f, ModelManifest* m) {
   DNASERVE_RETURN_IF_ERROR(ParseFlank(f, m));
   const bool overlapping = m->task == Task::kPromoter || m->task == Task::kChromatin;
@@ -245,6 +284,9 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   }
   if (m->task != Task::kAnnotation && f.Has("transcript_types")) {
     return Invalid("'transcript_types' is only valid for annotation models");
+  }
+  if (m->task != Task::kAnnotation && f.Has("decoder")) {
+    return Invalid("'decoder' is only valid for annotation models");
   }
   if (m->task != Task::kExpression && f.Has("text_tokenizer")) {
     return Invalid("'text_tokenizer' is only valid for expression models");
@@ -273,6 +315,7 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
       auto channels = ResolveAnnotationChannels(m->output_labels);
       if (!channels.ok()) return Invalid(channels.status().message());
       DNASERVE_RETURN_IF_ERROR(f.StringList("transcript_types", &m->transcript_types));
+      if (f.Has("decoder")) DNASERVE_RETURN_IF_ERROR(ParseDecoder(f.Value("decoder"), &m->decoder));
       break;
     }
     case Task::kExpression: {
@@ -304,7 +347,8 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
   DNASERVE_RETURN_IF_ERROR(
       f.OnlyKeys({"format_version", "id", "task", "description", "is_default", "tokenizer",
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
-                  "output_window_bp", "output_labels", "transcript_types", "text_tokenizer",
+                  "output_window_bp", "output_labels", "transcript_types", "decoder",
+                  "text_tokenizer",
                   "trained", "seed", "weights", "model_card"}));
 
   ModelManifest m;

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
 
@@ -55,6 +56,7 @@ struct ModelManifest {
   int64_t output_window_bp = 0;
   std::vector<std::string> output_labels;
   std::vector<std::string> transcript_types;        // annotation only
+  DecodeOptions decoder;  // annotation only: the defaults, overridden by the "decoder" object
   std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
   bool trained = false;
   std::optional<int64_t> seed;

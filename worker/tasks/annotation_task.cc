@@ -108,7 +108,7 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
   std::vector<BedRecord> bed;
   std::vector<Gff3Feature> gff;
   int n = 0;
-  for (DecodedTranscript& t : DecodeTranscripts(stitched, channels, DecodeOptions{}, sequence)) {
+  for (DecodedTranscript& t : DecodeTranscripts(stitched, channels, manifest.decoder, sequence)) {
     const TypeCall type = AssignTranscriptType(t.span, type_scores);
     const std::string& type_name = manifest.transcript_types[type.index];
     if (type_name != "mRNA") t.cds.clear();  // only mRNAs are coding

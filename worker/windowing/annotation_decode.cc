@@ -193,12 +193,13 @@ std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandC
   // The leftmost base of a transcript is its 5' end on '+' and its 3' end on '-'.
   const int left = strand == '+' ? ch.tss : ch.transcript_end;
   const int right = strand == '+' ? ch.transcript_end : ch.tss;
+  const double w = options.emission_weight;
   auto emit_outside = [&](int64_t i) {
-    return FlooredLog(1.0 - static_cast<double>(scores.at(i, ch.exon)) -
-                      static_cast<double>(scores.at(i, ch.intron)));
+    return w * FlooredLog(1.0 - static_cast<double>(scores.at(i, ch.exon)) -
+                          static_cast<double>(scores.at(i, ch.intron)));
   };
-  auto emit_exon = [&](int64_t i) { return FlooredLog(scores.at(i, ch.exon)); };
-  auto emit_intron = [&](int64_t i) { return FlooredLog(scores.at(i, ch.intron)); };
+  auto emit_exon = [&](int64_t i) { return w * FlooredLog(scores.at(i, ch.exon)); };
+  auto emit_intron = [&](int64_t i) { return w * FlooredLog(scores.at(i, ch.intron)); };
   auto terminal = [&](int64_t i, int channel) {
     return options.terminal_weight * FlooredLog(scores.at(i, channel));
   };
@@ -208,6 +209,11 @@ std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandC
   const int closing = strand == '+' ? ch.acceptor : ch.donor;
   auto site = [&](int64_t i, int channel) {
     return sites ? options.site_weight * FlooredLog(scores.at(i, channel)) : 0.0;
+  };
+  auto site_passed = [&](int64_t i, int channel) {
+    return sites ? options.site_pass_weight *
+                       FlooredLog(1.0 - static_cast<double>(scores.at(i, channel)))
+                 : 0.0;
   };
   constexpr uint8_t kO = 0, kE = 1, kI = 2;
   // back[3 * i + s]: the state at i - 1 on the best path into state s at i.
@@ -219,19 +225,22 @@ std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandC
     double next_o = o;
     uint8_t back_o = kO;
     if (from_exon > next_o) next_o = from_exon, back_o = kE;
+    // Staying in an exon or intron where the other could begin pays for the site not taken.
+    const bool may_begin = motifs == nullptr || motifs->intron_may_begin[i];
+    const bool may_resume = motifs == nullptr || motifs->exon_may_resume[i];
     // exon <- exon | outside (a transcript starts at i) | intron (acceptor)
-    double next_e = e;
+    double next_e = e + (may_begin ? site_passed(i, opening) : 0.0);
     uint8_t back_e = kE;
     const double start = o - options.start_cost + terminal(i, left);
     if (start > next_e) next_e = start, back_e = kO;
-    if (motifs == nullptr || motifs->exon_may_resume[i]) {
+    if (may_resume) {
       const double resume = in - options.splice_cost + site(i - 1, closing);
       if (resume > next_e) next_e = resume, back_e = kI;
     }
     // intron <- intron | exon (the intron's first base is i)
-    double next_in = in;
+    double next_in = in + (may_resume ? site_passed(i - 1, closing) : 0.0);
     uint8_t back_in = kI;
-    if (motifs == nullptr || motifs->intron_may_begin[i]) {
+    if (may_begin) {
       const double begin = e - options.splice_cost + site(i, opening);
       if (begin > next_in) next_in = begin, back_in = kE;
     }

@@ -84,13 +84,22 @@ void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationCh
 void AverageInto(PositionScores* out, const PositionScores& other);
 
 // Decoding parameters. The costs are in nats (natural-log units) against the per-base log
-// probabilities; they were chosen on chr20:48,025,520-53,025,520, inside the training part of
-// chr20 (scripts/training/annotation.py), never on the held-out region.
+// probabilities. These defaults suit a model whose own channels carry every signal; a package
+// tunes them for its outputs in its manifest's "decoder" object (worker/README.md), as
+// annotation-human does (chosen on chr20:48,025,520-53,025,520, inside the training part of
+// chr20, never on the held-out region).
 struct DecodeOptions {
+  // Weight of the per-base exon / intron / outside log probabilities. Below 1 the splice-site
+  // channels, rather than a run of fuzzy per-base calls, decide where exons begin and end.
+  double emission_weight = 1.0;
   double start_cost = 12.0;      // a transcript starting (and again ending) at a given base
   double splice_cost = 8.0;      // an exon -> intron or intron -> exon switch
   double terminal_weight = 1.0;  // weight of log P(TSS) / log P(transcript_end) at the ends
   double site_weight = 1.0;      // weight of log P(donor) / log P(acceptor) on a switch
+  // Weight of log(1 - P(site)) for passing a base where the intron could begin or end without
+  // switching: a confident site that the parse skips costs it (an exon skipped, an intron run
+  // on through an exon). 0 ignores what the parse does not take.
+  double site_pass_weight = 0.0;
   double cds_threshold = 0.5;
   int64_t min_transcript_bp = 100;  // shorter candidates are noise, not transcripts
   double min_exon_mean = 0.5;       // transcripts whose exon probability averages less are noise
@@ -115,14 +124,16 @@ SpliceMotifs FindSpliceMotifs(std::string_view sequence, char strand);
 
 // The most probable parse of one strand (Viterbi) into outside / exon / intron, where a
 // transcript is outside -> exon (-> intron -> exon)* -> outside. Per-base log scores are
-// log(exon), log(intron) and log(1 - exon - intron), each floored at 1e-4; entering a transcript
+// log(exon), log(intron) and log(1 - exon - intron), each floored at 1e-4 and multiplied by
+// emission_weight; entering a transcript
 // costs start_cost minus terminal_weight x log P(5' or 3' end) at its first base, leaving it the
 // same at its last base (TSS on the 5' side, transcript_end on the 3' side: on the minus strand
 // the leftmost base is the 3' end), and an exon/intron switch costs splice_cost. So one base of
 // evidence never makes or breaks an exon, a strong TSS or transcript-end call splits two adjacent
 // genes, and a gene can start or end at the sequence edges. With splice-site channels a switch
 // also adds site_weight x log P(site) of the intron's edge base (its first base on the way in,
-// its last on the way out; donor or acceptor by strand); with `motifs` (not null) introns only
+// its last on the way out; donor or acceptor by strand), and staying in an exon or intron where
+// the switch was allowed adds site_pass_weight x log(1 - P(site)); with `motifs` (not null) introns only
 // begin and end where the sequence allows. Ties keep the current state, then prefer outside,
 // exon, intron.
 std::vector<StrandState> ParseStrand(const PositionScores& scores, const StrandChannels& channels,

@@ -274,6 +274,60 @@ CATCH_TEST_CASE("ParseStrand puts introns on splice motifs and follows the site 
   CATCH_CHECK(parsed.substr(20, 24) == std::string(2, 'e') + std::string(20, 'i') + "ee");
 }
 
+CATCH_TEST_CASE("a low emission_weight lets the site channels place the introns",
+                "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 0;
+  // The per-base calls put the intron at [25, 40); the site channels say [20, 45) with
+  // confidence, and give every other base 1e-3.
+  std::string pattern = std::string(5, '.') + std::string(20, 'e') + std::string(15, 'i') +
+                        std::string(20, 'e') + std::string(5, '.');
+  PositionScores scores = Track(pattern, ch.plus, ch.count);
+  for (int64_t i = 0; i < scores.length; ++i) {
+    scores.at(i, ch.plus.donor) = i == 20 ? 0.9f : 0.001f;
+    scores.at(i, ch.plus.acceptor) = i == 44 ? 0.9f : 0.001f;
+  }
+  // At full weight ten bases of confident exon calls outweigh the sites' evidence ...
+  std::string parsed = Parsed(ParseStrand(scores, ch.plus, '+', options));
+  CATCH_CHECK(parsed.substr(5, 35) == std::string(20, 'e') + std::string(15, 'i'));
+  // ... at a low weight the sites decide where the intron begins and ends.
+  options.emission_weight = 0.05;
+  parsed = Parsed(ParseStrand(scores, ch.plus, '+', options));
+  CATCH_CHECK(parsed.substr(10, 45) ==
+              std::string(10, 'e') + std::string(25, 'i') + std::string(10, 'e'));
+}
+
+CATCH_TEST_CASE("site_pass_weight makes skipping a confident exon cost", "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  DecodeOptions options;
+  options.start_cost = 6;
+  options.splice_cost = 0;
+  options.emission_weight = 0.05;
+  // Three exons, the middle one [40, 50) with confident sites on both sides, but the per-base
+  // calls see only intron there.
+  std::string pattern = std::string(5, '.') + std::string(15, 'e') + std::string(45, 'i') +
+                        std::string(15, 'e') + std::string(5, '.');
+  PositionScores scores = Track(pattern, ch.plus, ch.count);
+  for (int64_t i = 0; i < scores.length; ++i) {
+    const bool intron_start = i == 20 || i == 50;  // first bases of the two introns
+    const bool intron_end = i == 39 || i == 64;    // last bases
+    scores.at(i, ch.plus.donor) = intron_start ? 0.95f : 0.0001f;
+    scores.at(i, ch.plus.acceptor) = intron_end ? 0.95f : 0.0001f;
+  }
+  // Taking the middle exon costs two switches at -log(0.95) plus ten bases of weak exon
+  // evidence; skipping it costs nothing: it is skipped ...
+  std::string parsed = Parsed(ParseStrand(scores, ch.plus, '+', options));
+  CATCH_CHECK(parsed.substr(20, 45) == std::string(45, 'i'));
+  // ... until passing a 0.95 site costs log(0.05) each time.
+  options.site_pass_weight = 1.0;
+  parsed = Parsed(ParseStrand(scores, ch.plus, '+', options));
+  CATCH_CHECK(parsed.substr(15, 55) == std::string(5, 'e') + std::string(20, 'i') +
+                                           std::string(10, 'e') + std::string(15, 'i') +
+                                           std::string(5, 'e'));
+}
+
 CATCH_TEST_CASE("CodingSpan is one reading frame across exons", "[annotation]") {
   const AnnotationChannels ch = Channels();
   PositionScores s(100, ch.count);

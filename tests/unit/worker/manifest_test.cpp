@@ -150,6 +150,49 @@ CATCH_TEST_CASE("task-specific manifest rules", "[manifest]") {
                        "only valid for expression"));
 }
 
+CATCH_TEST_CASE("an annotation manifest may set the decoder's costs", "[manifest]") {
+  std::string annotation = With("\"task\": \"promoter\"", "\"task\": \"annotation\"");
+  annotation.replace(annotation.find("\"stride_bp\": 1000,"), 18, "");
+  annotation.replace(annotation.find("[\"promoter\"]"), 12,
+                     "[\"intergenic\", \"exon_plus\", \"intron_plus\", \"CDS_plus\", "
+                     "\"UTR_plus\", \"TSS_plus\", \"transcript_end_plus\", \"exon_minus\", "
+                     "\"intron_minus\", \"CDS_minus\", \"UTR_minus\", \"TSS_minus\", "
+                     "\"transcript_end_minus\"], \"transcript_types\": [\"mRNA\"]");
+  // Without a "decoder" object: the defaults.
+  auto plain = ParseManifest(annotation);
+  CATCH_REQUIRE(plain.ok());
+  CATCH_CHECK(plain->decoder.emission_weight == DecodeOptions{}.emission_weight);
+  CATCH_CHECK(plain->decoder.start_cost == DecodeOptions{}.start_cost);
+
+  auto with_decoder = [&](const std::string& decoder) {
+    std::string json = annotation;
+    json.replace(json.find("\"trained\""), 0, "\"decoder\": " + decoder + ", ");
+    return json;
+  };
+  auto tuned = ParseManifest(with_decoder(
+      R"({"emission_weight": 0.03, "start_cost": 4, "splice_cost": 0, "site_pass_weight": 1,
+          "min_terminal_exon_bp": 20})"));
+  CATCH_REQUIRE(tuned.ok());
+  CATCH_CHECK(tuned->decoder.emission_weight == 0.03);
+  CATCH_CHECK(tuned->decoder.start_cost == 4.0);
+  CATCH_CHECK(tuned->decoder.splice_cost == 0.0);
+  CATCH_CHECK(tuned->decoder.site_pass_weight == 1.0);
+  CATCH_CHECK(tuned->decoder.min_terminal_exon_bp == 20);
+  CATCH_CHECK(tuned->decoder.site_weight == DecodeOptions{}.site_weight);  // not given: default
+
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"start_costs": 4})")),
+                       "unknown field 'decoder.start_costs'"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"start_cost": -1})")),
+                       "'decoder.start_cost' must be a number in [0, 1000]"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"cds_threshold": "high"})")),
+                       "'decoder.cds_threshold' must be a number in [0, 1]"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"min_transcript_bp": 1.5})")),
+                       "'decoder.min_transcript_bp' must be an integer"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder("[4]")), "'decoder' must be an object"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained\"", "\"decoder\": {}, \"trained\"")),
+                       "'decoder' is only valid for annotation models"));
+}
+
 CATCH_TEST_CASE("ScanModelsDir keeps valid packages of its task and reports broken ones",
                 "[manifest]") {
   const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-manifest-scan");

@@ -1,0 +1,92 @@
+"""The annotation model's splice-site channels, taken from the splice model.
+
+The annotation network's own four site channels (trained on one chromosome with a class-balanced
+loss) pick the right base too rarely for exact introns: on the decoder-tuning block an intron
+never matched exactly. The splice model (splice-human, top-k 0.67 on the held-out region) is far
+sharper, so the served annotation model is a composite: the annotation network's 13 structure
+channels plus four site channels computed by the splice network on the same window, on both
+strands. Both are frozen TorchScript modules; the composite is scripted around them.
+
+Conventions differ by one base: the splice model labels exon bases (SpliceAI: donor = last exonic
+base before an intron, acceptor = first exonic base after it, in transcript orientation), the
+decoder reads the intron's first and last bases (worker/windowing/annotation_decode.h). In plus
+coordinates, for an intron [a, b]:
+    donor_plus[a]    = donor probability of base a - 1 on '+'
+    acceptor_plus[b] = acceptor probability of base b + 1 on '+'
+    acceptor_minus[a] = acceptor probability of base a - 1 on '-'
+    donor_minus[b]    = donor probability of base b + 1 on '-'
+"""
+
+import os
+from typing import Tuple
+
+from training import common
+
+SPLICE_ID = "splice-human"
+STRUCTURE_CHANNELS = 13  # annotation_data.LABELS before the four site channels
+
+
+def splice_package(out_dir: str) -> str:
+    """The splice package the composite embeds: the one trained into `out_dir` by the same
+    run when there is one (scripts/train-models trains splice before annotation), else the
+    committed one (`--only annotation`)."""
+    for root in (out_dir, os.path.join(common.ROOT, "worker", "packages")):
+        path = os.path.join(root, SPLICE_ID)
+        if os.path.isfile(os.path.join(path, "manifest.json")):
+            return path
+    raise FileNotFoundError(f"no {SPLICE_ID} package in {out_dir} or worker/packages")
+
+
+def load_splice(package_dir: str):
+    """(frozen splice module, its flank in bp, index of acceptor, index of donor)."""
+    import json
+    import torch
+    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
+    module.eval()
+    labels = manifest["output_labels"]
+    return module, int(manifest["flank_bp"]), labels.index("acceptor"), labels.index("donor")
+
+
+def composite(annotation, splice_dir: str):
+    """A scripted, frozen module: char ids [B, L] -> ([B, L, 17] probabilities, [B, T] types),
+    the annotation module's outputs with channels 13-16 from the splice module."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from training.annotation_data import COMPLEMENT_IDS
+
+    splice, flank, acceptor, donor = load_splice(splice_dir)
+
+    class AnnotationWithSites(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.annotation = annotation
+            self.splice = splice
+            self.flank = flank
+            self.acceptor = acceptor
+            self.donor = donor
+            self.structure_channels = STRUCTURE_CHANNELS
+            self.register_buffer("complement", torch.tensor(COMPLEMENT_IDS, dtype=torch.long))
+
+        def sites(self, ids: torch.Tensor) -> torch.Tensor:
+            """[B, L] -> [B, L, 3] splice probabilities, N beyond the window."""
+            padded = F.pad(ids, [self.flank, self.flank], value=5.0)
+            return self.splice(padded)
+
+        def forward(self, ids: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+            structure, types = self.annotation(ids)
+            plus = self.sites(ids)
+            minus = torch.flip(self.sites(torch.flip(self.complement[ids], [1])), [1])
+            zero = torch.zeros_like(plus[:, :1, 0])
+            donor_plus = torch.cat([zero, plus[:, :-1, self.donor]], 1)
+            acceptor_plus = torch.cat([plus[:, 1:, self.acceptor], zero], 1)
+            donor_minus = torch.cat([minus[:, 1:, self.donor], zero], 1)
+            acceptor_minus = torch.cat([zero, minus[:, :-1, self.acceptor]], 1)
+            site = torch.stack([donor_plus, acceptor_plus, donor_minus, acceptor_minus], 2)
+            return torch.cat([structure[:, :, :self.structure_channels], site], 2), types
+
+    model = AnnotationWithSites().eval()
+    return torch.jit.freeze(torch.jit.script(model))
