@@ -85,9 +85,9 @@ def next_ready(queue, names, finished):
 
 
 def train_in_parallel(args, names) -> int:
-    """Runs the modules as `--jobs` child processes at a time, longest first (most modules train
-    on one thread, so one module per core is what fills a machine). Their lines are prefixed by
-    model id, so the interleaved output stays readable."""
+    """Runs the modules as `--jobs` child processes at a time, longest chain first, each after
+    the modules it needs (most modules train on one thread, so one module per core is what fills
+    a machine). Their lines are prefixed by model id, so the interleaved output stays readable."""
     common.chr20_ids()  # fetch and cache the shared genome once, before the children race for it
     queue = parallel_order(names)
     print(f"training {', '.join(queue)} into {args.out}, {args.jobs} at a time; "
@@ -112,7 +112,10 @@ def train_in_parallel(args, names) -> int:
         time.sleep(1)
         for process in [p for p in running if p.poll() is not None]:
             name = running.pop(process)
-            (failed.append(name) if process.returncode != 0 else finished.add(name))
+            if process.returncode != 0:
+                failed.append(name)
+            else:
+                finished.add(name)
     print(f"all modules finished in {(time.monotonic() - started) / 60:.1f} min"
           + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; {machine_note()}")
     return 1 if failed else 0
