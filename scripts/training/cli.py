@@ -92,6 +92,10 @@ def train_in_parallel(args, names) -> int:
     queue = parallel_order(names)
     print(f"training {', '.join(queue)} into {args.out}, {args.jobs} at a time; "
           f"{machine_note()}", flush=True)
+    # One thread per child unless told otherwise: --jobs children already fill the cores, and
+    # modules that default to two threads (annotation, expression) would oversubscribe them.
+    env = dict(os.environ)
+    env.setdefault("DNASERVE_TRAIN_THREADS", "1")
     started = time.monotonic()
     running, failed, finished = {}, [], set()
     while queue or running:
@@ -108,7 +112,7 @@ def train_in_parallel(args, names) -> int:
             queue.remove(name)
             command = [sys.executable, os.path.abspath(__file__), "train", "--jobs", "1",
                        "--only", name, "--out", args.out, "--seed", str(args.seed)]
-            running[subprocess.Popen(command)] = name
+            running[subprocess.Popen(command, env=env)] = name
         time.sleep(1)
         for process in [p for p in running if p.poll() is not None]:
             name = running.pop(process)
