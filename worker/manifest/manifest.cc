@@ -239,7 +239,6 @@ Status ParseFlank(const Fields& f, ModelManifest* m) {
   return Status::Ok();
 }
 
-// The rules that depend on the task: window geometry and the outputs the worker decodes.
 // "decoder": the annotation decoder's costs for this model's outputs (DecodeOptions), each
 // optional; absent ones keep their defaults.
 Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
@@ -247,8 +246,7 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
   Fields f(value, "decoder.");
   DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"emission_weight", "start_cost", "splice_cost",
                                        "terminal_weight", "site_weight", "site_pass_weight",
-                                       "cds_threshold",
-                                       "min_transcript_bp", "min_exon_mean",
+                                       "cds_threshold", "min_transcript_bp", "min_exon_mean",
                                        "min_terminal_exon_bp"}));
   constexpr double kMaxCost = 1000.0;
   DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
@@ -266,6 +264,7 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
   return Status::Ok();
 }
 
+// The rules that depend on the task: window geometry and the outputs the worker decodes.
 Status ValidateForTask(const Fields& f, ModelManifest* m) {
   DNASERVE_RETURN_IF_ERROR(ParseFlank(f, m));
   const bool overlapping = m->task == Task::kPromoter || m->task == Task::kChromatin;
@@ -348,8 +347,7 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
       f.OnlyKeys({"format_version", "id", "task", "description", "is_default", "tokenizer",
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
-                  "text_tokenizer",
-                  "trained", "seed", "weights", "model_card"}));
+                  "text_tokenizer", "trained", "seed", "weights", "model_card"}));
 
   ModelManifest m;
   int64_t version = 0;
