@@ -447,8 +447,8 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "calibrated probabilities; plus 0.1 x the type cross-entropy. Then "
         f"{SITE_STEPS} more steps (peak learning rate 1e-3) that add, for the four splice-site "
         "channels, a class-balanced loss (mean cross-entropy over site bases + mean over the "
-        "other bases): sites are 1 base in 10,000, too rare for the per-base loss to teach, "
-        "and the worker's parse places introns on them.",
+        "other bases): sites are 1 base in 10,000, too rare for the per-base loss to teach. "
+        "The served package replaces these four channels (see Architecture).",
         "",
         "## Held-out region",
         "",
@@ -560,6 +560,11 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "scripts && /usr/bin/python3 -m training.annotation train --out DIR",
         "scripts/evaluate-models --only annotation",
         "```",
+        "",
+        "`train` embeds the splice-human package of its output directory, else the committed "
+        "one. This package was composed from the previously committed, already trained "
+        "network without retraining it: `python3 -m training.annotation package --network "
+        "NET.pt --out DIR --seed 7 --training-seconds 3272` (from scripts/).",
         "",
     ]
     return "\n".join(lines)
