@@ -17,6 +17,7 @@ coordinates, for an intron [a, b]:
     donor_minus[b]    = donor probability of base b + 1 on '-'
 """
 
+import io
 import os
 from typing import Tuple
 
@@ -59,6 +60,14 @@ def composite(annotation, splice_dir: str):
     from training.annotation_data import COMPLEMENT_IDS
 
     splice, flank, acceptor, donor = load_splice(splice_dir)
+    # A module scripted in this process (export() in training) keeps its Python class's type,
+    # which TorchScript will not accept as an attribute of another scripted module; a saved and
+    # reloaded copy of it is a plain ScriptModule.
+    buffer = io.BytesIO()
+    torch.jit.save(annotation, buffer)
+    buffer.seek(0)
+    annotation = torch.jit.load(buffer)
+    annotation.eval()
 
     class AnnotationWithSites(nn.Module):
         def __init__(self):

@@ -51,7 +51,9 @@ class CompositeSitesTest(unittest.TestCase):
     def test_site_channels_sit_on_the_intron_edges_of_both_strands(self):
         bases = [A, C, G, T, G, A, C, T, N, C, A, G]
         ids = torch.tensor([bases])
-        model = self.sites.composite(torch.jit.script(FakeAnnotation()), self.dir)
+        # Frozen in this process, as training.annotation.export() returns it.
+        network = torch.jit.freeze(torch.jit.script(FakeAnnotation().eval()))
+        model = self.sites.composite(network, self.dir)
         structure, types = model(ids)
         self.assertEqual(tuple(structure.shape), (1, len(bases), 17))
         self.assertEqual(tuple(types.shape), (1, 2))
