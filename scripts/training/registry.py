@@ -17,10 +17,11 @@ MODULES = ["promoter", "splice", "chromatin", "enhancer", "annotation", "express
 # Seed of every training run (scripts/train-models --seed overrides it).
 SEED = 20240520
 
-# Rough training time of each module on one core of the reference 2-vCPU machine (minutes, from
-# the model cards): `scripts/train-models --jobs N` starts the longest first.
-EXPECTED_MINUTES = {"chromatin": 50, "annotation": 60, "splice": 26, "expression": 13,
-                    "promoter": 12, "enhancer": 0}
+# Training time of each module on one core of the reference 2-vCPU machine, evaluation included
+# (minutes, measured in a full `scripts/train-models --jobs 2` run on 2026-11-26):
+# `scripts/train-models --jobs N` starts the longest chain first.
+EXPECTED_MINUTES = {"chromatin": 51, "annotation": 18, "splice": 26, "expression": 2,
+                    "promoter": 10, "enhancer": 0}
 
 # Modules that must finish first when they train in the same run: annotation embeds the splice
 # network (training/annotation_sites.py), the one trained into the same output directory.
