@@ -40,12 +40,8 @@ def splice_package(out_dir: str) -> str:
 
 def load_splice(package_dir: str):
     """(frozen splice module, its flank in bp, index of acceptor, index of donor)."""
-    import json
-    import torch
-    with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
-        manifest = json.load(handle)
-    module = torch.jit.load(os.path.join(package_dir, manifest["weights"]))
-    module.eval()
+    from training import nets
+    manifest, module = nets.load_package(package_dir)
     labels = manifest["output_labels"]
     return module, int(manifest["flank_bp"]), labels.index("acceptor"), labels.index("donor")
 
