@@ -9,6 +9,8 @@
 #include "gateway/dispatch/catalogue_refresher.h"
 #include "gateway/dispatch/worker_client.h"
 #include "gateway/handlers/job_runner.h"
+#include "gateway/handlers/job_waiter.h"
+#include "gateway/jobs/job_queue.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/redis_job_store.h"
 #include "gateway/observability/admin_routes.h"
@@ -16,7 +18,6 @@
 #include "gateway/ratelimit/ip_rate_limiter.h"
 #include "gateway/ratelimit/redis_quota_store.h"
 #include "gateway/redis/redis_connection.h"
-#include "gateway/workflows/variant_resources.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -43,8 +44,6 @@ int main(int argc, char** argv) {
   if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
   auto redis = RedisConnection::Create(config->redis_url);
   if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
-  auto variant = VariantResources::Load(VariantSettingsFrom(*config));
-  if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
   auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
   if (!trusted_proxies.ok()) return Fail("trusted_proxies_invalid", trusted_proxies.status());
 
@@ -56,6 +55,8 @@ int main(int argc, char** argv) {
 
   RedisJobStore jobs(*redis);
   RedisQuotaStore quotas(*redis);
+  RedisJobQueue queue(*redis);
+  JobWaiter waiter(&jobs, &queue);
   IpRateLimiterOptions ip_options;
   ip_options.requests_per_second = config->ip_rate_per_second;
   ip_options.burst = config->ip_burst;
@@ -93,7 +94,8 @@ int main(int argc, char** argv) {
   services.docs = &docs;
   services.runner = &runner;
   services.executor = &executor;
-  services.variant = variant->get();
+  services.queue = &queue;
+  services.waiter = &waiter;
   services.metrics = &gateway_metrics;
   services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);
@@ -123,14 +125,13 @@ int main(int argc, char** argv) {
 
   refresher.Start();
   runner.Start();
+  waiter.Start();
   if (Status started = server.Start(); !started.ok()) return Fail("listen_failed", started);
   log::Info("gateway_started", {{"address", config->listen_address},
                                 {"port", server.port()},
                                 {"admin_port", admin ? admin->port() : 0},
                                 {"version", ServiceVersion()},
-                                {"keys", static_cast<int64_t>(keys->size())},
-                                {"object_store", (*variant)->store() != nullptr},
-                                {"grch37_catalogue", (*variant)->Genome("GRCh37") != nullptr}});
+                                {"keys", static_cast<int64_t>(keys->size())}});
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
   server.Stop();  // waits for in-flight responses (sync jobs among them), then stops listening
   const bool drained = runner.WaitIdle(drain_deadline);  // async jobs still running
   runner.Stop();  // cancels what is left
+  waiter.Stop();  // sync clients still waiting for a runner get 503 (their jobs go on)
   executor.Shutdown();
   refresher.Stop();
   if (admin) admin->Stop();

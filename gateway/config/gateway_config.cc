@@ -1,26 +1,8 @@
 #include "gateway/config/gateway_config.h"
 
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <sstream>
 
 namespace dnaserve::gateway {
-namespace {
-
-// A secret mounted as a file (Kubernetes Secret): its bytes, without one trailing newline.
-StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return BadRequest("cannot read the secret file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
-  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-  if (secret.empty()) return BadRequest("the secret file " + path + " is empty");
-  return secret;
-}
-
-}  // namespace
 
 StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now) {
   *exit_now = false;
@@ -81,41 +63,6 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "seconds in-flight requests and jobs may run after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")
       ->check(CLI::Range(0, 86400));
-  app.add_option("--s3-endpoint", c.s3_endpoint,
-                 "object store for the variant workflow, scheme://host[:port] (empty = the "
-                 "workflow answers 503)")
-      ->envname("DNASERVE_S3_ENDPOINT");
-  app.add_option("--s3-region", c.s3_region, "object store region (SigV4 signing)")
-      ->envname("DNASERVE_S3_REGION");
-  app.add_option("--s3-access-key-id", c.s3_access_key_id, "object store access key id")
-      ->envname("DNASERVE_S3_ACCESS_KEY_ID");
-  auto* secret_file = app.add_option("--s3-secret-access-key-file", c.s3_secret_access_key_file,
-                                     "file holding the object store secret access key (preferred)")
-                          ->envname("DNASERVE_S3_SECRET_ACCESS_KEY_FILE");
-  app.add_option("--s3-secret-access-key", c.s3_secret_access_key,
-                 "object store secret access key (prefer the environment or the file: a flag "
-                 "is visible to other local users)")
-      ->envname("DNASERVE_S3_SECRET_ACCESS_KEY")
-      ->excludes(secret_file);
-  app.add_option("--s3-session-token", c.s3_session_token,
-                 "object store session token (temporary credentials only)")
-      ->envname("DNASERVE_S3_SESSION_TOKEN");
-  app.add_option("--s3-path-style", c.s3_path_style,
-                 "true: <endpoint>/<bucket>/<key>; false: <bucket>.<endpoint host>/<key>")
-      ->envname("DNASERVE_S3_PATH_STYLE");
-  app.add_option("--grch37-catalogue", c.grch37_catalogue,
-                 "GRCh37 start-site catalogue (scripts/build-catalogue)")
-      ->envname("DNASERVE_GRCH37_CATALOGUE");
-  app.add_option("--grch37-fasta", c.grch37_fasta,
-                 "GRCh37 reference FASTA, bgzip with .fai and .gzi (or plain with .fai)")
-      ->envname("DNASERVE_GRCH37_FASTA");
-  app.add_option("--variant-work-dir", c.variant_work_dir,
-                 "directory for variant jobs' temporary files (default $TMPDIR or /tmp)")
-      ->envname("DNASERVE_VARIANT_WORK_DIR");
-  app.add_option("--variant-score-concurrency", c.variant_score_concurrency,
-                 "expression calls one variant job keeps in flight")
-      ->envname("DNASERVE_VARIANT_SCORE_CONCURRENCY")
-      ->check(CLI::Range(1, 256));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -124,16 +71,6 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
     return c;
   } catch (const CLI::ParseError& e) {
     return BadRequest(e.what());
-  }
-  if (!c.s3_secret_access_key_file.empty()) {
-    auto secret = ReadSecretFile(c.s3_secret_access_key_file);
-    if (!secret.ok()) return secret.status();
-    c.s3_secret_access_key = std::move(secret).value();
-  }
-  if (c.grch37_catalogue.empty() != c.grch37_fasta.empty()) {
-    return BadRequest(
-        "--grch37-catalogue and --grch37-fasta go together: the catalogue's start sites are "
-        "read from that FASTA");
   }
   return c;
 }

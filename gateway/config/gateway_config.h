@@ -39,25 +39,6 @@ struct GatewayConfig {
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
 
-  // The genomic-variant-interpretation workflow. The object store is the operator's: a request
-  // names only a bucket and a key, never a host. Without an endpoint the route answers 503;
-  // without a catalogue a GRCh37 request is 400 "no start-site catalogue".
-  std::string s3_endpoint;              // DNASERVE_S3_ENDPOINT: scheme://host[:port]
-  std::string s3_region = "us-east-1";  // DNASERVE_S3_REGION
-  std::string s3_access_key_id;         // DNASERVE_S3_ACCESS_KEY_ID
-  // DNASERVE_S3_SECRET_ACCESS_KEY_FILE (preferred: a mounted Secret) or
-  // DNASERVE_S3_SECRET_ACCESS_KEY; the file's content (one trailing newline dropped) ends up here.
-  std::string s3_secret_access_key;
-  std::string s3_secret_access_key_file;
-  std::string s3_session_token;  // DNASERVE_S3_SESSION_TOKEN: temporary credentials only
-  bool s3_path_style = true;     // DNASERVE_S3_PATH_STYLE: false = virtual-hosted addressing
-  std::string grch37_catalogue;  // DNASERVE_GRCH37_CATALOGUE: start-site catalogue file
-  std::string grch37_fasta;      // DNASERVE_GRCH37_FASTA: bgzip+faidx (or plain+fai) FASTA
-  // DNASERVE_VARIANT_WORK_DIR: where jobs keep their private temporary directories (input and
-  // output VCF, up to 2 GiB each); empty = $TMPDIR or /tmp.
-  std::string variant_work_dir;
-  // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
-  int variant_score_concurrency = 4;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

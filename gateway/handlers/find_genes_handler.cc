@@ -1,36 +1,13 @@
 #include "gateway/handlers/find_genes_handler.h"
 
 #include "gateway/handlers/job_start.h"
-#include "gateway/http/error_response.h"
-#include "gateway/render/find_genes_response.h"
 #include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/predict_request.h"
-#include "gateway/workflows/find_genes.h"
 
 namespace dnaserve::gateway {
 namespace {
 
 constexpr std::string_view kOperation = "find-genes-and-predict-expression";
-
-class FindGenesJob : public Job {
- public:
-  FindGenesJob(InferenceBackend* backend, ValidatedFindGenes input, FindGenesModels models)
-      : backend_(backend), input_(std::move(input)), models_(std::move(models)) {}
-
-  HttpResponse Run(const JobContext& context) override {
-    auto result = RunFindGenes(input_, models_, *backend_, context);
-    if (!result.ok()) return ErrorResponse(result.status(), context.call.request_id);
-    HttpResponse response;
-    response.body =
-        RenderFindGenesJson(input_, *result, {context.call.job_id, context.call.request_id});
-    return response;
-  }
-
- private:
-  InferenceBackend* backend_;
-  ValidatedFindGenes input_;
-  FindGenesModels models_;
-};
 
 // A stage's model: the task's default, or the id given in options.<option>. Errors are the
 // catalogue's (model_not_found with the task's models, task_not_supported_by_model for another
@@ -47,8 +24,11 @@ StatusOr<std::string> ResolveStageModel(const ModelCatalogue& catalogue, Task ta
   return named;
 }
 
+}  // namespace
+
 // Everything decided before a job exists. A failure here creates no job.
-StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services, bool async) {
+StatusOr<JobStart> AdmitFindGenes(const RouteCall& call, const GatewayServices& services,
+                                  bool async) {
   const ModelCatalogue& catalogue = *services.catalogue;
   const HttpRequest& req = call.request;
   // JSON only: ?format=json and JSON-compatible Accept values pass, anything else is 415.
@@ -75,19 +55,21 @@ StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services,
                       std::to_string(input->sequence_length) + " bp",
                   SyncTooLargeDetails{input->sequence_length, kFindGenesSyncLimitBp});
   }
+  // Annotation then one expression call per gene: work that can outlive the request, so it
+  // runs on a runner (runner/jobs/runner_jobs.h) even when the client waits for it.
   JobStart start;
   start.task = std::string(kFindGenesWorkflow);
   start.async = async;
-  start.work = std::make_unique<FindGenesJob>(services.backend, std::move(input).value(),
-                                              FindGenesModels{*annotation, *expression});
+  start.queued = QueuedFromCall(call, "find_genes");
+  start.queued->facts["annotation_model"] = *annotation;
+  start.queued->facts["expression_model"] = *expression;
   return start;
 }
 
-}  // namespace
-
 RouteHandler MakeFindGenesHandler(const GatewayServices& services) {
   GatewayServices s = services;
-  return MakeJobRoute(s, [s](const RouteCall& call, bool async) { return Admit(call, s, async); });
+  return MakeJobRoute(
+      s, [s](const RouteCall& call, bool async) { return AdmitFindGenes(call, s, async); });
 }
 
 }  // namespace dnaserve::gateway

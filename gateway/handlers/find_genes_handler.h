@@ -1,12 +1,17 @@
 // POST /v1/workflows/find-genes-and-predict-expression: admission (JSON only, closed body, both
-// models resolved, the 50,000 bp sync cap), then the workflow as a job, synchronous or in the
-// background (gateway/workflows/find_genes.h).
+// models resolved, the 50,000 bp sync cap), then the workflow as a job on a runner
+// (runner/jobs/runner_jobs.h), which a sync caller waits for.
 #pragma once
 
+#include "gateway/handlers/job_start.h"
 #include "gateway/handlers/services.h"
 
 namespace dnaserve::gateway {
 
 RouteHandler MakeFindGenesHandler(const GatewayServices& services);
+
+// The route's admission: the queued job with both stage models resolved, or the refusal.
+StatusOr<JobStart> AdmitFindGenes(const RouteCall& call, const GatewayServices& services,
+                                  bool async);
 
 }  // namespace dnaserve::gateway

@@ -10,7 +10,6 @@
 namespace dnaserve::gateway {
 namespace {
 
-constexpr int64_t kLeaseTtlMs = 330 * 1000;
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
 

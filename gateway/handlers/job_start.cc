@@ -4,12 +4,20 @@
 #include <cctype>
 #include <chrono>
 
+#include "common/log.h"
 #include "gateway/handlers/job_runner.h"
+#include "gateway/handlers/job_waiter.h"
 #include "gateway/http/error_response.h"
 #include "gateway/render/predict_response.h"
 
 namespace dnaserve::gateway {
 namespace {
+
+// How long a gateway waits for a runner's admission verdict (the variant workflow's checks
+// against the object store) before answering 503.
+constexpr std::chrono::seconds kAdmissionWait(60);
+// Sync jobs run on a runner are given the contract's 300 s read timeout, counted from arrival.
+constexpr std::chrono::seconds kSyncBudget(300);
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -24,6 +32,12 @@ Status Busy(bool suggest_async) {
       .set_retry_after_seconds(5);
 }
 
+Status ClientWentAway() {
+  return Status(ErrorCode::kServiceUnavailable,
+                "the client closed its connection before the answer was ready; the work was "
+                "cancelled");
+}
+
 HttpResponse Accepted(const std::string& job_id, const std::string& task) {
   HttpResponse accepted;
   accepted.status = 202;
@@ -33,36 +47,37 @@ HttpResponse Accepted(const std::string& job_id, const std::string& task) {
   return accepted;
 }
 
-}  // namespace
+HttpResponse FromRecord(const JobRecord& record) {
+  HttpResponse response;
+  response.status = record.http_status;
+  response.content_type = record.content_type;
+  response.body = record.body;
+  response.SetHeader("X-Job-Id", record.job_id);
+  return response;
+}
 
-void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
-              const Responder& respond) {
-  const std::string& job_id = call.job_id;
-  const std::string& request_id = call.request.request_id;
-
+JobRecord NewRecord(const RouteCall& call, const JobStart& start, bool queued) {
   JobRecord record;
-  record.job_id = job_id;
-  record.request_id = request_id;
+  record.job_id = call.job_id;
+  record.request_id = call.request.request_id;
   record.owner = call.principal->client_id;
   record.task = start.task;
   record.mode = start.async ? "async" : "sync";
-  record.state = start.async ? JobState::kAccepted : JobState::kRunning;
+  record.state = start.async || queued ? JobState::kAccepted : JobState::kRunning;
+  record.queued = queued;
   record.created_at_ms = record.updated_at_ms = NowMs();
-  if (!start.identity.empty() && start.async) {
-    auto standing = services.jobs->CreateOrFind(record, start.identity);
-    if (!standing.ok()) {
-      respond(ErrorResponse(standing.status(), request_id));
-      return;
-    }
-    if (*standing != job_id) {  // the same case is already running or done: no second run
-      respond(Accepted(*standing, start.task));
-      return;
-    }
-  } else if (Status created = services.jobs->Create(record); !created.ok()) {
+  return record;
+}
+
+// Runs the job on this gateway (sync predictions).
+void StartHere(const GatewayServices& services, const RouteCall& call, JobStart start,
+               const Responder& respond) {
+  const std::string& job_id = call.job_id;
+  const std::string& request_id = call.request.request_id;
+  if (Status created = services.jobs->Create(NewRecord(call, start, false)); !created.ok()) {
     respond(ErrorResponse(created, request_id));
     return;
   }
-
   JobSubmission submission;
   submission.job_id = job_id;
   submission.task = start.task;
@@ -84,11 +99,163 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
   if (start.async) respond(Accepted(job_id, start.task));
 }
 
-RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit,
-                          AdmissionThread thread) {
+QueuedJob Complete(const RouteCall& call, JobStart& start) {
+  QueuedJob job = std::move(*start.queued);
+  job.job_id = call.job_id;
+  job.request_id = call.request.request_id;
+  job.client_id = call.principal->client_id;
+  job.rate_per_minute = call.principal->rate_per_minute;
+  job.max_concurrency = call.principal->max_concurrency;
+  job.mode = start.async ? "async" : "sync";
+  if (!start.async) job.deadline_ms = NowMs() + kSyncBudget.count() * 1000;
+  return job;
+}
+
+// The variant workflow: a runner makes the checks that need the object store, then creates the
+// job (or finds the standing one of the same case) and queues it; the gateway relays its verdict.
+void StartWithRunnerAdmission(const GatewayServices& services, const RouteCall& call,
+                              JobStart start, const Responder& respond) {
+  const std::string request_id = call.request.request_id;
+  QueuedJob job = Complete(call, start);
+  if (Status queued = services.queue->EnqueueAdmission(job); !queued.ok()) {
+    respond(ErrorResponse(queued, request_id));
+    return;
+  }
+  auto lease = call.lease;
+  auto queue = services.queue;
+  const std::string job_id = call.job_id;
+  const std::string task = start.task;
+  services.waiter->WaitForVerdict(
+      job_id, std::chrono::steady_clock::now() + kAdmissionWait, call.request.connection_closed,
+      [=](WaitEnd end, const std::string* verdict) {
+        if (end != WaitEnd::kAnswered) {
+          (void)queue->RequestCancel(job_id);  // a late runner drops it
+          respond(ErrorResponse(
+              end == WaitEnd::kClientGone
+                  ? ClientWentAway()
+                  : Status(ErrorCode::kServiceUnavailable,
+                           "no job runner answered in time; retry shortly")
+                        .set_retry_after_seconds(5),
+              request_id));
+          return;
+        }
+        auto parsed = ParseAdmissionVerdict(*verdict);
+        if (parsed.accepted) {
+          // The runner owns the lease of a job it queued (and gave it the queued lifetime); a
+          // standing job already holds its own.
+          if (lease && parsed.job_id == job_id) lease->Detach();
+          respond(Accepted(parsed.job_id, task));
+          return;
+        }
+        HttpResponse refused;
+        refused.status = parsed.http_status;
+        refused.body = parsed.body;
+        respond(std::move(refused));
+      });
+}
+
+void StartQueued(const GatewayServices& services, const RouteCall& call, JobStart start,
+                 const Responder& respond) {
+  if (start.runner_admits) {
+    StartWithRunnerAdmission(services, call, std::move(start), respond);
+    return;
+  }
+  const std::string& job_id = call.job_id;
+  const std::string& request_id = call.request.request_id;
+  const JobRecord record = NewRecord(call, start, true);
+  if (Status created = services.jobs->Create(record); !created.ok()) {
+    respond(ErrorResponse(created, request_id));
+    return;
+  }
+  QueuedJob job = Complete(call, start);
+  if (Status queued = services.queue->Enqueue(job); !queued.ok()) {
+    HttpResponse refused = ErrorResponse(queued, request_id);
+    services.jobs->Finish(job_id, refused.status, refused.content_type, refused.body);
+    refused.SetHeader("X-Job-Id", job_id);
+    respond(std::move(refused));
+    return;
+  }
+  if (call.lease) {
+    // The runner renews and releases it from here on; queued, it keeps its seat however long.
+    services.quotas->Renew(*call.principal, job_id, kQueuedLeaseTtlMs);
+    call.lease->Detach();
+  }
+  if (start.async) {
+    respond(Accepted(job_id, start.task));
+    return;
+  }
+  auto queue = services.queue;
+  services.waiter->WaitForRecord(
+      job_id, record.owner, std::chrono::steady_clock::now() + kSyncBudget,
+      call.request.connection_closed,
+      [=](WaitEnd end, const JobRecord* finished) {
+        if (end == WaitEnd::kAnswered) {
+          respond(FromRecord(*finished));
+          return;
+        }
+        // Nobody is left to read the answer (or the budget is spent): the runner stops.
+        (void)queue->RequestCancel(job_id);
+        HttpResponse response = ErrorResponse(
+            end == WaitEnd::kDeadline
+                ? Status(ErrorCode::kServiceUnavailable,
+                         "the job did not finish within the 300 s synchronous budget; resend "
+                         "with 'Prefer: respond-async'")
+                : end == WaitEnd::kClientGone
+                      ? ClientWentAway()
+                      : Status(ErrorCode::kServiceUnavailable,
+                               "the gateway stopped while waiting; resubmit the request")
+                            .set_retry_after_seconds(5),
+            request_id);
+        response.SetHeader("X-Job-Id", job_id);
+        respond(std::move(response));
+      });
+}
+
+}  // namespace
+
+AdmissionVerdict ParseAdmissionVerdict(const std::string& verdict) {
+  // "<status> <job_id>\n<body>"
+  AdmissionVerdict v;
+  const size_t space = verdict.find(' ');
+  const size_t newline = verdict.find('\n');
+  if (space == std::string::npos || newline == std::string::npos || newline < space) {
+    v.http_status = 500;
+    v.body = "{\"error\":{\"code\":\"internal_error\",\"message\":\"unreadable admission verdict\"}}";
+    return v;
+  }
+  v.http_status = std::atoi(verdict.substr(0, space).c_str());
+  v.job_id = verdict.substr(space + 1, newline - space - 1);
+  v.body = verdict.substr(newline + 1);
+  v.accepted = v.http_status == 202;
+  return v;
+}
+
+std::string FormatAdmissionVerdict(int http_status, const std::string& job_id,
+                                   const std::string& body) {
+  return std::to_string(http_status) + " " + job_id + "\n" + body;
+}
+
+void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
+              const Responder& respond) {
+  if (start.queued) {
+    StartQueued(services, call, std::move(start), respond);
+  } else {
+    StartHere(services, call, std::move(start), respond);
+  }
+}
+
+QueuedJob QueuedFromCall(const RouteCall& call, std::string kind) {
+  QueuedJob job;
+  job.kind = std::move(kind);
+  job.body = call.request.body;
+  job.format = call.request.Query("format").value_or("");
+  job.accept = call.request.Header("accept").value_or("");
+  return job;
+}
+
+RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
   GatewayServices s = services;
-  auto admit_and_start = [s, admit = std::move(admit)](const RouteCall& call,
-                                                       const Responder& respond) {
+  return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
     const bool async = PrefersRespondAsync(call.request.Header("prefer"));
     auto start = admit(call, async);
     if (!start.ok()) {
@@ -96,18 +263,6 @@ RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit,
       return;  // the lease is released with `call`
     }
     StartJob(s, call, std::move(start).value(), respond);
-  };
-  if (thread == AdmissionThread::kReactor) {
-    return [admit_and_start](RouteCall call, Responder respond) { admit_and_start(call, respond); };
-  }
-  return [s, admit_and_start](RouteCall call, Responder respond) {
-    auto shared = std::make_shared<RouteCall>(std::move(call));
-    const std::string request_id = shared->request.request_id;
-    const bool queued =
-        s.executor != nullptr && s.executor->TrySubmit([admit_and_start, shared, respond] {
-          admit_and_start(*shared, respond);
-        });
-    if (!queued) respond(ErrorResponse(Busy(/*suggest_async=*/false), request_id));
   };
 }
 

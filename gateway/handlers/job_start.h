@@ -1,7 +1,13 @@
 // Every job-creating route (predict, workflows) is the same handler around its own admission:
-// read Prefer, admit (a refusal creates no job), create the job record, queue the work on the
-// runner and answer: 202 with the submit envelope for async calls, the job's own response for
-// sync ones.
+// read Prefer, admit (a refusal creates no job), then start the job where it runs and answer:
+// 202 with the submit envelope for async calls, the job's own response for sync ones.
+//
+// Where a job runs: a sync prediction runs on this gateway (the design's hot path: one worker
+// call while the client waits). Everything that outlives a request (async predictions, both
+// workflows) goes to the runners through the Redis queue (gateway/jobs/job_queue.h), so the
+// death of this gateway loses none of it; for a sync find-genes request the gateway waits for
+// the runner's answer. The variant workflow's checks that need the object store are made by a
+// runner while the gateway waits (the gateway holds no object-store credentials).
 #pragma once
 
 #include <functional>
@@ -11,21 +17,24 @@
 
 #include "gateway/handlers/services.h"
 #include "gateway/jobs/job.h"
+#include "gateway/jobs/job_queue.h"
 
 namespace dnaserve::gateway {
 
 struct JobStart {
   std::string task;  // job record and meta.task: "promoter", "find_genes_and_predict_expression"
   bool async = false;
+  // Exactly one of the two: the work to run in this process, or the job for a runner (its
+  // kind, request and facts; StartJob fills in ids, principal, mode and deadline).
   std::unique_ptr<Job> work;
-  // Non-empty (async jobs only): the case's identity (JobStore::CreateOrFind). A live job of the
-  // caller with the same identity that has not failed is answered instead (202 with its job_id,
-  // nothing runs); otherwise this job is created and recorded under it.
-  std::string identity;
+  std::optional<QueuedJob> queued;
+  // Queued jobs only: a runner admits the job first (the variant workflow) and answers while
+  // the gateway waits; the runner creates the job record (or finds the standing one).
+  bool runner_admits = false;
 };
 
 // `call` carries the job id and lease the pipeline took for this metered route. A full executor
-// answers 503 (recorded as the job's result); nothing is left running or queued.
+// or queue answers 503 / 429 (recorded as the job's result); nothing is left running or queued.
 void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
               const Responder& respond);
 
@@ -33,16 +42,25 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
 // with. `async` is what the caller's Prefer header asked for.
 using JobAdmission = std::function<StatusOr<JobStart>(const RouteCall& call, bool async)>;
 
-// Where a route's admission runs. Most admissions are quick checks on the request and run on
-// the HTTP reactor; one that waits on other services (the variant workflow reads the object
-// store) runs on the executor instead, and a full executor answers 503.
-enum class AdmissionThread { kReactor, kExecutor };
-
 // The handler of a job-creating route: PrefersRespondAsync, `admit`, then StartJob.
-RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit,
-                          AdmissionThread thread = AdmissionThread::kReactor);
+RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit);
 
 // True when a Prefer header asks for respond-async (RFC 7240 tokens, case-insensitive).
 bool PrefersRespondAsync(const std::optional<std::string>& prefer);
+
+// A runner's answer to an admission, relayed by the gateway: 202 with the job to poll (this
+// one, or the standing job of the same case), or the refusal's status and error body.
+struct AdmissionVerdict {
+  bool accepted = false;
+  int http_status = 0;
+  std::string job_id;
+  std::string body;
+};
+AdmissionVerdict ParseAdmissionVerdict(const std::string& verdict);
+std::string FormatAdmissionVerdict(int http_status, const std::string& job_id,
+                                   const std::string& body);
+
+// A queued job of `kind` carrying the call's request (body, ?format=, Accept).
+QueuedJob QueuedFromCall(const RouteCall& call, std::string kind);
 
 }  // namespace dnaserve::gateway

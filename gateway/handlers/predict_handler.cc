@@ -59,8 +59,11 @@ class PredictJob : public Job {
   OutputFormat format_;
 };
 
+}  // namespace
+
 // Everything decided before a job exists. A failure here creates no job.
-StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services, bool async) {
+StatusOr<JobStart> AdmitPredict(const RouteCall& call, const GatewayServices& services,
+                                bool async) {
   const HttpRequest& req = call.request;
   auto task_name = call.params.at("task");
   auto task = TaskFromName(task_name);
@@ -92,11 +95,15 @@ StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services,
   JobStart start;
   start.task = std::string(TaskName(*task));
   start.async = async;
-  start.work = std::make_unique<PredictJob>(services.backend, std::move(input).value(), *format);
+  if (async && services.queue != nullptr) {
+    start.queued = QueuedFromCall(call, "predict");
+    start.queued->task = task_name;
+    start.queued->facts["model"] = model->id();
+  } else {
+    start.work = std::make_unique<PredictJob>(services.backend, std::move(input).value(), *format);
+  }
   return start;
 }
-
-}  // namespace
 
 std::string WorkerProgressMessage(const worker::v1::Progress& progress) {
   if (!progress.message().empty()) return progress.message();
@@ -106,7 +113,8 @@ std::string WorkerProgressMessage(const worker::v1::Progress& progress) {
 
 RouteHandler MakePredictHandler(const GatewayServices& services) {
   GatewayServices s = services;
-  return MakeJobRoute(s, [s](const RouteCall& call, bool async) { return Admit(call, s, async); });
+  return MakeJobRoute(
+      s, [s](const RouteCall& call, bool async) { return AdmitPredict(call, s, async); });
 }
 
 }  // namespace dnaserve::gateway

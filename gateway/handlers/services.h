@@ -22,7 +22,8 @@ namespace dnaserve::gateway {
 
 class GatewayMetrics;
 class JobRunner;
-class VariantResources;
+class JobWaiter;
+class RedisJobQueue;
 
 struct GatewayServices {
   const KeyStore* keys = nullptr;
@@ -31,12 +32,15 @@ struct GatewayServices {
   InferenceBackend* backend = nullptr;
   ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
+  // Runs the jobs executed here: a gateway's sync predictions, a runner's dequeued jobs.
   JobRunner* runner = nullptr;
-  // The pool jobs run on; also runs admissions that wait on other services, and a variant job's
-  // concurrent expression calls.
+  // The pool jobs run on.
   Executor* executor = nullptr;
-  // The variant workflow's object store, catalogue and reference; null when not set up.
-  const VariantResources* variant = nullptr;
+  // Gateways only: where jobs that outlive a request go (async predictions, both workflows),
+  // and what waits for a runner's answer (sync find-genes, variant admissions). A runner leaves
+  // both null, so the same admissions build jobs to run in place.
+  RedisJobQueue* queue = nullptr;
+  JobWaiter* waiter = nullptr;
   GatewayMetrics* metrics = nullptr;  // optional: requests, latencies and 429s for /metrics
   // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
   std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;
@@ -56,6 +60,8 @@ class QuotaLease {
   void Renew(int64_t ttl_ms) {
     if (store_) store_->Renew(principal_, lease_id_, ttl_ms);
   }
+  // Hands the lease to whoever runs the queued job (a runner releases it when the job ends).
+  void Detach() { store_ = nullptr; }
 
  private:
   QuotaStore* store_;

@@ -1,7 +1,8 @@
 // POST /v1/workflows/genomic-variant-interpretation: asynchronous only (400 without
-// Prefer: respond-async). Admission runs on the executor because its pre-acceptance checks read
-// the object store (gateway/workflows/variant_interpretation.h); a resubmitted case returns its
-// existing job (job identity), anything else runs as a new job.
+// Prefer: respond-async). The gateway checks the body; the checks that read the object store or
+// the start-site catalogue are made by a runner while the gateway waits for its verdict
+// (runner/jobs/runner_jobs.h): a resubmitted case returns its existing job (job identity),
+// anything else is queued as a new job.
 #pragma once
 
 #include "gateway/handlers/services.h"

@@ -69,8 +69,6 @@ bool Match(const std::string& pattern, const std::string& path,
   return true;
 }
 
-// Sync calls hold their lease for the sync budget plus a margin; async jobs renew theirs.
-constexpr int64_t kLeaseTtlMs = 330 * 1000;
 
 void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
   response.SetHeader("RateLimit-Limit", std::to_string(info.limit));

@@ -51,7 +51,8 @@ Status JobAlreadyFinished(const std::string& job_id) {
 }
 
 bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_ms) {
-  return !IsTerminal(record.state) && now_ms - record.updated_at_ms > heartbeat_timeout_ms;
+  return !record.queued && !IsTerminal(record.state) &&
+         now_ms - record.updated_at_ms > heartbeat_timeout_ms;
 }
 
 std::string LostJobBody(const std::string& job_id, const std::string& request_id) {

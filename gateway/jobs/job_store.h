@@ -10,8 +10,8 @@
 
 namespace dnaserve::gateway {
 
-// Retention after last activity, and the heartbeat age after which a running job whose gateway
-// stopped updating it is declared lost.
+// Retention after last activity, and the heartbeat age after which a job running on a gateway
+// (a sync prediction) whose gateway stopped updating it is declared lost.
 inline constexpr int64_t kJobRetentionSeconds = 24 * 3600;
 inline constexpr int64_t kJobHeartbeatTimeoutSeconds = 60;
 
@@ -24,6 +24,9 @@ struct JobRecord {
   std::string owner;  // client_id
   std::string task;   // "promoter", ... (later also workflow names)
   std::string mode;   // "sync" or "async"
+  // Run by a runner from the Redis queue: never declared lost by the heartbeat rule (a queued
+  // job waits its turn; a runner that dies leaves it to another runner, see job_queue.h).
+  bool queued = false;
   JobState state = JobState::kAccepted;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;  // last activity / heartbeat

@@ -49,10 +49,10 @@ const RedisScript& CreateOrFindScript() {
   static const RedisScript script(R"lua(
 local existing = redis.call('GET', KEYS[4])
 if existing then
-  local f = redis.call('HMGET', ARGV[7] .. existing, 'owner', 'state', 'updated_at_ms')
+  local f = redis.call('HMGET', ARGV[7] .. existing, 'owner', 'state', 'updated_at_ms', 'queued')
   local owner, state, updated = f[1], f[2], f[3]
   if owner == ARGV[4] and state and state ~= 'failed' then
-    local lost = (state == 'accepted' or state == 'running') and
+    local lost = f[4] ~= '1' and (state == 'accepted' or state == 'running') and
                  tonumber(ARGV[8]) - tonumber(updated or '0') > tonumber(ARGV[9])
     if not lost then
       redis.call('PEXPIRE', KEYS[4], ARGV[1])
@@ -98,7 +98,7 @@ for i = 1, #fields, 2 do rec[fields[i]] = fields[i + 1] end
 if rec['owner'] ~= ARGV[1] then return {'not_found'} end
 local now = tonumber(ARGV[2])
 local state = rec['state']
-if (state == 'accepted' or state == 'running') and
+if rec['queued'] ~= '1' and (state == 'accepted' or state == 'running') and
    now - tonumber(rec['updated_at_ms'] or '0') > tonumber(ARGV[3]) then
   local rid = rec['request_id'] or ''
   if not string.match(rid, '^[%w%-]+$') then rid = rec['job_id'] or '' end
@@ -122,7 +122,7 @@ return out
 const std::vector<std::string>& ListFields() {
   // clang-format off
   static const std::vector<std::string> fields = {
-      "job_id", "request_id", "owner", "task", "mode", "state", "created_at_ms",
+      "job_id", "request_id", "owner", "task", "mode", "queued", "state", "created_at_ms",
       "updated_at_ms", "progress_percent", "progress_message", "http_status", "content_type"};
   // clang-format on
   return fields;
@@ -143,6 +143,7 @@ std::vector<std::string> RecordFields(const JobRecord& r) {
           "owner", r.owner,
           "task", r.task,
           "mode", r.mode,
+          "queued", r.queued ? "1" : "0",
           "state", std::string(JobStateName(r.state)),
           "created_at_ms", std::to_string(r.created_at_ms),
           "updated_at_ms", std::to_string(r.updated_at_ms),
@@ -160,6 +161,8 @@ bool SetField(const std::string& name, const std::string& value, JobRecord* r) {
     auto state = JobStateFromName(value);
     if (!state) return false;
     r->state = *state;
+  } else if (name == "queued") {
+    r->queued = value == "1";
   } else if (name == "created_at_ms") {
     r->created_at_ms = ParseInt(value);
   } else if (name == "updated_at_ms") {

@@ -11,6 +11,13 @@
 namespace dnaserve::gateway {
 
 inline constexpr int64_t kBurstDivisor = 6;
+// A concurrency lease's lifetime: a sync call's 300 s budget plus a margin. Whoever runs a
+// longer job (a gateway's JobRunner, a runner for queued jobs) renews it well within this.
+inline constexpr int64_t kLeaseTtlMs = 330 * 1000;
+// A queued job's lease lasts as long as the job may: however long it waits for a runner, it
+// keeps its seat (its runner releases it when the job ends, or shortens it to kLeaseTtlMs and
+// renews it while running). The job record itself expires after 24 h without activity.
+inline constexpr int64_t kQueuedLeaseTtlMs = 24LL * 3600 * 1000;
 
 // Values of the RateLimit-* headers for one decision.
 struct RateLimitInfo {

@@ -2,10 +2,9 @@
 
 #include <map>
 
-#include "gateway/s3/s3_uri.h"
+#include "common/variant_limits.h"
 #include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/variant_request.h"
-#include "gateway/variant/annotation_engine.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -330,7 +329,7 @@ ObjectSpec MakeVariantOptions() {
   window.name = "window";
   window.type = FieldType::kInteger;
   window.minimum = 1;
-  window.maximum = static_cast<double>(variant::kMaxWindowBp);
+  window.maximum = static_cast<double>(kMaxVariantWindowBp);
   window.default_value = kDefaultVariantWindowBp;
   window.description =
       "Maximum distance in bp between a start site and the variant's REF allele for the pair to "
@@ -340,7 +339,7 @@ ObjectSpec MakeVariantOptions() {
   tissues.name = "tissues";
   tissues.type = FieldType::kStringArray;
   tissues.min_items = 1;
-  tissues.max_items = static_cast<int64_t>(variant::kMaxTissues);
+  tissues.max_items = static_cast<int64_t>(kMaxVariantTissues);
   tissues.item_min_length = 1;
   tissues.items_as_sent = true;
   tissues.default_value = std::vector<std::string>{"heart", "liver", "brain"};

@@ -8,7 +8,7 @@
   among the chr20 refGene NM_ transcripts (lowest accession). Its TSS is that transcript's 5' end.
 - **Window.** The expression task's window: 9,198 bp of the sense strand with the TSS base at
   index 4,599, i.e. plus[tss-4599, tss+4599) for '+' genes and the reverse complement of
-  plus[tss-4598, tss+4600) for '-' genes (gateway/workflows/tss_window.h).
+  plus[tss-4598, tss+4600) for '-' genes (runner/workflows/tss_window.h).
 - **Target.** ln(TPM + 1). Within each epigenome (column) TPM = RPKM / (sum of RPKM over all
   19,795 genes of the file) x 10^6: RPKM and TPM differ by a per-sample factor only (gene length
   cancels), so this is exact for the genes the file lists.

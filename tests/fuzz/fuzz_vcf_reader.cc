@@ -1,4 +1,4 @@
-// The VCF reader of the variant workflow (gateway/vcf/vcf_rewriter.h) on arbitrary files:
+// The VCF reader of the variant workflow (runner/vcf/vcf_rewriter.h) on arbitrary files:
 // plain text, gzip or bgzip, whatever the bytes are. The header scan and Open() must refuse what
 // is not a VCF with a message; Check() must pass every record of a file it accepts, in order
 // and numbered from 1, or refuse with a message; and an accepted file must rewrite completely
@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "gateway/vcf/vcf_rewriter.h"
+#include "runner/vcf/vcf_rewriter.h"
 
 using namespace dnaserve;
 using namespace dnaserve::variant;

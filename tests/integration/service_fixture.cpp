@@ -122,6 +122,10 @@ bool Service::Start(std::string* failure) {
       << KeyEntry(keys_.single, "single", true, 6000, 1) << "]}";
 
   workers_spec_ = workers;
+  if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log")) {
+    *skip_reason = "the runner did not start; see " + dir_ + "/runner.log";
+    return false;
+  }
   gateway_port_ = FreePort();
   gateway_admin_port_ = FreePort();
   gateway_.Start({Exe("gateway/dnaserve-gateway")},
@@ -154,11 +158,26 @@ bool Service::Start(std::string* failure) {
 
 Service::~Service() {
   gateway_.Stop();
+  runner_.Stop();
   for (auto& [task, worker] : workers_) worker.Stop();
   if (redis_) redis_->Stop();
 }
 
 void Service::KillWorker(const std::string& task) { workers_.at(task).Kill(); }
+
+bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
+                 const std::string& log_path, const std::map<std::string, std::string>& extra) {
+  static int counter = 0;
+  std::map<std::string, std::string> env = {
+      {"DNASERVE_REDIS_URL", redis_url},
+      {"DNASERVE_WORKERS", workers},
+      {"DNASERVE_RUNNER_ID", "test-runner-" + std::to_string(getpid()) + "-" +
+                                 std::to_string(++counter)},
+      // Quick hand-overs, so that the runner-death tests take seconds, not minutes.
+      {"DNASERVE_RUNNER_CLAIM_TIMEOUT", "3"}};
+  for (const auto& [k, v] : extra) env[k] = v;
+  return process->Start({Exe("runner/dnaserve-runner")}, env, log_path);
+}
 
 void Service::RestartWorker(const std::string& task) {
   workers_.at(task).Start(worker_argv_.at(task), {}, dir_ + "/worker-" + task + ".log");

@@ -1,5 +1,6 @@
 // A whole dnaserve on loopback for integration tests: a real redis-server, one real
-// dnaserve-worker process per task family and a real dnaserve-gateway, on free ports. One
+// dnaserve-worker process per task family, a real dnaserve-runner and a real dnaserve-gateway,
+// on free ports. One
 // instance per test process (Catch2 sections share it); stopped at process exit.
 #pragma once
 
@@ -49,6 +50,7 @@ class Service {
   void KillWorker(const std::string& task);
   // Starts it again on the same address.
   void RestartWorker(const std::string& task);
+  std::string runner_log() const { return dir_ + "/runner.log"; }
 
   HttpResult Get(const std::string& path, const std::string& key = "",
                  std::vector<std::string> headers = {}) const;
@@ -70,8 +72,15 @@ class Service {
   std::optional<RedisServer> redis_;
   std::map<std::string, ChildProcess> workers_;
   std::map<std::string, std::vector<std::string>> worker_argv_;
+  ChildProcess runner_;
   ChildProcess gateway_;
 };
+
+// Starts a dnaserve-runner taking jobs from `redis_url` and calling `workers`, its output in
+// `log_path`; `extra` settings are added to (and override) the defaults. Tests that start a
+// gateway of their own start its runners with this.
+bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
+                 const std::string& log_path, const std::map<std::string, std::string>& extra = {});
 
 // The bundled packages (scripts/test exports their directory in DNASERVE_TEST_MODELS_DIR, else
 // they are generated), copied to dir/models with one deliberately broken promoter package whose

@@ -1,6 +1,7 @@
-// Scale-out on loopback, every piece its own process: two gateways and two promoter workers
-// sharing one real redis-server. Requests spread over both workers; a job submitted through one
-// gateway is polled through the other; a key's quota holds across both gateways; a worker killed
+// Scale-out on loopback, every piece its own process: two gateways, two runners and two promoter
+// workers sharing one real redis-server. Requests spread over both workers; a job submitted
+// through one gateway is polled through the other; a gateway killed right after accepting jobs
+// loses none of them; a runner killed mid-job leaves it to the other runner; a key's quota holds across both gateways; a worker killed
 // with calls in flight fails those calls cleanly (503 envelope within 5 s), drops out of
 // rotation, and comes back after a restart. The gateway's worker client on its own: a call to a
 // hung worker ends at its deadline (the caller's, or the per-call cap) without a retry; a call
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -58,6 +60,7 @@ class Topology {
   }
   ~Topology() {
     for (auto& g : gateways_) g.process.Stop();
+    for (auto& r : runners_) r.Stop();
     for (auto& w : workers_) w.process.Stop();
     if (redis_) redis_->Stop();
   }
@@ -76,6 +79,24 @@ class Topology {
     return "ipv4:" + Loopback(workers_[0].port) + "," + Loopback(workers_[1].port);
   }
   void KillWorker(int i) { workers_[i].process.Kill(); }
+  void KillGateway(int i) { gateways_[i].process.Kill(); }
+  bool RestartGateway(int i) {
+    if (!gateways_[i].process.Start(gateways_[i].argv, gateways_[i].env,
+                                    dir_ + "/gateway-" + std::to_string(i) + ".log")) {
+      return false;
+    }
+    return WaitFor(
+        [&] { return HttpRequest("GET", gateway_admin(i) + "/ready", {}, "", 2).status == 200; },
+        std::chrono::seconds(60));
+  }
+  void KillRunner(int i) { runners_[i].Kill(); }
+  std::string runner_log(int i) const {
+    return ReadFile(dir_ + "/runner-" + std::to_string(i) + ".log");
+  }
+  bool RestartRunner(int i) {
+    return StartRunner(&runners_[i], redis_->url(), workers_spec_,
+                       dir_ + "/runner-" + std::to_string(i) + ".log");
+  }
   // SIGSTOP / SIGCONT: a hung worker, alive but silent.
   void PauseWorker(int i, bool paused) { ::kill(workers_[i].process.pid(), paused ? SIGSTOP : SIGCONT); }
   bool RestartWorker(int i) {
@@ -102,6 +123,7 @@ class Topology {
     int port = 0;
     int admin_port = 0;
     std::vector<std::string> argv;
+    std::map<std::string, std::string> env;
     ChildProcess process;
   };
 
@@ -135,19 +157,24 @@ class Topology {
         << "{\"keys\": [" << KeyEntry(generous_key_, "generous", true, 60000, 64) << ","
         << KeyEntry(quota_key_, "metered", true, kQuotaRatePerMinute, 64) << "]}";
 
+    workers_spec_ = "promoter=" + replicas;
     for (int i = 0; i < kReplicas; ++i) {
+      if (!RestartRunner(i)) {
+        *failure = "cannot start dnaserve-runner";
+        return false;
+      }
       Process& g = gateways_[i];
       g.port = FreePort();
       g.admin_port = FreePort();
-      g.process.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                      {{"DNASERVE_PORT", std::to_string(g.port)},
-                       {"DNASERVE_ADMIN_LISTEN", Loopback(g.admin_port)},
-                       {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-                       {"DNASERVE_REDIS_URL", redis_->url()},
-                       {"DNASERVE_WORKERS", "promoter=" + replicas},
-                       {"DNASERVE_IP_RATE", "10000"},
-                       {"DNASERVE_IP_BURST", "10000"}},
-                      dir_ + "/gateway-" + std::to_string(i) + ".log");
+      g.argv = {BinaryDir() + "/gateway/dnaserve-gateway"};
+      g.env = {{"DNASERVE_PORT", std::to_string(g.port)},
+               {"DNASERVE_ADMIN_LISTEN", Loopback(g.admin_port)},
+               {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
+               {"DNASERVE_REDIS_URL", redis_->url()},
+               {"DNASERVE_WORKERS", workers_spec_},
+               {"DNASERVE_IP_RATE", "10000"},
+               {"DNASERVE_IP_BURST", "10000"}};
+      g.process.Start(g.argv, g.env, dir_ + "/gateway-" + std::to_string(i) + ".log");
     }
     for (int i = 0; i < kReplicas; ++i) {
       if (!WaitFor([&] { return HttpRequest("GET", gateway_admin(i) + "/ready", {}, "", 2).status == 200; },
@@ -175,6 +202,8 @@ class Topology {
   std::optional<RedisServer> redis_;
   Process workers_[kReplicas];
   Process gateways_[kReplicas];
+  ChildProcess runners_[kReplicas];
+  std::string workers_spec_;
   std::string generous_key_;
   std::string quota_key_;
   std::string promoter_model_;
@@ -267,6 +296,65 @@ TEST_CASE("a job submitted through one gateway is polled through the other", "[t
   CHECK(t->Get(0, "/v1/tasks/jobs/" + job_id, t->generous_key()).body == poll.body);
   CHECK(t->Get(1, "/v1/tasks/jobs", t->generous_key()).body.find(job_id) != std::string::npos);
   CHECK(t->Get(1, "/v1/tasks/jobs/" + job_id, t->quota_key()).status == 404);
+}
+
+TEST_CASE("a gateway killed right after accepting 20 async jobs loses none of them",
+          "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  constexpr int kJobs = 20;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kJobs; ++i) {
+    auto r = t->Post(0, "/v1/tasks/promoter/predict", MinimalBody("promoter", 5000 + i),
+                     t->generous_key(), {"Prefer: respond-async"});
+    INFO(r.body);
+    REQUIRE(r.status == 202);
+    ids.push_back((*ParseJson(r.body))["data"]["job_id"].GetString());
+  }
+  t->KillGateway(0);  // SIGKILL: no drain, nothing handed over
+  for (size_t i = 0; i < ids.size(); ++i) {
+    HttpResult poll;
+    REQUIRE(WaitFor(
+        [&] {
+          poll = t->Get(1, "/v1/tasks/jobs/" + ids[i], t->generous_key());
+          return poll.status != 202;
+        },
+        std::chrono::seconds(120)));
+    INFO("job " << i << ": " << poll.body);
+    CHECK(poll.status == 200);
+    auto result = ParseJson(poll.body);
+    CHECK((*result)["meta"]["sequence_length"].GetInt() == static_cast<int>(5000 + i));
+  }
+  REQUIRE(t->RestartGateway(0));
+}
+
+TEST_CASE("a runner killed mid-job leaves it to the other runner", "[topology]") {
+  REQUIRE_TOPOLOGY(t);
+  // Long jobs, so that each runner is surely running one when runner 0 is killed.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    auto r = t->Post(1, "/v1/tasks/promoter/predict", MinimalBody("promoter", 400000 + i),
+                     t->generous_key(), {"Prefer: respond-async"});
+    REQUIRE(r.status == 202);
+    ids.push_back((*ParseJson(r.body))["data"]["job_id"].GetString());
+  }
+  // Runner 0 takes a job, and is killed while it runs.
+  REQUIRE(WaitFor([&] { return t->runner_log(0).find("runner_job_started") != std::string::npos; },
+                  std::chrono::seconds(60)));
+  t->KillRunner(0);
+  for (const auto& id : ids) {
+    HttpResult poll;
+    REQUIRE(WaitFor(
+        [&] {
+          poll = t->Get(1, "/v1/tasks/jobs/" + id, t->generous_key());
+          return poll.status != 202;
+        },
+        std::chrono::seconds(240)));
+    INFO(poll.body.substr(0, 500));
+    CHECK(poll.status == 200);
+  }
+  // Runner 1 took over what runner 0 held.
+  CHECK(t->runner_log(1).find("runner_job_reclaimed") != std::string::npos);
+  REQUIRE(t->RestartRunner(0));
 }
 
 TEST_CASE("a key's quota holds across both gateways", "[topology]") {

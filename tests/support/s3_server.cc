@@ -1,5 +1,8 @@
 #include "tests/support/s3_server.h"
 
+#include <algorithm>
+#include <filesystem>
+
 #include <curl/curl.h>
 #include <unistd.h>
 
@@ -103,6 +106,26 @@ std::optional<std::string> S3Server::StoredObject(const std::string& bucket,
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::vector<std::string> S3Server::StoredKeys(const std::string& bucket,
+                                             const std::string& prefix) const {
+  static const std::string kSuffix = "._S3rver_object";
+  const std::filesystem::path root = data_dir_ + "/" + bucket;
+  std::vector<std::string> keys;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().lexically_relative(root).string();
+    if (name.size() <= kSuffix.size() ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+      continue;
+    }
+    const std::string key = name.substr(0, name.size() - kSuffix.size());
+    if (key.rfind(prefix, 0) == 0) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 }  // namespace dnaserve::testing

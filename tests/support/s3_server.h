@@ -36,6 +36,8 @@ class S3Server {
   long PutObject(const std::string& bucket, const std::string& key, const std::string& body) const;
   // The object's bytes as the server stored them on disk (nullopt when absent).
   std::optional<std::string> StoredObject(const std::string& bucket, const std::string& key) const;
+  // Keys of the objects stored in `bucket` whose key starts with `prefix`, sorted.
+  std::vector<std::string> StoredKeys(const std::string& bucket, const std::string& prefix) const;
 
  private:
   S3Server() = default;

@@ -8,6 +8,11 @@
 #include <thread>
 
 #include "gateway/handlers/job_runner.h"
+#include "gateway/handlers/job_waiter.h"
+#include "gateway/jobs/job_queue.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "runner/queue_runner.h"
+#include "tests/support/test_env.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
 #include "gateway/observability/gateway_metrics.h"
@@ -77,14 +82,21 @@ const char* kAliceKey = "dns_alice-test-key";
 const char* kSingleKey = "dns_single-test-key";
 const char* kOffKey = "dns_off-test-key";
 
+// The gateway's pipeline in process. `with_runner`: plus a real redis-server holding jobs and
+// the queue, and a runner taking jobs from it, as the workflows need.
 struct Harness {
   ManualClock clock;
-  InMemoryJobStore jobs{&clock};
+  std::optional<testing::RedisServer> redis;
+  std::unique_ptr<JobStore> jobs;
+  std::unique_ptr<RedisJobQueue> queue;
   InMemoryQuotaStore quotas{&clock};
   ScriptedBackend backend;
   ModelCatalogue catalogue;
   Executor executor{4, 16};
-  JobRunner runner{&jobs, &executor};
+  std::unique_ptr<JobRunner> runner_holder;
+  JobRunner& runner;
+  std::unique_ptr<JobWaiter> waiter;
+  std::unique_ptr<runner::QueueRunner> job_runner;
   DocsHandler docs{"/nonexistent"};
   metrics::Registry registry;
   GatewayMetrics metrics{&registry};
@@ -93,7 +105,10 @@ struct Harness {
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
 
-  Harness() {
+  explicit Harness(bool with_runner = false)
+      : jobs(MakeJobs(with_runner)),
+        runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
+        runner(*runner_holder) {
     auto entry = [](const char* key, const char* client, bool enabled, int rate, int conc) {
       return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
              "\",\"enabled\":" + (enabled ? "true" : "false") +
@@ -127,6 +142,22 @@ struct Harness {
     s.docs = &docs;
     s.runner = &runner;
     s.metrics = &metrics;
+    if (with_runner) {
+      s.queue = queue.get();
+      waiter = std::make_unique<JobWaiter>(jobs.get(), queue.get());
+      s.waiter = waiter.get();
+      runner::JobServices services;
+      services.backend = &metered;
+      services.catalogue = &catalogue;
+      services.executor = &executor;
+      runner::QueueRunnerOptions options;
+      options.consumer = "test-runner";
+      options.poll_interval = std::chrono::milliseconds(10);
+      job_runner = std::make_unique<runner::QueueRunner>(queue.get(), jobs.get(), &quotas,
+                                                         services, options);
+      waiter->Start();
+      job_runner->Start();
+    }
     runner.set_metrics(&metrics);
     s.admit_ip = [this](const std::string&) -> std::optional<QuotaDecision> {
       if (ip_refusals_left > 0) {
@@ -140,8 +171,20 @@ struct Harness {
     pipeline = std::make_unique<RequestPipeline>(s, BuildRoutes(s));
   }
   ~Harness() {
+    if (job_runner) job_runner->Stop();
+    if (waiter) waiter->Stop();
     runner.Stop();
     executor.Shutdown();
+  }
+
+  std::unique_ptr<JobStore> MakeJobs(bool with_runner) {
+    if (!with_runner) return std::make_unique<InMemoryJobStore>(&clock);
+    redis = testing::RedisServer::Start();
+    REQUIRE(redis.has_value());
+    auto connection = RedisConnection::Create(redis->url());
+    REQUIRE(connection.ok());
+    queue = std::make_unique<RedisJobQueue>(*connection);
+    return std::make_unique<RedisJobStore>(*connection);
   }
 
   HttpResponse Call(const std::string& method, const std::string& path, const std::string& key,
@@ -343,7 +386,7 @@ std::string FindGenesBody(size_t length, const std::string& options = R"({"descr
 }  // namespace
 
 TEST_CASE("find-genes: a sync call runs both stages and is stored as a job", "[gateway][pipeline]") {
-  Harness h;
+  Harness h(/*with_runner=*/true);
   auto r = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(12000));
   INFO(r.body.substr(0, 2000));
   REQUIRE(r.status == 200);
@@ -372,7 +415,7 @@ TEST_CASE("find-genes: a sync call runs both stages and is stored as a job", "[g
 
 TEST_CASE("find-genes: admission failures create no job and call no worker",
           "[gateway][pipeline]") {
-  Harness h;
+  Harness h(/*with_runner=*/true);
   auto code = [&](const HttpResponse& r) { return Code(r); };
   CHECK(h.Call("POST", kFindGenesPath, "", FindGenesBody(1000)).status == 401);
 
@@ -429,7 +472,7 @@ TEST_CASE("find-genes: admission failures create no job and call no worker",
 }
 
 TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[gateway][pipeline]") {
-  Harness h;
+  Harness h(/*with_runner=*/true);
   const std::string body = FindGenesBody(60000);
   auto submit = h.Call("POST", kFindGenesPath, kSingleKey, body, {{"prefer", "respond-async"}});
   REQUIRE(submit.status == 202);
@@ -454,7 +497,7 @@ TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[g
 
 TEST_CASE("find-genes: a worker error reaches the client and the job as its own envelope",
           "[gateway][pipeline]") {
-  Harness h;
+  Harness h(/*with_runner=*/true);
   h.backend.next_error = Unavailable("the inference worker is unavailable; retry shortly");
   auto r = h.Call("POST", kFindGenesPath, kAliceKey, FindGenesBody(12000));
   CHECK(r.status == 503);

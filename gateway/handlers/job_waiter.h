@@ -1,0 +1,66 @@
+// Waits for what runners write to Redis for a gateway: the final record of a queued sync job
+// (find-genes), the verdict of a variant admission. One thread checks every waiter, each on its
+// own schedule (5 ms after it started, backing off to 200 ms), so a waiting request holds no
+// executor thread and a quick answer is seen within milliseconds.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/cancellation.h"
+#include "common/status.h"
+#include "gateway/jobs/job_queue.h"
+#include "gateway/jobs/job_store.h"
+
+namespace dnaserve::gateway {
+
+// Why a wait ended without an answer.
+enum class WaitEnd { kAnswered, kClientGone, kDeadline, kStopped };
+
+class JobWaiter {
+ public:
+  JobWaiter(JobStore* jobs, RedisJobQueue* queue);
+  ~JobWaiter();
+
+  void Start();
+  // Ends every wait (kStopped) and the thread.
+  void Stop();
+
+  // `done` gets the job's record once it has finished (completed or failed), or the reason the
+  // wait ended first: the client's connection closed (`client_gone`, may be null), the deadline
+  // passed, or Stop. Called once, on the waiter's thread: keep it short.
+  using RecordDone = std::function<void(WaitEnd, const JobRecord*)>;
+  void WaitForRecord(const std::string& job_id, const std::string& owner,
+                     std::chrono::steady_clock::time_point deadline,
+                     std::shared_ptr<Cancellation> client_gone, RecordDone done);
+
+  using VerdictDone = std::function<void(WaitEnd, const std::string* verdict)>;
+  void WaitForVerdict(const std::string& job_id, std::chrono::steady_clock::time_point deadline,
+                      std::shared_ptr<Cancellation> client_gone, VerdictDone done);
+
+  size_t waiting();
+
+ private:
+  struct Waiter;
+  void Add(std::shared_ptr<Waiter> waiter);
+  void Loop();
+  // True when the waiter is finished (its callback has run).
+  bool Check(Waiter& waiter, std::chrono::steady_clock::time_point now);
+
+  JobStore* jobs_;
+  RedisJobQueue* queue_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  uint64_t next_id_ = 0;
+  std::map<uint64_t, std::shared_ptr<Waiter>> waiters_;
+  std::thread thread_;
+};
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,65 @@
+// The runner's settings, parsed once in main(). Precedence: default < environment < flag.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace dnaserve::runner {
+
+struct RunnerConfig {
+  std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL: queue, jobs, quotas
+  std::string workers;  // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
+  // DNASERVE_RUNNER_ID: this runner's consumer name in the queue; default hostname-pid. Must be
+  // unique among live runners (a Kubernetes pod name is).
+  std::string runner_id;
+  // DNASERVE_RUNNER_SLOTS: jobs run at once. DNASERVE_RUNNER_CLIENT_SLOTS: of those, how many
+  // one client may hold (default slots - 1, at least 1), so another client always finds one.
+  int slots = 4;
+  int client_slots = 0;
+  // DNASERVE_RUNNER_CLAIM_TIMEOUT: seconds a job may go without its runner's heartbeat before
+  // another runner takes it over and runs it again.
+  int64_t claim_timeout_seconds = 30;
+  // DNASERVE_RUNNER_MAX_ATTEMPTS: runs a job gets; a job whose runners died this many times
+  // ends as 503 service_unavailable.
+  int64_t max_attempts = 3;
+  // DNASERVE_JOB_MAX_SECONDS: wall time of one job, queueing excluded.
+  int64_t job_max_seconds = 6 * 3600;
+  // DNASERVE_JOB_MAX_MODEL_CALLS: worker calls one variant job may make.
+  int64_t job_max_model_calls = 200000;
+  int64_t worker_call_timeout_seconds = 300;  // DNASERVE_WORKER_CALL_TIMEOUT
+  int64_t worker_health_interval_ms = 1000;   // DNASERVE_WORKER_HEALTH_INTERVAL_MS
+  int64_t worker_keepalive_seconds = 10;      // DNASERVE_WORKER_KEEPALIVE
+  int executor_threads = 16;  // DNASERVE_EXECUTOR_THREADS: a variant job's concurrent calls
+  std::string admin_listen;   // DNASERVE_ADMIN_LISTEN: /metrics, /ready, /live; empty = none
+  // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long running jobs may still finish; the rest are
+  // handed back to the queue for another runner.
+  int64_t drain_timeout_seconds = 30;
+
+  // The genomic-variant-interpretation workflow. The object store is the operator's: a request
+  // names only a bucket and a key, never a host. Without an endpoint the workflow answers 503;
+  // without a catalogue a GRCh37 request is 400 "no start-site catalogue".
+  std::string s3_endpoint;              // DNASERVE_S3_ENDPOINT: scheme://host[:port]
+  std::string s3_region = "us-east-1";  // DNASERVE_S3_REGION
+  std::string s3_access_key_id;         // DNASERVE_S3_ACCESS_KEY_ID
+  // DNASERVE_S3_SECRET_ACCESS_KEY_FILE (preferred: a mounted Secret) or
+  // DNASERVE_S3_SECRET_ACCESS_KEY; the file's content (one trailing newline dropped) ends up here.
+  std::string s3_secret_access_key;
+  std::string s3_secret_access_key_file;
+  std::string s3_session_token;  // DNASERVE_S3_SESSION_TOKEN: temporary credentials only
+  bool s3_path_style = true;     // DNASERVE_S3_PATH_STYLE: false = virtual-hosted addressing
+  std::string grch37_catalogue;  // DNASERVE_GRCH37_CATALOGUE: start-site catalogue file
+  std::string grch37_fasta;      // DNASERVE_GRCH37_FASTA: bgzip+faidx (or plain+fai) FASTA
+  // DNASERVE_VARIANT_WORK_DIR: this runner's scratch directory (input and output VCFs, up to
+  // 2 GiB each); emptied at start-up, since what is there was left by a runner that died.
+  std::string variant_work_dir;
+  // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
+  int variant_score_concurrency = 4;
+};
+
+// Parses flags (--help lists each with its environment variable). Returns a bad_request status
+// naming the problem; prints help and sets `exit_now` for --help.
+StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now);
+
+}  // namespace dnaserve::runner

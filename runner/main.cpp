@@ -1,0 +1,133 @@
+// dnaserve-runner: wiring only. Runs the jobs gateways queue in Redis (async predictions, both
+// workflows) until SIGINT/SIGTERM, then finishes what it can and hands the rest back.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "common/log.h"
+#include "common/version.h"
+#include "gateway/dispatch/catalogue_refresher.h"
+#include "gateway/dispatch/worker_client.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "gateway/observability/admin_routes.h"
+#include "gateway/ratelimit/redis_quota_store.h"
+#include "gateway/redis/redis_connection.h"
+#include "runner/config/runner_config.h"
+#include "runner/queue_runner.h"
+#include "runner/workflows/variant_resources.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+int Fail(std::string_view event, const Status& status) {
+  log::Error(event, {{"error", status.message()}});
+  return 2;
+}
+
+// What is in the scratch directory at start-up was left by a runner that died mid-job (a
+// Kubernetes pod keeps its emptyDir across container restarts): its jobs run again elsewhere.
+void ClearScratch(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code remove_ec;
+    std::filesystem::remove_all(entry.path(), remove_ec);
+    if (!remove_ec) ++removed;
+  }
+  if (removed > 0) log::Info("runner_scratch_cleared", {{"dir", dir}, {"entries", removed}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log::Init("runner");
+  bool exit_now = false;
+  auto config = runner::ParseRunnerConfig(argc, argv, &exit_now);
+  if (exit_now) return 0;
+  if (!config.ok()) {
+    std::cerr << config.status().message() << "\n";
+    return 2;
+  }
+  auto endpoints = WorkerEndpoints::Parse(config->workers);
+  if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
+  auto redis = RedisConnection::Create(config->redis_url);
+  if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
+  ClearScratch(config->variant_work_dir);
+  auto variant = VariantResources::Load(VariantSettingsFrom(*config));
+  if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
+
+  RedisJobStore jobs(*redis);
+  RedisQuotaStore quotas(*redis);
+  RedisJobQueue queue(*redis);
+  GrpcInferenceBackend::Options backend_options;
+  backend_options.endpoints = *endpoints;
+  backend_options.predict_deadline = std::chrono::seconds(config->worker_call_timeout_seconds);
+  backend_options.health_interval = std::chrono::milliseconds(config->worker_health_interval_ms);
+  backend_options.keepalive_time = backend_options.keepalive_timeout =
+      std::chrono::seconds(config->worker_keepalive_seconds);
+  GrpcInferenceBackend backend(backend_options);
+  ModelCatalogue catalogue;
+  CatalogueRefresher refresher(&backend, &catalogue);
+  Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);
+
+  runner::JobServices services;
+  services.backend = &backend;
+  services.catalogue = &catalogue;
+  services.executor = &executor;
+  services.variant = variant->get();
+  services.max_model_calls = config->job_max_model_calls;
+  runner::QueueRunnerOptions options;
+  options.consumer = config->runner_id;
+  options.slots = config->slots;
+  options.client_slots = config->client_slots;
+  options.claim_timeout = std::chrono::seconds(config->claim_timeout_seconds);
+  options.max_attempts = config->max_attempts;
+  options.job_max = std::chrono::seconds(config->job_max_seconds);
+
+  metrics::Registry registry;
+  metrics::AddBuildInfo(&registry);
+  RegisterWorkerPoolMetrics(&registry, &backend);
+  runner::QueueRunner runner(&queue, &jobs, &quotas, services, options, &registry);
+  std::vector<Task> tasks;
+  for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
+  Readiness readiness(&jobs, &catalogue, tasks, nullptr);
+  std::optional<observability::AdminServer> admin;
+  if (!config->admin_listen.empty()) {
+    admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
+    if (Status started = admin->Start(); !started.ok()) return Fail("admin_listen_failed", started);
+  }
+
+  refresher.Start();
+  runner.Start();
+  log::Info("runner_started", {{"runner_id", config->runner_id},
+                               {"slots", config->slots},
+                               {"client_slots", config->client_slots},
+                               {"admin_port", admin ? admin->port() : 0},
+                               {"version", ServiceVersion()},
+                               {"object_store", (*variant)->store() != nullptr},
+                               {"grch37_catalogue", (*variant)->Genome("GRCh37") != nullptr}});
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  const auto drain_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(config->drain_timeout_seconds);
+  log::Info("runner_stopping",
+            {{"signal", signal_number}, {"drain_timeout_s", config->drain_timeout_seconds}});
+  readiness.BeginDrain();
+  const bool drained = runner.Drain(drain_deadline);
+  runner.Stop();  // what still runs goes back to the queue for another runner
+  executor.Shutdown();
+  refresher.Stop();
+  if (admin) admin->Stop();
+  log::Info("runner_stopped", {{"drained", drained}});
+  return 0;
+}

@@ -1,0 +1,423 @@
+#include "runner/queue_runner.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "common/log.h"
+#include "gateway/handlers/job_start.h"
+#include "gateway/http/error_response.h"
+
+namespace dnaserve::runner {
+namespace {
+
+using gateway::Delivery;
+using gateway::ErrorResponse;
+using gateway::HttpResponse;
+
+// Progress is written at most this often; polls need no finer grain.
+constexpr std::chrono::milliseconds kProgressWriteInterval(500);
+
+enum class CancelReason { kNone, kClientGone, kWallTime, kShutdown };
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+gateway::Principal PrincipalOf(const gateway::QueuedJob& job) {
+  return gateway::Principal{job.client_id, job.rate_per_minute, job.max_concurrency};
+}
+
+bool IsFinished(gateway::JobState state) {
+  return state == gateway::JobState::kCompleted || state == gateway::JobState::kFailed;
+}
+
+}  // namespace
+
+struct QueueRunner::Running {
+  Delivery delivery;
+  Cancellation cancellation;
+  std::atomic<CancelReason> reason{CancelReason::kNone};
+  std::chrono::steady_clock::time_point started;
+  std::mutex mu;  // percent, message
+  double percent = 0;
+  std::string message = "running";
+
+  void Cancel(CancelReason why) {
+    CancelReason none = CancelReason::kNone;
+    reason.compare_exchange_strong(none, why);
+    cancellation.Cancel();
+  }
+};
+
+QueueRunner::QueueRunner(gateway::RedisJobQueue* queue, gateway::JobStore* jobs,
+                         gateway::QuotaStore* quotas, JobServices services,
+                         QueueRunnerOptions options, metrics::Registry* registry)
+    : queue_(queue),
+      jobs_(jobs),
+      quotas_(quotas),
+      services_(services),
+      options_(std::move(options)),
+      slots_(std::make_unique<gateway::Executor>(options_.slots, options_.slots)) {
+  if (registry != nullptr) {
+    finished_ = &registry->AddCounter("dnaserve_runner_jobs_finished_total",
+                                      "Jobs this runner ended, by kind and HTTP status class",
+                                      {"kind", "status"});
+    reclaimed_ = &registry->AddCounter(
+        "dnaserve_runner_jobs_reclaimed_total",
+        "Jobs this runner took over from a runner that stopped sending heartbeats");
+    registry->AddCallback("dnaserve_runner_jobs_running", "Jobs running on this runner", "gauge",
+                          {}, [this] {
+                            return std::vector<std::pair<metrics::LabelValues, double>>{
+                                {{}, static_cast<double>(running())}};
+                          });
+    registry->AddCallback(
+        "dnaserve_queue_depth",
+        "Jobs queued or running on any runner, all clients (the runner Deployment scales on it)",
+        "gauge", {}, [this] {
+          auto depth = queue_->Depth();
+          return std::vector<std::pair<metrics::LabelValues, double>>{
+              {{}, depth.ok() ? static_cast<double>(*depth) : -1.0}};
+        });
+  }
+}
+
+QueueRunner::~QueueRunner() { Stop(); }
+
+void QueueRunner::Start() {
+  threads_.emplace_back([this] { FetchLoop(); });
+  threads_.emplace_back([this] { AdmissionLoop(); });
+  threads_.emplace_back([this] { HeartbeatLoop(); });
+}
+
+int QueueRunner::running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(running_.size());
+}
+
+bool QueueRunner::Stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
+bool QueueRunner::Drain(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  draining_ = true;
+  cv_.notify_all();
+  return cv_.wait_until(lock, deadline, [this] { return running_.empty(); });
+}
+
+void QueueRunner::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    draining_ = stopping_ = true;
+    for (auto& [id, r] : running_) r->Cancel(CancelReason::kShutdown);
+  }
+  cv_.notify_all();
+  slots_->Shutdown();  // the cancelled jobs return promptly and hand their entries back
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void QueueRunner::FetchLoop() {
+  auto next_claim_check = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (draining_ || static_cast<int>(running_.size()) >= options_.slots) {
+      cv_.wait_for(lock, options_.poll_interval);
+      continue;
+    }
+    lock.unlock();
+    // Jobs of dead runners first (checked once per poll interval of a second or so: claiming
+    // scans every client's pending list).
+    bool started = false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_claim_check) {
+      next_claim_check = now + std::min(options_.claim_timeout / 4, std::chrono::milliseconds(1000));
+      started = TryStartOne(/*claim_stale=*/true);
+    }
+    if (!started) started = TryStartOne(/*claim_stale=*/false);
+    lock.lock();
+    if (!started) cv_.wait_for(lock, options_.poll_interval);
+  }
+}
+
+bool QueueRunner::TryStartOne(bool claim_stale) {
+  auto clients = queue_->ActiveClients();
+  if (!clients.ok() || clients->empty()) return false;
+  std::sort(clients->begin(), clients->end());
+  const size_t n = clients->size();
+  size_t first;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first = next_client_ % n;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (first + k) % n;
+    const std::string& client = (*clients)[i];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = per_client_.find(client);
+      if (it != per_client_.end() && it->second >= options_.client_slots) continue;
+    }
+    auto delivery =
+        claim_stale
+            ? queue_->ClaimStale(client, options_.consumer, options_.claim_timeout.count())
+            : queue_->ReadNew(client, options_.consumer);
+    if (!delivery.ok() || !delivery->has_value()) continue;
+
+    auto running = std::make_shared<Running>();
+    running->delivery = std::move(delivery->value());
+    running->started = std::chrono::steady_clock::now();
+    if (claim_stale) {
+      log::Warn("runner_job_reclaimed", {{"job_id", running->delivery.job.job_id},
+                                         {"attempt", running->delivery.attempts}});
+      if (reclaimed_) reclaimed_->With({}).Inc();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_[running->delivery.job.job_id] = running;
+      ++per_client_[client];
+      next_client_ = i + 1;  // the next turn starts after this client
+    }
+    if (!slots_->TrySubmit([this, running] { RunJob(running); })) {
+      // Shutting down: leave the entry for another runner.
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(running->delivery.job.job_id);
+      if (--per_client_[client] <= 0) per_client_.erase(client);
+      return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+void QueueRunner::FreeLeaseAndAck(const Delivery& delivery) {
+  quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
+  if (Status acked = queue_->Ack(delivery); !acked.ok()) {
+    log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
+  }
+}
+
+void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& response) {
+  // The seat is free before anyone can read the answer: a client that polls the result and
+  // submits again at once is not refused by its own finished job.
+  quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
+  // A Redis restart must not lose a finished job: retry with backoff for about 10 s.
+  const std::chrono::milliseconds backoff[] = {
+      std::chrono::milliseconds(0), std::chrono::milliseconds(200), std::chrono::milliseconds(1000),
+      std::chrono::milliseconds(3000), std::chrono::milliseconds(6000)};
+  Status stored;
+  for (auto delay : backoff) {
+    std::this_thread::sleep_for(delay);
+    stored = jobs_->Finish(delivery.job.job_id, response.status, response.content_type,
+                           response.body);
+    // conflict: already finished (an earlier run, or "lost"); not_found: expired. Either way
+    // there is nothing more to store.
+    if (stored.ok() || stored.code() == ErrorCode::kConflict ||
+        stored.code() == ErrorCode::kNotFound) {
+      break;
+    }
+  }
+  if (!stored.ok() && stored.code() == ErrorCode::kServiceUnavailable) {
+    // Keep the entry: the job runs again once Redis is back (after the claim timeout).
+    log::Error("job_result_not_stored",
+               {{"job_id", delivery.job.job_id}, {"error", stored.ToString()}});
+    return;
+  }
+  if (finished_) {
+    finished_->With({delivery.job.kind, std::to_string(response.status / 100) + "xx"}).Inc();
+  }
+  if (Status acked = queue_->Ack(delivery); !acked.ok()) {
+    log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
+  }
+}
+
+void QueueRunner::RunJob(std::shared_ptr<Running> running) {
+  const Delivery& delivery = running->delivery;
+  const gateway::QueuedJob& job = delivery.job;
+  auto done = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(job.job_id);
+    if (--per_client_[job.client_id] <= 0) per_client_.erase(job.client_id);
+    cv_.notify_all();
+  };
+
+  auto record = jobs_->Get(job.job_id, job.client_id);
+  if (!record.ok()) {
+    if (record.status().code() == ErrorCode::kServiceUnavailable) {
+      done();  // Redis is away: the entry stays and is claimed again later
+      return;
+    }
+    // Expired or gone: nobody can read a result any more.
+    FreeLeaseAndAck(delivery);
+    done();
+    return;
+  }
+  if (IsFinished(record->state)) {  // an earlier run finished it
+    FreeLeaseAndAck(delivery);
+    done();
+    return;
+  }
+  if (delivery.attempts > options_.max_attempts) {
+    Conclude(delivery,
+             ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                  "the job was started " + std::to_string(options_.max_attempts) +
+                                      " times and each time the runner running it stopped; "
+                                      "resubmit the request")
+                               .set_retry_after_seconds(5),
+                           job.request_id));
+    done();
+    return;
+  }
+  if (auto cancel = queue_->CancelRequested(job.job_id); cancel.ok() && *cancel) {
+    Conclude(delivery, ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                            "the client closed its connection before the answer "
+                                            "was ready; the work was cancelled"),
+                                     job.request_id));
+    done();
+    return;
+  }
+
+  auto work = BuildJob(job, services_);
+  if (!work.ok()) {
+    Conclude(delivery, ErrorResponse(work.status(), job.request_id));
+    done();
+    return;
+  }
+  jobs_->UpdateProgress(job.job_id, 0, "running");
+  log::Info("runner_job_started", {{"job_id", job.job_id},
+                                   {"request_id", job.request_id},
+                                   {"kind", job.kind},
+                                   {"attempt", delivery.attempts}});
+
+  gateway::JobContext context;
+  context.call.request_id = job.request_id;
+  context.call.job_id = job.job_id;
+  context.call.cancelled = running->cancellation.flag();
+  context.call.cancellation = &running->cancellation;
+  auto deadline = running->started + options_.job_max;
+  if (job.deadline_ms > 0) {
+    deadline = std::min(deadline, std::chrono::steady_clock::now() +
+                                      std::chrono::milliseconds(job.deadline_ms - NowMs()));
+  }
+  context.call.deadline = deadline;
+  auto last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
+  context.report_progress = [&](double percent, const std::string& message) {
+    {
+      std::lock_guard<std::mutex> lock(running->mu);
+      running->percent = percent;
+      running->message = message;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_write >= kProgressWriteInterval) {
+      last_write = now;
+      jobs_->UpdateProgress(job.job_id, percent, message);
+    }
+  };
+
+  HttpResponse response;
+  try {
+    response = (*work)->Run(context);
+  } catch (const std::exception& e) {
+    log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
+    response = ErrorResponse(Internal("internal error"), job.request_id);
+  } catch (...) {
+    log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
+    response = ErrorResponse(Internal("internal error"), job.request_id);
+  }
+  work->reset();
+
+  switch (running->reason.load()) {
+    case CancelReason::kShutdown:
+      // Not this job's fault: another runner runs it again, at once.
+      (void)queue_->Release(options_.consumer, delivery, options_.claim_timeout.count());
+      log::Info("runner_job_handed_back", {{"job_id", job.job_id}});
+      done();
+      return;
+    case CancelReason::kClientGone:
+      response = ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                      "the client closed its connection before the answer was "
+                                      "ready; the work was cancelled"),
+                               job.request_id);
+      break;
+    case CancelReason::kWallTime:
+      if (response.status >= 500) {
+        response = ErrorResponse(
+            Status(ErrorCode::kServiceUnavailable,
+                   "the job ran past the per-job time limit of " +
+                       std::to_string(options_.job_max.count()) + " s and was stopped"),
+            job.request_id);
+      }
+      break;
+    case CancelReason::kNone:
+      break;
+  }
+  response.SetHeader("X-Job-Id", job.job_id);
+  Conclude(delivery, response);
+  done();
+}
+
+void QueueRunner::AdmissionLoop() {
+  while (!Stopping()) {
+    auto admission = queue_->ReadNewAdmission(options_.consumer);
+    if (admission.ok() && !admission->has_value()) {
+      admission = queue_->ClaimStale("", options_.consumer, options_.claim_timeout.count());
+    }
+    if (!admission.ok() || !admission->has_value()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
+      continue;
+    }
+    const Delivery& d = admission->value();
+    auto cancelled = queue_->CancelRequested(d.job.job_id);
+    if (!(cancelled.ok() && *cancelled)) {
+      const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
+      if (gateway::ParseAdmissionVerdict(verdict).job_id == d.job.job_id &&
+          gateway::ParseAdmissionVerdict(verdict).accepted) {
+        // Queued now: its lease keeps the seat however long it waits.
+        quotas_->Renew(PrincipalOf(d.job), d.job.job_id, gateway::kQueuedLeaseTtlMs);
+      }
+      (void)queue_->WriteVerdict(d.job.job_id, verdict);
+    }
+    (void)queue_->Ack(d);
+  }
+}
+
+void QueueRunner::HeartbeatLoop() {
+  const auto interval = std::max(std::chrono::milliseconds(200), options_.claim_timeout / 6);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, interval, [this] { return stopping_; });
+    if (stopping_) return;
+    auto snapshot = running_;
+    lock.unlock();
+    std::vector<const Delivery*> held;
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& [job_id, r] : snapshot) {
+      held.push_back(&r->delivery);
+      double percent;
+      std::string message;
+      {
+        std::lock_guard<std::mutex> guard(r->mu);
+        percent = r->percent;
+        message = r->message;
+      }
+      (void)jobs_->UpdateProgress(job_id, percent, message);
+      quotas_->Renew(PrincipalOf(r->delivery.job), job_id, gateway::kQueuedLeaseTtlMs);
+      if (now - r->started > options_.job_max) r->Cancel(CancelReason::kWallTime);
+      if (r->delivery.job.mode == "sync") {
+        if (auto cancel = queue_->CancelRequested(job_id); cancel.ok() && *cancel) {
+          r->Cancel(CancelReason::kClientGone);
+        }
+      }
+    }
+    (void)queue_->Touch(options_.consumer, held);
+    lock.lock();
+  }
+}
+
+}  // namespace dnaserve::runner

@@ -1,0 +1,300 @@
+// The runner's queue and engine against a real redis-server: per-client bounds, fair turns
+// between clients, jobs of a dead runner taken over and re-run (then given up), a sync job
+// cancelled when its client leaves, and jobs handed back on a stop.
+#include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/ids.h"
+#include "gateway/jobs/job_queue.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "gateway/ratelimit/clock.h"
+#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "runner/queue_runner.h"
+#include "tests/support/test_env.h"
+
+using namespace dnaserve;
+using namespace dnaserve::gateway;
+
+namespace {
+
+namespace pb = dnaserve::worker::v1;
+
+// Enhancer calls; a sequence of `kSlowLength` bp blocks until released (or cancelled).
+constexpr size_t kSlowLength = 500;
+
+class GatedBackend : public InferenceBackend {
+ public:
+  StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request,
+                                      const CallContext& context,
+                                      const ProgressCallback&) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++started_;
+      started_sequences_.insert(request.sequence().size());
+    }
+    cv_.notify_all();
+    if (request.sequence().size() == kSlowLength) {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!released_ && !(context.cancelled && context.cancelled->load())) {
+        cv_.wait_for(lock, std::chrono::milliseconds(10));
+      }
+      if (!released_) return Unavailable("the call was cancelled");
+    }
+    pb::PredictResult result;
+    result.set_model(request.model());
+    result.set_windows_processed(1);
+    auto* w = result.mutable_enhancer()->add_windows();
+    w->set_end(249);
+    w->set_dev(0.5);
+    w->set_hk(-0.25);
+    return result;
+  }
+  StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
+
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  int started() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  int started_ = 0;
+  std::set<size_t> started_sequences_;
+};
+
+struct QueueHarness {
+  std::optional<testing::RedisServer> redis = testing::RedisServer::Start();
+  std::shared_ptr<RedisConnection> connection = Connect();
+  RedisJobStore jobs{connection};
+  RedisJobQueue queue;
+  ManualClock clock;
+  InMemoryQuotaStore quotas{&clock};
+  GatedBackend backend;
+  ModelCatalogue catalogue;
+  std::vector<std::unique_ptr<runner::QueueRunner>> runners;
+
+  explicit QueueHarness(JobQueueOptions queue_options = {})
+      : queue(connection, std::move(queue_options)) {
+    pb::ModelInfo m;
+    m.set_id("enhancer-test");
+    m.set_task(pb::TASK_ENHANCER);
+    m.set_is_default(true);
+    catalogue.SetModels(Task::kEnhancer, {m});
+  }
+  ~QueueHarness() {
+    backend.Release();
+    for (auto& r : runners) r->Stop();
+  }
+
+  std::shared_ptr<RedisConnection> Connect() {
+    REQUIRE(redis.has_value());
+    auto c = RedisConnection::Create(redis->url());
+    REQUIRE(c.ok());
+    return *c;
+  }
+
+  runner::QueueRunner& StartRunner(const std::string& name, runner::QueueRunnerOptions options = {}) {
+    runner::JobServices services;
+    services.backend = &backend;
+    services.catalogue = &catalogue;
+    options.consumer = name;
+    options.poll_interval = std::chrono::milliseconds(10);
+    runners.push_back(std::make_unique<runner::QueueRunner>(&queue, &jobs, &quotas, services,
+                                                            options));
+    runners.back()->Start();
+    return *runners.back();
+  }
+
+  // What a gateway does for an async (or sync) enhancer call: the lease, the record, the entry.
+  std::string Submit(const std::string& client, size_t length, const std::string& mode = "async",
+                     int max_concurrency = 8) {
+    const std::string job_id = NewUuidV4();
+    Principal principal{client, 6000, max_concurrency};
+    REQUIRE(quotas.Admit(principal, job_id, kQueuedLeaseTtlMs).status.ok());
+    JobRecord record;
+    record.job_id = job_id;
+    record.request_id = "req-" + job_id.substr(0, 8);
+    record.owner = client;
+    record.task = "enhancer";
+    record.mode = mode;
+    record.queued = true;
+    REQUIRE(jobs.Create(record).ok());
+    QueuedJob job;
+    job.job_id = job_id;
+    job.request_id = record.request_id;
+    job.client_id = client;
+    job.rate_per_minute = principal.rate_per_minute;
+    job.max_concurrency = principal.max_concurrency;
+    job.kind = "predict";
+    job.mode = mode;
+    job.task = "enhancer";
+    job.body = "{\"sequence\": \"" + std::string(length, 'A') + "\"}";
+    REQUIRE(queue.Enqueue(job).ok());
+    return job_id;
+  }
+
+  JobRecord Record(const std::string& job_id, const std::string& client) {
+    auto r = jobs.Get(job_id, client);
+    REQUIRE(r.ok());
+    return *r;
+  }
+  bool Finished(const std::string& job_id, const std::string& client) {
+    auto state = Record(job_id, client).state;
+    return state == JobState::kCompleted || state == JobState::kFailed;
+  }
+};
+
+bool Eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  return testing::WaitFor(condition, timeout);
+}
+
+}  // namespace
+
+TEST_CASE("queue: a client's queued and running jobs are bounded, others are not affected",
+          "[runner][queue]") {
+  JobQueueOptions options;
+  options.max_jobs_per_client = 2;
+  QueueHarness h(options);
+  h.Submit("greedy", 300);
+  h.Submit("greedy", 300);
+  QueuedJob third;
+  third.job_id = NewUuidV4();
+  third.client_id = "greedy";
+  third.kind = "predict";
+  Status refused = h.queue.Enqueue(third);
+  CHECK(refused.code() == ErrorCode::kTooManyRequests);
+  REQUIRE(refused.retry_after_seconds().has_value());
+  CHECK(*refused.retry_after_seconds() > 0);
+  // Another client still gets in.
+  h.Submit("modest", 300);
+  auto depth = h.queue.Depth();
+  REQUIRE(depth.ok());
+  CHECK(*depth == 3);
+}
+
+TEST_CASE("runner: jobs run, results are stored, leases freed and entries removed",
+          "[runner][queue]") {
+  QueueHarness h;
+  h.StartRunner("r1");
+  const std::string job = h.Submit("alice", 300, "async", /*max_concurrency=*/1);
+  REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }));
+  JobRecord record = h.Record(job, "alice");
+  INFO(record.body);
+  CHECK(record.http_status == 200);
+  rapidjson::Document d;
+  d.Parse(record.body.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  CHECK(std::string(d["meta"]["job_id"].GetString()) == job);
+  CHECK(std::string(d["data"]["task"].GetString()) == "enhancer");
+  // The seat is free again, the entry gone.
+  CHECK(h.quotas.Admit(Principal{"alice", 6000, 1}, "next", kLeaseTtlMs).status.ok());
+  REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
+}
+
+TEST_CASE("runner: a small job of B finishes while A's long jobs hold their slots",
+          "[runner][queue][fairness]") {
+  QueueHarness h;
+  runner::QueueRunnerOptions options;
+  options.slots = 2;
+  options.client_slots = 1;
+  h.StartRunner("r1", options);
+  std::vector<std::string> a_jobs;
+  for (int i = 0; i < 4; ++i) a_jobs.push_back(h.Submit("client-a", kSlowLength));
+  REQUIRE(Eventually([&] { return h.backend.started() >= 1; }));
+  const auto submitted = std::chrono::steady_clock::now();
+  const std::string b_job = h.Submit("client-b", 300);
+  REQUIRE(Eventually([&] { return h.Finished(b_job, "client-b"); }, std::chrono::seconds(10)));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  INFO("B's job took " << seconds << " s");
+  CHECK(seconds < 5);
+  CHECK(h.Record(b_job, "client-b").http_status == 200);
+  // A holds one slot, never both: its other jobs are still waiting.
+  int a_finished = 0;
+  for (const auto& id : a_jobs) a_finished += h.Finished(id, "client-a") ? 1 : 0;
+  CHECK(a_finished == 0);
+  CHECK(h.backend.started() == 2);  // A's one, B's one
+  h.backend.Release();
+  for (const auto& id : a_jobs) {
+    REQUIRE(Eventually([&] { return h.Finished(id, "client-a"); }));
+    CHECK(h.Record(id, "client-a").http_status == 200);
+  }
+}
+
+TEST_CASE("runner: a dead runner's job is taken over and re-run, then given up after N runs",
+          "[runner][queue]") {
+  QueueHarness h;
+  // A runner that read the job and died: the entry stays pending under its name.
+  const std::string job = h.Submit("alice", 300);
+  auto taken = h.queue.ReadNew("alice", "dead-runner");
+  REQUIRE(taken.ok());
+  REQUIRE(taken->has_value());
+  // A job whose runners died as often as allowed (three deliveries so far).
+  const std::string doomed = h.Submit("bob", 300);
+  for (int i = 0; i < 3; ++i) {
+    auto claimed = i == 0 ? h.queue.ReadNew("bob", "dead-" + std::to_string(i))
+                          : h.queue.ClaimStale("bob", "dead-" + std::to_string(i), 0);
+    REQUIRE(claimed.ok());
+    REQUIRE(claimed->has_value());
+    CHECK((*claimed)->attempts == i + 1);
+  }
+
+  runner::QueueRunnerOptions options;
+  options.claim_timeout = std::chrono::milliseconds(500);
+  options.max_attempts = 3;
+  h.StartRunner("survivor", options);
+  REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }));
+  CHECK(h.Record(job, "alice").http_status == 200);
+  REQUIRE(Eventually([&] { return h.Finished(doomed, "bob"); }));
+  JobRecord record = h.Record(doomed, "bob");
+  CHECK(record.http_status == 503);
+  CHECK(record.body.find("resubmit") != std::string::npos);
+  CHECK(h.quotas.Admit(Principal{"bob", 6000, 1}, "next", kLeaseTtlMs).status.ok());
+  REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
+}
+
+TEST_CASE("runner: a sync job whose client left is cancelled and stored as such",
+          "[runner][queue]") {
+  QueueHarness h;
+  runner::QueueRunnerOptions options;
+  options.claim_timeout = std::chrono::milliseconds(600);  // heartbeat every 200 ms
+  h.StartRunner("r1", options);
+  const std::string job = h.Submit("alice", kSlowLength, "sync");
+  REQUIRE(Eventually([&] { return h.backend.started() == 1; }));
+  REQUIRE(h.queue.RequestCancel(job).ok());
+  REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }, std::chrono::seconds(10)));
+  JobRecord record = h.Record(job, "alice");
+  CHECK(record.http_status == 503);
+  CHECK(record.body.find("closed its connection") != std::string::npos);
+}
+
+TEST_CASE("runner: a stopping runner hands its running job back, another runs it at once",
+          "[runner][queue]") {
+  QueueHarness h;
+  runner::QueueRunnerOptions options;
+  options.claim_timeout = std::chrono::seconds(60);  // a hand-back must not wait for this
+  auto& first = h.StartRunner("first", options);
+  const std::string job = h.Submit("alice", kSlowLength);
+  REQUIRE(Eventually([&] { return h.backend.started() == 1; }));
+  first.Stop();
+  CHECK_FALSE(h.Finished(job, "alice"));
+  h.backend.Release();
+  h.StartRunner("second", options);
+  REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }, std::chrono::seconds(10)));
+  CHECK(h.Record(job, "alice").http_status == 200);
+}
