@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
 
   RedisJobStore jobs(*redis);
   RedisQuotaStore quotas(*redis);
-  RedisJobQueue queue(*redis);
+  JobQueueOptions queue_options;
+  queue_options.max_jobs_per_client = config->max_queued_jobs;
+  RedisJobQueue queue(*redis, queue_options);
   JobWaiter waiter(&jobs, &queue);
   IpRateLimiterOptions ip_options;
   ip_options.requests_per_second = config->ip_rate_per_second;

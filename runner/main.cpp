@@ -67,7 +67,9 @@ int main(int argc, char** argv) {
 
   RedisJobStore jobs(*redis);
   RedisQuotaStore quotas(*redis);
-  RedisJobQueue queue(*redis);
+  JobQueueOptions queue_options;
+  queue_options.max_jobs_per_client = config->max_queued_jobs;
+  RedisJobQueue queue(*redis, queue_options);
   GrpcInferenceBackend::Options backend_options;
   backend_options.endpoints = *endpoints;
   backend_options.predict_deadline = std::chrono::seconds(config->worker_call_timeout_seconds);

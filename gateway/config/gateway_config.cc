@@ -63,6 +63,10 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "seconds in-flight requests and jobs may run after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")
       ->check(CLI::Range(0, 86400));
+  app.add_option("--max-queued-jobs", c.max_queued_jobs,
+                 "queued and running jobs one client may have (then 429)")
+      ->envname("DNASERVE_MAX_QUEUED_JOBS")
+      ->check(CLI::Range(1, 100000));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

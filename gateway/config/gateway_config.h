@@ -38,6 +38,8 @@ struct GatewayConfig {
   std::string admin_listen;
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
+  // DNASERVE_MAX_QUEUED_JOBS: queued and running jobs one client may have in the runners' queue.
+  int64_t max_queued_jobs = 64;
 
 };
 

@@ -63,6 +63,10 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "worker calls one variant job may make")
       ->envname("DNASERVE_JOB_MAX_MODEL_CALLS")
       ->check(CLI::Range(1, 1000000000));
+  app.add_option("--max-queued-jobs", c.max_queued_jobs,
+                 "queued and running jobs one client may have (then 429)")
+      ->envname("DNASERVE_MAX_QUEUED_JOBS")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--worker-call-timeout", c.worker_call_timeout_seconds,
                  "deadline of one worker call in seconds")
       ->envname("DNASERVE_WORKER_CALL_TIMEOUT")

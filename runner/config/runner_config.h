@@ -28,6 +28,9 @@ struct RunnerConfig {
   int64_t job_max_seconds = 6 * 3600;
   // DNASERVE_JOB_MAX_MODEL_CALLS: worker calls one variant job may make.
   int64_t job_max_model_calls = 200000;
+  // DNASERVE_MAX_QUEUED_JOBS: as the gateway's; a variant job is queued by the runner that
+  // admitted it.
+  int64_t max_queued_jobs = 64;
   int64_t worker_call_timeout_seconds = 300;  // DNASERVE_WORKER_CALL_TIMEOUT
   int64_t worker_health_interval_ms = 1000;   // DNASERVE_WORKER_HEALTH_INTERVAL_MS
   int64_t worker_keepalive_seconds = 10;      // DNASERVE_WORKER_KEEPALIVE

@@ -43,12 +43,13 @@ std::string ModelsDir(const std::string& scratch, std::string* skip) {
   return out;
 }
 
-// redis-server, one promoter worker started with `worker_flags` (and an admin listener) and a
-// gateway, all on free loopback ports; stopped by the destructor.
+// redis-server, one promoter worker started with `worker_flags` (and an admin listener), a
+// runner and a gateway, all on free loopback ports; stopped by the destructor.
 class PromoterStack {
  public:
   ~PromoterStack() {
     gateway_.Stop();
+    runner_.Stop();
     worker_.Stop();
     if (redis_) redis_->Stop();
     if (!dir_.empty() && !std::getenv("DNASERVE_KEEP_TEST_FILES")) {
@@ -79,6 +80,8 @@ class PromoterStack {
     key_ = dnaserve::gateway::GenerateApiKey();
     std::ofstream(dir_ + "/keys.json")
         << "{\"keys\": [" << KeyEntry(key_, "loader", true, 60000, 64) << "]}";
+    const std::string workers = "promoter=127.0.0.1:" + std::to_string(worker_port);
+    REQUIRE(StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log"));
     port_ = FreePort();
     REQUIRE(gateway_.Start(
         {BinaryDir() + "/gateway/dnaserve-gateway"},
@@ -122,6 +125,7 @@ class PromoterStack {
   int port_ = 0;
   std::optional<RedisServer> redis_;
   ChildProcess worker_;
+  ChildProcess runner_;
   ChildProcess gateway_;
 };
 
