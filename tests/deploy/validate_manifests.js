@@ -454,6 +454,9 @@ function runnerErrors(objects, binaries) {
   const errors = [];
   const runnerSettings = /^DNASERVE_(S3_|GRCH37_|VARIANT_)/;
   const runners = [];
+  const gatewayEnvs = workloads(objects)
+      .flatMap((w) => (podSpec(w).containers || []).filter((c) => c.name === "gateway"))
+      .map((c) => containerEnv(objects, c));
   for (const w of workloads(objects)) {
     const spec = podSpec(w);
     const volumes = new Map((spec.volumes || []).map((v) => [v.name, v]));
@@ -478,6 +481,18 @@ function runnerErrors(objects, binaries) {
         continue;
       }
       runners.push(w);
+      // Gateways queue jobs in the Redis runners read, and both bound a client's queue.
+      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_MAX_QUEUED_JOBS"]) {
+        const mine = (env.get(name) || {}).value;
+        for (const g of gatewayEnvs) {
+          const theirs = (g.get(name) || {}).value;
+          if (mine !== theirs) {
+            errors.push(`${describe(w)} container runner: ${name} is ${mine === undefined ? "unset" : `'${mine}'`} ` +
+                        `but the gateway's is ${theirs === undefined ? "unset" : `'${theirs}'`}: gateways and ` +
+                        `runners must agree on it`);
+          }
+        }
+      }
       const workDir = (env.get("DNASERVE_VARIANT_WORK_DIR") || {}).value;
       const mount = (c.volumeMounts || []).find((m) => m.mountPath === workDir);
       const volume = mount && volumes.get(mount.name);
@@ -679,6 +694,10 @@ function mutations() {
          { type: "Value", value: "4" }; }],
     ["runners scaled to zero", /^cross: HorizontalPodAutoscaler\/dnaserve-runner: minReplicas 0/,
      (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-runner").spec.minReplicas = 0; }],
+    ["runners reading another Redis", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_REDIS_URL is 'redis:\/\/dnaserve-redis:6379\/1' but the gateway's is 'redis:\/\/dnaserve-redis:6379\/0'/,
+     (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_REDIS_URL = "redis://dnaserve-redis:6379/1"; }],
+    ["a client queue bound set for gateways only", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_MAX_QUEUED_JOBS is '64' but the gateway's is '128'/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_MAX_QUEUED_JOBS = "128"; }],
     ["a runner setting the runner does not read", /^cross: Deployment\/dnaserve-runner container runner: environment variable DNASERVE_RUNNER_SLOT is not read/,
      (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_RUNNER_SLOT = "4"; }],
     ["a runner grace period shorter than its drain", /^cross: Deployment\/dnaserve-runner: terminationGracePeriodSeconds 60/,
