@@ -122,7 +122,9 @@ bool Service::Start(std::string* failure) {
       << KeyEntry(keys_.single, "single", true, 6000, 1) << "]}";
 
   workers_spec_ = workers;
-  if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log")) {
+  runner_admin_port_ = FreePort();
+  if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log",
+                   {{"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(runner_admin_port_)}})) {
     *skip_reason = "the runner did not start; see " + dir_ + "/runner.log";
     return false;
   }

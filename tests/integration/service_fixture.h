@@ -51,6 +51,10 @@ class Service {
   // Starts it again on the same address.
   void RestartWorker(const std::string& task);
   std::string runner_log() const { return dir_ + "/runner.log"; }
+  // The runner's operations listener (/metrics: dnaserve_queue_depth, ...).
+  std::string runner_admin_url() const {
+    return "http://127.0.0.1:" + std::to_string(runner_admin_port_);
+  }
 
   HttpResult Get(const std::string& path, const std::string& key = "",
                  std::vector<std::string> headers = {}) const;
@@ -66,6 +70,7 @@ class Service {
   std::string dir_;
   int gateway_port_ = 0;
   int gateway_admin_port_ = 0;
+  int runner_admin_port_ = 0;
   std::map<std::string, int> worker_admin_ports_;
   std::string workers_spec_;
   TestKeys keys_;
