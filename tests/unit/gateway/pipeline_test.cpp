@@ -87,8 +87,8 @@ const char* kOffKey = "dns_off-test-key";
 struct Harness {
   ManualClock clock;
   std::optional<testing::RedisServer> redis;
+  std::unique_ptr<RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
   std::unique_ptr<JobStore> jobs;
-  std::unique_ptr<RedisJobQueue> queue;
   InMemoryQuotaStore quotas{&clock};
   ScriptedBackend backend;
   ModelCatalogue catalogue;
@@ -136,7 +136,7 @@ struct Harness {
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
-    s.jobs = &jobs;
+    s.jobs = jobs.get();
     s.backend = &metered;
     s.catalogue = &catalogue;
     s.docs = &docs;
