@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/s3_grants.h"
@@ -23,6 +24,15 @@ namespace dnaserve::gateway {
 inline constexpr std::string_view kKeyPrefix = "dns_";
 
 struct Principal {
+  Principal() = default;
+  // (Not an aggregate, so Principal{id, rate, concurrency} leaves no member uninitialised.)
+  explicit Principal(std::string id, int64_t rate = 60, int64_t concurrency = 2,
+                     std::shared_ptr<const S3Grants> grants = nullptr)
+      : client_id(std::move(id)),
+        rate_per_minute(rate),
+        max_concurrency(concurrency),
+        s3(std::move(grants)) {}
+
   std::string client_id;
   int64_t rate_per_minute = 60;
   int64_t max_concurrency = 2;
