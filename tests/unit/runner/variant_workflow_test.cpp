@@ -23,6 +23,7 @@
 
 #include "common/s3_grants.h"
 #include "runner/config/runner_config.h"
+#include "runner/jobs/runner_jobs.h"
 #include "runner/s3/client_credentials.h"
 #include "runner/queue_runner.h"
 #include "gateway/handlers/job_waiter.h"
@@ -1196,6 +1197,8 @@ namespace {
 
 const char* kAliceKey = "dns_alice-variant-key";
 const char* kBobKey = "dns_bob-variant-key";
+// Granted only s3://inputs/carol/ (read and write).
+const char* kCarolKey = "dns_carol-variant-key";
 
 // A gateway's pipeline and a runner in one process, meeting in a real redis-server as they do
 // in production: the gateway queues, the runner admits and runs.
@@ -1225,15 +1228,21 @@ struct RouteHarness {
     return *c;
   }
 
-  RouteHarness() {
+  // Without `start_runner` no runner answers admissions: what the gateway does not refuse by
+  // itself waits for a verdict that never comes.
+  explicit RouteHarness(bool start_runner = true) {
     backend.delay_ms = 0;
     auto entry = [](const char* key, const char* client) {
       return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
              "\",\"enabled\":true,\"rate_per_minute\":6000,\"max_concurrency\":8," +
              "\"s3_read\":[\"s3://inputs/\"],\"s3_write\":[\"s3://inputs/\"]}";
     };
+    const std::string carol =
+        "{\"key_sha256\":\"" + Sha256Hex(kCarolKey) +
+        "\",\"client_id\":\"carol\",\"rate_per_minute\":6000,\"max_concurrency\":8,"
+        "\"s3_read\":[\"s3://inputs/carol/\"],\"s3_write\":[\"s3://inputs/carol/\"]}";
     auto parsed = KeyStore::FromJson("{\"keys\":[" + entry(kAliceKey, "alice") + "," +
-                                     entry(kBobKey, "bob") + "]}");
+                                     entry(kBobKey, "bob") + "," + carol + "]}");
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     GatewayServices s;
@@ -1260,10 +1269,12 @@ struct RouteHarness {
                                                        options);
     runner.Start();
     waiter.Start();
-    job_runner->Start();
+    if (start_runner) job_runner->Start();
+    runner_started = start_runner;
   }
+  bool runner_started = false;
   ~RouteHarness() {
-    job_runner->Stop();
+    if (runner_started) job_runner->Stop();
     waiter.Stop();
     runner.Stop();
     executor.Shutdown();
@@ -1393,4 +1404,58 @@ TEST_CASE("route: the same case returns the same job, a failed one and a new ETa
   const std::string rerun = h.Submit(RouteBody(fail_uri));
   CHECK(rerun != failed);
   CHECK(h.Wait(rerun).status == 200);
+}
+
+TEST_CASE("route: the gateway refuses an object outside the caller's grants by itself",
+          "[variant-wf][grants]") {
+  RouteHarness h(/*start_runner=*/false);  // a queued admission would wait 60 s, then 503
+  const std::string theirs = Put(FreshKey("not-carols"), TinyVcf());
+  const std::string path = "/v1/workflows/genomic-variant-interpretation";
+  const auto started = std::chrono::steady_clock::now();
+  auto refused = h.Call("POST", path, kCarolKey, RouteBody(theirs));
+  auto absent = h.Call("POST", path, kCarolKey, RouteBody("s3://inputs/carol-x/absent.vcf"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  INFO(refused.body);
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.body, Catch::Contains(S3ObjectUnreadable(theirs).message()));
+  CHECK(absent.status == 400);
+  CHECK_THAT(absent.body,
+             Catch::Contains(S3ObjectUnreadable("s3://inputs/carol-x/absent.vcf").message()));
+  // The form is still checked first, in the runner's words.
+  auto malformed = h.Call("POST", path, kCarolKey, RouteBody("s3://Inputs/carol/x.vcf"));
+  CHECK(malformed.status == 400);
+  CHECK_THAT(malformed.body, Catch::Contains("not a valid S3 bucket name"));
+  CHECK(h.backend.calls == 0);
+}
+
+TEST_CASE("grants: a queued job is built only with the grants its gateway queued it with",
+          "[variant-wf][grants]") {
+  // A store nobody listens on: a 400 (not a 503) means no request was made.
+  S3Config closed = StoreConfig();
+  closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
+  auto unreachable = Resources(true, true, closed);
+  runner::JobServices services;
+  services.variant = unreachable.get();
+  QueuedJob queued;
+  queued.job_id = kJobId;
+  queued.client_id = "alice";
+  queued.kind = "variant";
+  const std::string uri = "s3://inputs/alice/x.vcf";
+  queued.body = RouteBody(uri);
+  // No grants travelled with it (an older gateway, a damaged entry): nothing is read.
+  auto bare = runner::BuildJob(queued, services);
+  REQUIRE_FALSE(bare.ok());
+  CHECK(bare.status().message() == S3ObjectUnreadable(uri).message());
+  // Grants that do not cover it, or cover reading only.
+  queued.facts[std::string(kS3ReadFact)] = "s3://inputs/alice-other/";
+  queued.facts[std::string(kS3WriteFact)] = "s3://inputs/alice/";
+  CHECK(runner::BuildJob(queued, services).status().message() ==
+        S3ObjectUnreadable(uri).message());
+  queued.facts[std::string(kS3ReadFact)] = "s3://inputs/alice/";
+  queued.facts[std::string(kS3WriteFact)] = "s3://inputs/alice/out/";
+  CHECK(runner::BuildJob(queued, services).status().message() ==
+        S3PrefixUnwritable("s3://inputs/alice/").message());
+  // Covering grants: the runner goes to the store (down here: 503).
+  queued.facts[std::string(kS3WriteFact)] = "s3://other-bkt/\ns3://inputs/alice/";
+  CHECK(runner::BuildJob(queued, services).status().code() == ErrorCode::kServiceUnavailable);
 }
