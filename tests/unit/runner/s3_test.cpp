@@ -190,6 +190,10 @@ TEST_CASE("S3 configuration is checked and URLs stay on the configured endpoint"
         "https://s3.eu-west-1.amazonaws.com/bkt/a%20b/c%2Bd/%C3%BC/~x_y-z.vcf");
   CHECK(path_style->ObjectUrl({"bkt", "a/../b.vcf"}) ==
         "https://s3.eu-west-1.amazonaws.com/bkt/a/../b.vcf");
+  // '%' is a key's own character: sent as %25, so the store decodes it back to the literal key
+  // the grants were matched against (an escaped "/" or ".." never turns into a separator).
+  CHECK(path_style->ObjectUrl({"bkt", "alice/%2e%2e%2Fbob.vcf"}) ==
+        "https://s3.eu-west-1.amazonaws.com/bkt/alice/%252e%252e%252Fbob.vcf");
   config.path_style = false;
   auto virtual_hosted = Client(config);
   CHECK(virtual_hosted->ObjectUrl({"bkt", "x?y#z.vcf"}) ==
