@@ -300,7 +300,7 @@ std::string WithGrants(const std::string& hash, const std::string& grants) {
          "}";
 }
 
-TEST_CASE("s3_read and s3_write grants load with the principal; none by default", "[auth][grants]") {
+TEST_CASE("s3_read and s3_write grants load with the principal, none by default", "[auth][grants]") {
   auto store = KeyStore::FromJson(File(
       WithGrants(Sha256Hex(kAcmeKey),
                  ", \"s3_read\": [\"s3://acme-data/\", \"s3://shared-ref/grch37/\"], "
