@@ -606,7 +606,10 @@ void WriteVariantPath(Json& j) {
       j, "400",
       "bad_request: the body is not valid JSON; no Prefer: respond-async; or a pre-acceptance "
       "check: input.uri not of the form s3://bucket/key, naming a prefix, or a key not ending "
-      ".vcf, .vcf.gz or .vcf.bgz; the object unreadable by the service; an empty object or one "
+      ".vcf, .vcf.gz or .vcf.bgz; the object missing, unreadable or outside the API key's "
+      "s3_read grants (one answer for all three, the store not asked for an object outside "
+      "them); the input's prefix outside the key's s3_write grants (the output is written "
+      "beside the input); an empty object or one "
       "over 2 GiB; a genes identifier matching no gene (every unresolved one is named); a "
       "genome_build without a start-site catalogue; a VCF already carrying GEX_* fields.");
   AuthErrors(j);
