@@ -182,9 +182,10 @@
     const body = { sequence: record.sequence, sequence_name: record.igvName };
     const model = document.querySelector('.task[data-task="' + task + '"] select').value;
     if (model) body.model = model;
-    const threshold = Number($("threshold").value);
-    if (["promoter", "splice", "chromatin"].includes(task) && $("threshold").value !== "") {
-      body.options = { threshold };
+    // The promoter cutoff; splice and chromatin keep their defaults (at low cutoffs their
+    // responses grow to thousands of features, or past the splice size cap).
+    if (task === "promoter" && $("threshold").value !== "") {
+      body.options = { threshold: Number($("threshold").value) };
     }
     if (task === "expression") {
       body.options = { description: $("description").value || "tissue" };
@@ -341,6 +342,8 @@
       reference: { id: "query", name: record.name, fastaURL: dataUrl(fasta), indexed: false },
       locus: record.igvName + ":1-" + record.sequence.length,
       showSampleNames: false,
+      // igv.js would otherwise fetch its genome list from igv.org (the CSP blocks it anyway).
+      loadDefaultGenomes: false,
       queryParametersSupported: false,
       promisified: false,
     };
@@ -388,7 +391,9 @@
       if (spec.format === "bedgraph") {
         for (const part of splitTracks(text)) {
           features += part.rows.length;
-          await browser.loadTrack({ type: "wig", format: "bedgraph", name: task + " " + trackName(part.header, spec.label),
+          // enhancer has two tracks (dev, hk): name each by its own track line.
+          const name = task === "enhancer" ? "enhancer " + trackName(part.header, "") : spec.label;
+          await browser.loadTrack({ type: "wig", format: "bedgraph", name,
                                     url: dataUrl(part.rows.join("\n") + "\n"), color: spec.color, height: 60,
                                     autoscale: true });
         }
@@ -423,7 +428,7 @@
     const row = document.createElement("tr");
     const counts = meta.task_specific_counts || {};
     const detail = Object.keys(counts).filter((k) => k !== "task").map((k) => k + " " + counts[k]).join(", ");
-    for (const text of [task, meta.model || "", (meta.inference_time_ms || 0) + " ms", detail]) {
+    for (const text of [task + " (" + (meta.model || "") + ")", (meta.inference_time_ms || 0) + " ms", detail]) {
       const cell = document.createElement("td");
       cell.textContent = text;
       row.appendChild(cell);
