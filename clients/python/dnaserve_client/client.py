@@ -113,6 +113,7 @@ class Client:
         admitted = method == "POST"
         attempt = 0
         other_5xx_retried = False
+        connection_failures = 0
         while True:
             if admitted:
                 self._pacer.wait(deadline)
@@ -130,8 +131,12 @@ class Client:
                     return response
                 error = error_from_response(response)
             # A dropped connection on a POST may have started a job: retrying could run it twice,
-            # which is only harmless for reads.
-            retryable = error.transient and (error.code != "connection_error" or not admitted)
+            # which is only harmless for reads. A service that cannot be reached at all gets
+            # three tries, not the whole budget: that is rarely transient.
+            if error.code == "connection_error":
+                connection_failures += 1
+            retryable = error.transient and (error.code != "connection_error" or
+                                             (not admitted and connection_failures < 3))
             if not retryable and error.status is not None and error.status >= 500 \
                     and error.code not in ("service_unavailable",) and not other_5xx_retried:
                 retryable, other_5xx_retried = True, True  # other 5xx: at most once
