@@ -39,8 +39,11 @@ std::string InstalledCli(std::string* why) {
     tried = true;
     const std::string dir = MakeTempDir("dnaserve-client-venv");
     std::string out;
-    // A copy, so that pip's build files never land in the source tree.
+    // A copy, so that pip's build files never land in the source tree; without any build/ a
+    // local `pip install` left there (setuptools would reuse its stale copies).
     if (RunCommand({"cp", "-r", SourceDir() + "/clients/python", dir + "/src"}, &out) != 0 ||
+        RunCommand({"rm", "-rf", dir + "/src/build", dir + "/src/dnaserve_client.egg-info"},
+                   &out) != 0 ||
         RunCommand({"/usr/bin/python3", "-m", "venv", "--system-site-packages", dir + "/venv"},
                    &out) != 0 ||
         RunCommand({dir + "/venv/bin/pip", "install", "--no-build-isolation", "--no-index",

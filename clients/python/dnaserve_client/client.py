@@ -121,7 +121,7 @@ class Client:
             try:
                 response = self._session().request(method, self.base_url + path, json=json,
                                                    params=params, headers=send_headers,
-                                                   timeout=self.timeout)
+                                                   timeout=(min(10.0, self.timeout), self.timeout))
             except requests.RequestException as e:
                 error = DnaserveError("connection_error",
                                       f"{method} {self.base_url}{path}: {type(e).__name__}: {e}")
