@@ -400,6 +400,23 @@ TEST_CASE("clients: CLI exit codes, messages and key handling", "[clients]") {
   CHECK(out.rfind("one\t", 0) == 0);
   outputs.push_back(out);
 
+  CHECK(cli.Run({"job", job_id, "--wait", "-q"}, &out) == 0);
+  CHECK(ParseJson(out)->HasMember("meta"));
+  CHECK(cli.Run({"models"}, &out) == 0);  // every task
+  CHECK(ParseJson(out)->HasMember("expression"));
+  {
+    std::ofstream(dir + "/region.fa") << ">region\n" << RandomDna(3000, 3) << "\n";
+  }
+  CHECK(cli.Run({"find-genes", dir + "/region.fa", "--description", "adult liver", "-q"}, &out) ==
+        0);
+  auto found = ParseJson(out);
+  CHECK(std::string((*found)["data"]["task"].GetString()) == "find_genes_and_predict_expression");
+  outputs.push_back(out);
+  // The variant workflow: this service has no object store, so the POST is refused (400 or
+  // 503) and the CLI says so with the envelope's code.
+  CHECK(cli.Run({"--retry-budget", "0", "variant", "s3://bucket/calls.vcf.gz"}, &out) == 1);
+  CHECK(std::regex_search(out, std::regex("error: (bad_request|service_unavailable): ")));
+
   // The service's refusals: exit 1 with the envelope's code and message.
   CHECK(cli.Run({"health"}, &out) == 0);
   int rc = cli.Run({"predict", "promoter", dir + "/one.fa"}, &out,
