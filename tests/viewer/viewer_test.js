@@ -178,6 +178,20 @@ async function main() {
     check(storage.session === args.key, "the key is in sessionStorage");
     check(storage.local === 0 && storage.cookie === "", "nothing in localStorage or cookies");
 
+    // 3. Opening a finished job by its id draws the same track again.
+    await page.$eval("#job-id", (el, id) => { el.value = id; }, tracks.promoter.job_id);
+    await page.evaluate(() => { window.dnaserveViewer.status = "starting"; });
+    await page.click("#open-job");
+    await page.waitForFunction(() => ["done", "error"].includes(window.dnaserveViewer.status),
+                               { timeout: 60000, polling: 200 });
+    const reopened = await page.evaluate(() => window.dnaserveViewer.tracks.promoter);
+    check(reopened && reopened.features === tracks.promoter.features,
+          "job " + tracks.promoter.job_id + " reopened with its " + tracks.promoter.features +
+          " promoter features: " + JSON.stringify(reopened));
+    // Back to the full run for the screenshot.
+    await runTasks(page, args.key);
+    await new Promise((r) => setTimeout(r, 1500));
+
     await page.screenshot({ path: args.screenshot });
     const shot = await measurePng(page, args.screenshot);
     console.log("screenshot: " + JSON.stringify(shot));

@@ -303,6 +303,8 @@
     const jobId = $("job-id").value.trim();
     if (!jobId) { say("Enter a job id.", "error"); return; }
     state.status = "running";
+    state.tracks = {};
+    state.errors = [];
     $("progress-list").replaceChildren();
     try {
       const result = await pollJob(jobId, progressRow("job " + jobId.slice(0, 8)));
@@ -405,7 +407,7 @@
       }
     }
     if (task === "expression") showExpression(data, result.meta || {});
-    state.tracks[task] = { features, model: (result.meta || {}).model };
+    state.tracks[task] = { features, model: (result.meta || {}).model, job_id: (result.meta || {}).job_id };
     addSummary(task, result);
   }
 
