@@ -25,6 +25,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/redoc", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kRedoc)},
       {"GET", "/docs/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/redoc/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
+      {"GET", "/viewer", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kViewer)},
+      {"GET", "/viewer/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
