@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include <future>
+#include <thread>
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
@@ -217,7 +218,14 @@ namespace {
 class EchoBackend : public InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request, const CallContext&,
-                                      const ProgressCallback&) override {
+                                      const ProgressCallback& on_progress) override {
+    if (gate) {
+      pb::Progress p;
+      p.set_windows_done(2);
+      p.set_windows_total(5);
+      if (on_progress) on_progress(p);  // 40 %
+      gate->wait();
+    }
     pb::PredictResult result;
     result.set_model(request.model());
     result.set_windows_processed(1);
@@ -228,6 +236,7 @@ class EchoBackend : public InferenceBackend {
     return result;
   }
   StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
+  std::shared_future<void>* gate = nullptr;  // set: report 40 % and wait for it
 };
 
 const char* kKey = "dns_mcp-unit-key";
@@ -272,6 +281,13 @@ struct Endpoint {
   }
 
   HttpResponse Post(const std::string& body, std::map<std::string, std::string> headers = {}) {
+    auto future = PostAsync(body, std::move(headers));
+    REQUIRE(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    return future.get();
+  }
+
+  std::future<HttpResponse> PostAsync(const std::string& body,
+                                      std::map<std::string, std::string> headers = {}) {
     HttpRequest req;
     req.method = "POST";
     req.path = "/mcp";
@@ -285,8 +301,7 @@ struct Endpoint {
     auto done = std::make_shared<std::promise<HttpResponse>>();
     auto future = done->get_future();
     pipeline->Handle(req, [done](HttpResponse r) { done->set_value(std::move(r)); });
-    REQUIRE(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-    return future.get();
+    return future;
   }
 };
 
@@ -383,4 +398,49 @@ TEST_CASE("endpoint: tool calls beyond the bucket are too_many_requests results"
   CHECK_FALSE(doc[2]["result"]["isError"].GetBool());
   // initialize and tools/list do not take a token either.
   CHECK(e.Post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", h).status == 200);
+}
+
+TEST_CASE("endpoint: a progressToken gets notifications from the job's current_percent",
+          "[gateway][mcp]") {
+  Endpoint e;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  e.backend.gate = &gate;
+  auto pending = e.PostAsync(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"predict_enhancer",)"
+      R"("arguments":)" + kEnhancerArgs + R"(,"_meta":{"progressToken":"tok-1"}}})",
+      {{"mcp-protocol-version", "2025-06-18"}});
+  // The runner records 40 % in the store; the watch samples the store every 250 ms.
+  bool recorded = false;
+  for (int i = 0; i < 1000 && !recorded; ++i) {
+    auto jobs = e.jobs.List("agent", 5);
+    recorded = jobs.ok() && !jobs->empty() && jobs->front().progress_percent == Approx(40.0);
+    if (!recorded) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(recorded);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // six sampling intervals
+  open.set_value();
+  REQUIRE(pending.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  HttpResponse r = pending.get();
+  REQUIRE(r.status == 200);
+  CHECK(r.content_type == "text/event-stream");
+  // Events: the notification(s), then the response.
+  std::vector<std::string> events;
+  for (size_t at = r.body.find("data: "); at != std::string::npos;
+       at = r.body.find("data: ", at + 1)) {
+    events.push_back(r.body.substr(at + 6, r.body.find('\n', at) - at - 6));
+  }
+  REQUIRE(events.size() == 2);
+  auto note = Parse(events[0]);
+  CHECK(std::string(note["method"].GetString()) == "notifications/progress");
+  CHECK(std::string(note["params"]["progressToken"].GetString()) == "tok-1");
+  CHECK(note["params"]["progress"].GetDouble() == Approx(40.0));
+  CHECK(note["params"]["total"].GetInt() == 100);
+  auto answer = Parse(events[1]);
+  CHECK(answer["id"].GetInt() == 1);
+  CHECK_FALSE(answer["result"]["isError"].GetBool());
+  // Without a token: plain JSON, no notifications.
+  e.backend.gate = nullptr;
+  auto plain = e.Post(Call(2, "predict_enhancer", kEnhancerArgs));
+  CHECK(plain.content_type == "application/json");
 }
