@@ -290,7 +290,9 @@ await step("long work runs async: the job id at once, then get_job until done", 
   assert.equal(poll.status, 200);
 });
 
-await step("progress notifications, when asked for, rise and stay within 0-100", async () => {
+// With the bundled tiny models this job is over before the first progress sample, so usually
+// no notification arrives; tests/unit/gateway/mcp_test.cpp holds a job open to require one.
+await step("a call with a progressToken completes; any notifications rise within 0-100", async () => {
   const seen = [];
   const result = await client.callTool(
     { name: "predict_splice", arguments: { sequence: dna(60_000) } }, undefined,

@@ -253,11 +253,12 @@ struct Endpoint {
   std::unique_ptr<KeyStore> keys;
   std::unique_ptr<RequestPipeline> pipeline;
 
-  explicit Endpoint(int rate_per_minute = 600) {
+  explicit Endpoint(int rate_per_minute = 600, int max_concurrency = 4) {
     auto parsed = KeyStore::FromJson(
         "{\"keys\":[{\"key_sha256\":\"" + Sha256Hex(kKey) +
         "\",\"client_id\":\"agent\",\"enabled\":true,\"rate_per_minute\":" +
-        std::to_string(rate_per_minute) + ",\"max_concurrency\":4}]}");
+        std::to_string(rate_per_minute) + ",\"max_concurrency\":" +
+        std::to_string(max_concurrency) + "}]}");
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     pb::ModelInfo m;
@@ -443,4 +444,30 @@ TEST_CASE("endpoint: a progressToken gets notifications from the job's current_p
   e.backend.gate = nullptr;
   auto plain = e.Post(Call(2, "predict_enhancer", kEnhancerArgs));
   CHECK(plain.content_type == "application/json");
+}
+
+TEST_CASE("endpoint: a tool call holds a concurrency slot while its job runs", "[gateway][mcp]") {
+  Endpoint e(/*rate_per_minute=*/600, /*max_concurrency=*/1);
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  e.backend.gate = &gate;
+  // Both calls are admitted while the batch is read: the first holds the only slot (its job
+  // waits on the gate), so the second is refused as a REST call would be (Retry-After: 1).
+  auto pending = e.PostAsync("[" + Call(1, "predict_enhancer", kEnhancerArgs) + "," +
+                                 Call(2, "predict_enhancer", kEnhancerArgs) + "]",
+                             {{"mcp-protocol-version", "2025-03-26"}});
+  open.set_value();
+  REQUIRE(pending.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  HttpResponse r = pending.get();
+  auto doc = Parse(r.body);
+  REQUIRE(doc.Size() == 2);
+  CHECK_FALSE(doc[0]["result"]["isError"].GetBool());
+  REQUIRE(doc[1]["result"]["isError"].GetBool());
+  auto refused = Parse(doc[1]["result"]["content"][0]["text"].GetString());
+  CHECK(std::string(refused["error"]["code"].GetString()) == "too_many_requests");
+  CHECK(refused["retry_after_seconds"].GetInt() == 1);
+  // The slot is free again once the job has ended.
+  e.backend.gate = nullptr;
+  auto again = Parse(e.Post(Call(3, "predict_enhancer", kEnhancerArgs)).body);
+  CHECK_FALSE(again["result"]["isError"].GetBool());
 }
