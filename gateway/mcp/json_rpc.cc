@@ -17,9 +17,7 @@ RpcMessage Invalid(std::string id_json, RpcErrorCode code, std::string message) 
 }
 
 // MCP narrows JSON-RPC's id: a string or an integer, never null (and never fractional).
-bool ValidId(const rapidjson::Value& id) {
-  return id.IsString() || id.IsInt64() || id.IsUint64();
-}
+bool ValidId(const rapidjson::Value& id) { return id.IsString() || id.IsInt64() || id.IsUint64(); }
 
 RpcMessage ParseMessage(const rapidjson::Value& v) {
   if (!v.IsObject()) {

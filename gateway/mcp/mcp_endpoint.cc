@@ -112,7 +112,10 @@ int64_t StrippedLength(const std::string& sequence) {
 class Exchange {
  public:
   Exchange(size_t requests, bool batch, bool event_stream, Responder respond)
-      : answers_(requests), pending_(requests), batch_(batch), event_stream_(event_stream),
+      : answers_(requests),
+        pending_(requests),
+        batch_(batch),
+        event_stream_(event_stream),
         respond_(std::move(respond)) {}
 
   void Answer(size_t slot, std::string json, std::vector<std::string> notifications = {},
@@ -325,8 +328,8 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
     case ToolKind::kGetJob: {
       const std::string job_id = StringArg(args, "job_id");
       if (job_id.empty()) {
-        return fail(ValidationFailed({"arguments", "job_id"}, "job_id (a string) is required",
-                                     "missing"));
+        return fail(
+            ValidationFailed({"arguments", "job_id"}, "job_id (a string) is required", "missing"));
       }
       RouteCall rc = Synthetic(call, "GET", "/v1/tasks/jobs/" + job_id);
       rc.params["job_id"] = job_id;
@@ -355,8 +358,8 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
       std::vector<std::string> tasks;
       if (args && args->HasMember("task")) {
         if (!(*args)["task"].IsString()) {
-          return fail(ValidationFailed({"arguments", "task"}, "task must be a string",
-                                       "string_type"));
+          return fail(
+              ValidationFailed({"arguments", "task"}, "task must be a string", "string_type"));
         }
         tasks.push_back((*args)["task"].GetString());
       } else {
@@ -453,12 +456,13 @@ void McpEndpoint::Handle(RouteCall call, Responder respond) {
     } else if (m.method == "ping") {
       reply(RpcResultJson(m.id_json, "{}"));
     } else if (m.method == "tools/list") {
-      reply(RpcResultJson(m.id_json, ToolsListJson(*services_.catalogue, context.style.structured)));
+      reply(
+          RpcResultJson(m.id_json, ToolsListJson(*services_.catalogue, context.style.structured)));
     } else if (m.method == "tools/call") {
       CallTool(context, m, reply);
     } else {
-      reply(RpcErrorJson(m.id_json, RpcError{RpcErrorCode::kMethodNotFound,
-                                             "method not found: " + m.method}));
+      reply(RpcErrorJson(m.id_json,
+                         RpcError{RpcErrorCode::kMethodNotFound, "method not found: " + m.method}));
     }
   }
 }

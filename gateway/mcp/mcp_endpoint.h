@@ -23,8 +23,8 @@ namespace dnaserve::gateway::mcp {
 
 // MCP revisions served, newest first. The first is answered to an initialize asking for one
 // not listed. A request without MCP-Protocol-Version is taken as 2025-03-26 (the spec's rule).
-inline constexpr std::array<std::string_view, 4> kProtocolVersions = {
-    "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
+inline constexpr std::array<std::string_view, 4> kProtocolVersions = {"2025-11-25", "2025-06-18",
+                                                                      "2025-03-26", "2024-11-05"};
 
 // POST /mcp.
 RouteHandler MakeMcpHandler(const GatewayServices& services);

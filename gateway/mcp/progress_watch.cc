@@ -69,7 +69,8 @@ void ProgressWatch::Loop() {
     if (stopping_) break;
     // Read the store without the lock (it may be Redis); entries may come and go meanwhile.
     std::vector<std::pair<int, Entry>> snapshot;
-    for (const auto& [id, e] : entries_) snapshot.emplace_back(id, Entry{e.job_id, e.owner, "", 0, {}});
+    for (const auto& [id, e] : entries_)
+      snapshot.emplace_back(id, Entry{e.job_id, e.owner, "", 0, {}});
     lock.unlock();
     std::vector<std::pair<int, JobRecord>> read;
     for (const auto& [id, e] : snapshot) {

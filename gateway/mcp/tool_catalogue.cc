@@ -131,17 +131,27 @@ Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
 // and `http_status`. The rest depends on the tool. Only `status` is required, so an error result
 // conforms to the tool's outputSchema too.
 constexpr std::string_view kCommonProperties = R"(
-  "status": {"type": "string", "enum": ["completed", "accepted", "running", "failed"],
-             "description": "completed: the result is here; accepted/running: poll get_job with job_id; failed: see error."},
-  "http_status": {"type": "integer", "description": "The HTTP status the REST call answered with."},
-  "retry_after_seconds": {"type": "integer", "description": "On too_many_requests and other retryable refusals: seconds to wait before retrying (REST's Retry-After)."},
-  "error": {"type": "object", "description": "On failure: the REST error object {code, message, request_id, details?}; switch on code.",
-            "properties": {"code": {"type": "string"}, "message": {"type": "string"},
-                           "request_id": {"type": "string"}, "details": {}},
-            "required": ["code", "message"]})";
+  "status": {
+    "type": "string", "enum": ["completed", "accepted", "running", "failed"],
+    "description":
+      "completed: the result is here; accepted/running: poll get_job; failed: see error."},
+  "http_status": {
+    "type": "integer", "description": "The HTTP status the REST call answered with."},
+  "retry_after_seconds": {
+    "type": "integer",
+    "description":
+      "On too_many_requests and other retryable refusals: seconds to wait (REST's Retry-After)."},
+  "error": {
+    "type": "object",
+    "description":
+      "On failure: the REST error object {code, message, request_id, details?}; switch on code.",
+    "properties": {"code": {"type": "string"}, "message": {"type": "string"},
+                   "request_id": {"type": "string"}, "details": {}},
+    "required": ["code", "message"]})";
 
 constexpr std::string_view kJobProperties = R"(,
-  "job_id": {"type": "string", "description": "The job in GET /v1/tasks/jobs/{job_id} (REST) or get_job."},
+  "job_id": {
+    "type": "string", "description": "The job: GET /v1/tasks/jobs/{job_id} (REST) or get_job."},
   "request_id": {"type": "string"},
   "task": {"type": "string"},
   "model": {"type": "string", "description": "Model id that ran."},
@@ -149,16 +159,27 @@ constexpr std::string_view kJobProperties = R"(,
   "cold_start": {"type": "boolean"},
   "inference_time_ms": {"type": "integer"},
   "counts": {"type": "object", "description": "meta.task_specific_counts of the REST response."},
-  "summary": {"type": "object", "description": "data.summary of the REST response (keys may change)."},
-  "prediction": {"type": "object", "description": "expression only: {expression, expression_log_tpm, expression_tpm, unit}; expression is log(TPM+1)."},
-  "top_items": {"type": "object", "description": "The best items of the task's main list, at most 20, each reduced to its scalar fields (a nested list becomes <name>_count).",
-                "properties": {"list": {"type": "string"}, "ranked_by": {"type": "string"},
-                               "total": {"type": "integer"}, "returned": {"type": "integer"},
-                               "items": {"type": "array", "items": {"type": "object"}}}},
-  "progress": {"type": "object", "description": "While running: {current_percent, message, elapsed_seconds}."},
-  "full_result": {"type": "object", "description": "Where the whole result is: the job over REST, and how to get a text track.",
-                  "properties": {"job_path": {"type": "string"}, "job_url": {"type": "string"},
-                                 "text_tracks": {"type": "object"}}})";
+  "summary": {
+    "type": "object", "description": "data.summary of the REST response (keys may change)."},
+  "prediction": {
+    "type": "object",
+    "description":
+      "expression only: {expression, expression_log_tpm, expression_tpm, unit}, log(TPM+1)."},
+  "top_items": {
+    "type": "object",
+    "description":
+      "At most 20 best items of the task's main list, scalar fields only (a list: <name>_count).",
+    "properties": {"list": {"type": "string"}, "ranked_by": {"type": "string"},
+                   "total": {"type": "integer"}, "returned": {"type": "integer"},
+                   "items": {"type": "array", "items": {"type": "object"}}}},
+  "progress": {
+    "type": "object",
+    "description": "While running: {current_percent, message, elapsed_seconds}."},
+  "full_result": {
+    "type": "object",
+    "description": "Where the whole result is: the job over REST, and how to get a text track.",
+    "properties": {"job_path": {"type": "string"}, "job_url": {"type": "string"},
+                   "text_tracks": {"type": "object"}}})";
 
 std::string OutputSchema(ToolKind kind) {
   std::string props(kCommonProperties);
@@ -169,7 +190,8 @@ std::string OutputSchema(ToolKind kind) {
       props += kJobProperties;
       break;
     case ToolKind::kListJobs:
-      props += R"(, "jobs": {"type": "array", "items": {"type": "object"}}, "count": {"type": "integer"})";
+      props += R"(, "jobs": {"type": "array", "items": {"type": "object"}},
+                    "count": {"type": "integer"})";
       break;
     case ToolKind::kListModels:
       props += R"(, "tasks": {"type": "array", "items": {"type": "object", "properties": {
@@ -233,7 +255,8 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
                       Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) + ". " +
                       std::string(StrandRule(task));
       if (auto t = AsyncThresholdBp(tool)) {
-        d += " Above " + Bp(*t) + " the call runs as a background job and returns its job_id "
+        d += " Above " + Bp(*t) +
+             " the call runs as a background job and returns its job_id "
              "(status accepted): poll get_job.";
       }
       return d + DefaultModelLine(catalogue, task) + std::string(kResultNote);
@@ -241,8 +264,9 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
     case ToolKind::kFindGenes:
       return "Workflow: finds genes in a plus-strand region (annotation) and predicts each "
              "gene's expression (log(TPM+1)) in the context given by options.description. "
-             "Input: sequence of " + Bp(kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) +
-             "; above " + Bp(kFindGenesSyncLimitBp) +
+             "Input: sequence of " +
+             Bp(kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + "; above " +
+             Bp(kFindGenesSyncLimitBp) +
              " it runs as a background job and returns its job_id (poll get_job)." +
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);
     case ToolKind::kGetJob:

@@ -48,8 +48,8 @@ Value Reduce(const Value& item, Allocator& a) {
 }
 
 struct Ranked {
-  std::string list;       // where the full list is in the REST body
-  std::string ranked_by;  // how the items are ordered
+  std::string list;          // where the full list is in the REST body
+  std::string ranked_by;     // how the items are ordered
   std::vector<Value> items;  // reduced, in the body's order
   std::function<double(const Value&)> score;
 };
@@ -190,8 +190,8 @@ std::string CallToolResult(const Value& structured_content, bool is_error,
     link.AddMember("type", "resource_link", a);
     link.AddMember("uri", Value((style.base_url + "/v1/tasks/jobs/" + job_id).c_str(), a), a);
     link.AddMember("name", Value(("job " + job_id).c_str(), a), a);
-    link.AddMember("description",
-                   "The whole job result over REST (GET with the same bearer key).", a);
+    link.AddMember("description", "The whole job result over REST (GET with the same bearer key).",
+                   a);
     link.AddMember("mimeType", "application/json", a);
     content.PushBack(link, a);
   }
@@ -263,8 +263,8 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
 
   sc.AddMember("status", "completed", a);
   sc.AddMember("job_id", Value(job_id.c_str(), a), a);
-  for (const char* key : {"request_id", "task", "model", "sequence_length", "cold_start",
-                          "inference_time_ms"}) {
+  for (const char* key :
+       {"request_id", "task", "model", "sequence_length", "cold_start", "inference_time_ms"}) {
     CopyMember(sc, *meta, key, a);
   }
   if (const Value* counts = Member(*meta, "task_specific_counts")) {

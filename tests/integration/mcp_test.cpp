@@ -3,7 +3,6 @@
 // npm packages pinned by tests/mcp/package-lock.json). This test only provides the running
 // service and its keys, and requires the Node program to pass.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 
@@ -36,10 +35,9 @@ TEST_CASE("mcp: tool-call overhead over the REST call", "[.][mcp][bench]") {
   DNASERVE_REQUIRE_SERVICE(service);
   const std::string log = MakeTempDir("mcp-bench") + "/node.log";
   ChildProcess node;
-  REQUIRE(node.Start({"/usr/bin/env", "node", SourceDir() + "/tests/mcp/overhead_bench.mjs"},
-                     {{"DNASERVE_URL", service->base_url()},
-                      {"DNASERVE_KEY", service->keys().alice}},
-                     log));
+  REQUIRE(node.Start(
+      {"/usr/bin/env", "node", SourceDir() + "/tests/mcp/overhead_bench.mjs"},
+      {{"DNASERVE_URL", service->base_url()}, {"DNASERVE_KEY", service->keys().alice}}, log));
   auto exit_code = node.WaitExit(std::chrono::minutes(10));
   std::ifstream in(log);
   std::stringstream output;

@@ -1,9 +1,9 @@
 // The MCP endpoint's pieces without sockets: JSON-RPC framing and its error codes, the tool
 // catalogue (input schemas from the OpenAPI document), results sized for an agent, and the
 // endpoint behind the real request pipeline (in-memory stores, a scripted backend).
-#include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include <catch2/catch.hpp>
 #include <future>
 #include <thread>
 
@@ -38,7 +38,7 @@ int ErrorCodeOf(const std::string& json) { return Parse(json)["error"]["code"].G
 
 // ------------------------------------------------------------------ JSON-RPC framing
 
-TEST_CASE("json-rpc: a body that is not JSON is a parse error (-32700)", "[gateway][mcp]") {
+TEST_CASE("mcp json-rpc: a body that is not JSON is a parse error (-32700)", "[gateway][mcp]") {
   for (const char* body : {"", "{", "{\"jsonrpc\":\"2.0\",", "not json", "[1,2"}) {
     RpcBody b = ParseRpcBody(body);
     INFO(body);
@@ -51,7 +51,8 @@ TEST_CASE("json-rpc: a body that is not JSON is a parse error (-32700)", "[gatew
   CHECK(deep.error->code == RpcErrorCode::kParseError);
 }
 
-TEST_CASE("json-rpc: JSON that is not a message is an invalid request (-32600)", "[gateway][mcp]") {
+TEST_CASE("mcp json-rpc: JSON that is not a message is an invalid request (-32600)",
+          "[gateway][mcp]") {
   for (const char* body : {"42", "\"x\"", "null", "[]"}) {
     RpcBody b = ParseRpcBody(body);
     INFO(body);
@@ -70,8 +71,7 @@ TEST_CASE("json-rpc: JSON that is not a message is an invalid request (-32600)",
                 "null"},
            Case{R"({"jsonrpc":"2.0","id":1.5,"method":"ping"})", RpcErrorCode::kInvalidRequest,
                 "null"},
-           Case{R"({"jsonrpc":"2.0","id":"a","method":7})", RpcErrorCode::kInvalidRequest,
-                "\"a\""},
+           Case{R"({"jsonrpc":"2.0","id":"a","method":7})", RpcErrorCode::kInvalidRequest, "\"a\""},
            Case{R"({"jsonrpc":"2.0","id":2})", RpcErrorCode::kInvalidRequest, "2"},
            Case{R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":5})",
                 RpcErrorCode::kInvalidRequest, "3"},
@@ -88,7 +88,7 @@ TEST_CASE("json-rpc: JSON that is not a message is an invalid request (-32600)",
   }
 }
 
-TEST_CASE("json-rpc: requests, notifications, responses and batches", "[gateway][mcp]") {
+TEST_CASE("mcp json-rpc: requests, notifications, responses and batches", "[gateway][mcp]") {
   RpcBody b = ParseRpcBody(
       R"([{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"get_job"}},
           {"jsonrpc":"2.0","method":"notifications/initialized"},
@@ -107,13 +107,13 @@ TEST_CASE("json-rpc: requests, notifications, responses and batches", "[gateway]
   CHECK(b.messages[3].kind == RpcMessage::Kind::kInvalid);
 }
 
-TEST_CASE("json-rpc: responses and errors are well-formed JSON-RPC", "[gateway][mcp]") {
+TEST_CASE("mcp json-rpc: responses and errors are well-formed JSON-RPC", "[gateway][mcp]") {
   auto ok = Parse(RpcResultJson("\"a\"", "{\"x\":1}"));
   CHECK(std::string(ok["jsonrpc"].GetString()) == "2.0");
   CHECK(std::string(ok["id"].GetString()) == "a");
   CHECK(ok["result"]["x"].GetInt() == 1);
-  auto err = Parse(RpcErrorJson("7", RpcError{RpcErrorCode::kMethodNotFound, "no \"such\""},
-                                "{\"k\":true}"));
+  auto err = Parse(
+      RpcErrorJson("7", RpcError{RpcErrorCode::kMethodNotFound, "no \"such\""}, "{\"k\":true}"));
   CHECK(err["id"].GetInt() == 7);
   CHECK(err["error"]["code"].GetInt() == -32601);
   CHECK(std::string(err["error"]["message"].GetString()) == "no \"such\"");
@@ -123,19 +123,18 @@ TEST_CASE("json-rpc: responses and errors are well-formed JSON-RPC", "[gateway][
 
 // ------------------------------------------------------------------ catalogue and results
 
-TEST_CASE("tools: one per task plus the workflow and the reads, never the variant workflow",
+TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the variant workflow",
           "[gateway][mcp]") {
   std::vector<std::string> names;
   for (const auto& t : Tools()) names.push_back(t.name);
   CHECK(names == std::vector<std::string>{"predict_promoter", "predict_splice", "predict_enhancer",
                                           "predict_chromatin", "predict_annotation",
-                                          "predict_expression",
-                                          "find_genes_and_predict_expression", "get_job",
-                                          "list_jobs", "list_models"});
+                                          "predict_expression", "find_genes_and_predict_expression",
+                                          "get_job", "list_jobs", "list_models"});
   CHECK(FindTool("genomic_variant_interpretation") == nullptr);
 }
 
-TEST_CASE("tools: inputSchema is the REST request schema, self-contained", "[gateway][mcp]") {
+TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "[gateway][mcp]") {
   ModelCatalogue catalogue;
   auto schema = Parse(InputSchemaJson(catalogue, *FindTool("predict_splice")));
   CHECK(std::string(schema["type"].GetString()) == "object");
@@ -155,7 +154,7 @@ TEST_CASE("tools: inputSchema is the REST request schema, self-contained", "[gat
   CHECK(models["properties"]["task"]["enum"].Size() == 6);
 }
 
-TEST_CASE("tools/list: outputSchema and title only for revisions that have them",
+TEST_CASE("mcp tools/list: outputSchema and title only for revisions that have them",
           "[gateway][mcp]") {
   ModelCatalogue catalogue;
   auto modern = Parse(ToolsListJson(catalogue, true));
@@ -169,7 +168,7 @@ TEST_CASE("tools/list: outputSchema and title only for revisions that have them"
   for (const auto& t : old["tools"].GetArray()) CHECK_FALSE(t.HasMember("outputSchema"));
 }
 
-TEST_CASE("results: a long list is cut to the top items, ranked, with the totals",
+TEST_CASE("mcp results: a long list is cut to the top items, ranked, with the totals",
           "[gateway][mcp]") {
   std::string regions;
   for (int i = 0; i < 30; ++i) {
@@ -196,7 +195,7 @@ TEST_CASE("results: a long list is cut to the top items, ranked, with the totals
   CHECK(old["content"].Size() == 1);
 }
 
-TEST_CASE("results: a REST error is an isError result with the same error object",
+TEST_CASE("mcp results: a REST error is an isError result with the same error object",
           "[gateway][mcp]") {
   HttpResponse r;
   r.status = 422;
@@ -254,11 +253,11 @@ struct Endpoint {
   std::unique_ptr<RequestPipeline> pipeline;
 
   explicit Endpoint(int rate_per_minute = 600, int max_concurrency = 4) {
-    auto parsed = KeyStore::FromJson(
-        "{\"keys\":[{\"key_sha256\":\"" + Sha256Hex(kKey) +
-        "\",\"client_id\":\"agent\",\"enabled\":true,\"rate_per_minute\":" +
-        std::to_string(rate_per_minute) + ",\"max_concurrency\":" +
-        std::to_string(max_concurrency) + "}]}");
+    auto parsed =
+        KeyStore::FromJson("{\"keys\":[{\"key_sha256\":\"" + Sha256Hex(kKey) +
+                           "\",\"client_id\":\"agent\",\"enabled\":true,\"rate_per_minute\":" +
+                           std::to_string(rate_per_minute) +
+                           ",\"max_concurrency\":" + std::to_string(max_concurrency) + "}]}");
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     pb::ModelInfo m;
@@ -315,7 +314,7 @@ const std::string kEnhancerArgs = "{\"sequence\":\"" + std::string(300, 'A') + "
 
 }  // namespace
 
-TEST_CASE("endpoint: HTTP-level refusals", "[gateway][mcp]") {
+TEST_CASE("mcp endpoint: HTTP-level refusals", "[gateway][mcp]") {
   Endpoint e;
   const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
   CHECK(e.Post(ping).status == 200);
@@ -336,11 +335,12 @@ TEST_CASE("endpoint: HTTP-level refusals", "[gateway][mcp]") {
   CHECK(accepted.body.empty());
 }
 
-TEST_CASE("endpoint: initialize negotiates a served revision", "[gateway][mcp]") {
+TEST_CASE("mcp endpoint: initialize negotiates a served revision", "[gateway][mcp]") {
   Endpoint e;
   auto init = [&](const std::string& version) {
-    auto r = e.Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")" +
-                    version + R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    auto r =
+        e.Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")" +
+               version + R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
     REQUIRE(r.status == 200);
     return std::string(Parse(r.body)["result"]["protocolVersion"].GetString());
   };
@@ -351,14 +351,15 @@ TEST_CASE("endpoint: initialize negotiates a served revision", "[gateway][mcp]")
   CHECK(ErrorCodeOf(r.body) == -32601);
   r = e.Post(Call(2, "no_such_tool", "{}"));
   CHECK(ErrorCodeOf(r.body) == -32602);
-  r = e.Post(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_job","arguments":[]}})");
+  r = e.Post(R"({"jsonrpc":"2.0","id":3,"method":"tools/call",)"
+             R"("params":{"name":"get_job","arguments":[]}})");
   CHECK(ErrorCodeOf(r.body) == -32602);
 }
 
-TEST_CASE("endpoint: a tool call is a metered job in the store", "[gateway][mcp]") {
+TEST_CASE("mcp endpoint: a tool call is a metered job in the store", "[gateway][mcp]") {
   Endpoint e;
-  auto r = e.Post(Call(1, "predict_enhancer", kEnhancerArgs),
-                  {{"mcp-protocol-version", "2025-06-18"}});
+  auto r =
+      e.Post(Call(1, "predict_enhancer", kEnhancerArgs), {{"mcp-protocol-version", "2025-06-18"}});
   REQUIRE(r.status == 200);
   auto doc = Parse(r.body);
   const auto& result = doc["result"];
@@ -377,7 +378,7 @@ TEST_CASE("endpoint: a tool call is a metered job in the store", "[gateway][mcp]
         "validation_failed");
 }
 
-TEST_CASE("endpoint: tool calls beyond the bucket are too_many_requests results",
+TEST_CASE("mcp endpoint: tool calls beyond the bucket are too_many_requests results",
           "[gateway][mcp]") {
   Endpoint e(/*rate_per_minute=*/6);  // bucket capacity 1
   const std::map<std::string, std::string> h = {{"mcp-protocol-version", "2025-03-26"}};
@@ -401,7 +402,7 @@ TEST_CASE("endpoint: tool calls beyond the bucket are too_many_requests results"
   CHECK(e.Post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", h).status == 200);
 }
 
-TEST_CASE("endpoint: a progressToken gets notifications from the job's current_percent",
+TEST_CASE("mcp endpoint: a progressToken gets notifications from the job's current_percent",
           "[gateway][mcp]") {
   Endpoint e;
   std::promise<void> open;
@@ -409,7 +410,8 @@ TEST_CASE("endpoint: a progressToken gets notifications from the job's current_p
   e.backend.gate = &gate;
   auto pending = e.PostAsync(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"predict_enhancer",)"
-      R"("arguments":)" + kEnhancerArgs + R"(,"_meta":{"progressToken":"tok-1"}}})",
+      R"("arguments":)" +
+          kEnhancerArgs + R"(,"_meta":{"progressToken":"tok-1"}}})",
       {{"mcp-protocol-version", "2025-06-18"}});
   // The runner records 40 % in the store; the watch samples the store every 250 ms.
   bool recorded = false;
@@ -446,7 +448,8 @@ TEST_CASE("endpoint: a progressToken gets notifications from the job's current_p
   CHECK(plain.content_type == "application/json");
 }
 
-TEST_CASE("endpoint: a tool call holds a concurrency slot while its job runs", "[gateway][mcp]") {
+TEST_CASE("mcp endpoint: a tool call holds a concurrency slot while its job runs",
+          "[gateway][mcp]") {
   Endpoint e(/*rate_per_minute=*/600, /*max_concurrency=*/1);
   std::promise<void> open;
   std::shared_future<void> gate = open.get_future().share();
