@@ -271,6 +271,21 @@ await step("a bad sequence is an isError result with REST's error object", async
   assert.equal(result.structuredContent.http_status, 422);
 });
 
+await step("a model failure is an isError result with REST's error object", async () => {
+  // The fixture serves a deliberately broken promoter package whose weights cannot load.
+  const args = { sequence: dna(400), model: "promoter-broken" };
+  const result = await client.callTool({ name: "predict_promoter", arguments: args });
+  assert.equal(result.isError, true);
+  const restAnswer = await rest("POST", REST_PATH.predict_promoter, KEY, args);
+  assert.equal(result.structuredContent.http_status, restAnswer.status);
+  assert.equal(result.structuredContent.error.code, restAnswer.json.error.code);
+  assert.equal(result.structuredContent.error.code, "model_loading");
+  // A failed job is still a job: pollable over REST with the same error.
+  const poll = await rest("GET", `/v1/tasks/jobs/${result.structuredContent.job_id}`, KEY);
+  assert.equal(poll.status, restAnswer.status);
+  assert.equal(poll.json.error.code, "model_loading");
+});
+
 await step("long work runs async: the job id at once, then get_job until done", async () => {
   const started = await client.callTool({ name: "predict_promoter",
                                           arguments: { sequence: dna(100_500) } });
