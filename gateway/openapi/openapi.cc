@@ -328,7 +328,11 @@ std::string TaskSummary(Task task) {
     case Task::kChromatin:
       return "Multi-label prediction of 919 chromatin features in 8 categories (DNase, CTCF, "
              "Pol2, c-Myc, H3K27ac, H3K27me3, H3K4me1, Other) over 1,000 bp windows, step 200 "
-             "bp. Not strand-sensitive. Advisory async threshold: 100,000 bp.";
+             "bp. Not strand-sensitive. More than 100,000 records (a record is one feature "
+             "above the threshold in one window) -> 422 validation_failed with details {task, "
+             "record_count, maximum_records, sequence_length, threshold}; raise "
+             "options.threshold or send a shorter sequence. Advisory async threshold: "
+             "100,000 bp.";
     case Task::kAnnotation:
       return "Gene finding: transcript intervals with TSS/polyA positions, transcript type and "
              "exon/intron/CDS structure, plus a GFF3 track (the pipeline's own GFF3, verbatim). "
@@ -474,6 +478,12 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
     unprocessable +=
         " Also validation_failed with details {task, record_count, "
         "maximum_records, sequence_length, threshold} above 20,000 sites.";
+  }
+  if (task == Task::kChromatin) {
+    unprocessable +=
+        " Also validation_failed with details {task, record_count, maximum_records, "
+        "sequence_length, threshold} above 100,000 records (features above the threshold, "
+        "counted over all windows).";
   }
   if (task == Task::kExpression) {
     unprocessable +=
@@ -895,10 +905,14 @@ void WriteErrorSchemas(Json& j) {
 
   j.KObj("RecordCapDetails");
   j.KStr("type", "object");
-  j.KStr("description", "Splice response-size cap (no errors key).");
+  j.KStr("description",
+         "Response-size cap of splice (20,000 sites) and chromatin (100,000 records: features "
+         "above the threshold, one per window they score in); no errors key.");
   j.KObj("properties");
-  j.Prop("task", "string", "");
-  j.Prop("record_count", "integer", "");
+  j.Prop("task", "string", "splice or chromatin.");
+  j.Prop("record_count", "integer",
+         "Records counted through the window where the cap was passed (the request is refused "
+         "there, so this is a lower bound of the full count).");
   j.Prop("maximum_records", "integer", "");
   j.Prop("sequence_length", "integer", "");
   j.Prop("threshold", "number", "");
