@@ -81,6 +81,11 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "seconds in-flight requests and jobs may run after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")
       ->check(CLI::Range(0, 86400));
+  app.add_option("--client-result-bytes", c.client_result_bytes,
+                 "bytes of stored job results (compressed) each client may keep; its oldest are "
+                 "evicted beyond it (0 = no limit)")
+      ->envname("DNASERVE_CLIENT_RESULT_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--s3-endpoint", c.s3_endpoint,
                  "object store for the variant workflow, scheme://host[:port] (empty = the "
                  "workflow answers 503)")

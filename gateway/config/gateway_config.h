@@ -38,6 +38,9 @@ struct GatewayConfig {
   std::string admin_listen;
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
+  // DNASERVE_CLIENT_RESULT_BYTES: stored job results (compressed) each client may keep; past
+  // it the client's oldest results are evicted (gateway/jobs/job_store.h). 0 = no limit.
+  int64_t client_result_bytes = 64LL << 20;
 
   // The genomic-variant-interpretation workflow. The object store is the operator's: a request
   // names only a bucket and a key, never a host. Without an endpoint the route answers 503;
