@@ -751,7 +751,13 @@ void WriteJobPath(Json& j) {
   j.KStr("description",
          "running -> 202 with progress; completed -> 200 with exactly the body the synchronous "
          "call would have returned; failed -> the job's natural 4xx/5xx; unknown or owned by "
-         "another client -> 404; past retention (24 h from last activity) -> 410.");
+         "another client -> 404; past retention (24 h from last activity) -> 410. Finished "
+         "results are stored gzip-compressed: with Accept-Encoding: gzip (q > 0) a large one "
+         "is sent as stored, with Content-Encoding: gzip; otherwise decompressed. Every "
+         "finished answer carries Vary: Accept-Encoding. Each client keeps at most "
+         "DNASERVE_CLIENT_RESULT_BYTES (default 64 MiB) of stored results, compressed; beyond "
+         "it its oldest results are removed (410 job_expired saying so), and a result larger "
+         "than the whole allowance fails as 413 payload_too_large.");
   Security(j, true, false);
   j.KArr("parameters");
   j.Obj();
@@ -766,7 +772,7 @@ void WriteJobPath(Json& j) {
   j.KObj("responses");
   j.KObj("200");
   j.KStr("description", "Completed: the synchronous {data, meta} body.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id"});
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Encoding", "Vary"});
   j.KObj("content");
   j.KObj("application/json");
   j.KObj("schema");
@@ -786,7 +792,12 @@ void WriteJobPath(Json& j) {
   j.EndObj();
   AuthErrors(j);
   ErrorResponseDoc(j, "404", "not_found: unknown job or owned by another client.");
-  ErrorResponseDoc(j, "410", "job_expired: past retention or lost in a restart.");
+  ErrorResponseDoc(j, "410",
+                   "job_expired: past retention, lost in a restart, or removed to make room "
+                   "for the client's newer results (per-client result allowance).");
+  ErrorResponseDoc(j, "413",
+                   "payload_too_large: the job's result alone was larger than the client's "
+                   "whole result allowance.");
   RateLimitError(j);
   ErrorResponseDoc(j, "500", k500);
   ErrorResponseDoc(j, "503", k503, {"X-Request-Id", "Retry-After"});
@@ -1456,6 +1467,10 @@ void WriteHeaderComponents(Json& j) {
       {"RateLimit-Reset", "integer", "Seconds until the bucket is full."},
       {"RateLimit-Policy", "string", "<capacity>;w=60"},
       {"Retry-After", "integer", "Seconds to wait before retrying."},
+      {"Content-Encoding", "string",
+       "gzip when the stored result is sent compressed (the request accepted gzip); absent "
+       "otherwise."},
+      {"Vary", "string", "Accept-Encoding: the representation depends on it."},
       {"WWW-Authenticate", "string",
        "Bearer error=\"invalid_request\" (missing/malformed header) or "
        "error=\"invalid_token\" (unrecognised key)."},
