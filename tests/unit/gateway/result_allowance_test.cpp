@@ -178,7 +178,7 @@ TEST_CASE("a result larger than the whole allowance is stored as 413 payload_too
   CHECK(store->Get(small, owner).ok());
 }
 
-TEST_CASE("Redis: a tenant flooding its results cannot push out another's; the accounting is "
+TEST_CASE("Redis: a tenant flooding its results cannot push out another's, and the accounting is "
           "exact across two gateways",
           "[jobs][quota][redis]") {
   // Two gateways on one Redis, the hostile tenant writing through both.
