@@ -65,13 +65,8 @@ int main(int argc, char** argv) {
   ip_options.requests_per_second = config->ip_rate_per_second;
   ip_options.burst = config->ip_burst;
   IpRateLimiter ip_limiter(ip_options);
-  GrpcInferenceBackend::Options backend_options;
-  backend_options.endpoints = *endpoints;
-  backend_options.predict_deadline = std::chrono::seconds(config->sync_timeout_seconds);
-  backend_options.health_interval = std::chrono::milliseconds(config->worker_health_interval_ms);
-  backend_options.keepalive_time = backend_options.keepalive_timeout =
-      std::chrono::seconds(config->worker_keepalive_seconds);
-  GrpcInferenceBackend backend(backend_options);
+  GrpcInferenceBackend backend(WorkerBackendOptions(
+      *endpoints, *config, std::chrono::seconds(config->sync_timeout_seconds)));
   ModelCatalogue catalogue;
   CatalogueRefresher refresher(&backend, &catalogue);
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_queue));

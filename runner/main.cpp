@@ -72,13 +72,8 @@ int main(int argc, char** argv) {
   JobQueueOptions queue_options;
   queue_options.max_jobs_per_client = config->max_queued_jobs;
   RedisJobQueue queue(*redis, queue_options);
-  GrpcInferenceBackend::Options backend_options;
-  backend_options.endpoints = *endpoints;
-  backend_options.predict_deadline = std::chrono::seconds(config->worker_call_timeout_seconds);
-  backend_options.health_interval = std::chrono::milliseconds(config->worker_health_interval_ms);
-  backend_options.keepalive_time = backend_options.keepalive_timeout =
-      std::chrono::seconds(config->worker_keepalive_seconds);
-  GrpcInferenceBackend backend(backend_options);
+  GrpcInferenceBackend backend(WorkerBackendOptions(
+      *endpoints, *config, std::chrono::seconds(config->worker_call_timeout_seconds)));
   ModelCatalogue catalogue;
   CatalogueRefresher refresher(&backend, &catalogue);
   Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);

@@ -16,11 +16,7 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--keys-file", c.keys_file, "API keys file (SHA-256 digests only)")
       ->envname("DNASERVE_KEYS_FILE")
       ->required();
-  app.add_option("--redis-url", c.redis_url, "redis://host:port[/db] for jobs and quotas")
-      ->envname("DNASERVE_REDIS_URL");
-  app.add_option("--workers", c.workers, "task=host:port[;host:port],... worker addresses")
-      ->envname("DNASERVE_WORKERS")
-      ->required();
+  AddSharedOptions(app, c);
   app.add_option("--docs-dir", c.docs_dir, "directory holding the npm docs assets")
       ->envname("DNASERVE_DOCS_DIR");
   app.add_option("--http-threads", c.http_threads, "HTTP reactor threads")
@@ -41,14 +37,6 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--sync-timeout", c.sync_timeout_seconds, "worker call deadline in seconds")
       ->envname("DNASERVE_SYNC_TIMEOUT")
       ->check(CLI::Range(1, 86400));
-  app.add_option("--worker-health-interval-ms", c.worker_health_interval_ms,
-                 "milliseconds between grpc.health.v1 checks of every worker")
-      ->envname("DNASERVE_WORKER_HEALTH_INTERVAL_MS")
-      ->check(CLI::Range(100, 600000));
-  app.add_option("--worker-keepalive", c.worker_keepalive_seconds,
-                 "seconds between pings on busy worker connections (and the ping timeout)")
-      ->envname("DNASERVE_WORKER_KEEPALIVE")
-      ->check(CLI::Range(5, 3600));
   app.add_option("--trusted-proxies", c.trusted_proxies,
                  "addresses/CIDRs whose X-Forwarded-For is honoured for the per-IP limit")
       ->envname("DNASERVE_TRUSTED_PROXIES");
@@ -56,22 +44,10 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "MiB of request bodies received at once, all connections together")
       ->envname("DNASERVE_MAX_BUFFERED_BODY_MB")
       ->check(CLI::Range(16, 65536));
-  app.add_option("--admin-listen", c.admin_listen,
-                 "address:port for /metrics, /ready and /live (empty = off)")
-      ->envname("DNASERVE_ADMIN_LISTEN");
   app.add_option("--drain-timeout", c.drain_timeout_seconds,
                  "seconds in-flight requests and jobs may run after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")
       ->check(CLI::Range(0, 86400));
-  app.add_option("--max-queued-jobs", c.max_queued_jobs,
-                 "queued and running jobs one client may have (then 429)")
-      ->envname("DNASERVE_MAX_QUEUED_JOBS")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--client-result-bytes", c.client_result_bytes,
-                 "bytes of stored job results (compressed) each client may keep; its oldest are "
-                 "evicted beyond it (0 = no limit)")
-      ->envname("DNASERVE_CLIENT_RESULT_BYTES")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,16 +5,15 @@
 #include <string>
 
 #include "common/status.h"
+#include "gateway/config/shared_settings.h"
 
 namespace dnaserve::gateway {
 
-struct GatewayConfig {
+// The shared settings (Redis, workers, admin listener, per-client bounds) come from the base.
+struct GatewayConfig : SharedSettings {
   std::string listen_address = "127.0.0.1";  // DNASERVE_LISTEN_ADDRESS
   int port = 8080;                            // DNASERVE_PORT
   std::string keys_file;                      // DNASERVE_KEYS_FILE (required)
-  std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL
-  // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
-  std::string workers;
   std::string docs_dir;                       // DNASERVE_DOCS_DIR: npm assets for /docs, /redoc
   int http_threads = 2;                       // DNASERVE_HTTP_THREADS
   int executor_threads = 32;                  // DNASERVE_EXECUTOR_THREADS: concurrent worker calls
@@ -22,27 +21,14 @@ struct GatewayConfig {
   double ip_rate_per_second = 10;             // DNASERVE_IP_RATE: edge per-IP refill
   int64_t ip_burst = 20;                      // DNASERVE_IP_BURST: edge per-IP bucket
   int64_t sync_timeout_seconds = 300;         // DNASERVE_SYNC_TIMEOUT: worker call deadline
-  // DNASERVE_WORKER_HEALTH_INTERVAL_MS: how often every worker gets a grpc.health.v1 check.
-  int64_t worker_health_interval_ms = 1000;
-  // DNASERVE_WORKER_KEEPALIVE: seconds between pings on a worker connection with calls open,
-  // and how long a ping may go unanswered before those calls fail (workers accept >= 5).
-  int64_t worker_keepalive_seconds = 10;
   // DNASERVE_TRUSTED_PROXIES: comma-separated addresses or CIDRs of the proxies (ingress, load
   // balancer) whose X-Forwarded-For names the client for the per-IP limit; empty = none.
   std::string trusted_proxies;
   // DNASERVE_MAX_BUFFERED_BODY_MB: request bodies being received at once, all connections
   // together (MiB); beyond it new bodies get 503 with Retry-After.
   int64_t max_buffered_body_mb = 256;
-  // DNASERVE_ADMIN_LISTEN: "address:port" of the operations listener (/metrics, /ready, /live);
-  // empty = none. Kept off the public port: see deploy/README.md.
-  std::string admin_listen;
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long in-flight requests and jobs may still run.
   int64_t drain_timeout_seconds = 30;
-  // DNASERVE_MAX_QUEUED_JOBS: queued and running jobs one client may have in the runners' queue.
-  int64_t max_queued_jobs = 64;
-  // DNASERVE_CLIENT_RESULT_BYTES: stored job results (compressed) each client may keep; past
-  // it the client's oldest results are evicted (gateway/jobs/job_store.h). 0 = no limit.
-  int64_t client_result_bytes = 64LL << 20;
 
 };
 

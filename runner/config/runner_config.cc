@@ -34,11 +34,7 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
   *exit_now = false;
   RunnerConfig c;
   CLI::App app{"dnaserve job runner: runs queued jobs (async predictions, both workflows)"};
-  app.add_option("--redis-url", c.redis_url, "redis://host:port[/db] of the queue and job store")
-      ->envname("DNASERVE_REDIS_URL");
-  app.add_option("--workers", c.workers, "task=host:port[;host:port],... worker addresses")
-      ->envname("DNASERVE_WORKERS")
-      ->required();
+  gateway::AddSharedOptions(app, c);
   app.add_option("--runner-id", c.runner_id, "this runner's name in the queue (unique)")
       ->envname("DNASERVE_RUNNER_ID");
   app.add_option("--slots", c.slots, "jobs run at once")
@@ -63,34 +59,14 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "worker calls one variant job may make")
       ->envname("DNASERVE_JOB_MAX_MODEL_CALLS")
       ->check(CLI::Range(1, 1000000000));
-  app.add_option("--max-queued-jobs", c.max_queued_jobs,
-                 "queued and running jobs one client may have (then 429)")
-      ->envname("DNASERVE_MAX_QUEUED_JOBS")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--client-result-bytes", c.client_result_bytes,
-                 "bytes of stored job results (compressed) each client may keep; its oldest are "
-                 "evicted beyond it (0 = no limit)")
-      ->envname("DNASERVE_CLIENT_RESULT_BYTES")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--worker-call-timeout", c.worker_call_timeout_seconds,
                  "deadline of one worker call in seconds")
       ->envname("DNASERVE_WORKER_CALL_TIMEOUT")
       ->check(CLI::Range(1, 86400));
-  app.add_option("--worker-health-interval-ms", c.worker_health_interval_ms,
-                 "milliseconds between grpc.health.v1 checks of every worker")
-      ->envname("DNASERVE_WORKER_HEALTH_INTERVAL_MS")
-      ->check(CLI::Range(100, 600000));
-  app.add_option("--worker-keepalive", c.worker_keepalive_seconds,
-                 "seconds between pings on busy worker connections (and the ping timeout)")
-      ->envname("DNASERVE_WORKER_KEEPALIVE")
-      ->check(CLI::Range(5, 3600));
   app.add_option("--executor-threads", c.executor_threads,
                  "threads for a variant job's concurrent expression calls")
       ->envname("DNASERVE_EXECUTOR_THREADS")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--admin-listen", c.admin_listen,
-                 "address:port for /metrics, /ready and /live (empty = off)")
-      ->envname("DNASERVE_ADMIN_LISTEN");
   app.add_option("--drain-timeout", c.drain_timeout_seconds,
                  "seconds running jobs may still finish after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")

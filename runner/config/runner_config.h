@@ -5,12 +5,13 @@
 #include <string>
 
 #include "common/status.h"
+#include "gateway/config/shared_settings.h"
 
 namespace dnaserve::runner {
 
-struct RunnerConfig {
-  std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL: queue, jobs, quotas
-  std::string workers;  // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
+// The shared settings (Redis, workers, admin listener, per-client bounds) come from the base:
+// the same flags and variables as the gateway's.
+struct RunnerConfig : gateway::SharedSettings {
   // DNASERVE_RUNNER_ID: this runner's consumer name in the queue; default hostname-pid. Must be
   // unique among live runners (a Kubernetes pod name is).
   std::string runner_id;
@@ -28,17 +29,8 @@ struct RunnerConfig {
   int64_t job_max_seconds = 6 * 3600;
   // DNASERVE_JOB_MAX_MODEL_CALLS: worker calls one variant job may make.
   int64_t job_max_model_calls = 200000;
-  // DNASERVE_MAX_QUEUED_JOBS: as the gateway's; a variant job is queued by the runner that
-  // admitted it.
-  int64_t max_queued_jobs = 64;
-  // DNASERVE_CLIENT_RESULT_BYTES: as the gateway's; a runner stores the results of the jobs it
-  // runs, so it applies the allowance. 0 = no limit.
-  int64_t client_result_bytes = 64LL << 20;
   int64_t worker_call_timeout_seconds = 300;  // DNASERVE_WORKER_CALL_TIMEOUT
-  int64_t worker_health_interval_ms = 1000;   // DNASERVE_WORKER_HEALTH_INTERVAL_MS
-  int64_t worker_keepalive_seconds = 10;      // DNASERVE_WORKER_KEEPALIVE
   int executor_threads = 16;  // DNASERVE_EXECUTOR_THREADS: a variant job's concurrent calls
-  std::string admin_listen;   // DNASERVE_ADMIN_LISTEN: /metrics, /ready, /live; empty = none
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long running jobs may still finish; the rest are
   // handed back to the queue for another runner.
   int64_t drain_timeout_seconds = 30;
