@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "runner/vcf/vcf_types.h"
 
 namespace dnaserve::runner {
 
@@ -28,6 +29,9 @@ struct RunnerConfig {
   int64_t job_max_seconds = 6 * 3600;
   // DNASERVE_JOB_MAX_MODEL_CALLS: worker calls one variant job may make.
   int64_t job_max_model_calls = 200000;
+  // DNASERVE_VCF_MAX_RECORDS, _MAX_ALTS, _MAX_LINE_BYTES, _MAX_HEADER_BYTES,
+  // _MAX_DECOMPRESSED_BYTES: what one variant job's input may hold (defaults in VcfLimits).
+  variant::VcfLimits vcf_limits;
   // DNASERVE_MAX_QUEUED_JOBS: as the gateway's; a variant job is queued by the runner that
   // admitted it.
   int64_t max_queued_jobs = 64;

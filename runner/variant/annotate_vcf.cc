@@ -21,7 +21,7 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
   auto engine = AnnotationEngine::Create(request.catalogue, request.reference, request.scorer,
                                          request.options);
   if (!engine.ok()) return engine.status();
-  auto rewriter = VcfRewriter::Open(request.input_path);
+  auto rewriter = VcfRewriter::Open(request.input_path, request.vcf_limits);
   if (!rewriter.ok()) return rewriter.status();
   auto report = [&](const AnnotationProgress& progress) {
     if (request.on_progress) request.on_progress(progress);
