@@ -45,6 +45,10 @@ inline constexpr const char* kNoRequestedGeneInWindow = "NO_REQUESTED_GENE_IN_WI
 inline constexpr int64_t kMaxWindowBp = kMaxVariantWindowBp;
 inline constexpr size_t kMaxTissues = kMaxVariantTissues;
 
+// Windows one record sends to the scorer at once (times the tissues): 256 x 9,198 bp, about
+// 2.4 MB, however many ALT alleles and start sites the record has.
+inline constexpr size_t kMaxWindowsPerBatch = 256;
+
 inline constexpr double kPseudoCountTpm = 1.0;
 inline constexpr const char* kFoldChangeDefinition =
     "log2((TPM_alt + 1) / (TPM_ref + 1)) per tissue, TPM = max(0, exp(v) - 1) of the model's "
