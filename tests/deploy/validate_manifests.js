@@ -8,15 +8,20 @@
 //      declarations, which rejects unknown fields (a misspelt field is otherwise silently dropped);
 //   3. cross-object facts a schema cannot see: Service selectors select pods and their target
 //      ports exist; probe ports exist; referenced ConfigMaps, Secrets, volumes and HPA targets
-//      exist; NetworkPolicies select pods and let only gateways reach workers and Redis; every
-//      environment variable and flag given to a dnaserve binary is one that binary reads (its
-//      --help lists them); termination grace periods cover the drain budgets.
+//      exist; NetworkPolicies select pods, deny by default in both directions, let only
+//      gateways and runners reach workers and Redis, and only runners reach the object store;
+//      every environment variable and flag given to a dnaserve binary is one that binary reads
+//      (its --help lists them); termination grace periods cover the drain budgets; the runner
+//      (issue 12) has its scratch volume and scales on the queue depth, and the gateway holds
+//      no object-store setting and no scratch volume.
 //
-//   node validate_manifests.js --gateway BIN --worker BIN OVERLAY_DIR...
-//   node validate_manifests.js --gateway BIN --worker BIN --self-test GOOD_OVERLAY BROKEN_OVERLAY
+//   node validate_manifests.js --gateway BIN --runner BIN --worker BIN OVERLAY_DIR...
+//   node validate_manifests.js --gateway BIN --runner BIN --worker BIN --self-test GOOD_OVERLAY
+//                              BROKEN_OVERLAY...
 // --self-test proves the checks can fail: it breaks the good overlay's objects in one way per
-// check and requires each to be rejected for that reason, and requires BROKEN_OVERLAY (a
-// deliberately broken overlay on disk) to be rejected. KUBECTL names the kubectl to use.
+// check and requires each to be rejected for that reason, and requires every BROKEN_OVERLAY (a
+// deliberately broken overlay on disk) to be rejected, with the errors its expected-errors.txt
+// lists (one regular expression a line) if it has one. KUBECTL names the kubectl to use.
 "use strict";
 
 const { execFileSync } = require("child_process");
@@ -197,6 +202,22 @@ function byKindName(objects, kind, name) {
   return objects.find((o) => o.kind === kind && o.metadata && o.metadata.name === name);
 }
 
+// The environment a container gets: name -> { value } from a ConfigMap or `value`, { valueFrom }
+// for a reference, { fromSecret } from a Secret (its content is not inspected).
+function containerEnv(objects, container) {
+  const env = new Map();
+  for (const from of container.envFrom || []) {
+    const source = from.configMapRef
+      ? byKindName(objects, "ConfigMap", from.configMapRef.name)
+      : from.secretRef ? byKindName(objects, "Secret", from.secretRef.name) : null;
+    for (const [k, v] of Object.entries((source && source.data) || {})) {
+      env.set((from.prefix || "") + k, from.secretRef ? { fromSecret: true } : { value: v });
+    }
+  }
+  for (const e of container.env || []) env.set(e.name, { value: e.value, valueFrom: e.valueFrom });
+  return env;
+}
+
 // Environment variables and flags a dnaserve binary reads, from its --help.
 function binaryInterface(binary) {
   let help;
@@ -295,6 +316,7 @@ function crossErrors(objects, binaries) {
 
   networkPolicyErrors(objects).forEach(add);
   binaryErrors(objects, binaries).forEach(add);
+  runnerErrors(objects, binaries).forEach(add);
   return errors;
 }
 
@@ -317,9 +339,13 @@ function networkPolicyErrors(objects) {
       }
     }
   }
-  if (!policies.some((p) => isAll(p.spec.podSelector) && (p.spec.policyTypes || []).includes("Ingress") &&
-                          !(p.spec.ingress || []).length)) {
-    errors.push("no default-deny ingress NetworkPolicy (podSelector {} with no ingress rules)");
+  for (const direction of ["Ingress", "Egress"]) {
+    const rules = direction.toLowerCase();
+    if (!policies.some((p) => isAll(p.spec.podSelector) && (p.spec.policyTypes || []).includes(direction) &&
+                            !(p.spec[rules] || []).length)) {
+      errors.push(`no default-deny ${rules} NetworkPolicy (podSelector {} with policyTypes ` +
+                  `${direction} and no ${rules} rules)`);
+    }
   }
   // Who may open a connection to `target` on its container port `portName`: "any" (a rule with
   // no `from`, or an ipBlock), or the in-namespace workloads and foreign namespaces allowed.
@@ -344,20 +370,169 @@ function networkPolicyErrors(objects) {
     }
     return out;
   };
-  const expectOnlyGateways = (comp, portName) => {
+  const describeSources = (s) => [s.any ? "anyone" : "", s.namespaces ? "other namespaces" : "",
+                                   ...[...s.components].sort()].filter((x) => x).join(", ") || "nobody";
+  const ofComponent = (comp) => {
     const targets = workloads(objects).filter((w) => component(w) === comp);
     if (targets.length === 0) errors.push(`no ${comp} workload to check network policies against`);
-    for (const w of targets) {
+    return targets;
+  };
+  // `portName` of every `comp` pod is reachable from exactly the pods of `components`.
+  const expectOnlyFrom = (comp, portName, components) => {
+    const want = [...components].sort().join(", ");
+    for (const w of ofComponent(comp)) {
       const s = sources(w, portName);
-      const allowed = [...s.components];
-      if (s.any || s.namespaces > 0 || allowed.length !== 1 || allowed[0] !== "gateway") {
-        errors.push(`${describe(w)} port ${portName} must be reachable from gateways only; allowed: ` +
-                    `${s.any ? "anyone" : ""}${s.namespaces ? " other namespaces" : ""} [${allowed.join(", ")}]`);
+      const allowed = [...s.components].sort().join(", ");
+      if (s.any || s.namespaces > 0 || allowed !== want) {
+        errors.push(`${describe(w)} port ${portName} must be reachable from ${components.map((c) => `${c}s`).join(" and ")} ` +
+                    `only; allowed: ${describeSources(s)}`);
       }
     }
   };
-  expectOnlyGateways("worker", "grpc");
-  expectOnlyGateways("redis", "redis");
+  expectOnlyFrom("worker", "grpc", ["gateway", "runner"]);
+  expectOnlyFrom("redis", "redis", ["gateway", "runner"]);
+  for (const w of ofComponent("runner")) {
+    const s = sources(w, "admin");
+    if (s.any || s.components.size > 0 || s.namespaces === 0) {
+      errors.push(`${describe(w)} port admin must be reachable from the monitoring namespace only; allowed: ` +
+                  describeSources(s));
+    }
+  }
+
+  // Where a pod may open connections: nowhere but the egress rules of the policies selecting it
+  // once one of them has policyTypes Egress. A rule whose ports are all 53 is DNS; any other
+  // rule reaching an ipBlock, another namespace or anywhere (no `to`) leaves the namespace,
+  // which only runners may do (the object store; they alone hold its credentials).
+  const destinations = (w) => {
+    const out = { unrestricted: true, outside: [], components: new Set() };
+    for (const p of policies) {
+      if (!(p.spec.policyTypes || []).includes("Egress")) continue;
+      if (!isAll(p.spec.podSelector) && !selects(p.spec.podSelector, podLabels(w))) continue;
+      out.unrestricted = false;
+      for (const rule of p.spec.egress || []) {
+        const dns = rule.ports && rule.ports.length > 0 &&
+                    rule.ports.every((rp) => rp.port === 53 && rp.endPort === undefined);
+        if (dns) continue;
+        if (!rule.to || rule.to.length === 0) out.outside.push(`anywhere (${describe(p)})`);
+        for (const peer of rule.to || []) {
+          if (peer.ipBlock) out.outside.push(`${peer.ipBlock.cidr} (${describe(p)})`);
+          else if (peer.namespaceSelector) out.outside.push(`another namespace (${describe(p)})`);
+          else if (isAll(peer.podSelector)) out.outside.push(`every pod (${describe(p)})`);
+          else for (const t of selected(objects, peer.podSelector)) out.components.add(component(t));
+        }
+      }
+    }
+    return out;
+  };
+  const mayReach = { gateway: ["redis", "worker"], runner: ["redis", "worker"], worker: [], redis: [] };
+  for (const w of workloads(objects)) {
+    const comp = component(w);
+    const d = destinations(w);
+    if (d.unrestricted) {
+      errors.push(`${describe(w)}: no NetworkPolicy restricts its egress`);
+      continue;
+    }
+    if (comp !== "runner" && d.outside.length > 0) {
+      errors.push(`${describe(w)}: only runners may reach the object store (or anything outside the ` +
+                  `namespace but DNS); egress allowed to ${d.outside.join(", ")}`);
+    }
+    if (comp === "runner" && !d.outside.some((o) => !o.startsWith("another namespace"))) {
+      errors.push(`${describe(w)}: no egress rule lets runners reach the object store (an ipBlock)`);
+    }
+    const extra = [...d.components].filter((c) => !(mayReach[comp] || []).includes(c));
+    if (extra.length > 0) {
+      errors.push(`${describe(w)}: egress to ${extra.join(", ")} pods is not needed (${comp}s reach only ` +
+                  `[${(mayReach[comp] || []).join(", ")}])`);
+    }
+  }
+  return errors;
+}
+
+// The split of issue 12: runners run the jobs that outlive a request with the variant workflow's
+// object store, catalogue and scratch directory; gateways hold none of these.
+function runnerErrors(objects, binaries) {
+  const errors = [];
+  const runnerSettings = /^DNASERVE_(S3_|GRCH37_|VARIANT_)/;
+  const runners = [];
+  const gatewayEnvs = workloads(objects)
+      .flatMap((w) => (podSpec(w).containers || []).filter((c) => c.name === "gateway"))
+      .map((c) => containerEnv(objects, c));
+  for (const w of workloads(objects)) {
+    const spec = podSpec(w);
+    const volumes = new Map((spec.volumes || []).map((v) => [v.name, v]));
+    for (const c of spec.containers || []) {
+      if (!binaries[c.name]) continue;
+      const env = containerEnv(objects, c);
+      if (c.name !== "runner") {
+        for (const name of env.keys()) {
+          if (runnerSettings.test(name)) {
+            errors.push(`${describe(w)} container ${c.name}: ${name}: only runners hold the object ` +
+                        `store's credentials, the catalogue and the variant scratch directory`);
+          }
+        }
+        if (c.name === "gateway") {
+          for (const m of c.volumeMounts || []) {
+            if ((volumes.get(m.name) || {}).emptyDir) {
+              errors.push(`${describe(w)} container gateway: mounts the scratch volume '${m.name}' at ` +
+                          `${m.mountPath}; gateways need no scratch disk (variant jobs run on runners)`);
+            }
+          }
+        }
+        continue;
+      }
+      runners.push(w);
+      // Gateways queue jobs in the Redis runners read, and both bound a client's queue.
+      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_MAX_QUEUED_JOBS"]) {
+        const mine = (env.get(name) || {}).value;
+        for (const g of gatewayEnvs) {
+          const theirs = (g.get(name) || {}).value;
+          if (mine !== theirs) {
+            errors.push(`${describe(w)} container runner: ${name} is ${mine === undefined ? "unset" : `'${mine}'`} ` +
+                        `but the gateway's is ${theirs === undefined ? "unset" : `'${theirs}'`}: gateways and ` +
+                        `runners must agree on it`);
+          }
+        }
+      }
+      const workDir = (env.get("DNASERVE_VARIANT_WORK_DIR") || {}).value;
+      const mount = (c.volumeMounts || []).find((m) => m.mountPath === workDir);
+      const volume = mount && volumes.get(mount.name);
+      if (!workDir) {
+        errors.push(`${describe(w)} container runner: DNASERVE_VARIANT_WORK_DIR is not set (the variant ` +
+                    `scratch directory; the root filesystem is read-only)`);
+      } else if (!volume || !volume.emptyDir || !volume.emptyDir.sizeLimit || mount.readOnly) {
+        errors.push(`${describe(w)} container runner: DNASERVE_VARIANT_WORK_DIR ${workDir} is not a ` +
+                    `writable emptyDir scratch volume with a sizeLimit`);
+      }
+      const id = env.get("DNASERVE_RUNNER_ID");
+      const fromPodName = id && id.valueFrom && id.valueFrom.fieldRef &&
+                          id.valueFrom.fieldRef.fieldPath === "metadata.name";
+      if (id && !fromPodName) {
+        errors.push(`${describe(w)} container runner: DNASERVE_RUNNER_ID must be unique per runner: ` +
+                    `take it from the pod name (fieldRef metadata.name) or leave it unset`);
+      }
+    }
+  }
+  if (runners.length === 0) errors.push("no runner Deployment (a container named runner)");
+  for (const w of runners) {
+    const hpas = objects.filter((h) => h.kind === "HorizontalPodAutoscaler" &&
+                                       h.spec.scaleTargetRef.kind === w.kind &&
+                                       h.spec.scaleTargetRef.name === w.metadata.name);
+    // Every runner exports the same service-wide dnaserve_queue_depth: as an External metric
+    // with an AverageValue target the HPA divides it by the runner count; a Pods metric or a
+    // Value target would multiply it instead.
+    const onQueue = hpas.filter((h) => (h.spec.metrics || []).some(
+        (m) => m.type === "External" && m.external.metric.name === "dnaserve_queue_depth" &&
+               m.external.target.type === "AverageValue"));
+    if (onQueue.length === 0) {
+      errors.push(`${describe(w)}: no HorizontalPodAutoscaler scales it on the External metric ` +
+                  `dnaserve_queue_depth with an AverageValue target (the queue depth)`);
+    }
+    // With no runner, nobody exports the queue depth and nothing takes the queued jobs.
+    for (const h of onQueue) {
+      const min = h.spec.minReplicas === undefined ? 1 : h.spec.minReplicas;
+      if (min < 1) errors.push(`${describe(h)}: minReplicas ${min}: at least one runner must run (runners export the queue depth)`);
+    }
+  }
   return errors;
 }
 
@@ -366,21 +541,16 @@ function networkPolicyErrors(objects) {
 // grace period covers preStop plus the binary's drain budget.
 function binaryErrors(objects, binaries) {
   const errors = [];
-  const drainSetting = { gateway: "DNASERVE_DRAIN_TIMEOUT", worker: "DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS" };
+  // A runner hands the jobs it could not finish back to the queue after its drain, so its drain
+  // need not cover the sync budget as the gateway's must.
+  const drainSetting = { gateway: "DNASERVE_DRAIN_TIMEOUT", runner: "DNASERVE_DRAIN_TIMEOUT",
+                         worker: "DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS" };
   for (const w of workloads(objects)) {
     for (const c of podSpec(w).containers || []) {
       const binary = binaries[c.name];
       if (!binary) continue;
-      const values = new Map();
-      for (const from of c.envFrom || []) {
-        const source = from.configMapRef
-          ? byKindName(objects, "ConfigMap", from.configMapRef.name)
-          : from.secretRef ? byKindName(objects, "Secret", from.secretRef.name) : null;
-        for (const [k, v] of Object.entries((source && source.data) || {})) {
-          values.set((from.prefix || "") + k, from.secretRef ? "(secret)" : v);
-        }
-      }
-      for (const e of c.env || []) values.set(e.name, e.value === undefined ? "(reference)" : e.value);
+      const values = new Map([...containerEnv(objects, c)].map(([name, e]) => [
+        name, e.fromSecret ? "(secret)" : e.value === undefined ? "(reference)" : e.value]));
       const referenced = new Set();
       for (const v of [...values.values(), ...(c.args || []), ...(c.command || [])]) {
         for (const m of String(v).matchAll(/\$\(([A-Za-z0-9_]+)\)/g)) referenced.add(m[1]);
@@ -427,19 +597,21 @@ function parseArgs(argv) {
   const args = { overlays: [], selfTest: false };
   for (let i = 0; i < argv.length; ++i) {
     if (argv[i] === "--gateway") args.gateway = argv[++i];
+    else if (argv[i] === "--runner") args.runner = argv[++i];
     else if (argv[i] === "--worker") args.worker = argv[++i];
     else if (argv[i] === "--self-test") args.selfTest = true;
     else args.overlays.push(argv[i]);
   }
-  if (!args.gateway || !args.worker || args.overlays.length === 0) {
-    fail("usage: validate_manifests.js --gateway BIN --worker BIN [--self-test] OVERLAY...");
+  if (!args.gateway || !args.runner || !args.worker || args.overlays.length === 0) {
+    fail("usage: validate_manifests.js --gateway BIN --runner BIN --worker BIN [--self-test] OVERLAY...");
   }
   return args;
 }
 
 function main() {
   const args = parseArgs(process.argv.slice(2));
-  const binaries = { gateway: binaryInterface(args.gateway), worker: binaryInterface(args.worker) };
+  const binaries = { gateway: binaryInterface(args.gateway), runner: binaryInterface(args.runner),
+                     worker: binaryInterface(args.worker) };
   if (args.selfTest) return selfTest(args.overlays, binaries);
 
   const rendered = args.overlays.map((overlay) => ({ overlay, ...render(overlay) }));
@@ -463,6 +635,9 @@ function mutations() {
   const find = (objects, kind, name) => objects.find((o) => o.kind === kind && o.metadata.name === name);
   const gateway = (o) => find(o, "Deployment", "dnaserve-gateway");
   const worker = (o) => find(o, "Deployment", "dnaserve-worker-splice");
+  const runner = (o) => find(o, "Deployment", "dnaserve-runner");
+  const config = (o, prefix) => o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith(prefix));
+  const policy = (o, name) => find(o, "NetworkPolicy", name);
   return [
     ["replicas of the wrong type", /^schema: Deployment\/dnaserve-gateway: .*replicas/,
      (o) => { gateway(o).spec.replicas = "two"; }],
@@ -476,15 +651,59 @@ function mutations() {
      (o) => { find(o, "Service", "dnaserve-worker-splice").spec.ports[0].targetPort = "grcp"; }],
     ["a probe on a missing port", /^cross: Deployment\/dnaserve-worker-splice container worker: readinessProbe port '50052'/,
      (o) => { worker(o).spec.template.spec.containers[0].readinessProbe.grpc.port = 50052; }],
-    ["workers open to every pod", /^cross: Deployment\/dnaserve-worker-\w+ port grpc must be reachable from gateways only/,
-     (o) => { find(o, "NetworkPolicy", "dnaserve-worker-from-gateways").spec.ingress[0].from[0].podSelector = {}; }],
-    ["Redis open to workers too", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways only/,
-     (o) => { find(o, "NetworkPolicy", "dnaserve-redis-from-gateways").spec.ingress[0].from.push(
+    ["workers open to every pod", /^cross: Deployment\/dnaserve-worker-\w+ port grpc must be reachable from gateways and runners only/,
+     (o) => { policy(o, "dnaserve-worker").spec.ingress[0].from[0].podSelector = {}; }],
+    ["workers closed to runners", /^cross: Deployment\/dnaserve-worker-\w+ port grpc must be reachable from gateways and runners only; allowed: gateway$/,
+     (o) => { policy(o, "dnaserve-worker").spec.ingress[0].from.pop(); }],
+    ["Redis open to workers too", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways and runners only/,
+     (o) => { policy(o, "dnaserve-redis").spec.ingress[0].from.push(
          { podSelector: { matchLabels: { "app.kubernetes.io/component": "worker" } } }); }],
+    ["the runners' admin port open to every pod", /^cross: Deployment\/dnaserve-runner port admin must be reachable from the monitoring namespace only/,
+     (o) => { delete policy(o, "dnaserve-runner").spec.ingress[0].from; }],
     ["no default deny", /^cross: no default-deny ingress NetworkPolicy/,
-     (o) => { o.splice(o.indexOf(find(o, "NetworkPolicy", "dnaserve-default-deny")), 1); }],
+     (o) => { o.splice(o.indexOf(policy(o, "dnaserve-default-deny")), 1); }],
+    ["no default deny of egress", /^cross: no default-deny egress NetworkPolicy/,
+     (o) => { policy(o, "dnaserve-default-deny").spec.policyTypes = ["Ingress"]; }],
+    ["gateways with egress to the object store", /^cross: Deployment\/dnaserve-gateway: only runners may reach the object store.*0\.0\.0\.0\/0/,
+     (o) => { policy(o, "dnaserve-gateway").spec.egress.push({ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }); }],
+    ["the object store's egress given to every pod", /^cross: StatefulSet\/dnaserve-redis: only runners may reach the object store/,
+     (o) => { policy(o, "dnaserve-runner-to-object-store").spec.podSelector = {}; }],
+    ["runners without egress to the object store", /^cross: Deployment\/dnaserve-runner: no egress rule lets runners reach the object store/,
+     (o) => { o.splice(o.indexOf(policy(o, "dnaserve-runner-to-object-store")), 1); }],
+    ["gateways with egress to runners", /^cross: Deployment\/dnaserve-gateway: egress to runner pods is not needed/,
+     (o) => { policy(o, "dnaserve-gateway").spec.egress[1].to[0].podSelector.matchLabels["app.kubernetes.io/component"] = "runner"; }],
+    ["object-store settings on the gateway", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_S3_ENDPOINT: only runners hold/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_S3_ENDPOINT = "https://s3.example.com"; }],
+    ["a scratch volume on the gateway", /^cross: Deployment\/dnaserve-gateway container gateway: mounts the scratch volume 'variant-work'/,
+     (o) => { const pod = gateway(o).spec.template.spec;
+              pod.volumes.push({ name: "variant-work", emptyDir: { sizeLimit: "16Gi" } });
+              pod.containers[0].volumeMounts.push({ name: "variant-work", mountPath: "/var/lib/dnaserve/variant-work" }); }],
+    ["a runner without its scratch volume", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_VARIANT_WORK_DIR \S+ is not a writable emptyDir/,
+     (o) => { const pod = runner(o).spec.template.spec; pod.volumes = []; pod.containers[0].volumeMounts = []; }],
+    ["a runner scratch volume without a size limit", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_VARIANT_WORK_DIR \S+ is not a writable emptyDir/,
+     (o) => { runner(o).spec.template.spec.volumes[0].emptyDir = {}; }],
+    ["every runner with the same id", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_RUNNER_ID must be unique/,
+     (o) => { runner(o).spec.template.spec.containers[0].env = [{ name: "DNASERVE_RUNNER_ID", value: "runner" }]; }],
+    ["no runner", /^cross: no runner Deployment/,
+     (o) => { o.splice(o.indexOf(runner(o)), 1); }],
+    ["runners scaled on CPU", /^cross: Deployment\/dnaserve-runner: no HorizontalPodAutoscaler scales it on the External metric dnaserve_queue_depth/,
+     (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-runner").spec.metrics = [
+         { type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 70 } } }]; }],
+    ["runners scaled on the queue depth times the runners", /^cross: Deployment\/dnaserve-runner: no HorizontalPodAutoscaler scales it/,
+     (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-runner").spec.metrics[0].external.target =
+         { type: "Value", value: "4" }; }],
+    ["runners scaled to zero", /^cross: HorizontalPodAutoscaler\/dnaserve-runner: minReplicas 0/,
+     (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-runner").spec.minReplicas = 0; }],
+    ["runners reading another Redis", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_REDIS_URL is 'redis:\/\/dnaserve-redis:6379\/1' but the gateway's is 'redis:\/\/dnaserve-redis:6379\/0'/,
+     (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_REDIS_URL = "redis://dnaserve-redis:6379/1"; }],
+    ["a client queue bound set for gateways only", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_MAX_QUEUED_JOBS is '64' but the gateway's is '128'/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_MAX_QUEUED_JOBS = "128"; }],
+    ["a runner setting the runner does not read", /^cross: Deployment\/dnaserve-runner container runner: environment variable DNASERVE_RUNNER_SLOT is not read/,
+     (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_RUNNER_SLOT = "4"; }],
+    ["a runner grace period shorter than its drain", /^cross: Deployment\/dnaserve-runner: terminationGracePeriodSeconds 60/,
+     (o) => { runner(o).spec.template.spec.terminationGracePeriodSeconds = 60; }],
     ["a setting no binary reads", /^cross: Deployment\/dnaserve-gateway container gateway: environment variable DNASERVE_REDIS_HOST/,
-     (o) => { o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith("dnaserve-gateway-config")).data.DNASERVE_REDIS_HOST = "redis"; }],
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_HOST = "redis"; }],
     ["a flag the worker lacks", /^cross: Deployment\/dnaserve-worker-splice container worker: unknown flag --model-dir/,
      (o) => { worker(o).spec.template.spec.containers[0].args.push("--model-dir", "/models"); }],
     ["a grace period shorter than the drain", /^cross: Deployment\/dnaserve-gateway: terminationGracePeriodSeconds 30/,
@@ -497,8 +716,8 @@ function mutations() {
 }
 
 function selfTest(overlays, binaries) {
-  const [good, broken] = overlays;
-  if (!good || !broken) fail("--self-test needs GOOD_OVERLAY BROKEN_OVERLAY");
+  const [good, ...brokenOverlays] = overlays;
+  if (!good || brokenOverlays.length === 0) fail("--self-test needs GOOD_OVERLAY BROKEN_OVERLAY...");
   const base = render(good);
   if (!base.objects) fail(base.error);
   const cases = mutations();
@@ -507,8 +726,8 @@ function selfTest(overlays, binaries) {
     mutate(copy);
     return copy;
   })];
-  const brokenRender = render(broken);
-  if (brokenRender.objects) sets.push(brokenRender.objects);
+  const brokenRenders = brokenOverlays.map((dir) => ({ dir, ...render(dir) }));
+  for (const b of brokenRenders) if (b.objects) sets.push(b.objects);
   const results = validateSets(sets, binaries);
 
   let passed = 0;
@@ -523,8 +742,18 @@ function selfTest(overlays, binaries) {
     const hit = errors.some((e) => expect.test(e));
     report(hit, `rejected: ${name}`, hit ? errors.find((e) => expect.test(e)) : `got: ${errors.join(" | ") || "no error"}`);
   });
-  const brokenErrors = brokenRender.objects ? results[results.length - 1] : [brokenRender.error];
-  report(brokenErrors.length > 0, `rejected: the broken overlay ${broken}`, brokenErrors.join("\n     "));
+  let next = cases.length + 1;
+  for (const b of brokenRenders) {
+    const errors = b.objects ? results[next++] : [b.error];
+    // expected-errors.txt: one regular expression a line, each of which some error must match.
+    const expectFile = path.join(b.dir, "expected-errors.txt");
+    const expected = fs.existsSync(expectFile)
+      ? fs.readFileSync(expectFile, "utf8").split("\n").filter((l) => l.trim() && !l.startsWith("#"))
+      : [];
+    const missing = expected.filter((re) => !errors.some((e) => new RegExp(re).test(e)));
+    report(errors.length > 0 && missing.length === 0, `rejected: the broken overlay ${b.dir}`,
+           [...missing.map((re) => `MISSING an error matching /${re}/`), ...errors].join("\n     "));
+  }
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
 }

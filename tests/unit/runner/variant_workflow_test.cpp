@@ -398,8 +398,8 @@ TEST_CASE("variant request: every schema rule is a 422 at its location", "[varia
 
 namespace {
 
-StatusOr<GatewayConfig> Parse(std::vector<std::string> args) {
-  args.insert(args.begin(), {"dnaserve-gateway", "--keys-file", "k.json", "--workers", "x=y:1"});
+StatusOr<runner::RunnerConfig> Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), {"dnaserve-runner", "--workers", "x=y:1"});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   bool exit_now = false;
@@ -444,7 +444,7 @@ TEST_CASE("settings: the object store and catalogue are parsed once, the secret 
   CHECK_FALSE(Parse({"--variant-score-concurrency", "0"}).ok());
 }
 
-TEST_CASE("settings: a catalogue that does not match its FASTA stops the gateway at start-up",
+TEST_CASE("settings: a catalogue that does not match its FASTA stops the runner at start-up",
           "[variant-wf]") {
   VariantSettings good;
   good.grch37_catalogue = Tiny().catalogue;
