@@ -136,7 +136,7 @@ struct Harness {
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
-    s.jobs = &jobs;
+    s.jobs = jobs.get();
     s.backend = &metered;
     s.catalogue = &catalogue;
     s.docs = &docs;

@@ -1068,7 +1068,7 @@ struct RouteHarness {
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
-    s.jobs = &jobs;
+    s.jobs = jobs.get();
     s.backend = &backend;
     s.catalogue = &catalogue;
     s.docs = &docs;
