@@ -532,6 +532,60 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
   CHECK(last == Approx(100.0));
 }
 
+// Records the largest batch it was sent.
+class BatchSizeScorer : public FakeScorer {
+ public:
+  StatusOr<std::vector<double>> Score(const std::vector<ScoreRequest>& batch,
+                                      const std::atomic<bool>* cancelled) override {
+    largest = std::max(largest, batch.size());
+    return FakeScorer::Score(batch, cancelled);
+  }
+  size_t largest = 0;
+};
+
+TEST_CASE("a record with many ALT alleles near two sites is scored in bounded batches",
+          "[engine][bounds]") {
+  Fixture f;
+  EngineOptions options;
+  options.window = 5000;
+  options.tissues = {"heart", "liver"};
+  // 1-based, between PLUSA (20,000) and PLUSB (21,000): inside both 9,198 bp windows.
+  const int64_t pos = f.kPlus + 501;
+  const std::string ref = f.genome.substr(pos - 1, 1);
+  VariantRecord record{1, "20", pos, ref, {}};
+  const char* bases = "ACGT";
+  for (int i = 0; record.alts.size() < 300; ++i) {  // 300 distinct insertions
+    std::string alt = ref;
+    for (int n = i; n > 0 || alt.size() == 1; n /= 4) alt += bases[n % 4];
+    record.alts.push_back(alt);
+  }
+  BatchSizeScorer scorer;
+  auto engine = AnnotationEngine::Create(&*f.catalogue, f.reference.get(), &scorer, options);
+  REQUIRE(engine.ok());
+  auto annotated = (*engine)->Annotate(record, nullptr);
+  REQUIRE(annotated.ok());
+  // 300 ALTs x 2 sites + 2 reference windows = 602 windows: three batches, none larger than
+  // the bound, and an entry for every allele and site, in allele order.
+  REQUIRE(annotated->gex_ann.size() == 600);
+  CHECK(scorer.largest <= kMaxWindowsPerBatch * options.tissues.size());
+  CHECK(scorer.calls == 3);
+  CHECK((*engine)->counts().windows_scored == 602);
+  // Each allele's entries are what it gets alone in a record.
+  for (size_t alt : {size_t{0}, size_t{127}, size_t{128}, size_t{299}}) {
+    CAPTURE(alt);
+    FakeScorer alone_scorer;
+    auto alone_engine =
+        AnnotationEngine::Create(&*f.catalogue, f.reference.get(), &alone_scorer, options);
+    REQUIRE(alone_engine.ok());
+    VariantRecord single{1, "20", pos, ref, {record.alts[alt]}};
+    auto alone = (*alone_engine)->Annotate(single, nullptr);
+    REQUIRE(alone.ok());
+    REQUIRE(alone->gex_ann.size() == 2);
+    CHECK(annotated->gex_ann[2 * alt] == alone->gex_ann[0]);
+    CHECK(annotated->gex_ann[2 * alt + 1] == alone->gex_ann[1]);
+  }
+}
+
 TEST_CASE("a gene panel restricts which start sites count", "[engine]") {
   Fixture f;
   const int64_t p = f.kPlus + 1, m = f.kMinus + 1;
