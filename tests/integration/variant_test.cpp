@@ -926,7 +926,8 @@ TEST_CASE("variant workflow: hostile VCFs end in their bound with the runner's m
                                std::to_string(before / 1024) + " MB before, peak " +
                                std::to_string(peak / 1024) + " MB" +
                                (reset ? "" : " (cumulative)") + ", " +
-                               std::to_string(static_cast<int>(seconds + 0.5)) + " s";
+                               std::to_string(static_cast<int>(seconds + 0.5)) + " s; " +
+                               Message(failed);
     figures[name] = figure;
     // Bounded: well under what the input would take if read whole (gigabytes for the bombs).
     CHECK(peak > 0);
