@@ -42,6 +42,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("DNASERVE_BUILD_DIR", os.path.join(ROOT, "build"))
 GATEWAY = os.path.join(BUILD, "gateway", "dnaserve-gateway")
+RUNNER = os.path.join(BUILD, "runner", "dnaserve-runner")
 WORKER = os.path.join(BUILD, "worker", "dnaserve-worker")
 IN_ROTATION = 'dnaserve_worker_replicas{task="promoter",state="in_rotation"}'
 # The load test's key: 300 requests/min, i.e. 5/s with a burst of 50 (rate / 6). A quota the
@@ -187,9 +188,9 @@ class Process:
 
 
 class Stack:
-    """redis-server (AOF, appendfsync always), promoter workers and gateways on loopback."""
+    """redis-server (AOF, appendfsync always), promoter workers, runners and gateways on loopback."""
 
-    def __init__(self, directory, workers=2, gateways=2, gateway_env=None):
+    def __init__(self, directory, workers=2, gateways=2, gateway_env=None, runners=2):
         self.dir = directory
         self.processes = []
         os.makedirs(os.path.join(directory, "redis"), exist_ok=True)
@@ -223,6 +224,7 @@ class Stack:
         self.keys_file = os.path.join(directory, "keys.json")
         with open(self.keys_file, "w") as f:
             json.dump({"keys": entries}, f)
+        self.runners = [self._runner(i) for i in range(runners)]
         self.gateways = []
         for i in range(gateways):
             self.gateways.append(self._gateway(i, gateway_env or {}))
@@ -245,6 +247,12 @@ class Stack:
         g = self._spawn(f"gateway-{i}", [GATEWAY], env)
         g.port, g.admin = port, admin
         return g
+
+    def _runner(self, i):
+        env = {"DNASERVE_REDIS_URL": f"redis://127.0.0.1:{self.redis_port}",
+               "DNASERVE_WORKERS": "promoter=" + ";".join(f"127.0.0.1:{w.port}" for w in self.workers),
+               "DNASERVE_RUNNER_ID": f"runner-{i}", "DNASERVE_RUNNER_CLAIM_TIMEOUT": "5"}
+        return self._spawn(f"runner-{i}", [RUNNER], env)
 
     def wait_ready(self, g, timeout=90):
         ok = wait_for(lambda: request(g.admin, "GET", "/ready", timeout=2).status == 200, timeout)
@@ -572,10 +580,33 @@ def fault_gateway_killed(stack):
         "running_jobs_settled_after_s": round(settled, 1),
         "all_listed_via_other": set(finished + running) <= listed_ids,
     }
+    # Accepted jobs run on the runners: the gateway's death loses none of them.
+    result["lost_jobs"] = sum(1 for j in running if (final.get(j) or (None,))[0] != 200)
     result["met"] = (finished_polls == [200] * len(finished)
                      and all(s in (200, 202) for s in running_polls)
-                     and all(final.get(j) is not None for j in running)
+                     and result["lost_jobs"] == 0
                      and result["all_listed_via_other"])
+    return result
+
+
+def fault_runner_killed(stack):
+    """A runner SIGKILLed with jobs running: the other runner takes them over and finishes them."""
+    g = stack.gateways[0]
+    key = stack.keys["bulk"]
+    running = submit_jobs(stack, g, 4, 500000, key)
+    time.sleep(1)
+    victim = stack.runners[0]
+    victim.kill()
+    killed = time.monotonic()
+    final = poll_until_done(stack, g, running, key, 300)
+    settled = time.monotonic() - killed
+    victim.start()
+    result = {
+        "jobs_final": [final.get(j) for j in running],
+        "settled_after_s": round(settled, 1),
+        "lost_jobs": sum(1 for j in running if (final.get(j) or (None,))[0] != 200),
+    }
+    result["met"] = result["lost_jobs"] == 0
     return result
 
 
@@ -854,7 +885,7 @@ def main():
     parser.add_argument("--load-seconds", type=int, default=60)
     parser.add_argument("--load-quota", type=int, default=300,
                         help="the load key's rate_per_minute")
-    parser.add_argument("--faults", default="worker_killed,worker_hung,redis_restarted,gateway_killed",
+    parser.add_argument("--faults", default="worker_killed,worker_hung,redis_restarted,gateway_killed,runner_killed",
                         help="which fault scenarios to run, in this order")
     args = parser.parse_args()
     parts = set(args.only.split(","))
@@ -881,7 +912,8 @@ def main():
             results["faults"] = {}
             scenarios = {"worker_killed": fault_worker_killed, "worker_hung": fault_worker_hung,
                          "redis_restarted": fault_redis_restart,
-                         "gateway_killed": fault_gateway_killed}
+                         "gateway_killed": fault_gateway_killed,
+                         "runner_killed": fault_runner_killed}
             for name in args.faults.split(","):
                 fn = scenarios[name]
                 log(f"faults: {name}")

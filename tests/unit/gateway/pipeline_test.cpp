@@ -87,8 +87,8 @@ const char* kOffKey = "dns_off-test-key";
 struct Harness {
   ManualClock clock;
   std::optional<testing::RedisServer> redis;
+  std::unique_ptr<RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
   std::unique_ptr<JobStore> jobs;
-  std::unique_ptr<RedisJobQueue> queue;
   InMemoryQuotaStore quotas{&clock};
   ScriptedBackend backend;
   ModelCatalogue catalogue;
