@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -891,14 +892,25 @@ TEST_CASE("variant workflow: hostile VCFs end in their bound with the runner's m
   // seconds) and a decompressed-size bound a test can pass in seconds; the other bounds keep
   // their defaults. The service's runner steps aside meanwhile and comes back however this ends.
   REQUIRE(v->runner.Stop(std::chrono::seconds(30)));
+  // A runner is up once it logged runner_started.
+  auto wait_started = [](const std::string& log) {
+    return WaitFor([&] { return ReadFile(log).find("runner_started") != std::string::npos; },
+                   std::chrono::seconds(30));
+  };
   struct RestoreRunner {
     VariantService* v;
-    ~RestoreRunner() { v->StartVariantRunner(&v->runner, v->work_dir, "runner-after-hostile"); }
-  } restore{v};
+    std::function<bool(const std::string&)> wait;
+    ~RestoreRunner() {
+      if (v->StartVariantRunner(&v->runner, v->work_dir, "runner-after-hostile")) {
+        wait(v->dir + "/runner-after-hostile.log");
+      }
+    }
+  } restore{v, wait_started};
   ChildProcess hostile;
   REQUIRE(v->StartVariantRunner(&hostile, MakeTempDir("dnaserve-variant-hostile"), "hostile-runner",
                                 {{"DNASERVE_JOB_MAX_MODEL_CALLS", "2000"},
                                  {"DNASERVE_VCF_MAX_DECOMPRESSED_BYTES", std::to_string(kMaxText)}}));
+  REQUIRE(wait_started(v->dir + "/hostile-runner.log"));
   const int pid = hostile.pid();
   const std::string header =
       "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
