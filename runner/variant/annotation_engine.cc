@@ -28,6 +28,17 @@ bool RefMismatch(std::string_view vcf_ref, std::string_view reference) {
   return false;
 }
 
+bool SameBases(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(a[i])) !=
+        std::toupper(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status CheckReferenceCoversCatalogue(const TssCatalogue& catalogue,
@@ -123,7 +134,21 @@ StatusOr<RecordPlan> AnnotationEngine::Plan(const VariantRecord& record) const {
     plan.not_run_reason = kNoRequestedGeneInWindow;
     return plan;
   }
-  if (plan.supported_alts.empty()) plan.not_run_reason = kNoSupportedAlt;
+  if (plan.supported_alts.empty()) {
+    plan.not_run_reason = kNoSupportedAlt;
+    return plan;
+  }
+  const int64_t ref_end = start + static_cast<int64_t>(record.ref.size());
+  int64_t changing_alts = 0;
+  for (size_t alt : plan.supported_alts) changing_alts += !SameBases(record.alts[alt], record.ref);
+  for (const StartSite* site : plan.sites) {
+    const int64_t window_start = site->strand == Strand::kPlus
+                                     ? site->tss - kTssOffset
+                                     : site->tss - (kWindowBp - kTssOffset - 1);
+    if (start < window_start + kWindowBp && ref_end > window_start) {
+      plan.changed_windows += changing_alts;
+    }
+  }
   return plan;
 }
 

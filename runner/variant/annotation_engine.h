@@ -83,6 +83,10 @@ struct RecordPlan {
   std::vector<size_t> supported_alts;     // indices into VariantRecord::alts
   std::vector<std::string> skipped_alts;  // as written in the VCF
   std::vector<const StartSite*> sites;    // the start sites scored (panel applied)
+  // Alternate windows the record will send to the model (an allele x site whose REF span
+  // overlaps the site's 9,198 bp window and whose ALT differs from REF): an estimate made
+  // without the reference, exact unless REF disagrees with the FASTA.
+  int64_t changed_windows = 0;
   int64_t associations() const {
     return not_run_reason.empty() ? static_cast<int64_t>(supported_alts.size() * sites.size()) : 0;
   }
@@ -97,7 +101,7 @@ class AnnotationEngine {
                                                             ExpressionScorer* scorer,
                                                             EngineOptions options);
 
-  // bad_request when the record's REF or an ALT is not a valid VCF allele.
+  // bad_request when the record's REF or an ALT is not a valid VCF allele. Reads no sequence.
   StatusOr<RecordPlan> Plan(const VariantRecord& record) const;
   // Plans, scores and counts one record; returns what the output record carries.
   StatusOr<RecordAnnotation> Annotate(const VariantRecord& record,

@@ -586,6 +586,50 @@ TEST_CASE("a record with many ALT alleles near two sites is scored in bounded ba
   }
 }
 
+// A scorer with a per-job allowance, as the runner's BoundedScorer has.
+class AllowanceScorer : public FakeScorer {
+ public:
+  explicit AllowanceScorer(int64_t allowance) : allowance_(allowance) {}
+  int64_t CallAllowance() const override { return allowance_; }
+
+ private:
+  int64_t allowance_;
+};
+
+TEST_CASE("the model-call bound is checked in the first pass, from the windows the file needs",
+          "[engine][bounds]") {
+  Fixture f;
+  const int64_t p = f.kPlus + 1, m = f.kMinus + 1;  // 1-based TSS positions
+  std::string records;
+  records += f.Record(p - 100, 1, std::string(1, f.OtherBase(p - 101)));  // PLUSA and PLUSB
+  records += f.Record(p + 4700, 1, std::string(1, f.OtherBase(p + 4699)));  // PLUSB's window only
+  records += f.Record(m + 200, 1, "A,T");  // MINUS; an ALT equal to REF changes nothing
+  records += f.Record(m - 3, 6, f.genome.substr(m - 4, 1));  // deletion over MINUS's TSS
+  records += f.Record(40001, 1, "G");                        // outside every window
+  const std::string vcf = f.WriteVcf("calls.vcf", records);
+
+  // Unbounded: what the job actually sends.
+  FakeScorer unbounded;
+  auto full = AnnotateVcf(f.Request(vcf, &unbounded));
+  REQUIRE(full.ok());
+  const int64_t calls = full->counts.windows_scored * 2;  // two tissues
+  REQUIRE(calls > 0);
+
+  // An allowance of exactly that passes; one less fails before the first call.
+  AllowanceScorer enough(calls);
+  CHECK(AnnotateVcf(f.Request(vcf, &enough)).ok());
+  std::filesystem::remove(vcf + ".annotated.vcf.gz");
+  AllowanceScorer short_by_one(calls - 1);
+  auto refused = AnnotateVcf(f.Request(vcf, &short_by_one));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("needs about " + std::to_string(calls) + " model calls") &&
+                 Catch::Contains("options.genes"));
+  CHECK(short_by_one.calls == 0);
+  CHECK_FALSE(std::filesystem::exists(vcf + ".annotated.vcf.gz"));
+}
+
 TEST_CASE("a gene panel restricts which start sites count", "[engine]") {
   Fixture f;
   const int64_t p = f.kPlus + 1, m = f.kMinus + 1;
