@@ -94,13 +94,23 @@ int main(int argc, char** argv) {
   options.claim_timeout = std::chrono::seconds(config->claim_timeout_seconds);
   options.max_attempts = config->max_attempts;
   options.job_max = std::chrono::seconds(config->job_max_seconds);
+  std::vector<Task> tasks;
+  for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
+  // Jobs wait until every family's models are known, or for at most 30 s: a family that is
+  // down at start-up must not stop the runner from running the others' jobs.
+  const auto started = std::chrono::steady_clock::now();
+  options.ready = [&catalogue, tasks, started] {
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) return true;
+    for (Task task : tasks) {
+      if (!catalogue.Known(task)) return false;
+    }
+    return true;
+  };
 
   metrics::Registry registry;
   metrics::AddBuildInfo(&registry);
   RegisterWorkerPoolMetrics(&registry, &backend);
   runner::QueueRunner runner(&queue, &jobs, &quotas, services, options, &registry);
-  std::vector<Task> tasks;
-  for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
   Readiness readiness(&jobs, &catalogue, tasks, nullptr);
   std::optional<observability::AdminServer> admin;
   if (!config->admin_listen.empty()) {

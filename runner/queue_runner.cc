@@ -131,6 +131,11 @@ void QueueRunner::FetchLoop() {
       continue;
     }
     lock.unlock();
+    if (options_.ready && !options_.ready()) {
+      std::this_thread::sleep_for(options_.poll_interval);
+      lock.lock();
+      continue;
+    }
     // Jobs of dead runners first (checked once per poll interval of a second or so: claiming
     // scans every client's pending list).
     bool started = false;
@@ -363,6 +368,10 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
 
 void QueueRunner::AdmissionLoop() {
   while (!Stopping()) {
+    if (options_.ready && !options_.ready()) {
+      std::this_thread::sleep_for(options_.poll_interval);
+      continue;
+    }
     auto admission = queue_->ReadNewAdmission(options_.consumer);
     if (admission.ok() && !admission->has_value()) {
       admission = queue_->ClaimStale("", options_.consumer, options_.claim_timeout.count());

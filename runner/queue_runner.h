@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,9 @@ struct QueueRunnerOptions {
   std::chrono::seconds job_max{6 * 3600};
   // How often an idle runner looks for work (and for admissions).
   std::chrono::milliseconds poll_interval{50};
+  // Jobs are taken only while this holds (null: always): a runner that has just started and
+  // does not know the workers' models yet would fail every job it took with 503.
+  std::function<bool()> ready;
 };
 
 class QueueRunner {

@@ -12,6 +12,16 @@ std::string KeyEntryJson(const KeyEntry& entry) {
   w.Field("enabled", entry.enabled);
   w.Field("rate_per_minute", entry.principal.rate_per_minute);
   w.Field("max_concurrency", entry.principal.max_concurrency);
+  // Grants only when there are some, so an entry without them reads as before.
+  const auto grants = [&](const char* name, const std::vector<S3Grant>& list) {
+    if (list.empty()) return;
+    w.Key(name);
+    w.StartArray();
+    for (const S3Grant& grant : list) w.String(grant.ToString());
+    w.EndArray();
+  };
+  grants("s3_read", entry.principal.s3_read());
+  grants("s3_write", entry.principal.s3_write());
   w.EndObject();
   return w.Take();
 }

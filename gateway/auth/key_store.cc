@@ -58,10 +58,33 @@ StatusOr<int64_t> PositiveInt(const rapidjson::Value& entry, const char* field, 
   return v;
 }
 
+// An optional list of object-storage grants ("s3_read", "s3_write"); absent = none.
+StatusOr<std::vector<S3Grant>> GrantList(const rapidjson::Value& entry, const char* field,
+                                         size_t index) {
+  std::vector<S3Grant> out;
+  auto it = entry.FindMember(field);
+  if (it == entry.MemberEnd()) return out;
+  const std::string where = EntryName(index) + ": \"" + field + "\"";
+  if (!it->value.IsArray()) {
+    return ConfigError(where + " must be a list of \"s3://bucket/prefix/\" strings");
+  }
+  const auto& list = it->value.GetArray();
+  for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
+    const std::string item = where + "[" + std::to_string(i) + "]";
+    if (!list[i].IsString()) return ConfigError(item + " must be a string");
+    auto grant = ParseS3Grant(std::string_view(list[i].GetString(), list[i].GetStringLength()));
+    if (!grant.ok()) return ConfigError(item + ": " + grant.status().message());
+    out.push_back(std::move(grant).value());
+  }
+  return out;
+}
+
 StatusOr<KeyEntry> ParseEntry(const rapidjson::Value& entry, size_t index) {
   if (!entry.IsObject()) return ConfigError(EntryName(index) + " must be an object");
-  static const std::set<std::string> kKnown = {"key_sha256", "client_id", "enabled",
-                                               "rate_per_minute", "max_concurrency"};
+  static const std::set<std::string> kKnown = {"key_sha256",      "client_id",
+                                               "enabled",         "rate_per_minute",
+                                               "max_concurrency", "s3_read",
+                                               "s3_write"};
   for (auto m = entry.MemberBegin(); m != entry.MemberEnd(); ++m) {
     std::string name(m->name.GetString(), m->name.GetStringLength());
     if (kKnown.count(name) == 0) {
@@ -106,6 +129,17 @@ StatusOr<KeyEntry> ParseEntry(const rapidjson::Value& entry, size_t index) {
       return ConfigError(EntryName(index) + ": \"enabled\" must be true or false");
     }
     out.enabled = enabled->value.GetBool();
+  }
+
+  S3Grants grants;
+  auto read = GrantList(entry, "s3_read", index);
+  if (!read.ok()) return read.status();
+  grants.read = std::move(read).value();
+  auto write = GrantList(entry, "s3_write", index);
+  if (!write.ok()) return write.status();
+  grants.write = std::move(write).value();
+  if (!grants.read.empty() || !grants.write.empty()) {
+    out.principal.s3 = std::make_shared<const S3Grants>(std::move(grants));
   }
   return out;
 }
@@ -237,6 +271,16 @@ AuthResult KeyStore::Authenticate(const std::optional<std::string>& authorizatio
   }
   result.principal = entry.principal;
   return result;
+}
+
+const std::vector<S3Grant>& Principal::s3_read() const {
+  static const std::vector<S3Grant> kNone;
+  return s3 ? s3->read : kNone;
+}
+
+const std::vector<S3Grant>& Principal::s3_write() const {
+  static const std::vector<S3Grant> kNone;
+  return s3 ? s3->write : kNone;
 }
 
 std::string Sha256Hex(std::string_view text) {

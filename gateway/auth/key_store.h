@@ -1,15 +1,21 @@
 // API keys. The keys file holds only SHA-256 digests of keys, never keys in clear:
 //   {"keys": [{"key_sha256": "<hex>", "client_id": "acme", "enabled": true,
-//              "rate_per_minute": 60, "max_concurrency": 2}]}
+//              "rate_per_minute": 60, "max_concurrency": 2,
+//              "s3_read": ["s3://acme-data/"], "s3_write": ["s3://acme-data/results/"]}]}
+// s3_read / s3_write (optional, default none) are the object-storage prefixes the client may
+// read and write (common/s3_grants.h); a client without grants can use no object.
 // Lookup hashes the presented key and compares digests in constant time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "common/s3_grants.h"
 #include "common/status.h"
 
 namespace dnaserve::gateway {
@@ -18,9 +24,23 @@ namespace dnaserve::gateway {
 inline constexpr std::string_view kKeyPrefix = "dns_";
 
 struct Principal {
+  Principal() = default;
+  // (Not an aggregate, so Principal{id, rate, concurrency} leaves no member uninitialised.)
+  explicit Principal(std::string id, int64_t rate = 60, int64_t concurrency = 2,
+                     std::shared_ptr<const S3Grants> grants = nullptr)
+      : client_id(std::move(id)),
+        rate_per_minute(rate),
+        max_concurrency(concurrency),
+        s3(std::move(grants)) {}
+
   std::string client_id;
   int64_t rate_per_minute = 60;
   int64_t max_concurrency = 2;
+  // Shared, so copying a principal per request costs no allocation; null = no grants.
+  std::shared_ptr<const S3Grants> s3;
+
+  const std::vector<S3Grant>& s3_read() const;
+  const std::vector<S3Grant>& s3_write() const;
 };
 
 struct AuthResult {

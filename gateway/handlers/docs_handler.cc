@@ -27,6 +27,16 @@ constexpr const char* kHtml = "text/html; charset=utf-8";
 
 constexpr const char* kDocsAssetPrefix = "/docs/assets/";
 constexpr const char* kRedocAssetPrefix = "/redoc/assets/";
+constexpr const char* kViewerAssetPrefix = "/viewer/assets/";
+
+// The viewer handles an API key, so it gets a strict policy: its own scripts only (no inline
+// script, no eval), requests only to this origin, nothing may frame it. igv.js sets inline
+// styles and hands the tracks around as data: URLs (connect-src data: lets fetch() read those,
+// which never leave the browser).
+constexpr const char* kViewerCsp =
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; connect-src 'self' data: blob:; font-src 'self' data:; "
+    "worker-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 // The assets change only when package-lock.json does, which needs a gateway restart to pick up
 // through the in-memory cache anyway; a day keeps browsers from refetching megabytes per visit.
@@ -38,13 +48,20 @@ constexpr const char* kPageCacheControl = "no-cache";
 constexpr std::uintmax_t kMaxAssetBytes = 32u << 20;
 
 // The allow-list. Nothing outside it is ever opened, whatever the request path says.
-constexpr std::array<AssetFile, 4> kAssets = {{
+constexpr std::array<AssetFile, 7> kAssets = {{
     {"/docs/assets/swagger-ui-bundle.js", "swagger-ui-dist/swagger-ui-bundle.js", kJavaScript},
     {"/docs/assets/swagger-ui-standalone-preset.js",
      "swagger-ui-dist/swagger-ui-standalone-preset.js", kJavaScript},
     {"/docs/assets/swagger-ui.css", "swagger-ui-dist/swagger-ui.css", kCss},
     {"/redoc/assets/redoc.standalone.js", "redoc/bundles/redoc.standalone.js", kJavaScript},
+    // The viewer's own files are the local package gateway/docs/viewer, linked into
+    // node_modules by `npm ci` so that one directory holds every asset.
+    {"/viewer/assets/igv.min.js", "igv/dist/igv.min.js", kJavaScript},
+    {"/viewer/assets/viewer.js", "dnaserve-viewer/viewer.js", kJavaScript},
+    {"/viewer/assets/viewer.css", "dnaserve-viewer/viewer.css", kCss},
 }};
+// The page itself; not under /viewer/assets/, so only Viewer() serves it.
+constexpr AssetFile kViewerPage = {"/viewer", "dnaserve-viewer/viewer.html", kHtml};
 
 constexpr std::string_view kSwaggerPage = R"html(<!DOCTYPE html>
 <html lang="en">
@@ -169,7 +186,8 @@ bool DocsHandler::Installed(const std::string& url_prefix) const {
 }
 
 bool DocsHandler::AssetsInstalled() const {
-  return Installed(kDocsAssetPrefix) && Installed(kRedocAssetPrefix);
+  return Installed(kDocsAssetPrefix) && Installed(kRedocAssetPrefix) &&
+         Installed(kViewerAssetPrefix);
 }
 
 HttpResponse DocsHandler::Docs() const {
@@ -180,6 +198,16 @@ HttpResponse DocsHandler::Docs() const {
 HttpResponse DocsHandler::Redoc() const {
   if (!Installed(kRedocAssetPrefix)) return Page(NotInstalledPage("ReDoc"));
   return Page(std::string(kRedocPage));
+}
+
+HttpResponse DocsHandler::Viewer() const {
+  auto page = Load(kViewerPage.url_path, kViewerPage.relative_path);
+  HttpResponse response = page && Installed(kViewerAssetPrefix)
+                              ? Page(*page)
+                              : Page(NotInstalledPage("track viewer"));
+  response.SetHeader("Content-Security-Policy", kViewerCsp);
+  response.SetHeader("Referrer-Policy", "no-referrer");
+  return response;
 }
 
 HttpResponse DocsHandler::Asset(const std::string& path, const std::string& request_id) const {
@@ -195,6 +223,9 @@ HttpResponse DocsHandler::Asset(const std::string& path, const std::string& requ
     response.body = *contents;
     response.SetHeader("Cache-Control", kAssetCacheControl);
     response.SetHeader("X-Content-Type-Options", "nosniff");
+    if (StartsWith(path, kViewerAssetPrefix)) {
+      response.SetHeader("Content-Security-Policy", kViewerCsp);
+    }
     return response;
   }
   return ErrorResponse(NotFound("no documentation asset at " + path), request_id);

@@ -1,4 +1,5 @@
-// GET /docs (Swagger UI), GET /redoc (ReDoc) and their static assets.
+// GET /docs (Swagger UI), GET /redoc (ReDoc), GET /viewer (the igv.js track viewer) and their
+// static assets.
 //
 // The documentation must render with no internet access, so the pages reference only assets
 // this handler serves itself. The assets come from npm (gateway/docs/package.json, installed
@@ -26,12 +27,14 @@ class DocsHandler {
   HttpResponse Docs() const;
   // The ReDoc page, pointing at /v1/openapi.json.
   HttpResponse Redoc() const;
+  // The track viewer (gateway/docs/viewer), with its Content-Security-Policy.
+  HttpResponse Viewer() const;
   // `path` is the full request path, e.g. "/docs/assets/swagger-ui.css". Only the exact paths of
   // the allow-list are served; anything else (including every traversal or encoded variant) is a
   // 404 not_found envelope carrying `request_id`, as is an allow-listed file that is not installed.
   HttpResponse Asset(const std::string& path, const std::string& request_id = {}) const;
 
-  // True when every file the two pages load can be read.
+  // True when every file the three pages load can be read.
   bool AssetsInstalled() const;
 
  private:

@@ -33,7 +33,14 @@ RouteHandler MakeOpenApiHandler(const GatewayServices& services) {
 RouteHandler MakeDocsPageHandler(const GatewayServices& services, DocsPage page) {
   const DocsHandler* docs = services.docs;
   return [docs, page](RouteCall, Responder respond) {
-    respond(page == DocsPage::kSwaggerUi ? docs->Docs() : docs->Redoc());
+    switch (page) {
+      case DocsPage::kSwaggerUi:
+        return respond(docs->Docs());
+      case DocsPage::kRedoc:
+        return respond(docs->Redoc());
+      case DocsPage::kViewer:
+        return respond(docs->Viewer());
+    }
   };
 }
 

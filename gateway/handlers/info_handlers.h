@@ -5,7 +5,7 @@
 
 namespace dnaserve::gateway {
 
-enum class DocsPage { kSwaggerUi, kRedoc };
+enum class DocsPage { kSwaggerUi, kRedoc, kViewer };
 
 RouteHandler MakeHealthHandler();
 RouteHandler MakeOpenApiHandler(const GatewayServices& services);

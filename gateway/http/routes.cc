@@ -10,6 +10,7 @@
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_handler.h"
 #include "gateway/http/error_response.h"
+#include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
@@ -25,6 +26,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/redoc", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kRedoc)},
       {"GET", "/docs/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/redoc/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
+      {"GET", "/viewer", A::kPublic, M::kNone, MakeDocsPageHandler(s, DocsPage::kViewer)},
+      {"GET", "/viewer/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
@@ -33,6 +36,10 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
        MakeFindGenesHandler(s)},
       {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
        MakeVariantHandler(s)},
+      // The agent-protocol interface: each job-creating tool call is metered inside (MeterCall).
+      {"POST", "/mcp", A::kKeyRequired, M::kPeek, mcp::MakeMcpHandler(s)},
+      {"GET", "/mcp", A::kPublic, M::kNone, mcp::MakeMcpMethodNotAllowedHandler()},
+      {"DELETE", "/mcp", A::kPublic, M::kNone, mcp::MakeMcpMethodNotAllowedHandler()},
   };
 }
 
@@ -88,6 +95,19 @@ struct LogContext {
 };
 
 }  // namespace
+
+QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
+  call->job_id = NewUuidV4();
+  QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, kLeaseTtlMs);
+  if (!decision.status.ok()) {
+    if (decision.status.code() == ErrorCode::kTooManyRequests && services.metrics) {
+      services.metrics->RateLimited(decision.cause);
+    }
+    return decision;
+  }
+  call->lease = std::make_shared<QuotaLease>(services.quotas, *call->principal, call->job_id);
+  return decision;
+}
 
 RequestPipeline::RequestPipeline(GatewayServices services, std::vector<Route> routes)
     : services_(std::move(services)), routes_(std::move(routes)) {}
@@ -166,19 +186,16 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
 
   std::optional<RateLimitInfo> rate_info;
   if (call.principal && route->metering == Metering::kAdmit) {
-    call.job_id = NewUuidV4();
-    QuotaDecision decision = services_.quotas->Admit(*call.principal, call.job_id, kLeaseTtlMs);
+    QuotaDecision decision = MeterCall(services_, &call);
     if (!decision.status.ok()) {
       HttpResponse response = ErrorResponse(decision.status, request.request_id);
       if (decision.status.code() == ErrorCode::kTooManyRequests) {
         AddRateLimitHeaders(response, decision.info);
-        if (metrics) metrics->RateLimited(decision.cause);
       }
       logged(std::move(response));
       return;
     }
     rate_info = decision.info;
-    call.lease = std::make_shared<QuotaLease>(services_.quotas, *call.principal, call.job_id);
   } else if (call.principal && route->metering == Metering::kPeek) {
     rate_info = services_.quotas->Peek(*call.principal);
   }

@@ -10,6 +10,8 @@
 #include "common/status.h"
 #include "common/task.h"
 #include "gateway/http/json_writer.h"
+#include "gateway/mcp/mcp_endpoint.h"
+#include "gateway/mcp/tool_catalogue.h"
 #include "gateway/ratelimit/quota.h"
 #include "gateway/validation/find_genes_request.h"
 #include "gateway/validation/request_schema.h"
@@ -606,7 +608,10 @@ void WriteVariantPath(Json& j) {
       j, "400",
       "bad_request: the body is not valid JSON; no Prefer: respond-async; or a pre-acceptance "
       "check: input.uri not of the form s3://bucket/key, naming a prefix, or a key not ending "
-      ".vcf, .vcf.gz or .vcf.bgz; the object unreadable by the service; an empty object or one "
+      ".vcf, .vcf.gz or .vcf.bgz; the object missing, unreadable or outside the API key's "
+      "s3_read grants (one answer for all three, the store not asked for an object outside "
+      "them); the input's prefix outside the key's s3_write grants (the output is written "
+      "beside the input); an empty object or one "
       "over 2 GiB; a genes identifier matching no gene (every unresolved one is named); a "
       "genome_build without a start-site catalogue; a VCF already carrying GEX_* fields.");
   AuthErrors(j);
@@ -805,6 +810,81 @@ void WritePublicPage(Json& j, std::string_view path, std::string_view operation_
   j.EndObj();
   j.EndObj();
   j.EndObj();
+  j.EndObj();
+  j.EndObj();
+  j.EndObj();
+}
+
+// The agent-protocol interface: one JSON-RPC endpoint, described here so that the contract
+// names it and its tools (README, "Agent-protocol interface (MCP)", has the host settings).
+void WriteMcpPath(Json& j) {
+  std::string tools;
+  for (const auto& tool : mcp::Tools()) tools += (tools.empty() ? "" : ", ") + tool.name;
+  std::string revisions;
+  for (auto v : mcp::kProtocolVersions) {
+    revisions += (revisions.empty() ? "" : ", ") + std::string(v);
+  }
+  j.KObj("/mcp");
+  j.KObj("post");
+  j.KStr("operationId", "mcp");
+  j.StrArr("tags", {"agent-protocol"});
+  j.KStr("summary", "Model Context Protocol (MCP) endpoint for agents (Streamable HTTP)");
+  j.KStr("description",
+         "JSON-RPC 2.0 messages of the Model Context Protocol, revisions " + revisions +
+             "; stateless (no Mcp-Session-Id), no server stream (GET is 405). The same bearer "
+             "keys as REST. Tools: " + tools +
+             " (not the variant workflow). Each tool's inputSchema is this document's request "
+             "schema of the operation it wraps. Every predict_* or "
+             "find_genes_and_predict_expression call costs one token of the key's bucket and "
+             "holds a concurrency slot, and is a job in GET /v1/tasks/jobs; a refusal is a tool "
+             "result with isError and error.code too_many_requests. initialize, tools/list and "
+             "the read tools cost nothing. Results are summaries (at most 20 top items) with a "
+             "link to the job; protocol errors are JSON-RPC errors (-32700, -32600, -32601, "
+             "-32602); a request carrying a foreign Origin is 403.");
+  Security(j, true, false);
+  j.KObj("requestBody");
+  j.KBool("required", true);
+  j.KObj("content");
+  j.KObj("application/json");
+  j.KObj("schema");
+  j.KStr("description", "A JSON-RPC 2.0 request or notification (a batch, for 2025-03-26).");
+  j.KArr("type");
+  j.Str("object");
+  j.Str("array");
+  j.EndArr();
+  j.EndObj();
+  j.EndObj();
+  j.EndObj();
+  j.EndObj();
+  j.KObj("responses");
+  j.KObj("200");
+  j.KStr("description",
+         "JSON-RPC response(s); text/event-stream (progress notifications, then the response) "
+         "when a tools/call carried a progressToken and Accept lists text/event-stream.");
+  j.KObj("content");
+  for (const char* media : {"application/json", "text/event-stream"}) {
+    j.KObj(media);
+    j.KObj("schema");
+    j.KStr("type", media == std::string_view("application/json") ? "object" : "string");
+    j.EndObj();
+    j.EndObj();
+  }
+  j.EndObj();
+  j.EndObj();
+  j.KObj("202");
+  j.KStr("description", "Only notifications or responses were sent: nothing to answer.");
+  j.EndObj();
+  for (auto [status, what] : {std::pair{"400", "Not JSON (-32700), not a message (-32600), an "
+                                               "unsupported MCP-Protocol-Version, or a batch "
+                                               "in a revision without batches."},
+                              std::pair{"406", "Accept does not allow application/json."},
+                              std::pair{"413", "payload_too_large: body over 16 MiB."},
+                              std::pair{"415", "Content-Type is not application/json."}}) {
+    j.KObj(status);
+    j.KStr("description", what);
+    j.EndObj();
+  }
+  AuthErrors(j);
   j.EndObj();
   j.EndObj();
   j.EndObj();
@@ -1476,7 +1556,7 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   j.KInt("x-contract-revision", kContractRevision);
   j.KInt("x-rate-limit-burst-divisor", kBurstDivisor);
   j.KArr("tags");
-  for (std::string_view tag : {"tasks", "workflows", "jobs", "service"}) {
+  for (std::string_view tag : {"tasks", "workflows", "jobs", "service", "agent-protocol"}) {
     j.Obj();
     j.KStr("name", tag);
     j.EndObj();
@@ -1491,6 +1571,7 @@ std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_vi
   WriteModelsPath(j);
   WriteJobsPath(j);
   WriteJobPath(j);
+  WriteMcpPath(j);
   WritePublicPage(j, "/v1/openapi.json", "openApiDocument", "This document.", "application/json");
   WritePublicPage(j, "/docs", "swaggerUi", "Interactive documentation (Swagger UI).", "text/html");
   WritePublicPage(j, "/redoc", "redoc", "Reference documentation (ReDoc).", "text/html");

@@ -1,11 +1,14 @@
 // dnaserve-keys: issues API keys and hashes them for the keys file.
 //   dnaserve-keys new --client acme [--rate 60] [--concurrency 2] [--disabled]
+//                     [--s3-read s3://bucket/prefix/]... [--s3-write s3://bucket/prefix/]...
 //     line 1: the new key (shown once; only its hash is stored)
 //     line 2: the entry to add to the "keys" array of the keys file
 //   dnaserve-keys hash <key|->   prints the hex SHA-256 of a key ("-" reads it from stdin)
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gateway/auth/key_entry_json.h"
 #include "gateway/auth/key_store.h"
@@ -64,6 +67,20 @@ int main(int argc, char** argv) {
       ->default_val(2)
       ->check(CLI::Range(int64_t{1}, int64_t{100'000}));
   create->add_flag("--disabled", disabled, "Write the entry with enabled: false");
+  std::vector<std::string> s3_read;
+  std::vector<std::string> s3_write;
+  const auto grant_form = [](const std::string& v) {
+    auto grant = dnaserve::ParseS3Grant(v);
+    return grant.ok() ? std::string() : grant.status().message();
+  };
+  create
+      ->add_option("--s3-read", s3_read,
+                   "An s3://bucket/prefix/ the client may read (repeatable; none: no object)")
+      ->check(grant_form);
+  create
+      ->add_option("--s3-write", s3_write,
+                   "An s3://bucket/prefix/ the client may write outputs into (repeatable)")
+      ->check(grant_form);
 
   std::string key;
   CLI::App* hash = app.add_subcommand("hash", "Print the SHA-256 of a key");
@@ -71,6 +88,12 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   settings.enabled = !disabled;
+  if (!s3_read.empty() || !s3_write.empty()) {
+    dnaserve::S3Grants grants;
+    for (const auto& g : s3_read) grants.read.push_back(*dnaserve::ParseS3Grant(g));
+    for (const auto& g : s3_write) grants.write.push_back(*dnaserve::ParseS3Grant(g));
+    settings.principal.s3 = std::make_shared<const dnaserve::S3Grants>(std::move(grants));
+  }
   if (create->parsed()) return NewKey(settings);
   return HashKey(key);
 }

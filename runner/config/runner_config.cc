@@ -133,6 +133,11 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
   app.add_option("--s3-path-style", c.s3_path_style,
                  "true: <endpoint>/<bucket>/<key>; false: <bucket>.<endpoint host>/<key>")
       ->envname("DNASERVE_S3_PATH_STYLE");
+  app.add_option("--s3-client-credentials-file", c.s3_client_credentials_file,
+                 "JSON file of per-client object store credentials {client_id: {access_key_id, "
+                 "secret_access_key[, session_token]}} (mode 600; clients not in it use the "
+                 "service's)")
+      ->envname("DNASERVE_S3_CLIENT_CREDENTIALS_FILE");
   app.add_option("--grch37-catalogue", c.grch37_catalogue,
                  "GRCh37 start-site catalogue (scripts/build-catalogue)")
       ->envname("DNASERVE_GRCH37_CATALOGUE");

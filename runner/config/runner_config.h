@@ -56,6 +56,9 @@ struct RunnerConfig {
   std::string s3_secret_access_key_file;
   std::string s3_session_token;  // DNASERVE_S3_SESSION_TOKEN: temporary credentials only
   bool s3_path_style = true;     // DNASERVE_S3_PATH_STYLE: false = virtual-hosted addressing
+  // DNASERVE_S3_CLIENT_CREDENTIALS_FILE: JSON {client_id: {access_key_id, secret_access_key[,
+  // session_token]}}; those clients' requests are signed with their own credentials (mode 600).
+  std::string s3_client_credentials_file;
   std::string grch37_catalogue;  // DNASERVE_GRCH37_CATALOGUE: start-site catalogue file
   std::string grch37_fasta;      // DNASERVE_GRCH37_FASTA: bgzip+faidx (or plain+fai) FASTA
   // DNASERVE_VARIANT_WORK_DIR: this runner's scratch directory (input and output VCFs, up to

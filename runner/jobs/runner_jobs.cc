@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/s3_grants.h"
 #include "gateway/handlers/job_start.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/http/error_response.h"
@@ -142,7 +143,13 @@ StatusOr<gateway::VariantCase> VariantCaseFor(const QueuedJob& queued,
   }
   auto request = gateway::ValidateVariantBody(queued.body);
   if (!request.ok()) return request.status();
-  return gateway::AdmitVariantCase(std::move(request).value(), *services.variant, queued.job_id);
+  // The grants its gateway queued with the job (none when absent: such a job reads nothing).
+  gateway::S3Access access;
+  access.client_id = queued.client_id;
+  access.grants.read = DecodeS3Grants(queued.Fact(std::string(kS3ReadFact)));
+  access.grants.write = DecodeS3Grants(queued.Fact(std::string(kS3WriteFact)));
+  return gateway::AdmitVariantCase(std::move(request).value(), *services.variant, queued.job_id,
+                                   std::move(access));
 }
 
 StatusOr<std::unique_ptr<Job>> BuildPredict(const QueuedJob& queued, const JobServices& services) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/digest.h"
+#include "common/log.h"
 #include "runner/s3/s3_errors.h"
 
 namespace dnaserve::gateway {
@@ -359,7 +360,18 @@ Status Run(S3Operation op, const S3ObjectUri& object, CURL* curl, Exchange& ex, 
     return S3TransportError(op, object, Classify(rc, ex), detail);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-  if (!IsSuccess(*status)) return S3HttpError(op, object, *status, S3ErrorCode(ex.error_body));
+  if (!IsSuccess(*status)) {
+    const std::string code = S3ErrorCode(ex.error_body);
+    // The client's answer does not say why (a missing object and a refused one look alike to
+    // it); the operator's log does. No credentials, signature or endpoint in it.
+    log::Info("s3_request_refused", {{"operation", op == S3Operation::kHead   ? "HEAD"
+                                                   : op == S3Operation::kGet ? "GET"
+                                                                             : "PUT"},
+                                     {"bucket", object.bucket},
+                                     {"http_status", static_cast<int64_t>(*status)},
+                                     {"s3_code", code}});
+    return S3HttpError(op, object, *status, code);
+  }
   return Status::Ok();
 }
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "common/s3_grants.h"
+
 namespace dnaserve::gateway {
 namespace {
 
@@ -52,24 +54,13 @@ Status S3HttpError(S3Operation op, const S3ObjectUri& object, long http_status,
                       " was replaced since the job was accepted (its ETag changed); resubmit to "
                       "process the new object");
   }
-  if (http_status == 404 || s3_code == "NoSuchBucket" || s3_code == "NoSuchKey") {
-    if (s3_code == "NoSuchBucket") {
-      return BadRequest("bucket '" + object.bucket + "' does not exist");
-    }
-    if (op == S3Operation::kPut) {
-      return BadRequest("cannot write " + uri + ": the bucket does not exist" + With(s3_code));
-    }
-    return BadRequest(uri + " does not exist; check the bucket and key" + With(s3_code));
-  }
-  if (http_status == 403) {
-    if (op == S3Operation::kPut) {
-      return BadRequest("the service may not write " + uri +
-                        With(s3_code.empty() ? "AccessDenied" : s3_code) +
-                        "; grant its credentials s3:PutObject on that prefix");
-    }
-    return BadRequest("the service may not read " + uri +
-                      With(s3_code.empty() ? "AccessDenied" : s3_code) +
-                      "; grant its credentials s3:GetObject on the object");
+  if (http_status == 404 || http_status == 403 || s3_code == "NoSuchBucket" ||
+      s3_code == "NoSuchKey" || s3_code == "AccessDenied") {
+    // Missing, in a missing bucket or refused: one answer, the same a client gets for an object
+    // outside its grants (common/s3_grants.h), so no answer tells existence apart. The precise
+    // reason is for the operator's log (S3Client logs it).
+    if (op == S3Operation::kPut) return S3PrefixUnwritable(S3ParentPrefix(uri));
+    return S3ObjectUnreadable(uri);
   }
   if (http_status == 429 || http_status >= 500 || s3_code == "SlowDown" ||
       s3_code == "RequestTimeout" || s3_code == "OperationAborted" || s3_code == "BadDigest" ||

@@ -1,35 +1,16 @@
 #include "runner/s3/s3_uri.h"
 
 #include <array>
-#include <cctype>
+
+#include "common/s3_grants.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-constexpr std::string_view kScheme = "s3://";
 constexpr std::array<std::string_view, 3> kVcfSuffixes = {".vcf", ".vcf.gz", ".vcf.bgz"};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// S3's naming rules for buckets (general purpose buckets).
-bool ValidBucketName(std::string_view name) {
-  if (name.size() < 3 || name.size() > 63) return false;
-  auto alnum = [](char c) {
-    return std::islower(static_cast<unsigned char>(c)) ||
-           std::isdigit(static_cast<unsigned char>(c));
-  };
-  if (!alnum(name.front()) || !alnum(name.back())) return false;
-  bool all_digits_and_dots = true;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    if (!alnum(c) && c != '.' && c != '-') return false;
-    if (c == '.' && i + 1 < name.size() && (name[i + 1] == '.' || name[i + 1] == '-')) return false;
-    if (c == '-' && i + 1 < name.size() && name[i + 1] == '.') return false;
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.') all_digits_and_dots = false;
-  }
-  return !all_digits_and_dots;  // an IP-address-like name is not a bucket
 }
 
 // The part of `key` before its VCF suffix, or npos when it has none.
@@ -43,23 +24,9 @@ size_t VcfNameEnd(std::string_view key) {
 }  // namespace
 
 StatusOr<S3ObjectUri> ParseS3ObjectUri(std::string_view uri) {
-  if (uri.substr(0, kScheme.size()) != kScheme) {
-    return BadRequest("input.uri must have the form s3://bucket/key");
-  }
-  std::string_view rest = uri.substr(kScheme.size());
-  size_t slash = rest.find('/');
-  if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) {
-    return BadRequest(
-        "input.uri must have the form s3://bucket/key (bucket and key both "
-        "non-empty)");
-  }
-  std::string_view bucket = rest.substr(0, slash);
-  std::string_view key = rest.substr(slash + 1);
-  if (!ValidBucketName(bucket)) {
-    return BadRequest("input.uri: '" + std::string(bucket) +
-                      "' is not a valid S3 bucket name (3-63 characters: lower-case letters, "
-                      "digits, '.' and '-', starting and ending with a letter or digit)");
-  }
+  auto parts = SplitS3Uri(uri);  // scheme, bucket name, non-empty key
+  if (!parts.ok()) return parts.status();
+  const std::string& key = parts->key;
   if (key.back() == '/') {
     return BadRequest("input.uri names a prefix (it ends with '/'); it must name one object");
   }
@@ -71,7 +38,7 @@ StatusOr<S3ObjectUri> ParseS3ObjectUri(std::string_view uri) {
       return BadRequest("input.uri: the object key contains a control character");
     }
   }
-  return S3ObjectUri{std::string(bucket), std::string(key)};
+  return S3ObjectUri{std::move(parts->bucket), key};
 }
 
 StatusOr<S3ObjectUri> ParseVcfObjectUri(std::string_view uri) {

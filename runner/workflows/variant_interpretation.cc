@@ -23,6 +23,19 @@ Status NotConfigured() {
 
 Status Cancelled() { return Unavailable("the job was cancelled"); }
 
+// Defence in depth: the gateway checked the same grants before queueing; this runs before every
+// store request, on the grants that travelled with the job.
+Status CheckGrants(const S3Access& access, const S3ObjectUri& input, const S3ObjectUri& output) {
+  if (!S3GrantsCover(access.grants.read, input.bucket, input.key)) {
+    return S3ObjectUnreadable(input.ToString());
+  }
+  const std::string output_prefix = S3ParentPrefix(output.ToString());
+  if (!S3GrantsCover(access.grants.write, output.bucket, output.key)) {
+    return S3PrefixUnwritable(output_prefix);
+  }
+  return Status::Ok();
+}
+
 // "1,234,567"
 std::string Grouped(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
@@ -57,7 +70,7 @@ void Append(std::string* out, std::string_view part) {
 }  // namespace
 
 StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantResources& resources,
-                                       const std::string& job_id) {
+                                       const std::string& job_id, S3Access access) {
   VariantCase c;
   auto input = ParseVcfObjectUri(request.uri);
   if (!input.ok()) return input.status();
@@ -65,6 +78,8 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
   auto output = AnnotatedOutputUri(c.input, job_id);
   if (!output.ok()) return output.status();
   c.output = std::move(output).value();
+  if (Status granted = CheckGrants(access, c.input, c.output); !granted.ok()) return granted;
+  c.access = std::move(access);
 
   const GenomeAssets* genome = resources.Genome(request.genome_build);
   if (genome == nullptr) {
@@ -77,7 +92,7 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
     c.panel = std::move(panel).value();
   }
 
-  const S3Client* store = resources.store();
+  const S3Client* store = resources.StoreFor(c.access.client_id);
   if (store == nullptr) return NotConfigured();
   auto dir = TempDir::Create(resources.work_dir(), "dnaserve-vcf-header");
   if (!dir.ok()) return dir.status();
@@ -145,11 +160,12 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
                                                     const VariantResources& resources,
                                                     variant::ExpressionScorer& scorer,
                                                     const JobContext& context) {
-  const S3Client* store = resources.store();
+  const S3Client* store = resources.StoreFor(c.access.client_id);
   const GenomeAssets* genome = resources.Genome(c.request.genome_build);
   if (store == nullptr) return NotConfigured();
   if (genome == nullptr) return Internal("the job's genome build has no catalogue loaded");
   if (context.Cancelled()) return Cancelled();
+  if (Status granted = CheckGrants(c.access, c.input, c.output); !granted.ok()) return granted;
 
   auto dir = TempDir::Create(resources.work_dir(), "dnaserve-variant");
   if (!dir.ok()) return dir.status();
@@ -198,6 +214,7 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
 
   // 3. One upload of the finished, verified file.
   context.Progress(kUploadStart, "uploading the annotated VCF");
+  if (Status granted = CheckGrants(c.access, c.input, c.output); !granted.ok()) return granted;
   S3PutOptions put;
   put.content_type = "application/gzip";
   put.control.cancelled = context.call.cancelled;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "common/s3_grants.h"
 #include "common/status.h"
 #include "runner/genome/gene_panel.h"
 #include "gateway/jobs/job.h"
@@ -19,8 +20,17 @@
 
 namespace dnaserve::gateway {
 
+// Whose objects a case may use: the client (whose own store credentials sign its requests when
+// the operator gave it some, VariantResources::StoreFor) and its grants, as its gateway queued
+// them. No grants: no object.
+struct S3Access {
+  std::string client_id;
+  S3Grants grants;
+};
+
 // Everything the job needs, decided before it is accepted.
 struct VariantCase {
+  S3Access access;
   ValidatedVariant request;
   S3ObjectUri input;
   S3ObjectUri output;   // <name>.annotated.<first 8 of job_id>.vcf.gz beside the input
@@ -30,12 +40,14 @@ struct VariantCase {
 
 // The pre-acceptance checks, each a 400 bad_request unless the store itself fails (503, or 500
 // when it refuses the service's own credentials), in this order: the URI's form, prefix and
-// suffix; a catalogue for the genome build; every gene identifier resolved (all unresolved ones
+// suffix; the caller's grants (the input under s3_read, the output's prefix under s3_write:
+// otherwise S3ObjectUnreadable / S3PrefixUnwritable, exactly as a missing object or a refused
+// write, and no request to the store); a catalogue for the genome build; every gene identifier resolved (all unresolved ones
 // named); the object readable, not empty and at most 2 GiB (HEAD); its first 64 KiB a VCF header
 // without GEX_* fields (a header longer than that is checked in full by the job); the output
 // name within S3's key limit. No object store configured -> 503.
 StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantResources& resources,
-                                       const std::string& job_id);
+                                       const std::string& job_id, S3Access access);
 
 // The job-identity key of a case: the same client, input.uri, object ETag, client_ref and
 // options (build, window, tissues in order, the resolved panel or none) give the same key.
@@ -48,7 +60,7 @@ struct VariantRunResult {
 };
 
 // Runs the job in a private temporary directory under resources.work_dir(), removed on every
-// path: GetObject pinned to the accepted ETag (progress 0-10 %), AnnotateVcf (10-95 %), then one
+// path (the grants are checked again before the download and before the upload): GetObject pinned to the accepted ETag (progress 0-10 %), AnnotateVcf (10-95 %), then one
 // PutObject of the finished file (95-100 %). Nothing is uploaded unless the whole output was
 // written and read back; the input object is only ever read. Bad content in the file fails with
 // bad_request naming the record; cancellation with service_unavailable.

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "runner/config/runner_config.h"
+#include "runner/s3/client_credentials.h"
 #include "runner/variant/annotation_engine.h"
 
 namespace dnaserve::gateway {
@@ -39,6 +40,7 @@ VariantSettings VariantSettingsFrom(const runner::RunnerConfig& config) {
     store.path_style = config.s3_path_style;
     settings.store = std::move(store);
   }
+  settings.client_credentials_file = config.s3_client_credentials_file;
   settings.grch37_catalogue = config.grch37_catalogue;
   settings.grch37_fasta = config.grch37_fasta;
   settings.work_dir = config.variant_work_dir;
@@ -54,6 +56,38 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
     auto created = S3Client::Create(*settings.store);
     if (!created.ok()) return Setting("DNASERVE_S3_*", created.status());
     store = std::move(created).value();
+  }
+  std::map<std::string, std::unique_ptr<S3Client>> client_stores;
+  if (!settings.client_credentials_file.empty()) {
+    if (!settings.store) {
+      return Internal(
+          "DNASERVE_S3_CLIENT_CREDENTIALS_FILE is set but DNASERVE_S3_ENDPOINT is not: the "
+          "per-client credentials are for the configured object store");
+    }
+    bool too_open = false;
+    auto credentials = LoadS3ClientCredentials(settings.client_credentials_file, &too_open);
+    if (!credentials.ok()) {
+      return Setting("DNASERVE_S3_CLIENT_CREDENTIALS_FILE", credentials.status());
+    }
+    if (too_open) {
+      log::Warn("s3_client_credentials_file_readable",
+                {{"path", settings.client_credentials_file},
+                 {"advice", "it holds secrets: chmod 600 it (readable by the runner's user only)"}});
+    }
+    for (const auto& [client_id, c] : *credentials) {
+      S3Config config = *settings.store;  // same endpoint, region, addressing and timeouts
+      config.access_key_id = c.access_key_id;
+      config.secret_access_key = c.secret_access_key;
+      config.session_token = c.session_token;
+      auto created = S3Client::Create(std::move(config));
+      if (!created.ok()) {
+        return Setting("DNASERVE_S3_CLIENT_CREDENTIALS_FILE (client \"" + client_id + "\")",
+                       created.status());
+      }
+      client_stores.emplace(client_id, std::move(created).value());
+    }
+    log::Info("s3_client_credentials_loaded",
+              {{"clients", static_cast<int64_t>(client_stores.size())}});
   }
   std::optional<GenomeAssets> grch37;
   if (!settings.grch37_catalogue.empty()) {
@@ -73,9 +107,23 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
   if (access(work_dir.c_str(), W_OK | X_OK) != 0) {
     return Internal("DNASERVE_VARIANT_WORK_DIR: " + work_dir + " is not a writable directory");
   }
-  return std::make_unique<VariantResources>(std::move(store), std::move(grch37),
-                                            std::move(work_dir), settings.score_concurrency,
-                                            settings.max_object_bytes, settings.vcf_limits);
+  auto resources = std::make_unique<VariantResources>(
+      std::move(store), std::move(grch37), std::move(work_dir), settings.score_concurrency,
+      settings.max_object_bytes, settings.vcf_limits);
+  for (auto& [client_id, client_store] : client_stores) {
+    resources->SetClientStore(client_id, std::move(client_store));
+  }
+  return resources;
+}
+
+const S3Client* VariantResources::StoreFor(const std::string& client_id) const {
+  auto own = client_stores_.find(client_id);
+  return own != client_stores_.end() ? own->second.get() : store_.get();
+}
+
+void VariantResources::SetClientStore(const std::string& client_id,
+                                      std::unique_ptr<S3Client> store) {
+  client_stores_[client_id] = std::move(store);
 }
 
 VariantResources::VariantResources(std::unique_ptr<S3Client> store,

@@ -5,6 +5,7 @@
 // opens a libcurl handle per request.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ namespace dnaserve::gateway {
 
 struct VariantSettings {
   std::optional<S3Config> store;  // nullopt: no object store, the workflow answers 503
+  // DNASERVE_S3_CLIENT_CREDENTIALS_FILE: clients whose requests are signed with credentials of
+  // their own (runner/s3/client_credentials.h); empty = every client uses `store`'s.
+  std::string client_credentials_file;
   std::string grch37_catalogue;   // empty: no GRCh37 catalogue (then no FASTA either)
   std::string grch37_fasta;
   std::string work_dir;  // empty: $TMPDIR or /tmp
@@ -53,6 +57,12 @@ class VariantResources {
 
   // Null when no object store is configured.
   const S3Client* store() const { return store_.get(); }
+  // The client that signs `client_id`'s requests: its own credentials when the operator gave it
+  // some, else the service's (store()). Null when no object store is configured.
+  const S3Client* StoreFor(const std::string& client_id) const;
+  // Gives `client_id` a client of its own (start-up, before the resources are shared).
+  void SetClientStore(const std::string& client_id, std::unique_ptr<S3Client> store);
+  size_t client_store_count() const { return client_stores_.size(); }
   // The catalogue and reference of `genome_build`, or nullptr when none is loaded.
   const GenomeAssets* Genome(std::string_view genome_build) const;
   const std::string& work_dir() const { return work_dir_; }
@@ -62,6 +72,7 @@ class VariantResources {
 
  private:
   std::unique_ptr<S3Client> store_;
+  std::map<std::string, std::unique_ptr<S3Client>> client_stores_;
   std::optional<GenomeAssets> grch37_;
   std::string work_dir_;
   int score_concurrency_;

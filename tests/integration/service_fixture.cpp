@@ -23,11 +23,18 @@ bool RunCommand(const std::string& command) { return std::system(command.c_str()
 }  // namespace
 
 std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
-                     int concurrency) {
+                     int concurrency, const S3KeyGrants& grants) {
+  auto list = [](const char* field, const std::vector<std::string>& items) {
+    if (items.empty()) return std::string();
+    std::string out = std::string(", \"") + field + "\": [";
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + items[i] + "\"";
+    return out + "]";
+  };
   return "{\"key_sha256\": \"" + gateway::Sha256Hex(key) + "\", \"client_id\": \"" + client +
          "\", \"enabled\": " + (enabled ? "true" : "false") +
          ", \"rate_per_minute\": " + std::to_string(rate) +
-         ", \"max_concurrency\": " + std::to_string(concurrency) + "}";
+         ", \"max_concurrency\": " + std::to_string(concurrency) + list("s3_read", grants.read) +
+         list("s3_write", grants.write) + "}";
 }
 
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason) {
@@ -122,7 +129,9 @@ bool Service::Start(std::string* failure) {
       << KeyEntry(keys_.single, "single", true, 6000, 1) << "]}";
 
   workers_spec_ = workers;
-  if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log")) {
+  runner_admin_port_ = FreePort();
+  if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log",
+                   {{"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(runner_admin_port_)}})) {
     *skip_reason = "the runner did not start; see " + dir_ + "/runner.log";
     return false;
   }

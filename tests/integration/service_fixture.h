@@ -51,6 +51,10 @@ class Service {
   // Starts it again on the same address.
   void RestartWorker(const std::string& task);
   std::string runner_log() const { return dir_ + "/runner.log"; }
+  // The runner's operations listener (/metrics: dnaserve_queue_depth, ...).
+  std::string runner_admin_url() const {
+    return "http://127.0.0.1:" + std::to_string(runner_admin_port_);
+  }
 
   HttpResult Get(const std::string& path, const std::string& key = "",
                  std::vector<std::string> headers = {}) const;
@@ -66,6 +70,7 @@ class Service {
   std::string dir_;
   int gateway_port_ = 0;
   int gateway_admin_port_ = 0;
+  int runner_admin_port_ = 0;
   std::map<std::string, int> worker_admin_ports_;
   std::string workers_spec_;
   TestKeys keys_;
@@ -86,9 +91,15 @@ bool StartRunner(ChildProcess* process, const std::string& redis_url, const std:
 // they are generated), copied to dir/models with one deliberately broken promoter package whose
 // weights cannot load. nullopt, with the reason, when they cannot be made.
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason);
+// Object-storage grants of a keys-file entry (`s3://bucket/prefix/` strings, written as given:
+// a test may write malformed ones). None by default.
+struct S3KeyGrants {
+  std::vector<std::string> read;
+  std::vector<std::string> write;
+};
 // One entry of a keys file.
 std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
-                     int concurrency);
+                     int concurrency, const S3KeyGrants& grants = {});
 
 #define DNASERVE_REQUIRE_SERVICE(var)                 \
   std::string var##_failure;                           \

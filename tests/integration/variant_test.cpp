@@ -18,8 +18,10 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include "common/digest.h"
+#include "gateway/auth/key_store.h"
 #include "runner/genome/reference_genome.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/s3_server.h"
@@ -31,6 +33,20 @@ namespace {
 
 const std::string kPath = "/v1/workflows/genomic-variant-interpretation";
 const std::string kBucket = "cohort-data";
+// Two tenants of one object store: tenant A (its own bucket, and its own store credentials on
+// the runner) and a hostile Eve, granted her own bucket and a neighbouring prefix of A's.
+const std::string kTenantBucket = "tenant-a-data";
+const std::string kEveBucket = "tenant-eve-data";
+const std::string kTenantAccessKey = "AKIDTENANTAOWN";
+const std::string kTenantSecretKey = "tenant-a/own+Secret";
+
+// Keys of this service's own clients (its keys file adds them to the integration service's
+// alice and bob, who may use the whole cohort-data bucket).
+struct TenantKeys {
+  std::string tenant_a = dnaserve::gateway::GenerateApiKey();  // s3://tenant-a-data/ r/w
+  std::string eve = dnaserve::gateway::GenerateApiKey();       // her bucket + inputs-eve/ of A's
+  std::string reader = dnaserve::gateway::GenerateApiKey();    // reads A's inputs/, writes nothing
+};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -62,6 +78,8 @@ struct VariantService {
   std::string base;
   ChildProcess gateway;
   ChildProcess runner;
+  TenantKeys tenants;
+  std::string keys_file() const { return dir + "/keys.json"; }
   // This workflow's gateway and runners keep jobs and queue in a Redis database of their own:
   // the integration service's runner has no object store, and must not take these jobs.
   std::string redis_url() const { return svc->redis_url() + "/1"; }
@@ -106,7 +124,8 @@ struct VariantService {
         {"DNASERVE_S3_SECRET_ACCESS_KEY_FILE", dir + "/s3-secret"},
         {"DNASERVE_GRCH37_CATALOGUE", built.catalogue},
         {"DNASERVE_GRCH37_FASTA", built.fasta},
-        {"DNASERVE_VARIANT_WORK_DIR", work_dir}};
+        {"DNASERVE_VARIANT_WORK_DIR", work_dir},
+        {"DNASERVE_S3_CLIENT_CREDENTIALS_FILE", dir + "/s3-client-credentials.json"}};
     for (const auto& [k, value] : extra) env[k] = value;
     return StartRunner(process, redis_url(), svc->workers_spec(), dir + "/" + name + ".log", env);
   }
@@ -117,7 +136,7 @@ struct VariantService {
     const int port = FreePort();
     std::map<std::string, std::string> env = {
         {"DNASERVE_PORT", std::to_string(port)},
-        {"DNASERVE_KEYS_FILE", svc->keys_file()},
+        {"DNASERVE_KEYS_FILE", keys_file()},
         {"DNASERVE_REDIS_URL", redis_url()},
         {"DNASERVE_WORKERS", svc->workers_spec()},
         {"DNASERVE_IP_RATE", "10000"},
@@ -158,7 +177,8 @@ VariantService* GetVariantService(std::string* skip) {
     auto v = std::make_unique<VariantService>();
     v->svc = svc;
     v->built = *built;
-    v->s3 = S3Server::Start({kBucket}, &reason);
+    v->s3 = S3Server::Start({kBucket, kTenantBucket, kEveBucket}, &reason,
+                            {{kTenantAccessKey, kTenantSecretKey}});
     if (!v->s3) return nullptr;
     auto reference = dnaserve::variant::ReferenceGenome::Open(v->built.fasta);
     if (!reference.ok()) {
@@ -176,6 +196,28 @@ VariantService* GetVariantService(std::string* skip) {
     }
     v->dir = MakeTempDir("dnaserve-variant-it");
     WriteFile(v->dir + "/s3-secret", std::string(S3Server::kSecretKey) + "\n");
+    const std::string cohort = "s3://" + kBucket + "/";
+    const std::string tenant = "s3://" + kTenantBucket + "/";
+    const TestKeys& k = svc->keys();
+    WriteFile(v->keys_file(),
+              "{\"keys\": [" + KeyEntry(k.alice, "alice", true, 6000, 8, {{cohort}, {cohort}}) +
+                  "," + KeyEntry(k.bob, "bob", true, 6000, 8, {{cohort}, {cohort}}) + "," +
+                  KeyEntry(v->tenants.tenant_a, "tenant-a", true, 6000, 8, {{tenant}, {tenant}}) +
+                  "," +
+                  KeyEntry(v->tenants.eve, "eve", true, 6000, 8,
+                           {{"s3://" + kEveBucket + "/", tenant + "inputs-eve/"},
+                            {"s3://" + kEveBucket + "/"}}) +
+                  "," +
+                  KeyEntry(v->tenants.reader, "reader", true, 6000, 8, {{tenant + "inputs/"}, {}}) +
+                  "]}");
+    // Tenant A's requests are signed with its own key pair (the server accepts both).
+    WriteFile(v->dir + "/s3-client-credentials.json",
+              "{\"tenant-a\": {\"access_key_id\": \"" + kTenantAccessKey +
+                  "\", \"secret_access_key\": \"" + kTenantSecretKey + "\"}}");
+    std::filesystem::permissions(v->dir + "/s3-client-credentials.json",
+                                 std::filesystem::perms::owner_read |
+                                     std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace);
     v->work_dir = v->dir + "/work";
     std::filesystem::create_directories(v->work_dir);
     if (!v->StartVariantRunner(&v->runner, v->work_dir, "runner")) {
@@ -881,6 +923,31 @@ bool ResetPeakMemory(int pid) {
   return static_cast<bool>(clear);
 }
 
+// A refusal's body with the URI named in it and its request id replaced by placeholders: the
+// parts that may differ between two refusals of the same kind.
+std::string RefusalTemplate(const HttpResult& r, const std::string& uri) {
+  auto doc = ParseJson(r.body);
+  REQUIRE(doc->IsObject());
+  REQUIRE(doc->HasMember("error"));
+  const rapidjson::Value& error = (*doc)["error"];
+  std::string shape = std::to_string(r.status) + " " + error["code"].GetString() + " fields:";
+  for (auto m = error.MemberBegin(); m != error.MemberEnd(); ++m) {
+    shape += std::string(" ") + m->name.GetString();
+  }
+  std::string message = error["message"].GetString();
+  for (size_t at = message.find(uri); at != std::string::npos; at = message.find(uri, at)) {
+    message.replace(at, uri.size(), "<uri>");
+  }
+  return shape + " message: " + message;
+}
+
+// Lines of the S3 server's request log after the first `from`.
+std::vector<std::string> RequestsSince(const VariantService& v, size_t from) {
+  auto all = v.s3->RequestLog();
+  return std::vector<std::string>(all.begin() + static_cast<std::ptrdiff_t>(std::min(from, all.size())),
+                                  all.end());
+}
+
 }  // namespace
 
 TEST_CASE("variant workflow: hostile VCFs end in their bound with the runner's memory bounded",
@@ -1012,4 +1079,78 @@ TEST_CASE("variant workflow: hostile VCFs end in their bound with the runner's m
   }
   for (const auto& [name, figure] : figures) WARN(name << ": " << figure);
   hostile.Stop(std::chrono::seconds(30));
+}
+
+TEST_CASE("variant workflow: tenants: another client's object is refused as a missing one, and "
+          "the store never sees the request",
+          "[integration][variant][grants]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const TenantKeys& keys = v->tenants;
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  const std::string private_key = "inputs/private-" + std::to_string(getpid()) + ".vcf";
+  REQUIRE(v->s3->PutObject(kTenantBucket, private_key, vcf.text) == 200);
+  const std::string theirs = "s3://" + kTenantBucket + "/" + private_key;
+  const std::string theirs_missing = "s3://" + kTenantBucket + "/inputs/no-such-object.vcf";
+  const std::string own_missing = "s3://" + kEveBucket + "/no-such-object.vcf";
+  const size_t before = v->s3->RequestLog().size();
+
+  // Eve names A's object, a missing object of A's, and a missing object of her own: one answer.
+  auto existing = v->Post(Body(theirs), keys.eve);
+  auto missing = v->Post(Body(theirs_missing), keys.eve);
+  auto own = v->Post(Body(own_missing), keys.eve);
+  INFO(existing.body << "\n" << missing.body << "\n" << own.body);
+  CHECK(existing.status == 400);
+  CHECK(Code(existing) == "bad_request");
+  CHECK(RefusalTemplate(existing, theirs) == RefusalTemplate(missing, theirs_missing));
+  CHECK(RefusalTemplate(existing, theirs) == RefusalTemplate(own, own_missing));
+  // A prefix next to hers, dot segments and escapes do not reach A's inputs/ either.
+  for (const std::string& uri :
+       {"s3://" + kTenantBucket + "/inputs-eve/../" + private_key,
+        "s3://" + kTenantBucket + "/inputs-eve%2F..%2F" + private_key,
+        "s3://" + kTenantBucket + "/inputs-eve/./../" + private_key,
+        "s3://" + kTenantBucket + "/inputs-evening/x.vcf"}) {
+    CAPTURE(uri);
+    CHECK(RefusalTemplate(v->Post(Body(uri), keys.eve), uri) ==
+          RefusalTemplate(existing, theirs));
+  }
+  // Reading granted but not writing: the write refusal, before anything is read.
+  auto read_only = v->Post(Body(theirs), keys.reader);
+  CHECK(read_only.status == 400);
+  CHECK(Code(read_only) == "bad_request");
+  CHECK_THAT(Message(read_only),
+             Catch::StartsWith("cannot write the annotated VCF into s3://" + kTenantBucket +
+                               "/inputs/:"));
+
+  // The store saw Eve's request for her own (missing) object, and nothing of A's bucket.
+  const auto seen = RequestsSince(*v, before);
+  std::string seen_text;
+  for (const auto& line : seen) seen_text += line + "\n";
+  INFO("S3 requests since Eve's first:\n" << seen_text);
+  CHECK(std::any_of(seen.begin(), seen.end(), [](const std::string& line) {
+    return line.find("/" + kEveBucket + "/no-such-object.vcf") != std::string::npos;
+  }));
+  CHECK(std::none_of(seen.begin(), seen.end(), [](const std::string& line) {
+    return line.find("/" + kTenantBucket + "/") != std::string::npos;
+  }));
+
+  // A itself: accepted, annotated beside the input, every request signed with A's own key.
+  const size_t before_a = v->s3->RequestLog().size();
+  const std::string job = JobId(v->Post(Body(theirs), keys.tenant_a));
+  CHECK(v->Get("/v1/tasks/jobs/" + job, keys.eve).status == 404);
+  auto done = v->Poll(job, keys.tenant_a);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  const std::string output = (*ParseJson(done.body))["data"]["output"]["uri"].GetString();
+  CHECK(output.rfind("s3://" + kTenantBucket + "/inputs/", 0) == 0);
+  CHECK(v->s3->StoredObject(kTenantBucket, output.substr(("s3://" + kTenantBucket + "/").size()))
+            .has_value());
+  const auto a_requests = RequestsSince(*v, before_a);
+  size_t signed_by_a = 0;
+  for (const auto& line : a_requests) {
+    if (line.find("/" + kTenantBucket + "/") == std::string::npos) continue;
+    CAPTURE(line);
+    CHECK(line.find("key=" + kTenantAccessKey) != std::string::npos);
+    ++signed_by_a;
+  }
+  CHECK(signed_by_a >= 3);  // HEAD, header sniff, GET, PUT
 }

@@ -25,7 +25,8 @@ size_t Discard(char*, size_t size, size_t count, void*) { return size * count; }
 
 }  // namespace
 
-std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets, std::string* why) {
+std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets, std::string* why,
+                                        const std::vector<KeyPair>& more_key_pairs) {
   std::string node = FindNode();
   std::string dir = SourceDir() + "/tests/support/s3-server";
   if (node.empty()) {
@@ -45,11 +46,14 @@ std::optional<S3Server> S3Server::Start(const std::vector<std::string>& buckets,
       node,           dir + "/serve.js", "--port",       std::to_string(server.port_),
       "--directory",  server.data_dir_,  "--access-key", kAccessKey,
       "--secret-key", kSecretKey};
+  for (const auto& pair : more_key_pairs) {
+    argv.insert(argv.end(), {"--access-key", pair.access_key, "--secret-key", pair.secret_key});
+  }
   for (const auto& b : buckets) {
     argv.push_back("--bucket");
     argv.push_back(b);
   }
-  std::string log = server.data_dir_ + ".log";
+  std::string log = server.log_path();
   RemoveAtExit(log);
   if (!server.process_.Start(argv, {}, log) ||
       !WaitForPort(server.port_, std::chrono::seconds(30))) {
@@ -126,6 +130,15 @@ std::vector<std::string> S3Server::StoredKeys(const std::string& bucket,
   }
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+std::vector<std::string> S3Server::RequestLog() const {
+  std::ifstream in(log_path());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("request ", 0) == 0) lines.push_back(line);
+  }
+  return lines;
 }
 
 }  // namespace dnaserve::testing

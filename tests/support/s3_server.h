@@ -20,9 +20,16 @@ class S3Server {
   static constexpr const char* kSecretKey = "dnaserve/test+Secret";
   static constexpr const char* kRegion = "us-east-1";
 
+  // A key pair the server accepts besides kAccessKey/kSecretKey (a client's own credentials).
+  struct KeyPair {
+    std::string access_key;
+    std::string secret_key;
+  };
+
   // Starts with the given buckets. Empty optional (and `why` says what is missing) when node or
   // the npm package is not installed, or the server did not come up.
-  static std::optional<S3Server> Start(const std::vector<std::string>& buckets, std::string* why);
+  static std::optional<S3Server> Start(const std::vector<std::string>& buckets, std::string* why,
+                                       const std::vector<KeyPair>& more_key_pairs = {});
   S3Server(S3Server&&) = default;
   S3Server& operator=(S3Server&&) = default;
 
@@ -38,6 +45,12 @@ class S3Server {
   std::optional<std::string> StoredObject(const std::string& bucket, const std::string& key) const;
   // Keys of the objects stored in `bucket` whose key starts with `prefix`, sorted.
   std::vector<std::string> StoredKeys(const std::string& bucket, const std::string& prefix) const;
+
+  // The server's log (<data dir>.log): one line per request answered,
+  //   "request <METHOD> <path as sent> <HTTP status> key=<signing access key id or ->".
+  std::string log_path() const { return data_dir_ + ".log"; }
+  // Its request lines so far, in order.
+  std::vector<std::string> RequestLog() const;
 
  private:
   S3Server() = default;

@@ -7,7 +7,13 @@
 // service makes must be signed. (It does not check the payload hash against the body.) It also
 // adds what S3 does with If-Match on GET/HEAD (412 when the ETag differs), which s3rver lacks.
 //
-// usage: serve.js --port N --directory DIR --access-key ID --secret-key SECRET [--bucket NAME]...
+// Every request is logged to stdout (the test's log file), one line each, after it is answered:
+//   request <METHOD> <path as sent> <status> key=<access key id of the signature, or ->
+// so a test can show that a request never reached the store, and with which credentials one did.
+//
+// usage: serve.js --port N --directory DIR (--access-key ID --secret-key SECRET)...
+//                 [--bucket NAME]...
+// Each --access-key/--secret-key pair is one valid key pair (the first is the service's).
 'use strict';
 
 const fs = require('fs');
@@ -15,23 +21,43 @@ const S3rver = require('@20minutes/s3rver');
 const AWSAccount = require('@20minutes/s3rver/lib/models/account');
 
 function parseArgs(argv) {
-  const args = { buckets: [] };
+  const args = { buckets: [], accessKeys: [], secretKeys: [] };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`missing value for ${flag}`);
     switch (flag) {
       case '--port': args.port = Number(value); break;
       case '--directory': args.directory = value; break;
-      case '--access-key': args.accessKey = value; break;
-      case '--secret-key': args.secretKey = value; break;
+      case '--access-key': args.accessKeys.push(value); break;
+      case '--secret-key': args.secretKeys.push(value); break;
       case '--bucket': args.buckets.push(value); break;
       default: throw new Error(`unknown flag ${flag}`);
     }
   }
-  for (const required of ['port', 'directory', 'accessKey', 'secretKey']) {
+  for (const required of ['port', 'directory']) {
     if (!args[required]) throw new Error(`--${required} is required`);
   }
+  if (args.accessKeys.length === 0 || args.accessKeys.length !== args.secretKeys.length) {
+    throw new Error('give one or more --access-key ID --secret-key SECRET pairs');
+  }
   return args;
+}
+
+// The access key id a request was signed with (header or query form), or '-'.
+function signingKey(ctx) {
+  const credential = /Credential=([^/,\s]+)\//.exec(ctx.headers.authorization || '');
+  if (credential) return credential[1];
+  const query = ctx.query['X-Amz-Credential'];
+  return typeof query === 'string' && query.includes('/') ? query.split('/')[0] : '-';
+}
+
+async function logRequest(ctx, next) {
+  try {
+    await next();
+  } finally {
+    process.stdout.write(`request ${ctx.method} ${ctx.originalUrl} ${ctx.status} ` +
+                         `key=${signingKey(ctx)}\n`);
+  }
 }
 
 function refuseUnsigned(ctx, next) {
@@ -64,9 +90,9 @@ async function ifMatch(ctx, next) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   fs.mkdirSync(args.directory, { recursive: true });
-  // Only the test's key pair is valid: drop the package's built-in dummy key.
+  // Only the test's key pairs are valid: drop the package's built-in dummy key.
   AWSAccount.DUMMY_ACCOUNT.revokeAccessKey('S3RVER');
-  AWSAccount.DUMMY_ACCOUNT.createKeyPair(args.accessKey, args.secretKey);
+  args.accessKeys.forEach((id, i) => AWSAccount.DUMMY_ACCOUNT.createKeyPair(id, args.secretKeys[i]));
 
   const server = new S3rver({
     address: '127.0.0.1',
@@ -77,7 +103,7 @@ async function main() {
     serviceEndpoint: 'localhost',
     configureBuckets: args.buckets.map((name) => ({ name, configs: [] })),
   });
-  server.middleware.unshift(refuseUnsigned, ifMatch);
+  server.middleware.unshift(logRequest, refuseUnsigned, ifMatch);
   const address = await server.run();
   process.stdout.write(`listening on ${address.address}:${address.port}\n`);
   const stop = () => server.close().finally(() => process.exit(0));

@@ -49,6 +49,13 @@ struct FakeAssets {
     WriteFile(root / "swagger-ui-dist/swagger-ui.css", "body { color: black; }");
     WriteFile(root / "swagger-ui-dist/index.html", "not allow-listed");
     WriteFile(root / "redoc/bundles/redoc.standalone.js", "/* fake redoc */");
+    WriteFile(root / "igv/dist/igv.min.js", "/* fake igv */");
+    WriteFile(root / "dnaserve-viewer/viewer.js", "/* fake viewer */");
+    WriteFile(root / "dnaserve-viewer/viewer.css", "main { display: grid; }");
+    WriteFile(root / "dnaserve-viewer/viewer.html",
+              "<html><link rel=\"stylesheet\" href=\"/viewer/assets/viewer.css\">"
+              "<script src=\"/viewer/assets/igv.min.js\"></script>"
+              "<script src=\"/viewer/assets/viewer.js\"></script></html>");
     WriteFile(dir / "secret.txt", "top secret");
   }
   ~FakeAssets() {
@@ -143,6 +150,44 @@ TEST_CASE("assets are served with their content types and cache headers", "[docs
   CHECK(redoc.content_type.rfind("application/javascript", 0) == 0);
 }
 
+TEST_CASE("the viewer page and its assets carry a strict Content-Security-Policy", "[docs]") {
+  FakeAssets assets;
+  DocsHandler docs(assets.root.string());
+  HttpResponse page = docs.Viewer();
+  CHECK(page.status == 200);
+  CHECK(page.content_type.rfind("text/html", 0) == 0);
+  CheckNoInternetReferences(page.body);
+  const std::set<std::string> refs = References(page.body);
+  CHECK(refs == std::set<std::string>{"/viewer/assets/viewer.css", "/viewer/assets/igv.min.js",
+                                      "/viewer/assets/viewer.js"});
+  for (const auto& ref : refs) {
+    INFO(ref);
+    HttpResponse asset = docs.Asset(ref);
+    CHECK(asset.status == 200);
+    REQUIRE(asset.FindHeader("Content-Security-Policy") != nullptr);
+  }
+  const std::string* csp = page.FindHeader("Content-Security-Policy");
+  REQUIRE(csp != nullptr);
+  // Only this origin's scripts, no inline script or eval, requests to this origin only.
+  CHECK(csp->find("default-src 'none'") != std::string::npos);
+  CHECK(csp->find("script-src 'self';") != std::string::npos);
+  CHECK(csp->find("connect-src 'self'") != std::string::npos);
+  CHECK(csp->find("frame-ancestors 'none'") != std::string::npos);
+  CHECK(csp->find("unsafe-eval") == std::string::npos);
+  CHECK(csp->find("http") == std::string::npos);
+  // The Swagger UI page keeps working as before: no policy there.
+  CHECK(docs.Docs().FindHeader("Content-Security-Policy") == nullptr);
+
+  // The page file itself is not an asset, and a missing viewer explains how to install it.
+  CheckNotFound(docs.Asset("/viewer/assets/viewer.html", "req-v"), "req-v");
+  CheckNotFound(docs.Asset("/viewer/assets/../../secret.txt", "req-v"), "req-v");
+  fs::remove(assets.root / "dnaserve-viewer/viewer.html");
+  DocsHandler fresh(assets.root.string());
+  HttpResponse missing = fresh.Viewer();
+  CHECK(missing.body.find("not installed") != std::string::npos);
+  CHECK(missing.FindHeader("Content-Security-Policy") != nullptr);
+}
+
 TEST_CASE("asset files are read once and then served from memory", "[docs]") {
   FakeAssets assets;
   DocsHandler docs(assets.root.string());
@@ -224,11 +269,14 @@ TEST_CASE("the npm-installed assets are served when present", "[docs][npm]") {
   REQUIRE(docs.AssetsInstalled());
   CHECK(docs.Docs().body.find("not installed") == std::string::npos);
   CHECK(docs.Redoc().body.find("not installed") == std::string::npos);
+  CHECK(docs.Viewer().body.find("not installed") == std::string::npos);
   const std::vector<std::pair<std::string, std::string>> files = {
       {kSwaggerBundle, "swagger-ui-dist/swagger-ui-bundle.js"},
       {kSwaggerPreset, "swagger-ui-dist/swagger-ui-standalone-preset.js"},
       {kSwaggerCss, "swagger-ui-dist/swagger-ui.css"},
       {kRedocBundle, "redoc/bundles/redoc.standalone.js"},
+      {"/viewer/assets/igv.min.js", "igv/dist/igv.min.js"},
+      {"/viewer/assets/viewer.js", "dnaserve-viewer/viewer.js"},
   };
   for (const auto& [url, relative] : files) {
     INFO(url);

@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
+#include "common/s3_grants.h"
 #include "gateway/auth/key_entry_json.h"
 #include "tests/support/test_env.h"
 
@@ -290,6 +292,79 @@ TEST_CASE("a generated key authenticates through its printed entry", "[auth]") {
   auto off = KeyStore::FromJson("{\"keys\": [" + KeyEntryJson(entry) + "]}");
   REQUIRE(off.ok());
   CHECK(off->Authenticate("Bearer " + key).status.code() == ErrorCode::kForbidden);
+}
+
+std::string WithGrants(const std::string& hash, const std::string& grants) {
+  return "{\"key_sha256\": \"" + hash +
+         "\", \"client_id\": \"acme\", \"rate_per_minute\": 60, \"max_concurrency\": 2" + grants +
+         "}";
+}
+
+TEST_CASE("s3_read and s3_write grants load with the principal, none by default", "[auth][grants]") {
+  auto store = KeyStore::FromJson(File(
+      WithGrants(Sha256Hex(kAcmeKey),
+                 ", \"s3_read\": [\"s3://acme-data/\", \"s3://shared-ref/grch37/\"], "
+                 "\"s3_write\": [\"s3://acme-data/results/\"]") +
+      ", " + Entry(Sha256Hex(kOffKey), "plain")));
+  REQUIRE(store.ok());
+  AuthResult r = store->Authenticate(std::string("Bearer ") + kAcmeKey);
+  REQUIRE(r.status.ok());
+  REQUIRE(r.principal.s3_read().size() == 2);
+  CHECK(r.principal.s3_read()[0].ToString() == "s3://acme-data/");
+  CHECK(r.principal.s3_read()[1].bucket == "shared-ref");
+  CHECK(r.principal.s3_read()[1].prefix == "grch37/");
+  REQUIRE(r.principal.s3_write().size() == 1);
+  CHECK(r.principal.s3_write()[0].ToString() == "s3://acme-data/results/");
+  AuthResult plain = store->Authenticate(std::string("Bearer ") + kOffKey);
+  REQUIRE(plain.status.ok());
+  CHECK(plain.principal.s3_read().empty());
+  CHECK(plain.principal.s3_write().empty());
+  CHECK_FALSE(S3GrantsCoverUri(plain.principal.s3_read(), "s3://acme-data/x.vcf"));
+}
+
+TEST_CASE("malformed grants stop the keys file from loading, naming entry, field and rule",
+          "[auth][grants]") {
+  const std::string hash = Sha256Hex(kAcmeKey);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {", \"s3_read\": \"s3://acme-data/\"", "\"s3_read\" must be a list"},
+      {", \"s3_read\": [42]", "keys[0]: \"s3_read\"[0] must be a string"},
+      {", \"s3_read\": [\"s3://acme-data/in\"]", "must end with '/'"},
+      {", \"s3_read\": [\"s3://acme-data\"]", "must end with '/'"},
+      {", \"s3_write\": [\"s3://ok-bucket/\", \"https://acme-data/\"]",
+       "\"s3_write\"[1]: 'https://acme-data/' must have the form"},
+      {", \"s3_read\": [\"s3://Acme-Data/\"]", "not a valid S3 bucket name"},
+      {", \"s3_read\": [\"s3://acme-data/a/../b/\"]", "'..' path segment"},
+      {", \"s3_read\": [\"s3://acme-data/a//b/\"]", "empty, '.' or '..'"},
+      {", \"s3_read\": [\"s3://acme-data//\"]", "empty, '.' or '..'"},
+      {", \"s3_read\": [\"s3://acme-data/a\\tb/\"]", "control character"},
+      {", \"s3_reed\": [\"s3://acme-data/\"]", "unknown field \"s3_reed\""},
+  };
+  for (const auto& [grants, says] : cases) {
+    CAPTURE(grants);
+    auto store = KeyStore::FromJson(File(WithGrants(hash, grants)));
+    REQUIRE_FALSE(store.ok());
+    CHECK_THAT(store.status().message(), Catch::Contains("keys file:"));
+    CHECK_THAT(store.status().message(), Catch::Contains(says));
+  }
+}
+
+TEST_CASE("grants survive the entry dnaserve-keys prints", "[auth][grants]") {
+  KeyEntry entry;
+  entry.key_sha256 = Sha256Hex(kAcmeKey);
+  entry.principal.client_id = "acme";
+  auto grants = std::make_shared<S3Grants>();
+  grants->read = {*ParseS3Grant("s3://acme-data/"), *ParseS3Grant("s3://ref-data/grch37/")};
+  grants->write = {*ParseS3Grant("s3://acme-data/out/")};
+  entry.principal.s3 = grants;
+  auto store = KeyStore::FromJson("{\"keys\": [" + KeyEntryJson(entry) + "]}");
+  REQUIRE(store.ok());
+  AuthResult r = store->Authenticate(std::string("Bearer ") + kAcmeKey);
+  REQUIRE(r.status.ok());
+  CHECK(EncodeS3Grants(r.principal.s3_read()) == "s3://acme-data/\ns3://ref-data/grch37/");
+  CHECK(EncodeS3Grants(r.principal.s3_write()) == "s3://acme-data/out/");
+  // Without grants the entry has no s3_* fields at all (as before grants existed).
+  entry.principal.s3.reset();
+  CHECK(KeyEntryJson(entry).find("s3_") == std::string::npos);
 }
 
 }  // namespace

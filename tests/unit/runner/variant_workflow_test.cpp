@@ -19,7 +19,12 @@
 #include <thread>
 #include <utility>
 
+#include <sys/stat.h>
+
+#include "common/s3_grants.h"
 #include "runner/config/runner_config.h"
+#include "runner/jobs/runner_jobs.h"
+#include "runner/s3/client_credentials.h"
 #include "runner/queue_runner.h"
 #include "gateway/handlers/job_waiter.h"
 #include "gateway/jobs/job_queue.h"
@@ -205,6 +210,18 @@ ValidatedVariant Request(const std::string& uri) {
 }
 
 const std::string kJobId = "0f1e2d3c-4b5a-4697-8877-665544332211";
+
+// A client granted the test buckets (and a bucket that does not exist, so that case reaches the
+// store), unless `read` / `write` say otherwise.
+S3Access Tenant(std::vector<std::string> read = {"s3://inputs/", "s3://no-such-bucket/"},
+                std::vector<std::string> write = {"s3://inputs/", "s3://no-such-bucket/"},
+                std::string client_id = "alice") {
+  S3Access access;
+  access.client_id = std::move(client_id);
+  for (const auto& g : read) access.grants.read.push_back(*ParseS3Grant(g));
+  for (const auto& g : write) access.grants.write.push_back(*ParseS3Grant(g));
+  return access;
+}
 
 size_t FilesIn(const std::string& dir) {
   size_t n = 0;
@@ -512,7 +529,7 @@ TEST_CASE("pre-acceptance: a readable VCF is admitted with its size and ETag", "
   auto resources = Resources();
   const std::string vcf = TinyVcf();
   const std::string uri = Put(FreshKey("sample"), vcf);
-  auto c = AdmitVariantCase(Request(uri), *resources, kJobId);
+  auto c = AdmitVariantCase(Request(uri), *resources, kJobId, Tenant());
   INFO(c.status().ToString());
   REQUIRE(c.ok());
   CHECK(c->object.size == static_cast<int64_t>(vcf.size()));
@@ -531,10 +548,10 @@ TEST_CASE("pre-acceptance: a readable VCF is admitted with its size and ETag", "
   REQUIRE(testing::RunCommand({"/usr/bin/bgzip", "-f", plain}, &out) == 0);
   std::ifstream in(plain + ".gz", std::ios::binary);
   std::string bgzipped((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(AdmitVariantCase(Request(Put(FreshKey("bgz", ".vcf.bgz"), bgzipped)), *resources, kJobId)
+  CHECK(AdmitVariantCase(Request(Put(FreshKey("bgz", ".vcf.bgz"), bgzipped)), *resources, kJobId, Tenant())
             .ok());
   CHECK(
-      AdmitVariantCase(Request(Put(FreshKey("gz", ".vcf.gz"), bgzipped)), *resources, kJobId).ok());
+      AdmitVariantCase(Request(Put(FreshKey("gz", ".vcf.gz"), bgzipped)), *resources, kJobId, Tenant()).ok());
 }
 
 TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wrong",
@@ -578,7 +595,7 @@ TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wro
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
-    auto admitted = AdmitVariantCase(c.request, *resources, kJobId);
+    auto admitted = AdmitVariantCase(c.request, *resources, kJobId, Tenant());
     REQUIRE_FALSE(admitted.ok());
     CAPTURE(admitted.status().message());
     CHECK(admitted.status().code() == ErrorCode::kBadRequest);
@@ -587,18 +604,18 @@ TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wro
     CHECK(admitted.status().message().find(std::to_string(SharedS3().port())) == std::string::npos);
   }
   // Every unresolved identifier is named in the one message.
-  auto genes = AdmitVariantCase(cases[11].request, *resources, kJobId);
+  auto genes = AdmitVariantCase(cases[11].request, *resources, kJobId, Tenant());
   CHECK_THAT(genes.status().message(), Catch::Contains("NOPE2"));
   // A resolved panel becomes Ensembl ids in request order.
   auto panel = AdmitVariantCase(with([](ValidatedVariant& r) {
                                   r.genes = std::vector<std::string>{"geneb", "ENSG00000000001.9"};
                                 }),
-                                *resources, kJobId);
+                                *resources, kJobId, Tenant());
   REQUIRE(panel.ok());
   CHECK(panel->panel->gene_ids == std::vector<std::string>{"ENSG00000000002", "ENSG00000000001"});
   // A catalogue-less deployment: 400 for GRCh37.
   auto no_genome = Resources(true, false);
-  auto build = AdmitVariantCase(Request(good), *no_genome, kJobId);
+  auto build = AdmitVariantCase(Request(good), *no_genome, kJobId, Tenant());
   CHECK(build.status().code() == ErrorCode::kBadRequest);
   CHECK_THAT(build.status().message(), Catch::Contains("GRCh37"));
   CHECK(FilesIn(WorkDir()) == 0);
@@ -608,19 +625,173 @@ TEST_CASE("pre-acceptance: the store's own failures keep their codes", "[variant
   const std::string good = Put(FreshKey("good"), TinyVcf());
   // The service's own credentials refused: the operator's problem, 500.
   auto wrong_secret = Resources(true, true, StoreConfig("not-the-secret"));
-  CHECK(AdmitVariantCase(Request(good), *wrong_secret, kJobId).status().code() ==
+  CHECK(AdmitVariantCase(Request(good), *wrong_secret, kJobId, Tenant()).status().code() ==
         ErrorCode::kInternal);
   // The store unreachable: 503 with Retry-After.
   S3Config closed = StoreConfig();
   closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   auto unreachable = Resources(true, true, closed);
-  auto down = AdmitVariantCase(Request(good), *unreachable, kJobId);
+  auto down = AdmitVariantCase(Request(good), *unreachable, kJobId, Tenant());
   CHECK(down.status().code() == ErrorCode::kServiceUnavailable);
   CHECK(down.status().retry_after_seconds().has_value());
   // No store configured: 503, not a 400 blaming the caller.
   auto none = Resources(false, true);
-  CHECK(AdmitVariantCase(Request(good), *none, kJobId).status().code() ==
+  CHECK(AdmitVariantCase(Request(good), *none, kJobId, Tenant()).status().code() ==
         ErrorCode::kServiceUnavailable);
+}
+
+// The message of a refusal with every occurrence of `uri` replaced, to compare templates.
+std::string Template(const Status& status, const std::string& uri) {
+  std::string m = status.message();
+  for (size_t at = m.find(uri); at != std::string::npos; at = m.find(uri, at)) {
+    m.replace(at, uri.size(), "<uri>");
+  }
+  return m;
+}
+
+TEST_CASE("grants: an object outside them is refused as a missing one, before any store request",
+          "[variant-wf][grants]") {
+  // A store nobody listens on: any request would be a 503, so a 400 proves none was made.
+  S3Config closed = StoreConfig();
+  closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
+  auto unreachable = Resources(true, true, closed);
+  const std::string theirs = Put("tenant-b/" + FreshKey("private"), TinyVcf());
+  const std::string absent = "s3://inputs/" + FreshKey("absent");
+  const S3Access eve = Tenant({"s3://inputs/tenant-b-other/", "s3://elsewhere/"},
+                              {"s3://elsewhere/"}, "eve");
+
+  // Existing and missing alike: 400, one template, with only the URI in it.
+  auto existing = AdmitVariantCase(Request(theirs), *unreachable, kJobId, eve);
+  auto missing = AdmitVariantCase(Request(absent), *unreachable, kJobId, eve);
+  REQUIRE_FALSE(existing.ok());
+  REQUIRE_FALSE(missing.ok());
+  CHECK(existing.status().code() == ErrorCode::kBadRequest);
+  CHECK(missing.status().code() == ErrorCode::kBadRequest);
+  CHECK(Template(existing.status(), theirs) == Template(missing.status(), absent));
+  // ... the template a missing object inside the caller's grants gets from the real store.
+  auto resources = Resources();
+  const std::string own_missing = "s3://inputs/" + FreshKey("absent");
+  auto from_store = AdmitVariantCase(Request(own_missing), *resources, kJobId, Tenant());
+  REQUIRE_FALSE(from_store.ok());
+  CHECK(Template(from_store.status(), own_missing) == Template(existing.status(), theirs));
+  // ... and the one a missing bucket gets.
+  auto no_bucket = AdmitVariantCase(Request("s3://no-such-bucket/x.vcf"), *resources, kJobId,
+                                    Tenant());
+  CHECK(Template(no_bucket.status(), "s3://no-such-bucket/x.vcf") ==
+        Template(existing.status(), theirs));
+
+  // Path segments are exact; dot segments are never covered; the bucket is exact.
+  for (const std::string& uri :
+       {"s3://inputs/tenant-b-other-x/a.vcf", "s3://inputs/tenant-b-other/../tenant-b/a.vcf",
+        "s3://inputs/tenant-b-other/./a.vcf", "s3://elsewhere2/a.vcf",
+        "s3://inputs/Tenant-B-Other/a.vcf", "s3://inputs/tenant-b-other%2F..%2Ftenant-b/a.vcf"}) {
+    CAPTURE(uri);
+    auto refused = AdmitVariantCase(Request(uri), *unreachable, kJobId, eve);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(Template(refused.status(), uri) == Template(existing.status(), theirs));
+  }
+  // Read granted, write not: the write refusal, still before any request.
+  auto read_only = AdmitVariantCase(Request(theirs), *unreachable, kJobId,
+                                    Tenant({"s3://inputs/tenant-b/"}, {"s3://inputs/other/"}));
+  REQUIRE_FALSE(read_only.ok());
+  CHECK(read_only.status().code() == ErrorCode::kBadRequest);
+  CHECK(read_only.status().message() ==
+        S3PrefixUnwritable(S3ParentPrefix(theirs)).message());
+  // No grants at all: nothing.
+  auto none = AdmitVariantCase(Request(theirs), *unreachable, kJobId, S3Access{"nobody", {}});
+  CHECK(none.status().message() == S3ObjectUnreadable(theirs).message());
+  // Granted: it reaches the store (which is down here: 503).
+  auto granted = AdmitVariantCase(Request(theirs), *unreachable, kJobId, Tenant());
+  CHECK(granted.status().code() == ErrorCode::kServiceUnavailable);
+}
+
+TEST_CASE("grants: the job checks them again before it downloads or uploads",
+          "[variant-wf][grants]") {
+  auto resources = Resources();
+  const std::string uri = Put(FreshKey("recheck"), TinyVcf());
+  auto c = AdmitVariantCase(Request(uri), *resources, kJobId, Tenant());
+  REQUIRE(c.ok());
+  GcScorer scorer;
+  scorer.cancel_after_calls = 1 << 30;  // counts calls, never cancels
+  std::atomic<bool> cancelled{false};
+  JobContext context;
+  context.call = CallContext{"req", kJobId, &cancelled};
+  VariantCase no_read = *c;
+  no_read.access.grants.read.clear();
+  auto refused = RunVariantInterpretation(no_read, *resources, scorer, context);
+  CHECK(refused.status().message() == S3ObjectUnreadable(uri).message());
+  VariantCase no_write = *c;
+  no_write.access.grants.write = {*ParseS3Grant("s3://inputs/somewhere-else/")};
+  auto unwritten = RunVariantInterpretation(no_write, *resources, scorer, context);
+  CHECK(unwritten.status().message() ==
+        S3PrefixUnwritable(S3ParentPrefix(c->output.ToString())).message());
+  CHECK(scorer.calls == 0);
+  CHECK_FALSE(SharedS3().StoredObject("inputs", c->output.key).has_value());
+  CHECK(FilesIn(WorkDir()) == 0);
+}
+
+TEST_CASE("per-client credentials: a client's requests are signed with its own",
+          "[variant-wf][grants]") {
+  // The service's own secret is wrong; alice has working credentials of her own.
+  auto resources = Resources(true, true, StoreConfig("not-the-secret"));
+  auto own = S3Client::Create(StoreConfig());
+  REQUIRE(own.ok());
+  resources->SetClientStore("alice", std::move(own).value());
+  const std::string uri = Put(FreshKey("own-credentials"), TinyVcf());
+  CHECK(AdmitVariantCase(Request(uri), *resources, kJobId, Tenant()).ok());
+  CHECK(AdmitVariantCase(Request(uri), *resources, kJobId, Tenant({"s3://inputs/"},
+                                                                   {"s3://inputs/"}, "bob"))
+            .status()
+            .code() == ErrorCode::kInternal);
+}
+
+TEST_CASE("per-client credentials file: parsed strictly, secrets never in messages",
+          "[variant-wf][grants]") {
+  auto parsed = ParseS3ClientCredentials(
+      R"({"alice": {"access_key_id": "AKIDALICE", "secret_access_key": "s3cr3t-a"},
+          "bob": {"access_key_id": "AKIDBOB", "secret_access_key": "s3cr3t-b",
+                  "session_token": "tok"}})");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->size() == 2);
+  CHECK(parsed->at("alice").access_key_id == "AKIDALICE");
+  CHECK(parsed->at("alice").session_token.empty());
+  CHECK(parsed->at("bob").session_token == "tok");
+  for (const std::string bad :
+       {R"([])", R"({"alice": "AKID:s3cr3t-x"})", R"({"alice": {"access_key_id": "A"}})",
+        R"({"alice": {"access_key_id": "", "secret_access_key": "s3cr3t-x"}})",
+        R"({"alice": {"access_key_id": "A", "secret_access_key": "s3cr3t-x", "region": "x"}})",
+        R"({"": {"access_key_id": "A", "secret_access_key": "s3cr3t-x"}})",
+        R"({"alice": {"access_key_id": "A", "secret_access_key": "s3cr3t-x")"}) {
+    CAPTURE(bad);
+    auto refused = ParseS3ClientCredentials(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == ErrorCode::kBadRequest);
+    CHECK(refused.status().message().find("s3cr3t") == std::string::npos);
+  }
+  // The file: a group-readable one is flagged (the runner warns), a missing one refused.
+  const std::string dir = testing::MakeTempDir("dnaserve-s3-credentials");
+  const std::string path = dir + "/credentials.json";
+  std::ofstream(path) << R"({"alice": {"access_key_id": "A", "secret_access_key": "s"}})";
+  REQUIRE(chmod(path.c_str(), 0640) == 0);
+  bool too_open = false;
+  REQUIRE(LoadS3ClientCredentials(path, &too_open).ok());
+  CHECK(too_open);
+  REQUIRE(chmod(path.c_str(), 0600) == 0);
+  REQUIRE(LoadS3ClientCredentials(path, &too_open).ok());
+  CHECK_FALSE(too_open);
+  CHECK_FALSE(LoadS3ClientCredentials(dir + "/absent.json", &too_open).ok());
+  // Through the settings: each client gets a client of its own.
+  VariantSettings settings;
+  settings.store = StoreConfig();
+  settings.client_credentials_file = path;
+  settings.work_dir = WorkDir();
+  auto loaded = VariantResources::Load(settings);
+  REQUIRE(loaded.ok());
+  CHECK((*loaded)->client_store_count() == 1);
+  CHECK((*loaded)->StoreFor("alice") != (*loaded)->store());
+  CHECK((*loaded)->StoreFor("bob") == (*loaded)->store());
+  settings.store.reset();
+  CHECK_FALSE(VariantResources::Load(settings).ok());  // credentials without a store
 }
 
 TEST_CASE("job identity: every part of the case, and only those, changes it", "[variant-wf]") {
@@ -755,7 +926,7 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   const std::string uri = Put(key, vcf);
   ValidatedVariant request = Request(uri);
   request.window = 100;
-  auto c = AdmitVariantCase(request, *resources, kJobId);
+  auto c = AdmitVariantCase(request, *resources, kJobId, Tenant());
   REQUIRE(c.ok());
 
   GcScorer scorer;
@@ -815,7 +986,7 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   // Nothing to score (no start site near any record): no model, no ##GEXModel.
   ValidatedVariant far_request = Request(Put(FreshKey("far"), TinyVcf()));
   far_request.window = 1;
-  auto far = AdmitVariantCase(far_request, *resources, "1f1e2d3c-4b5a-4697-8877-665544332211");
+  auto far = AdmitVariantCase(far_request, *resources, "1f1e2d3c-4b5a-4697-8877-665544332211", Tenant());
   REQUIRE(far.ok());
   auto unscored = RunVariantInterpretation(*far, *resources, scorer, context);
   REQUIRE(unscored.ok());
@@ -854,7 +1025,7 @@ TEST_CASE("run: bad VCF content fails the job naming the record, nothing is writ
   for (const auto& bad : cases) {
     CAPTURE(bad.what);
     const std::string key = FreshKey("bad");
-    auto c = AdmitVariantCase(Request(Put(key, bad.body)), *resources, kJobId);
+    auto c = AdmitVariantCase(Request(Put(key, bad.body)), *resources, kJobId, Tenant());
     INFO(c.status().ToString());
     REQUIRE(c.ok());  // admission only reads the header
     GcScorer scorer;
@@ -872,7 +1043,7 @@ TEST_CASE("run: bad VCF content fails the job naming the record, nothing is writ
 
   // A replaced object between admission and the job: the job refuses to mix versions.
   const std::string key = FreshKey("replaced");
-  auto c = AdmitVariantCase(Request(Put(key, TinyVcf())), *resources, kJobId);
+  auto c = AdmitVariantCase(Request(Put(key, TinyVcf())), *resources, kJobId, Tenant());
   REQUIRE(c.ok());
   Put(key, TinyVcf() + "20\t10070\ty\t" + std::string(1, Tiny().At(10070)) + "\tT\t.\tPASS\t.\n");
   GcScorer scorer;
@@ -930,7 +1101,7 @@ TEST_CASE("settings and run: the VCF bounds are runner settings and end the job 
 
 TEST_CASE("run: cancellation stops the job with 503 and leaves nothing behind", "[variant-wf]") {
   auto resources = Resources();
-  auto c = AdmitVariantCase(Request(Put(FreshKey("cancel"), TinyVcf())), *resources, kJobId);
+  auto c = AdmitVariantCase(Request(Put(FreshKey("cancel"), TinyVcf())), *resources, kJobId, Tenant());
   REQUIRE(c.ok());
   std::atomic<bool> cancelled{false};
   GcScorer scorer;
@@ -956,7 +1127,7 @@ TEST_CASE("run: a failed upload stores nothing and leaves nothing behind", "[var
   REQUIRE(store->PutObject("inputs", "cohort/upload.vcf", TinyVcf()) == 200);
   ValidatedVariant request = Request("s3://inputs/cohort/upload.vcf");
   request.window = 100;
-  auto c = AdmitVariantCase(request, *resources, kJobId);
+  auto c = AdmitVariantCase(request, *resources, kJobId, Tenant());
   REQUIRE(c.ok());
 
   struct StoppingScorer : GcScorer {
@@ -1070,6 +1241,8 @@ namespace {
 
 const char* kAliceKey = "dns_alice-variant-key";
 const char* kBobKey = "dns_bob-variant-key";
+// Granted only s3://inputs/carol/ (read and write).
+const char* kCarolKey = "dns_carol-variant-key";
 
 // A gateway's pipeline and a runner in one process, meeting in a real redis-server as they do
 // in production: the gateway queues, the runner admits and runs.
@@ -1099,14 +1272,21 @@ struct RouteHarness {
     return *c;
   }
 
-  RouteHarness() {
+  // Without `start_runner` no runner answers admissions: what the gateway does not refuse by
+  // itself waits for a verdict that never comes.
+  explicit RouteHarness(bool start_runner = true) {
     backend.delay_ms = 0;
     auto entry = [](const char* key, const char* client) {
       return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
-             "\",\"enabled\":true,\"rate_per_minute\":6000,\"max_concurrency\":8}";
+             "\",\"enabled\":true,\"rate_per_minute\":6000,\"max_concurrency\":8," +
+             "\"s3_read\":[\"s3://inputs/\"],\"s3_write\":[\"s3://inputs/\"]}";
     };
+    const std::string carol =
+        "{\"key_sha256\":\"" + Sha256Hex(kCarolKey) +
+        "\",\"client_id\":\"carol\",\"rate_per_minute\":6000,\"max_concurrency\":8,"
+        "\"s3_read\":[\"s3://inputs/carol/\"],\"s3_write\":[\"s3://inputs/carol/\"]}";
     auto parsed = KeyStore::FromJson("{\"keys\":[" + entry(kAliceKey, "alice") + "," +
-                                     entry(kBobKey, "bob") + "]}");
+                                     entry(kBobKey, "bob") + "," + carol + "]}");
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     GatewayServices s;
@@ -1133,10 +1313,12 @@ struct RouteHarness {
                                                        options);
     runner.Start();
     waiter.Start();
-    job_runner->Start();
+    if (start_runner) job_runner->Start();
+    runner_started = start_runner;
   }
+  bool runner_started = false;
   ~RouteHarness() {
-    job_runner->Stop();
+    if (runner_started) job_runner->Stop();
     waiter.Stop();
     runner.Stop();
     executor.Shutdown();
@@ -1266,4 +1448,58 @@ TEST_CASE("route: the same case returns the same job, a failed one and a new ETa
   const std::string rerun = h.Submit(RouteBody(fail_uri));
   CHECK(rerun != failed);
   CHECK(h.Wait(rerun).status == 200);
+}
+
+TEST_CASE("route: the gateway refuses an object outside the caller's grants by itself",
+          "[variant-wf][grants]") {
+  RouteHarness h(/*start_runner=*/false);  // a queued admission would wait 60 s, then 503
+  const std::string theirs = Put(FreshKey("not-carols"), TinyVcf());
+  const std::string path = "/v1/workflows/genomic-variant-interpretation";
+  const auto started = std::chrono::steady_clock::now();
+  auto refused = h.Call("POST", path, kCarolKey, RouteBody(theirs));
+  auto absent = h.Call("POST", path, kCarolKey, RouteBody("s3://inputs/carol-x/absent.vcf"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  INFO(refused.body);
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.body, Catch::Contains(S3ObjectUnreadable(theirs).message()));
+  CHECK(absent.status == 400);
+  CHECK_THAT(absent.body,
+             Catch::Contains(S3ObjectUnreadable("s3://inputs/carol-x/absent.vcf").message()));
+  // The form is still checked first, in the runner's words.
+  auto malformed = h.Call("POST", path, kCarolKey, RouteBody("s3://Inputs/carol/x.vcf"));
+  CHECK(malformed.status == 400);
+  CHECK_THAT(malformed.body, Catch::Contains("not a valid S3 bucket name"));
+  CHECK(h.backend.calls == 0);
+}
+
+TEST_CASE("grants: a queued job is built only with the grants its gateway queued it with",
+          "[variant-wf][grants]") {
+  // A store nobody listens on: a 400 (not a 503) means no request was made.
+  S3Config closed = StoreConfig();
+  closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
+  auto unreachable = Resources(true, true, closed);
+  runner::JobServices services;
+  services.variant = unreachable.get();
+  QueuedJob queued;
+  queued.job_id = kJobId;
+  queued.client_id = "alice";
+  queued.kind = "variant";
+  const std::string uri = "s3://inputs/alice/x.vcf";
+  queued.body = RouteBody(uri);
+  // No grants travelled with it (an older gateway, a damaged entry): nothing is read.
+  auto bare = runner::BuildJob(queued, services);
+  REQUIRE_FALSE(bare.ok());
+  CHECK(bare.status().message() == S3ObjectUnreadable(uri).message());
+  // Grants that do not cover it, or cover reading only.
+  queued.facts[std::string(kS3ReadFact)] = "s3://inputs/alice-other/";
+  queued.facts[std::string(kS3WriteFact)] = "s3://inputs/alice/";
+  CHECK(runner::BuildJob(queued, services).status().message() ==
+        S3ObjectUnreadable(uri).message());
+  queued.facts[std::string(kS3ReadFact)] = "s3://inputs/alice/";
+  queued.facts[std::string(kS3WriteFact)] = "s3://inputs/alice/out/";
+  CHECK(runner::BuildJob(queued, services).status().message() ==
+        S3PrefixUnwritable("s3://inputs/alice/").message());
+  // Covering grants: the runner goes to the store (down here: 503).
+  queued.facts[std::string(kS3WriteFact)] = "s3://other-bkt/\ns3://inputs/alice/";
+  CHECK(runner::BuildJob(queued, services).status().code() == ErrorCode::kServiceUnavailable);
 }

@@ -1,0 +1,506 @@
+"""The `dnaserve` command line.
+
+Exit codes:
+  0    success
+  1    the service refused a request (its error code and message are printed)
+  2    usage: bad arguments, an unreadable or malformed FASTA
+  3    configuration: no URL, a config file other users can read
+  4    the service could not be reached (or did not answer as dnaserve does)
+  130  interrupted; finished records are kept, so rerunning the same command resumes
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any, Dict, List, Optional
+
+from tqdm import tqdm
+
+from . import __version__
+from .client import ASYNC_THRESHOLD_BP, TASKS, TEXT_FORMATS, Client
+from .config import ConfigError, load_settings
+from .errors import DnaserveError
+from .fasta import FastaRecord, read_fasta
+from .results import JobProgress, Result
+from .tracks import merge
+
+EXIT_OK, EXIT_SERVICE, EXIT_USAGE, EXIT_CONFIG, EXIT_UNREACHABLE, EXIT_INTERRUPTED = \
+    0, 1, 2, 3, 4, 130
+
+
+class UsageError(Exception):
+    pass
+
+
+# ---- entry point -----------------------------------------------------------------------------
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    # SIGTERM is handled like Ctrl-C: keep what finished, say how to resume.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        settings = load_settings(args.url)
+        client = Client(settings.url, settings.api_key, retry_budget=args.retry_budget,
+                        poll_interval=args.poll_interval)
+        return args.handler(client, args)
+    except ConfigError as e:
+        _err(f"configuration: {e}")
+        return EXIT_CONFIG
+    except UsageError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except DnaserveError as e:
+        return _report(e)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt()
+
+
+def _err(message: str) -> None:
+    print(f"dnaserve: {message}", file=sys.stderr, flush=True)
+
+
+def _report(e: DnaserveError) -> int:
+    where = f" (request {e.request_id})" if e.request_id else ""
+    _err(f"error: {e.code}: {e.message}{where}")
+    for item in e.validation_errors[:10]:
+        if isinstance(item, dict):
+            loc = ".".join(str(part) for part in item.get("loc", []))
+            _err(f"  {loc}: {item.get('msg', '')}")
+    if e.code in ("connection_error", "invalid_response", "gateway_timeout"):
+        return EXIT_UNREACHABLE
+    return EXIT_SERVICE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dnaserve", description="Command line for the dnaserve Sequence Analysis Service. "
+        "URL and key come from DNASERVE_URL / DNASERVE_API_KEY or ~/.config/dnaserve/config.json "
+        "(mode 600).", epilog=__doc__.split("\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dnaserve {__version__}")
+    parser.add_argument("--url", help="service URL (default: DNASERVE_URL or the config file)")
+    parser.add_argument("--retry-budget", type=float, default=300.0, metavar="SECONDS",
+                        help="how long one request may keep retrying 429/503 (default 300)")
+    parser.add_argument("--poll-interval", type=float, default=1.0, metavar="SECONDS",
+                        help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("predict", help="run a task on every record of FASTA files")
+    p.add_argument("task", choices=TASKS)
+    p.add_argument("files", nargs="+", metavar="FILE", help="FASTA (plain or gzip); - for stdin")
+    _add_run_options(p, formats=("json", "bed", "bedgraph", "gff3"))
+    p.add_argument("--model", help="model id (default: the task's default model)")
+    p.add_argument("--threshold", type=float, help="promoter/splice/chromatin cutoff (0-1)")
+    p.add_argument("--site-types", help="splice: donor,acceptor")
+    p.add_argument("--batch-size", type=int, help="annotation batch size (1-128)")
+    p.add_argument("--shift-coordinates", help="annotation: UCSC (rebase from chrom:start-end names)")
+    p.add_argument("--no-reverse-complement", action="store_true",
+                   help="annotation: one pass, no reverse-complement averaging")
+    p.add_argument("--description", help="expression: the experimental context (required)")
+    p.add_argument("--tss-index", type=int, help="expression: 0-based TSS offset")
+    p.set_defaults(handler=cmd_predict)
+
+    p = sub.add_parser("find-genes", help="annotation, then expression per found gene")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _add_run_options(p, formats=("json", "gff3"))
+    p.add_argument("--description", required=True, help="experimental context for every gene")
+    p.add_argument("--annotation-model")
+    p.add_argument("--expression-model")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--shift-coordinates")
+    p.set_defaults(handler=cmd_find_genes)
+
+    p = sub.add_parser("variant", help="annotate a VCF in object storage (async)")
+    p.add_argument("uri", help="s3://bucket/key.vcf.gz")
+    p.add_argument("--genome-build", default="GRCh37")
+    p.add_argument("--window", type=int)
+    p.add_argument("--tissue", action="append", dest="tissues", help="repeatable")
+    p.add_argument("--gene", action="append", dest="genes", help="repeatable")
+    p.add_argument("--client-ref")
+    p.add_argument("--wait", action="store_true", help="wait for the result (progress bar)")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(handler=cmd_variant)
+
+    p = sub.add_parser("jobs", help="your recent jobs")
+    p.add_argument("--limit", type=int, default=50)
+    p.set_defaults(handler=cmd_jobs)
+
+    p = sub.add_parser("job", help="one job's state or result")
+    p.add_argument("job_id")
+    p.add_argument("--wait", action="store_true")
+    p.add_argument("--format", default="json", help="json, or a text track of the result")
+    p.add_argument("-o", "--output")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(handler=cmd_job)
+
+    p = sub.add_parser("models", help="models served for a task (all tasks when omitted)")
+    p.add_argument("task", nargs="?", choices=TASKS)
+    p.set_defaults(handler=cmd_models)
+
+    p = sub.add_parser("health", help="service health and version")
+    p.set_defaults(handler=cmd_health)
+    return parser
+
+
+def _add_run_options(p: argparse.ArgumentParser, formats) -> None:
+    p.add_argument("--format", default="json", choices=formats,
+                   help="json (one {data, meta} per line) or one merged text track")
+    p.add_argument("-o", "--output", help="output file (default stdout); with -o an interrupted "
+                   "run resumes from <output>.dnaserve-resume/")
+    p.add_argument("-j", "--concurrency", type=int, default=4,
+                   help="requests in flight; set it to your key's max_concurrency (default 4)")
+    p.add_argument("--async", dest="mode", action="store_const", const="async", default="auto",
+                   help="submit every record as an async job")
+    p.add_argument("--sync", dest="mode", action="store_const", const="sync",
+                   help="never go async (default: async above the advisory thresholds)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+# ---- small commands --------------------------------------------------------------------------
+def _print_json(value: Any, output: Optional[str] = None) -> None:
+    text = json.dumps(value, indent=2, sort_keys=False) + "\n"
+    _write_output(text, output)
+
+
+def _write_output(text: str, output: Optional[str]) -> None:
+    if not output or output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(output))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".dnaserve-")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, output)
+
+
+def cmd_health(client: Client, args) -> int:
+    _print_json(client.health())
+    return EXIT_OK
+
+
+def cmd_models(client: Client, args) -> int:
+    if args.task:
+        _print_json(client.models(args.task))
+    else:
+        _print_json({task: client.models(task) for task in TASKS})
+    return EXIT_OK
+
+
+def cmd_jobs(client: Client, args) -> int:
+    jobs = client.jobs(limit=args.limit)
+    _print_json({"jobs": jobs, "count": len(jobs)})
+    return EXIT_OK
+
+
+def cmd_job(client: Client, args) -> int:
+    if args.wait:
+        state = client.wait(args.job_id, progress=None if args.quiet else True)
+    else:
+        state = client.job(args.job_id)
+    if isinstance(state, JobProgress):
+        _print_json(state.raw, args.output)
+        return EXIT_OK
+    if args.format != "json":
+        try:
+            _write_output(state.text(args.format), args.output)
+        except KeyError as e:
+            raise UsageError(str(e.args[0]))
+        return EXIT_OK
+    _print_json({"data": state.data, "meta": state.meta}, args.output)
+    return EXIT_OK
+
+
+def cmd_variant(client: Client, args) -> int:
+    outcome = client.variant(args.uri, genome_build=args.genome_build, window=args.window,
+                             tissues=args.tissues, genes=args.genes, client_ref=args.client_ref,
+                             wait=args.wait, progress=None if args.quiet else True)
+    if isinstance(outcome, Result):
+        _print_json({"data": outcome.data, "meta": outcome.meta})
+    else:
+        _print_json({"job_id": outcome.job_id, "status": outcome.status,
+                     "result": outcome.result_path})
+    return EXIT_OK
+
+
+# ---- predict / find-genes over many records --------------------------------------------------
+def _read_records(files: List[str]) -> List[FastaRecord]:
+    records: List[FastaRecord] = []
+    for path in files:
+        if path != "-" and not os.path.isfile(path):
+            raise UsageError(f"{path}: no such file")
+        try:
+            records.extend(read_fasta(path))
+        except (ValueError, OSError, EOFError) as e:
+            raise UsageError(f"{path}: not a readable FASTA: {e}")
+    seen = set()
+    for record in records:
+        if record.name in seen:
+            raise UsageError(f"two records are named {record.name!r}: names become sequence ids "
+                             "in the output, so they must be unique")
+        seen.add(record.name)
+    return records
+
+
+def _task_options(args) -> Optional[Dict[str, Any]]:
+    options: Dict[str, Any] = {}
+    task = args.task
+    if args.threshold is not None:
+        if task not in ("promoter", "splice", "chromatin"):
+            raise UsageError(f"--threshold does not apply to {task}")
+        options["threshold"] = args.threshold
+    if args.site_types:
+        if task != "splice":
+            raise UsageError("--site-types applies to splice only")
+        options["site_types"] = [s.strip() for s in args.site_types.split(",") if s.strip()]
+    for flag, key, value in (("--batch-size", "batch_size", args.batch_size),
+                             ("--shift-coordinates", "shift_coordinates", args.shift_coordinates)):
+        if value is not None:
+            if task != "annotation":
+                raise UsageError(f"{flag} applies to annotation only")
+            options[key] = value
+    if args.no_reverse_complement:
+        if task != "annotation":
+            raise UsageError("--no-reverse-complement applies to annotation only")
+        options["reverse_complement"] = False
+    if task == "expression":
+        if not args.description:
+            raise UsageError("expression needs --description (the experimental context)")
+        options["description"] = args.description
+    elif args.description:
+        raise UsageError("--description applies to expression only (and to find-genes)")
+    if args.tss_index is not None and task != "expression":
+        raise UsageError("--tss-index applies to expression only")
+    return options or None
+
+
+def cmd_predict(client: Client, args) -> int:
+    if args.format != "json" and args.format not in TEXT_FORMATS[args.task]:
+        allowed = ", ".join(("json",) + TEXT_FORMATS[args.task])
+        raise UsageError(f"{args.task} has no {args.format} output (choose from {allowed})")
+    options = _task_options(args)
+    records = _read_records(args.files)
+
+    def body(record: FastaRecord) -> dict:
+        return Client.predict_body(args.task, record.sequence, model=args.model,
+                                   sequence_name=record.name, options=options,
+                                   tss_index=args.tss_index)
+
+    run = Run(client, args, kind=args.task, path=f"/v1/tasks/{args.task}/predict",
+              threshold=ASYNC_THRESHOLD_BP[args.task], make_body=body)
+    return run.execute(records)
+
+
+def cmd_find_genes(client: Client, args) -> int:
+    options: Dict[str, Any] = {"description": args.description}
+    for key in ("annotation_model", "expression_model", "batch_size", "shift_coordinates"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    records = _read_records(args.files)
+
+    def body(record: FastaRecord) -> dict:
+        return {"sequence": record.sequence, "sequence_name": record.name, "options": options}
+
+    run = Run(client, args, kind="find-genes",
+              path="/v1/workflows/find-genes-and-predict-expression",
+              threshold=ASYNC_THRESHOLD_BP["find-genes"], make_body=body)
+    return run.execute(records)
+
+
+class Run:
+    """One request per record, `concurrency` at a time, each finished record saved at once under
+    `<output>.dnaserve-resume/` (and each async job's id as soon as it is accepted), so a rerun
+    of the same command skips finished records and picks up submitted jobs instead of
+    resubmitting them. The merged output is written only when every record has finished."""
+
+    def __init__(self, client: Client, args, *, kind: str, path: str, threshold: Optional[int],
+                 make_body):
+        self.client, self.args, self.kind, self.path = client, args, kind, path
+        self.threshold, self.make_body = threshold, make_body
+        self.format = args.format
+        self.quiet = args.quiet
+        self.state_dir = (args.output + ".dnaserve-resume") if args.output and args.output != "-" \
+            else None
+        self._slots = list(range(max(1, args.concurrency)))
+        self._slots_lock = threading.Lock()
+        self._stop = threading.Event()
+
+    # The run's identity: a changed input, task, model, option or format is a different run.
+    def _fingerprint(self, records: List[FastaRecord]) -> str:
+        digest = hashlib.sha256()
+        digest.update(json.dumps([self.kind, self.format]).encode())
+        for record in records:
+            body = self.make_body(record)
+            body["sequence"] = hashlib.sha256(record.sequence.encode()).hexdigest()
+            digest.update(json.dumps(body, sort_keys=True).encode())
+        return digest.hexdigest()
+
+    def _prepare_state(self, records: List[FastaRecord]) -> Dict[int, Any]:
+        done: Dict[int, Any] = {}
+        if not self.state_dir:
+            return done
+        fingerprint = self._fingerprint(records)
+        marker = os.path.join(self.state_dir, "run.json")
+        if os.path.isdir(self.state_dir):
+            try:
+                with open(marker) as handle:
+                    same = json.load(handle).get("fingerprint") == fingerprint
+            except (OSError, ValueError):
+                same = False
+            if not same:
+                _err(f"{self.state_dir} belongs to another run (different input or options); "
+                     "starting over")
+                shutil.rmtree(self.state_dir)
+        os.makedirs(self.state_dir, mode=0o700, exist_ok=True)
+        _atomic_json(marker, {"fingerprint": fingerprint, "records": len(records)})
+        for index in range(len(records)):
+            try:
+                with open(self._done_path(index)) as handle:
+                    done[index] = json.load(handle)["value"]
+            except (OSError, ValueError, KeyError):
+                continue
+        return done
+
+    def _done_path(self, index: int) -> str:
+        return os.path.join(self.state_dir, f"{index:06d}.done.json")
+
+    def _job_path(self, index: int) -> str:
+        return os.path.join(self.state_dir, f"{index:06d}.job")
+
+    def execute(self, records: List[FastaRecord]) -> int:
+        results = self._prepare_state(records)
+        if results:
+            _err(f"resuming: {len(results)} of {len(records)} records already done")
+        todo = [i for i in range(len(records)) if i not in results]
+        failures: List[tuple] = []
+        bar = tqdm(total=len(records), initial=len(results), desc=self.kind, unit="record",
+                   disable=True if self.quiet else None, position=0, dynamic_ncols=True)
+        pool = ThreadPoolExecutor(max_workers=len(self._slots))
+        try:
+            pending = {pool.submit(self._one, index, records[index]): index for index in todo}
+            while pending:
+                finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = pending.pop(future)
+                    try:
+                        results[index] = future.result()
+                    except DnaserveError as e:
+                        failures.append((records[index].name, e))
+                    bar.update(1)
+        except KeyboardInterrupt:
+            self._stop.set()
+            bar.close()
+            where = f"; rerun the same command to resume ({len(results)} of {len(records)} " \
+                    f"records are saved in {self.state_dir})" if self.state_dir \
+                else " (use -o FILE to make runs resumable)"
+            _err(f"interrupted{where}")
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)  # in-flight HTTP calls in the pool threads are abandoned
+        finally:
+            pool.shutdown(wait=False)
+        bar.close()
+        if failures:
+            for name, e in failures[:20]:
+                where = f" (request {e.request_id})" if e.request_id else ""
+                _err(f"{name}: {e.code}: {e.message}{where}")
+            if self.state_dir:
+                _err(f"{len(failures)} of {len(records)} records failed; the others are saved: "
+                     "fix the cause and rerun the same command to retry only the failed ones")
+            codes = {e.code for _, e in failures}
+            unreachable = codes <= {"connection_error", "invalid_response", "gateway_timeout"}
+            return EXIT_UNREACHABLE if unreachable else EXIT_SERVICE
+        ordered = [results[i] for i in range(len(records))]
+        if self.format == "json":
+            text = "".join(json.dumps(value) + "\n" for value in ordered)
+        else:
+            text = merge(self.format, ordered)
+        _write_output(text, self.args.output)
+        if self.state_dir:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+        return EXIT_OK
+
+    def _one(self, index: int, record: FastaRecord) -> Any:
+        if self._stop.is_set():
+            raise DnaserveError("cancelled", "the run was interrupted")
+        job_id = None
+        if self.state_dir and os.path.exists(self._job_path(index)):
+            with open(self._job_path(index)) as handle:
+                job_id = handle.read().strip() or None
+        length = len(record.sequence)
+        go_async = job_id is not None or self.args.mode == "async" or (
+            self.args.mode == "auto" and self.threshold is not None and length > self.threshold)
+        if go_async:
+            if job_id is None:
+                job = self.client.submit(self.kind, body=self.make_body(record))
+                job_id = job.job_id
+                if self.state_dir:
+                    _atomic_text(self._job_path(index), job_id)
+            result = self._wait(job_id, record.name)
+        else:
+            body, response = self.client._post_json(self.path, self.make_body(record))
+            result = Result.from_body(body, response)
+        value = self._value(result)
+        if self.state_dir:
+            _atomic_json(self._done_path(index), {"name": record.name, "value": value})
+            try:
+                os.remove(self._job_path(index))
+            except OSError:
+                pass
+        return value
+
+    def _value(self, result: Result) -> Any:
+        if self.format == "json":
+            return {"data": result.data, "meta": result.meta}
+        return result.text(self.format)
+
+    def _wait(self, job_id: str, name: str) -> Result:
+        with self._slots_lock:
+            slot = self._slots.pop(0) if self._slots else 0
+        bar = tqdm(total=100, desc=f"  {name[:30]}", unit="%", leave=False, position=slot + 1,
+                   disable=True if self.quiet else None, dynamic_ncols=True)
+
+        def show(state: JobProgress) -> None:
+            if self._stop.is_set():
+                raise DnaserveError("cancelled", "the run was interrupted")
+            bar.n = round(state.percent, 1)
+            bar.set_postfix_str(state.message[:40], refresh=False)
+            bar.refresh()
+
+        try:
+            return self.client.wait(job_id, progress=show)
+        finally:
+            bar.close()
+            with self._slots_lock:
+                self._slots.append(slot)
+
+
+def _atomic_text(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def _atomic_json(path: str, value: Any) -> None:
+    _atomic_text(path, json.dumps(value))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""`Client`: every route of the Sequence Analysis Service, both sync and async.
+
+Retries: 429 and 503 (and the other transient codes) are retried after `Retry-After` (else an
+exponential back-off capped at 30 s) for as long as `retry_budget` seconds allow; a permanent
+4xx is raised at once. Pacing: when a response says the key's bucket is empty
+(`RateLimit-Remaining: 0`), the next admitted request waits for a token instead of spending a
+429 on finding out. A Client is safe to share between threads (one `requests.Session` each).
+"""
+
+import threading
+import time
+from typing import Any, Callable, Dict, Iterable, Optional, Union
+
+import requests
+
+from .errors import DnaserveError
+from .results import Job, JobProgress, Result
+
+TASKS = ("promoter", "splice", "enhancer", "chromatin", "annotation", "expression")
+
+# The contract's advisory async thresholds (bp): above them a request should go async.
+ASYNC_THRESHOLD_BP = {
+    "promoter": 100_000, "splice": 250_000, "enhancer": 100_000, "chromatin": 100_000,
+    "annotation": 30_000, "expression": None, "find-genes": 50_000,
+}
+# Text formats each task can render (JSON always works).
+TEXT_FORMATS = {
+    "promoter": ("bed", "bedgraph"), "splice": ("bed", "gff3"), "enhancer": ("bedgraph",),
+    "chromatin": ("bed",), "annotation": ("bed", "gff3"), "expression": (),
+}
+FIND_GENES_PATH = "/v1/workflows/find-genes-and-predict-expression"
+VARIANT_PATH = "/v1/workflows/genomic-variant-interpretation"
+
+ProgressCallback = Callable[[JobProgress], None]
+
+
+def _stripped_length(sequence: str) -> int:
+    return sum(1 for c in sequence if not c.isspace())
+
+
+class _Pacer:
+    """Earliest time the next admitted request may go, from the last RateLimit-* headers."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._not_before = 0.0
+
+    def wait(self, deadline: float) -> None:
+        with self._lock:
+            delay = self._not_before - time.monotonic()
+        if delay > 0:
+            time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+
+    def observe(self, headers) -> None:
+        try:
+            limit = int(headers["RateLimit-Limit"])
+            remaining = int(headers["RateLimit-Remaining"])
+            reset = float(headers["RateLimit-Reset"])
+        except (KeyError, ValueError):
+            return
+        if remaining > 0 or limit <= 0:
+            return
+        # Reset is the time to a full bucket; one token takes Reset/Limit of it.
+        with self._lock:
+            self._not_before = max(self._not_before, time.monotonic() + reset / limit)
+
+    def push_back(self, seconds: float) -> None:
+        with self._lock:
+            self._not_before = max(self._not_before, time.monotonic() + seconds)
+
+
+class Client:
+    def __init__(self, base_url: str, api_key: Optional[str] = None, *, timeout: float = 330.0,
+                 retry_budget: float = 120.0, poll_interval: float = 1.0,
+                 user_agent: str = "dnaserve-python/0.1"):
+        if not base_url:
+            raise ValueError("base_url is required (e.g. http://127.0.0.1:8080)")
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.timeout = timeout
+        self.retry_budget = retry_budget
+        self.poll_interval = poll_interval
+        self._user_agent = user_agent
+        self._local = threading.local()
+        self._pacer = _Pacer()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"Client({self.base_url!r}, api_key={'set' if self._api_key else 'unset'})"
+
+    # ---- transport -----------------------------------------------------------------------
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            session.headers["User-Agent"] = self._user_agent
+            self._local.session = session
+        return session
+
+    def request(self, method: str, path: str, *, json: Any = None, params: Optional[dict] = None,
+                headers: Optional[dict] = None, authenticated: bool = True,
+                retry_budget: Optional[float] = None,
+                accept_status: Iterable[int] = (200, 202)) -> requests.Response:
+        """One call with the retry and pacing rules; raises DnaserveError unless the status is in
+        `accept_status`."""
+        budget = self.retry_budget if retry_budget is None else retry_budget
+        deadline = time.monotonic() + budget
+        send_headers = {"Accept": "application/json"}
+        if json is not None:
+            send_headers["Content-Type"] = "application/json"
+        if authenticated and self._api_key:
+            send_headers["Authorization"] = f"Bearer {self._api_key}"
+        send_headers.update(headers or {})
+        admitted = method == "POST"
+        attempt = 0
+        other_5xx_retried = False
+        connection_failures = 0
+        while True:
+            if admitted:
+                self._pacer.wait(deadline)
+            error: DnaserveError
+            try:
+                response = self._session().request(method, self.base_url + path, json=json,
+                                                   params=params, headers=send_headers,
+                                                   timeout=(min(10.0, self.timeout), self.timeout))
+            except requests.RequestException as e:
+                error = DnaserveError("connection_error",
+                                      f"{method} {self.base_url}{path}: {type(e).__name__}: {e}")
+            else:
+                self._pacer.observe(response.headers)
+                if response.status_code in tuple(accept_status):
+                    return response
+                error = error_from_response(response)
+            # A dropped connection on a POST may have started a job: retrying could run it twice,
+            # which is only harmless for reads. A service that cannot be reached at all gets
+            # three tries, not the whole budget: that is rarely transient.
+            if error.code == "connection_error":
+                connection_failures += 1
+            retryable = error.transient and (error.code != "connection_error" or
+                                             (not admitted and connection_failures < 3))
+            if not retryable and error.status is not None and error.status >= 500 \
+                    and error.code not in ("service_unavailable",) and not other_5xx_retried:
+                retryable, other_5xx_retried = True, True  # other 5xx: at most once
+            if not retryable:
+                raise error
+            if error.retry_after is not None:
+                delay = error.retry_after
+            else:
+                delay = min(30.0, 0.5 * (2 ** attempt))
+            attempt += 1
+            if time.monotonic() + delay > deadline:
+                raise error
+            if error.code == "too_many_requests":
+                self._pacer.push_back(delay)
+            time.sleep(delay)
+
+    def _json(self, method: str, path: str, **kwargs) -> Dict[str, Any]:
+        response = self.request(method, path, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise DnaserveError("invalid_response", f"{method} {path}: the body is not JSON",
+                                status=response.status_code,
+                                request_id=response.headers.get("X-Request-Id"))
+
+    # ---- read-only routes ----------------------------------------------------------------
+    def health(self) -> Dict[str, Any]:
+        """`{status, version}` (public)."""
+        return self._json("GET", "/health", authenticated=False)
+
+    def models(self, task: str) -> Dict[str, Any]:
+        """`{task, default_model, models: [...]}` for one task."""
+        return self._json("GET", f"/v1/tasks/{task}/models")
+
+    def openapi(self) -> Dict[str, Any]:
+        return self._json("GET", "/v1/openapi.json", authenticated=False)
+
+    def jobs(self, limit: int = 50) -> list:
+        """The key's recent jobs (the `jobs` of `{jobs, count}`)."""
+        return self._json("GET", "/v1/tasks/jobs", params={"limit": limit})["jobs"]
+
+    def job(self, job_id: str) -> Union[Result, JobProgress]:
+        """One poll: a `JobProgress` while it runs, the `Result` once done; raises the job's
+        own error when it failed (404 unknown/not yours, 410 expired)."""
+        response = self.request("GET", f"/v1/tasks/jobs/{job_id}")
+        body = _body(response)
+        if response.status_code == 202:
+            return JobProgress.from_body(body)
+        return Result.from_body(body, response)
+
+    # ---- predictions ---------------------------------------------------------------------
+    @staticmethod
+    def predict_body(task: str, sequence: str, *, model: Optional[str] = None,
+                     sequence_name: Optional[str] = None, options: Optional[dict] = None,
+                     tss_index: Optional[int] = None) -> Dict[str, Any]:
+        body: Dict[str, Any] = {"sequence": sequence}
+        if model is not None:
+            body["model"] = model
+        if sequence_name is not None:
+            body["sequence_name"] = sequence_name
+        if options is not None:
+            body["options"] = options
+        if tss_index is not None:
+            body["tss_index"] = tss_index
+        return body
+
+    def predict(self, task: str, sequence: str, *, model: Optional[str] = None,
+                sequence_name: Optional[str] = None, options: Optional[dict] = None,
+                tss_index: Optional[int] = None, format: str = "json",
+                mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None
+                ) -> Union[Result, str]:
+        """Runs one task. `mode`: "sync", "async" (submit, then wait) or "auto" (async above the
+        contract's advisory threshold for the task). `format` other than json returns the text
+        track as a string (taken from the JSON result's `formats` when the call went async, since
+        the service renders text synchronously only)."""
+        if format != "json" and format not in TEXT_FORMATS.get(task, ()):
+            raise ValueError(f"{task} has no {format!r} format; choose from "
+                             f"{('json',) + TEXT_FORMATS.get(task, ())}")
+        body = self.predict_body(task, sequence, model=model, sequence_name=sequence_name,
+                                 options=options, tss_index=tss_index)
+        if self._goes_async(task, sequence, mode):
+            result = self.wait(self.submit(task, body=body), progress=progress)
+        elif format == "json":
+            return Result.from_body(*self._post_json(f"/v1/tasks/{task}/predict", body))
+        else:
+            response = self.request("POST", f"/v1/tasks/{task}/predict", json=body,
+                                    params={"format": format}, accept_status=(200,))
+            return response.text
+        return result if format == "json" else result.text(format)
+
+    def _goes_async(self, task: str, sequence: str, mode: str) -> bool:
+        if mode not in ("auto", "sync", "async"):
+            raise ValueError("mode is one of auto, sync, async")
+        if mode != "auto":
+            return mode == "async"
+        threshold = ASYNC_THRESHOLD_BP.get(task)
+        return threshold is not None and _stripped_length(sequence) > threshold
+
+    def _post_json(self, path: str, body: dict, headers: Optional[dict] = None):
+        response = self.request("POST", path, json=body, headers=headers)
+        return _body(response), response
+
+    def submit(self, task: str, sequence: Optional[str] = None, *, body: Optional[dict] = None,
+               **fields) -> Job:
+        """Submits an async job (`Prefer: respond-async`); returns its `Job` handle. `task` is a
+        task name, "find-genes" or "variant"."""
+        if body is None:
+            body = self.predict_body(task, sequence or "", **fields)
+        path = {"find-genes": FIND_GENES_PATH, "variant": VARIANT_PATH}.get(
+            task, f"/v1/tasks/{task}/predict")
+        data, response = self._post_json(path, body, headers={"Prefer": "respond-async"})
+        return Job.from_body(data, response)
+
+    def wait(self, job: Union[Job, str], *, progress: Union[None, bool, ProgressCallback] = None,
+             timeout: Optional[float] = None) -> Result:
+        """Polls until the job finishes; returns its Result or raises its error. `progress`:
+        a callable receiving each `JobProgress`, or True for a tqdm bar on stderr."""
+        job_id = job.job_id if isinstance(job, Job) else job
+        deadline = None if timeout is None else time.monotonic() + timeout
+        bar = None
+        callback = progress if callable(progress) else None
+        if progress is True:
+            from tqdm import tqdm
+            bar = tqdm(total=100, desc=f"job {job_id[:8]}", unit="%", leave=False)
+        try:
+            while True:
+                state = self.job(job_id)
+                if isinstance(state, Result):
+                    return state
+                if callback:
+                    callback(state)
+                if bar is not None:
+                    bar.n = round(state.percent, 1)
+                    bar.set_postfix_str(state.message or "", refresh=False)
+                    bar.refresh()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise DnaserveError("timeout", f"job {job_id} still {state.status} after "
+                                        f"{timeout} s (it keeps running; poll it later)")
+                time.sleep(self.poll_interval)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    # ---- workflows -----------------------------------------------------------------------
+    def find_genes(self, sequence: str, description: str, *, sequence_name: Optional[str] = None,
+                   annotation_model: Optional[str] = None, expression_model: Optional[str] = None,
+                   batch_size: Optional[int] = None, shift_coordinates: Optional[str] = None,
+                   mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None
+                   ) -> Result:
+        """find-genes-and-predict-expression (async above 50,000 bp when mode is auto)."""
+        options: Dict[str, Any] = {"description": description}
+        for key, value in (("annotation_model", annotation_model),
+                           ("expression_model", expression_model), ("batch_size", batch_size),
+                           ("shift_coordinates", shift_coordinates)):
+            if value is not None:
+                options[key] = value
+        body: Dict[str, Any] = {"sequence": sequence, "options": options}
+        if sequence_name is not None:
+            body["sequence_name"] = sequence_name
+        if self._goes_async("find-genes", sequence, mode):
+            return self.wait(self.submit("find-genes", body=body), progress=progress)
+        return Result.from_body(*self._post_json(FIND_GENES_PATH, body))
+
+    def variant(self, uri: str, *, genome_build: str = "GRCh37", window: Optional[int] = None,
+                tissues: Optional[list] = None, genes: Optional[list] = None,
+                client_ref: Optional[str] = None, wait: bool = False,
+                progress: Union[None, bool, ProgressCallback] = None) -> Union[Job, Result]:
+        """genomic-variant-interpretation (always async): the Job, or its Result with wait."""
+        options: Dict[str, Any] = {"genome_build": genome_build}
+        for key, value in (("window", window), ("tissues", tissues), ("genes", genes)):
+            if value is not None:
+                options[key] = value
+        body: Dict[str, Any] = {"input": {"type": "s3_object", "uri": uri}, "options": options}
+        if client_ref is not None:
+            body["client_ref"] = client_ref
+        job = self.submit("variant", body=body)
+        return self.wait(job, progress=progress) if wait else job
+
+
+def _body(response: requests.Response) -> Dict[str, Any]:
+    try:
+        return response.json()
+    except ValueError:
+        raise DnaserveError("invalid_response", "the body is not JSON",
+                            status=response.status_code,
+                            request_id=response.headers.get("X-Request-Id"))
+
+
+def error_from_response(response: requests.Response) -> DnaserveError:
+    retry_after = None
+    if "Retry-After" in response.headers:
+        try:
+            retry_after = max(0.0, float(response.headers["Retry-After"]))
+        except ValueError:
+            retry_after = None
+    request_id = response.headers.get("X-Request-Id")
+    try:
+        envelope = response.json()["error"]
+        return DnaserveError(str(envelope.get("code", "unknown")),
+                             str(envelope.get("message", "")), status=response.status_code,
+                             request_id=envelope.get("request_id", request_id),
+                             details=envelope.get("details"), retry_after=retry_after)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        # No envelope: a 504 from an edge proxy, or not a dnaserve at all.
+        code = "gateway_timeout" if response.status_code == 504 else "invalid_response"
+        return DnaserveError(code, f"HTTP {response.status_code} without an error envelope",
+                             status=response.status_code, request_id=request_id,
+                             retry_after=retry_after)
