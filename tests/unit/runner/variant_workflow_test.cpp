@@ -1085,7 +1085,7 @@ TEST_CASE("settings and run: the VCF bounds are runner settings and end the job 
   VariantResources resources(std::move(client), TinyAssets(), WorkDir(), 3, kMaxVcfObjectBytes,
                              limits);
   const std::string key = FreshKey("bounded");
-  auto admitted = AdmitVariantCase(Request(Put(key, TinyVcf())), resources, kJobId);
+  auto admitted = AdmitVariantCase(Request(Put(key, TinyVcf())), resources, kJobId, Tenant());
   REQUIRE(admitted.ok());
   GcScorer scorer;
   std::atomic<bool> cancelled{false};
