@@ -36,6 +36,9 @@ const std::vector<OutputFormat>& SupportedFormats(Task task);
 inline constexpr int64_t kAnnotationSyncLimitBp = 200000;
 // Splice responses with more sites than this are refused (422).
 inline constexpr int64_t kSpliceMaxSites = 20000;
+// Chromatin responses with more records (one record = one feature above the threshold in one
+// window) than this are refused the same way (422, RecordCapDetails); README, Limits.
+inline constexpr int64_t kChromatinMaxFeatures = 100000;
 // Expression scores exactly this window, centred on tss_index.
 inline constexpr int64_t kExpressionWindowBp = 9198;
 inline constexpr int64_t kExpressionHalfWindowBp = kExpressionWindowBp / 2;  // 4599

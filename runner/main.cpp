@@ -65,7 +65,9 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
 
-  RedisJobStore jobs(*redis);
+  RedisJobStoreOptions job_options;
+  job_options.client_result_bytes = config->client_result_bytes;
+  RedisJobStore jobs(*redis, nullptr, job_options);
   RedisQuotaStore quotas(*redis);
   JobQueueOptions queue_options;
   queue_options.max_jobs_per_client = config->max_queued_jobs;

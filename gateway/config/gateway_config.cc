@@ -67,6 +67,11 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "queued and running jobs one client may have (then 429)")
       ->envname("DNASERVE_MAX_QUEUED_JOBS")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--client-result-bytes", c.client_result_bytes,
+                 "bytes of stored job results (compressed) each client may keep; its oldest are "
+                 "evicted beyond it (0 = no limit)")
+      ->envname("DNASERVE_CLIENT_RESULT_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -40,6 +40,9 @@ struct GatewayConfig {
   int64_t drain_timeout_seconds = 30;
   // DNASERVE_MAX_QUEUED_JOBS: queued and running jobs one client may have in the runners' queue.
   int64_t max_queued_jobs = 64;
+  // DNASERVE_CLIENT_RESULT_BYTES: stored job results (compressed) each client may keep; past
+  // it the client's oldest results are evicted (gateway/jobs/job_store.h). 0 = no limit.
+  int64_t client_result_bytes = 64LL << 20;
 
 };
 

@@ -4,7 +4,10 @@
 #include <cstdlib>
 
 #include "common/ids.h"
+#include "gateway/http/accept_encoding.h"
 #include "gateway/http/error_response.h"
+#include "gateway/jobs/job_store_common.h"
+#include "gateway/jobs/result_codec.h"
 #include "gateway/render/predict_response.h"
 
 namespace dnaserve::gateway {
@@ -68,7 +71,7 @@ RouteHandler MakeGetJobHandler(const GatewayServices& services) {
       respond(ErrorResponse(NotFound("job not found"), call.request.request_id));
       return;
     }
-    auto job = jobs->Get(job_id, call.principal->client_id);
+    auto job = jobs->GetStored(job_id, call.principal->client_id);
     if (!job.ok()) {
       respond(ErrorResponse(job.status(), call.request.request_id));
       return;
@@ -78,10 +81,24 @@ RouteHandler MakeGetJobHandler(const GatewayServices& services) {
       response.status = 202;
       response.body = RenderJobProgress(*job, NowMs());
     } else {
-      // The stored response, verbatim: the body a sync call returned, or its error envelope.
+      // The stored response: the body a sync call returned, or its error envelope. Kept as
+      // gzip when large; a client accepting gzip gets those bytes as they are, any other the
+      // decompressed body. Either way the representation depends on Accept-Encoding.
       response.status = job->http_status;
       response.content_type = job->content_type.empty() ? "application/json" : job->content_type;
-      response.body = job->body;
+      if (job->body_encoding == kGzipEncoding &&
+          AcceptsGzip(call.request.Header("accept-encoding"))) {
+        response.body = std::move(job->body);
+        response.SetHeader("Content-Encoding", "gzip");
+      } else {
+        auto body = DecodeStored(std::move(job->body), job->body_encoding);
+        if (!body.ok()) {
+          respond(ErrorResponse(body.status(), call.request.request_id));
+          return;
+        }
+        response.body = std::move(body).value();
+      }
+      response.SetHeader("Vary", "Accept-Encoding");
       if (!job->request_id.empty()) response.SetHeader("X-Request-Id", job->request_id);
     }
     response.SetHeader("X-Job-Id", job_id);

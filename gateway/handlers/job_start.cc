@@ -237,6 +237,12 @@ std::string FormatAdmissionVerdict(int http_status, const std::string& job_id,
 
 void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
               const Responder& respond) {
+  if (start.queued && (services.queue == nullptr || services.waiter == nullptr)) {
+    // Only a process wired without the runners' queue (a test harness) gets here.
+    respond(ErrorResponse(Unavailable("this gateway has no job queue to run the job on"),
+                          call.request.request_id));
+    return;
+  }
   if (start.queued) {
     StartQueued(services, call, std::move(start), respond);
   } else {

@@ -5,7 +5,6 @@
 // so no model output can ever corrupt a response body.
 #pragma once
 
-#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <cmath>
@@ -17,7 +16,7 @@ namespace dnaserve::gateway {
 
 class JsonWriter {
  public:
-  JsonWriter() : writer_(buffer_) {}
+  JsonWriter() : writer_(out_) {}
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
 
@@ -80,11 +79,24 @@ class JsonWriter {
 
   // True when every opened object/array was closed (the document is a complete value).
   bool Complete() const { return writer_.IsComplete(); }
-  std::string Take() const { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+  // Room for `bytes` of output, allocated once: growing by doubling would briefly hold the old
+  // and the new buffer (1.5x the body) at the last step. Untouched capacity costs no memory.
+  void Reserve(size_t bytes) { out_.text.reserve(bytes); }
+  // The document written so far; the writer is spent afterwards. Moved out, not copied: a
+  // response body is held once, never twice (RELIABILITY.md, "Memory per request").
+  std::string Take() { return std::move(out_.text); }
 
  private:
-  rapidjson::StringBuffer buffer_;
-  rapidjson::Writer<rapidjson::StringBuffer> writer_;
+  // RapidJSON output stream appending straight to the std::string that becomes the body
+  // (rapidjson::StringBuffer would need a copy into one at the end).
+  struct StringOut {
+    using Ch = char;
+    void Put(char c) { text.push_back(c); }
+    void Flush() {}
+    std::string text;
+  };
+  StringOut out_;
+  rapidjson::Writer<StringOut> writer_;
 };
 
 }  // namespace dnaserve::gateway

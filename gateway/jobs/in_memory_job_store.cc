@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "gateway/http/error_response.h"
 #include "gateway/jobs/job_store_common.h"
 
 namespace dnaserve::gateway {
@@ -114,6 +115,28 @@ Status InMemoryJobStore::UpdateProgress(const std::string& job_id, double percen
   return Status::Ok();
 }
 
+void InMemoryJobStore::MakeRoom(const std::string& owner, int64_t bytes, int64_t now_ms) {
+  auto& results = results_[owner];
+  int64_t total = 0;
+  for (auto it = results.begin(); it != results.end();) {
+    if (FindLive(it->job_id, now_ms) == nullptr) {
+      it = results.erase(it);
+    } else {
+      total += it->bytes;
+      ++it;
+    }
+  }
+  const int64_t allowance = options_.client_result_bytes;
+  if (allowance <= 0) return;
+  while (!results.empty() && total + bytes > allowance) {
+    const StoredResult oldest = results.front();
+    results.erase(results.begin());
+    total -= oldest.bytes;
+    jobs_.erase(oldest.job_id);
+    tombstones_[oldest.job_id] = Tombstone{owner, now_ms + options_.tombstone_ms, true};
+  }
+}
+
 Status InMemoryJobStore::Finish(const std::string& job_id, int http_status,
                                 const std::string& content_type, const std::string& body) {
   const int64_t now = clock_->NowMs();
@@ -121,17 +144,46 @@ Status InMemoryJobStore::Finish(const std::string& job_id, int http_status,
   Job* job = FindLive(job_id, now);
   if (job == nullptr) return JobNotFound(job_id);
   if (IsTerminal(job->record.state)) return JobAlreadyFinished(job_id);
+  StoredBody stored = EncodeForStorage(body);
+  std::string type = content_type;
+  const int64_t allowance = options_.client_result_bytes;
+  if (allowance > 0 && static_cast<int64_t>(stored.bytes.size()) > allowance) {
+    http_status = HttpStatusFor(ErrorCode::kPayloadTooLarge);
+    type = "application/json";
+    const std::string& rid =
+        job->record.request_id.empty() ? job->record.job_id : job->record.request_id;
+    stored = {ErrorEnvelopeJson(
+                  ResultTooLarge(static_cast<int64_t>(stored.bytes.size()), allowance), rid),
+              ""};
+  }
+  const std::string owner = job->record.owner;
+  const auto bytes = static_cast<int64_t>(stored.bytes.size());
+  MakeRoom(owner, bytes, now);
+  job = FindLive(job_id, now);  // (never evicted: it has no result yet)
   job->record.state = StateForHttpStatus(http_status);
   if (job->record.state == JobState::kCompleted) job->record.progress_percent = 100;
   job->record.http_status = http_status;
-  job->record.content_type = content_type;
-  job->record.body = body;
+  job->record.content_type = type;
+  job->record.body = std::move(stored.bytes);
+  job->record.body_encoding = std::move(stored.encoding);
   job->record.updated_at_ms = now;
   Touch(job, now);
+  results_[owner].push_back({now, job_id, bytes});
   return Status::Ok();
 }
 
 StatusOr<JobRecord> InMemoryJobStore::Get(const std::string& job_id, const std::string& owner) {
+  auto record = GetStored(job_id, owner);
+  if (!record.ok()) return record;
+  auto body = DecodeStored(std::move(record->body), record->body_encoding);
+  if (!body.ok()) return body.status();
+  record->body = std::move(body).value();
+  record->body_encoding.clear();
+  return record;
+}
+
+StatusOr<JobRecord> InMemoryJobStore::GetStored(const std::string& job_id,
+                                                const std::string& owner) {
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   Job* job = FindLive(job_id, now);
@@ -139,12 +191,16 @@ StatusOr<JobRecord> InMemoryJobStore::Get(const std::string& job_id, const std::
     auto seen = tombstones_.find(job_id);
     if (seen != tombstones_.end() && seen->second.expires_at_ms > now &&
         seen->second.owner == owner) {
+      if (seen->second.evicted) return JobEvicted(job_id, options_.client_result_bytes);
       return JobExpired(job_id, options_.retention_ms);
     }
     return JobNotFound(job_id);
   }
   if (job->record.owner != owner) return JobNotFound(job_id);
-  if (IsLost(job->record, now, options_.heartbeat_timeout_ms)) MarkLost(&job->record, now);
+  if (IsLost(job->record, now, options_.heartbeat_timeout_ms)) {
+    MarkLost(&job->record, now);
+    job->record.body_encoding.clear();
+  }
   Touch(job, now);
   return job->record;
 }
@@ -164,6 +220,7 @@ StatusOr<std::vector<JobRecord>> InMemoryJobStore::List(const std::string& owner
     }
     JobRecord record = job->second.record;
     record.body.clear();
+    record.body_encoding.clear();
     if (IsLost(record, now, options_.heartbeat_timeout_ms)) {
       record.state = JobState::kFailed;
       record.http_status = 503;

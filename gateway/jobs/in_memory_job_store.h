@@ -21,6 +21,8 @@ struct InMemoryJobStoreOptions {
   int64_t tombstone_ms = 30LL * 24 * 3600 * 1000;
   int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
   int64_t max_jobs_per_owner = 500;
+  // Stored result bytes (compressed) each owner may keep; 0 = no limit (job_store.h).
+  int64_t client_result_bytes = kDefaultClientResultBytes;
 };
 
 class InMemoryJobStore : public JobStore {
@@ -35,6 +37,7 @@ class InMemoryJobStore : public JobStore {
   Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
                 const std::string& body) override;
   StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) override;
+  StatusOr<JobRecord> GetStored(const std::string& job_id, const std::string& owner) override;
   StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) override;
   Status Ping() override { return Status::Ok(); }
 
@@ -48,6 +51,13 @@ class InMemoryJobStore : public JobStore {
   struct Tombstone {
     std::string owner;
     int64_t expires_at_ms = 0;
+    bool evicted = false;  // removed under the owner's result allowance, not by retention
+  };
+  // One stored result of an owner, for the allowance.
+  struct StoredResult {
+    int64_t finished_at_ms = 0;
+    std::string job_id;
+    int64_t bytes = 0;
   };
   struct Identity {
     std::string job_id;
@@ -58,6 +68,9 @@ class InMemoryJobStore : public JobStore {
   Status CreateLocked(const JobRecord& record, int64_t now_ms);
   void Touch(Job* job, int64_t now_ms);
   void SweepExpired(int64_t now_ms);
+  // Makes room for `bytes` more under the owner's allowance: forgets expired results, then
+  // evicts the oldest.
+  void MakeRoom(const std::string& owner, int64_t bytes, int64_t now_ms);
 
   const Clock* clock_;
   InMemoryJobStoreOptions options_;
@@ -68,6 +81,8 @@ class InMemoryJobStore : public JobStore {
   std::unordered_map<std::string, Identity> identities_;
   // owner -> (created_at_ms, job_id) in creation order, newest last.
   std::unordered_map<std::string, std::multimap<int64_t, std::string>> index_;
+  // owner -> its stored results, oldest finished first.
+  std::unordered_map<std::string, std::vector<StoredResult>> results_;
   int64_t last_sweep_ms_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "gateway/http/error_response.h"
 #include "gateway/jobs/job_store_common.h"
+#include "gateway/jobs/result_codec.h"
 
 namespace dnaserve::gateway {
 
@@ -68,6 +69,41 @@ void MarkLost(JobRecord* record, int64_t now_ms) {
   record->content_type = "application/json";
   record->body = LostJobBody(record->job_id, record->request_id);
   record->updated_at_ms = now_ms;
+}
+
+StoredBody EncodeForStorage(const std::string& body) {
+  if (body.size() >= kCompressMinBytes) {
+    std::string gz = GzipCompress(body);
+    if (!gz.empty() && gz.size() < body.size()) return {std::move(gz), std::string(kGzipEncoding)};
+  }
+  return {body, std::string(kIdentityEncoding)};
+}
+
+StatusOr<std::string> DecodeStored(std::string bytes, const std::string& encoding) {
+  if (encoding == kIdentityEncoding) return bytes;
+  if (encoding == kGzipEncoding) return GzipDecompress(bytes);
+  return Internal("a stored result has an unknown encoding '" + encoding + "'");
+}
+
+namespace {
+std::string Bytes(int64_t n) {
+  return n % (1LL << 20) == 0 ? std::to_string(n >> 20) + " MiB" : std::to_string(n) + " bytes";
+}
+}  // namespace
+
+Status JobEvicted(const std::string& job_id, int64_t allowance_bytes) {
+  return Status(ErrorCode::kJobExpired,
+                "job " + job_id + "'s result was removed to make room for newer results: each " +
+                    "client keeps at most " + Bytes(allowance_bytes) +
+                    " of stored results (compressed), oldest removed first; resubmit the request");
+}
+
+Status ResultTooLarge(int64_t stored_bytes, int64_t allowance_bytes) {
+  return Status(ErrorCode::kPayloadTooLarge,
+                "the result (" + std::to_string(stored_bytes) +
+                    " bytes compressed) is larger than the " + Bytes(allowance_bytes) +
+                    " of stored results this client may keep; raise options.threshold or send "
+                    "a shorter sequence");
 }
 
 }  // namespace dnaserve::gateway

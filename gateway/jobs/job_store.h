@@ -32,11 +32,21 @@ struct JobRecord {
   int64_t updated_at_ms = 0;  // last activity / heartbeat
   double progress_percent = 0;
   std::string progress_message;
-  // Final response, stored verbatim when the job ends (completed or failed).
+  // Final response, stored when the job ends (completed or failed).
   int http_status = 0;
   std::string content_type;
   std::string body;
+  // How `body` is encoded: "" (as rendered) or "gzip" (result_codec.h). Get() always returns
+  // "" (the body as rendered); GetStored() may return "gzip" with the stored bytes.
+  std::string body_encoding;
 };
+
+// Each client's finished jobs may keep at most this many bytes of results (as stored, i.e.
+// compressed) in the store; 0 = no limit. When a new result would go past it, the client's
+// oldest results are removed first (their polls answer 410 job_expired, saying why); a result
+// larger than the whole allowance on its own is stored as 413 payload_too_large instead.
+// Tenants never share an allowance, so one client cannot push out another's results.
+inline constexpr int64_t kDefaultClientResultBytes = 64LL << 20;
 
 class JobStore {
  public:
@@ -52,14 +62,25 @@ class JobStore {
   // Moves to running, records progress and refreshes the heartbeat and retention.
   virtual Status UpdateProgress(const std::string& job_id, double percent,
                                 const std::string& message) = 0;
-  // Stores the final response; state becomes completed (2xx) or failed (otherwise).
+  // Stores the final response; state becomes completed (2xx) or failed (otherwise). Large
+  // bodies are stored gzip-compressed and count against the owner's result allowance (above):
+  // storing one may evict the owner's oldest results, and a body larger than the whole
+  // allowance is replaced by a 413 payload_too_large envelope (the job fails).
   virtual Status Finish(const std::string& job_id, int http_status,
                         const std::string& content_type, const std::string& body) = 0;
   // The job if `owner` owns it: not_found when unknown or owned by another client,
   // job_expired when its retention has passed. A running job whose heartbeat is older than
   // kJobHeartbeatTimeoutSeconds is returned as failed with a 503 service_unavailable body.
   // Refreshes retention (a poll is activity).
+  // The body is returned as rendered (body_encoding ""). A result evicted to make room under
+  // the owner's allowance is job_expired too, with a message saying so.
   virtual StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) = 0;
+  // As Get, but the body as stored: gzip bytes with body_encoding "gzip" when the store
+  // compressed it, so a poll can send them to a client accepting gzip without recompressing.
+  // The default returns Get's answer.
+  virtual StatusOr<JobRecord> GetStored(const std::string& job_id, const std::string& owner) {
+    return Get(job_id, owner);
+  }
   // The owner's most recent jobs, newest first, without bodies.
   virtual StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) = 0;
   // Liveness of the backing store (used by /health and readiness).

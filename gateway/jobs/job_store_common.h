@@ -34,4 +34,20 @@ std::string LostJobBody(const std::string& job_id, const std::string& request_id
 // Turns `record` into the failed/503 record of a lost job as of `now_ms`.
 void MarkLost(JobRecord* record, int64_t now_ms);
 
+// A result as the store keeps it: gzip when the body is at least kCompressMinBytes long and
+// compresses, otherwise as it is.
+struct StoredBody {
+  std::string bytes;
+  std::string encoding;  // "" or "gzip"
+};
+StoredBody EncodeForStorage(const std::string& body);
+// The body as rendered from what the store kept.
+StatusOr<std::string> DecodeStored(std::string bytes, const std::string& encoding);
+
+// 410 job_expired for a result removed to make room for the owner's newer results.
+Status JobEvicted(const std::string& job_id, int64_t allowance_bytes);
+// The stored response of a job whose result alone (`stored_bytes`, compressed) is larger than
+// the owner's whole allowance: 413 payload_too_large.
+Status ResultTooLarge(int64_t stored_bytes, int64_t allowance_bytes);
+
 }  // namespace dnaserve::gateway

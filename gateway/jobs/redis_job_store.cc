@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <utility>
 
 #include "common/log.h"
+#include "gateway/http/error_response.h"
 #include "gateway/jobs/job_store_common.h"
 
 namespace dnaserve::gateway {
@@ -82,15 +84,96 @@ return 'ok'
   return script;
 }
 
+// The owner's result accounting, kept beside the jobs (see the header). Keys are built in the
+// scripts: the owner is only known inside them. Defines `acct(prefix, owner)` returning the
+// four keys and `reclaim(k, prefix, now)`, which forgets the results whose retention has
+// passed (the job hash expired on its own: nothing to evict) and returns the bytes freed.
+const char* kAccountingLua = R"lua(
+local function acct(prefix, owner)
+  return {sizes = prefix .. 'resultsizes:' .. owner, order = prefix .. 'resultorder:' .. owner,
+          expiry = prefix .. 'resultexpiry:' .. owner, total = prefix .. 'resultbytes:' .. owner}
+end
+local function forget(k, id)
+  local size = tonumber(redis.call('HGET', k.sizes, id) or '0')
+  redis.call('HDEL', k.sizes, id)
+  redis.call('ZREM', k.order, id)
+  redis.call('ZREM', k.expiry, id)
+  return size
+end
+local function reclaim(k, prefix, now)
+  local freed = 0
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', k.expiry, '-inf', now)) do
+    -- Redis's clock decides: a hash still there (clocks apart by a few ms) stays counted.
+    if redis.call('EXISTS', prefix .. 'job:' .. id) == 0 then freed = freed + forget(k, id) end
+  end
+  return freed
+end
+)lua";
+
+// KEYS: job, seen. ARGV: retention_ms, tombstone_ms, now_ms, allowance (0 = none), key prefix,
+// job id, request-id mark ('' = none: see Finish), body, then the other field/value pairs.
+// Returns {'ok', evicted count}, {'not_found'} or {'finished'}. The body's size counts against
+// the owner's allowance: results whose retention has passed are forgotten first, then the
+// oldest results are evicted (hash deleted, tombstone marked 'evicted:<owner>') until it fits.
+const RedisScript& FinishScript() {
+  static const RedisScript script(std::string(kAccountingLua) + R"lua(
+local f = redis.call('HMGET', KEYS[1], 'state', 'owner', 'request_id')
+local state, owner = f[1], f[2]
+if not state then return {'not_found'} end
+if state == 'completed' or state == 'failed' then return {'finished'} end
+local prefix, id, now = ARGV[5], ARGV[6], tonumber(ARGV[3])
+local body = ARGV[8]
+if ARGV[7] ~= '' then
+  local rid = f[3] or ''
+  if not string.match(rid, '^[%w%-]+$') then rid = id end
+  local at = string.find(body, ARGV[7], 1, true)
+  if at then body = string.sub(body, 1, at - 1) .. rid .. string.sub(body, at + #ARGV[7]) end
+end
+local size = #body
+local allowance = tonumber(ARGV[4])
+local k = acct(prefix, owner)
+local total = tonumber(redis.call('GET', k.total) or '0')
+local evicted = 0
+if allowance > 0 and total + size > allowance then
+  total = total - reclaim(k, prefix, now)
+  while total + size > allowance do
+    local oldest = redis.call('ZRANGE', k.order, 0, 0)
+    if #oldest == 0 then break end
+    local victim = oldest[1]
+    total = total - forget(k, victim)
+    if redis.call('DEL', prefix .. 'job:' .. victim) == 1 then
+      redis.call('SET', prefix .. 'jobseen:' .. victim, 'evicted:' .. owner, 'PX', ARGV[2])
+      evicted = evicted + 1
+    end
+  end
+  if total < 0 then total = 0 end
+end
+redis.call('HSET', KEYS[1], 'updated_at_ms', ARGV[3], 'body', body, unpack(ARGV, 9))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], owner, 'PX', ARGV[2])
+redis.call('HSET', k.sizes, id, size)
+redis.call('ZADD', k.order, now, id)
+redis.call('ZADD', k.expiry, now + tonumber(ARGV[1]), id)
+redis.call('SET', k.total, total + size, 'PX', ARGV[1])
+redis.call('PEXPIRE', k.sizes, ARGV[1])
+redis.call('PEXPIRE', k.order, ARGV[1])
+redis.call('PEXPIRE', k.expiry, ARGV[1])
+return {'ok', tostring(evicted)}
+)lua");
+  return script;
+}
+
 // KEYS: job, seen. ARGV: owner, now_ms, heartbeat_timeout_ms, retention_ms, tombstone_ms,
 // lost-job body, the mark in that body standing for the record's request_id (a gateway-made
-// UUID, so it needs no JSON escaping; anything else falls back to the job id).
-// Returns {'ok', field, value, ...}, {'expired'} or {'not_found'}.
+// UUID, so it needs no JSON escaping; anything else falls back to the job id), key prefix.
+// Returns {'ok', field, value, ...}, {'expired'}, {'evicted'} or {'not_found'}.
 const RedisScript& GetScript() {
-  static const RedisScript script(R"lua(
+  static const RedisScript script(std::string(kAccountingLua) + R"lua(
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then
-  if redis.call('GET', KEYS[2]) == ARGV[1] then return {'expired'} end
+  local seen = redis.call('GET', KEYS[2])
+  if seen == ARGV[1] then return {'expired'} end
+  if seen == 'evicted:' .. ARGV[1] then return {'evicted'} end
   return {'not_found'}
 end
 local rec = {}
@@ -106,11 +189,19 @@ if rec['queued'] ~= '1' and (state == 'accepted' or state == 'running') and
   local at = string.find(body, ARGV[7], 1, true)
   if at then body = string.sub(body, 1, at - 1) .. rid .. string.sub(body, at + #ARGV[7]) end
   redis.call('HSET', KEYS[1], 'state', 'failed', 'http_status', '503',
-             'content_type', 'application/json', 'body', body, 'updated_at_ms', ARGV[2])
+             'content_type', 'application/json', 'body', body, 'body_encoding', '',
+             'updated_at_ms', ARGV[2])
   fields = redis.call('HGETALL', KEYS[1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[5])
+-- A poll is activity: the result's accounting lives exactly as long as the result.
+local k = acct(ARGV[8], ARGV[1])
+if redis.call('ZADD', k.expiry, 'XX', 'CH', now + tonumber(ARGV[4]), rec['job_id'] or '') == 1 then
+  for _, key in ipairs({k.sizes, k.order, k.expiry, k.total}) do
+    redis.call('PEXPIRE', key, ARGV[4])
+  end
+end
 local out = {'ok'}
 for i = 1, #fields do out[i + 1] = fields[i] end
 return out
@@ -181,6 +272,7 @@ bool SetField(const std::string& name, const std::string& value, JobRecord* r) {
     if (name == "progress_message") text = &JobRecord::progress_message;
     if (name == "content_type") text = &JobRecord::content_type;
     if (name == "body") text = &JobRecord::body;
+    if (name == "body_encoding") text = &JobRecord::body_encoding;
     if (text != nullptr) r->*text = value;
   }
   return true;
@@ -301,45 +393,81 @@ Status RedisJobStore::UpdateProgress(const std::string& job_id, double percent,
 Status RedisJobStore::Finish(const std::string& job_id, int http_status,
                              const std::string& content_type, const std::string& body) {
   const int64_t now = clock_->NowMs();
+  StoredBody stored = EncodeForStorage(body);
+  std::string mark;  // set when the stored body is our own envelope naming the request
+  std::string type = content_type;
+  const int64_t allowance = options_.client_result_bytes;
+  if (allowance > 0 && static_cast<int64_t>(stored.bytes.size()) > allowance) {
+    http_status = HttpStatusFor(ErrorCode::kPayloadTooLarge);
+    type = "application/json";
+    stored.bytes = ErrorEnvelopeJson(
+        ResultTooLarge(static_cast<int64_t>(stored.bytes.size()), allowance), kRequestIdMark);
+    stored.encoding.clear();
+    mark = kRequestIdMark;
+  }
   JobState state = StateForHttpStatus(http_status);
   std::vector<std::string> args = {std::to_string(options_.retention_ms),
                                    std::to_string(options_.tombstone_ms),
                                    std::to_string(now),
-                                   "state",
-                                   std::string(JobStateName(state)),
-                                   "http_status",
-                                   std::to_string(http_status),
-                                   "content_type",
-                                   content_type,
-                                   "body",
-                                   body};
+                                   std::to_string(std::max<int64_t>(0, allowance)),
+                                   options_.key_prefix,
+                                   job_id,
+                                   mark};
+  args.push_back(std::move(stored.bytes));
+  const std::string fields[] = {"state",        std::string(JobStateName(state)),
+                                "http_status",  std::to_string(http_status),
+                                "content_type", type,
+                                "body_encoding", stored.encoding};
+  args.insert(args.end(), std::begin(fields), std::end(fields));
   if (state == JobState::kCompleted) {
     args.push_back("progress_percent");
     args.push_back("100");
   }
-  auto reply = redis_->Eval(UpdateScript(), {JobKey(job_id), SeenKey(job_id)}, args);
+  auto reply = redis_->Eval(FinishScript(), {JobKey(job_id), SeenKey(job_id)}, args);
   if (!reply.ok()) return StoreError("finish", reply.status());
-  if (reply->str == "not_found") return JobNotFound(job_id);
-  if (reply->str == "finished") return JobAlreadyFinished(job_id);
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
+    return StoreError("finish", Internal("unexpected reply shape"));
+  }
+  if (e[0].str == "not_found") return JobNotFound(job_id);
+  if (e[0].str == "finished") return JobAlreadyFinished(job_id);
+  if (e.size() == 2 && IsString(e[1]) && e[1].str != "0") {
+    log::Info("job_results_evicted", {{"job_id", job_id}, {"evicted", e[1].str}});
+  }
   return Status::Ok();
 }
 
 StatusOr<JobRecord> RedisJobStore::Get(const std::string& job_id, const std::string& owner) {
+  auto record = GetStored(job_id, owner);
+  if (!record.ok()) return record;
+  auto body = DecodeStored(std::move(record->body), record->body_encoding);
+  if (!body.ok()) return StoreError("get", body.status());
+  record->body = std::move(body).value();
+  record->body_encoding.clear();
+  return record;
+}
+
+StatusOr<JobRecord> RedisJobStore::GetStored(const std::string& job_id, const std::string& owner) {
   const int64_t now = clock_->NowMs();
   auto reply =
       redis_->Eval(GetScript(), {JobKey(job_id), SeenKey(job_id)},
                    {owner, std::to_string(now), std::to_string(options_.heartbeat_timeout_ms),
                     std::to_string(options_.retention_ms), std::to_string(options_.tombstone_ms),
-                    LostJobBody(job_id, kRequestIdMark), kRequestIdMark});
+                    LostJobBody(job_id, kRequestIdMark), kRequestIdMark, options_.key_prefix});
   if (!reply.ok()) return StoreError("get", reply.status());
-  const auto& e = reply->elements;
+  auto& e = reply->elements;
   if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
     return StoreError("get", Internal("unexpected reply shape"));
   }
   if (e[0].str == "not_found") return JobNotFound(job_id);
   if (e[0].str == "expired") return JobExpired(job_id, options_.retention_ms);
+  if (e[0].str == "evicted") return JobEvicted(job_id, options_.client_result_bytes);
   JobRecord record;
   for (size_t i = 1; i + 1 < e.size(); i += 2) {
+    if (e[i].str == "body") {
+      record.body = std::move(e[i + 1].str);  // the one large field: moved, never copied
+      continue;
+    }
     if (!SetField(e[i].str, e[i + 1].str, &record)) {
       return StoreError("get", Internal("bad field " + e[i].str));
     }

@@ -7,6 +7,15 @@
 //   dnaserve:jobidentity:<owner>:<identity>
 //                          job id of a case (CreateOrFind), kept `retention_ms` from its
 //                          creation or last reuse
+//   dnaserve:resultsizes:<owner>   hash: job id -> bytes of its stored body (every finished job)
+//   dnaserve:resultorder:<owner>   sorted set of those ids by finish time (eviction order)
+//   dnaserve:resultexpiry:<owner>  the same ids by when their retention ends (refreshed by
+//                                  polls), so results that expired on their own are forgotten
+//   dnaserve:resultbytes:<owner>   the sum of the sizes: what counts against the allowance
+//                                  (RedisJobStoreOptions::client_result_bytes)
+//   The four live as long as the owner's newest activity on a result. Every gateway updates
+//   them in the same scripts that store and poll results, so the total is exact across them.
+// Bodies of kCompressMinBytes or more are stored as gzip (field body_encoding = "gzip").
 // Each operation is one Lua script, so concurrent replicas never see half-written jobs and a
 // job whose hash expired is never recreated by a late progress update.
 #pragma once
@@ -27,6 +36,8 @@ struct RedisJobStoreOptions {
   int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
   int64_t max_jobs_per_owner = 500;
   std::string key_prefix = "dnaserve:";
+  // Stored result bytes (compressed) each owner may keep; 0 = no limit (job_store.h).
+  int64_t client_result_bytes = kDefaultClientResultBytes;
 };
 
 class RedisJobStore : public JobStore {
@@ -47,6 +58,7 @@ class RedisJobStore : public JobStore {
   Status Finish(const std::string& job_id, int http_status, const std::string& content_type,
                 const std::string& body) override;
   StatusOr<JobRecord> Get(const std::string& job_id, const std::string& owner) override;
+  StatusOr<JobRecord> GetStored(const std::string& job_id, const std::string& owner) override;
   StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) override;
   Status Ping() override;
 

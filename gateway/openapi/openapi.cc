@@ -330,7 +330,11 @@ std::string TaskSummary(Task task) {
     case Task::kChromatin:
       return "Multi-label prediction of 919 chromatin features in 8 categories (DNase, CTCF, "
              "Pol2, c-Myc, H3K27ac, H3K27me3, H3K4me1, Other) over 1,000 bp windows, step 200 "
-             "bp. Not strand-sensitive. Advisory async threshold: 100,000 bp.";
+             "bp. Not strand-sensitive. More than 100,000 records (a record is one feature "
+             "above the threshold in one window) -> 422 validation_failed with details {task, "
+             "record_count, maximum_records, sequence_length, threshold}; raise "
+             "options.threshold or send a shorter sequence. Advisory async threshold: "
+             "100,000 bp.";
     case Task::kAnnotation:
       return "Gene finding: transcript intervals with TSS/polyA positions, transcript type and "
              "exon/intron/CDS structure, plus a GFF3 track (the pipeline's own GFF3, verbatim). "
@@ -476,6 +480,12 @@ void WritePredictPath(Json& j, const ModelCatalogue& catalogue, Task task) {
     unprocessable +=
         " Also validation_failed with details {task, record_count, "
         "maximum_records, sequence_length, threshold} above 20,000 sites.";
+  }
+  if (task == Task::kChromatin) {
+    unprocessable +=
+        " Also validation_failed with details {task, record_count, maximum_records, "
+        "sequence_length, threshold} above 100,000 records (features above the threshold, "
+        "counted over all windows).";
   }
   if (task == Task::kExpression) {
     unprocessable +=
@@ -746,7 +756,13 @@ void WriteJobPath(Json& j) {
   j.KStr("description",
          "running -> 202 with progress; completed -> 200 with exactly the body the synchronous "
          "call would have returned; failed -> the job's natural 4xx/5xx; unknown or owned by "
-         "another client -> 404; past retention (24 h from last activity) -> 410.");
+         "another client -> 404; past retention (24 h from last activity) -> 410. Finished "
+         "results are stored gzip-compressed: with Accept-Encoding: gzip (q > 0) a large one "
+         "is sent as stored, with Content-Encoding: gzip; otherwise decompressed. Every "
+         "finished answer carries Vary: Accept-Encoding. Each client keeps at most "
+         "DNASERVE_CLIENT_RESULT_BYTES (default 64 MiB) of stored results, compressed; beyond "
+         "it its oldest results are removed (410 job_expired saying so), and a result larger "
+         "than the whole allowance fails as 413 payload_too_large.");
   Security(j, true, false);
   j.KArr("parameters");
   j.Obj();
@@ -761,7 +777,7 @@ void WriteJobPath(Json& j) {
   j.KObj("responses");
   j.KObj("200");
   j.KStr("description", "Completed: the synchronous {data, meta} body.");
-  HeaderRefs(j, {"X-Request-Id", "X-Job-Id"});
+  HeaderRefs(j, {"X-Request-Id", "X-Job-Id", "Content-Encoding", "Vary"});
   j.KObj("content");
   j.KObj("application/json");
   j.KObj("schema");
@@ -781,7 +797,12 @@ void WriteJobPath(Json& j) {
   j.EndObj();
   AuthErrors(j);
   ErrorResponseDoc(j, "404", "not_found: unknown job or owned by another client.");
-  ErrorResponseDoc(j, "410", "job_expired: past retention or lost in a restart.");
+  ErrorResponseDoc(j, "410",
+                   "job_expired: past retention, lost in a restart, or removed to make room "
+                   "for the client's newer results (per-client result allowance).");
+  ErrorResponseDoc(j, "413",
+                   "payload_too_large: the job's result alone was larger than the client's "
+                   "whole result allowance.");
   RateLimitError(j);
   ErrorResponseDoc(j, "500", k500);
   ErrorResponseDoc(j, "503", k503, {"X-Request-Id", "Retry-After"});
@@ -975,10 +996,14 @@ void WriteErrorSchemas(Json& j) {
 
   j.KObj("RecordCapDetails");
   j.KStr("type", "object");
-  j.KStr("description", "Splice response-size cap (no errors key).");
+  j.KStr("description",
+         "Response-size cap of splice (20,000 sites) and chromatin (100,000 records: features "
+         "above the threshold, one per window they score in); no errors key.");
   j.KObj("properties");
-  j.Prop("task", "string", "");
-  j.Prop("record_count", "integer", "");
+  j.Prop("task", "string", "splice or chromatin.");
+  j.Prop("record_count", "integer",
+         "Records counted through the window where the cap was passed (the request is refused "
+         "there, so this is a lower bound of the full count).");
   j.Prop("maximum_records", "integer", "");
   j.Prop("sequence_length", "integer", "");
   j.Prop("threshold", "number", "");
@@ -1522,6 +1547,10 @@ void WriteHeaderComponents(Json& j) {
       {"RateLimit-Reset", "integer", "Seconds until the bucket is full."},
       {"RateLimit-Policy", "string", "<capacity>;w=60"},
       {"Retry-After", "integer", "Seconds to wait before retrying."},
+      {"Content-Encoding", "string",
+       "gzip when the stored result is sent compressed (the request accepted gzip); absent "
+       "otherwise."},
+      {"Vary", "string", "Accept-Encoding: the representation depends on it."},
       {"WWW-Authenticate", "string",
        "Bearer error=\"invalid_request\" (missing/malformed header) or "
        "error=\"invalid_token\" (unrecognised key)."},

@@ -16,8 +16,9 @@ namespace dnaserve::gateway {
 // Root `x-contract-revision`: monotonic; bump it whenever anything partner-visible in the
 // document changes (and only then). A version bump alone does not change it.
 // 2: the find-genes workflow; 3: the genomic-variant-interpretation workflow; 4: POST /mcp, the
-// agent-protocol interface.
-inline constexpr int kContractRevision = 4;
+// agent-protocol interface; 5: the chromatin record cap, gzip job results and the per-client
+// result allowance.
+inline constexpr int kContractRevision = 5;
 
 // Root `x-rate-limit-burst-divisor` is kBurstDivisor (gateway/ratelimit/quota.h), the divisor
 // the quota code actually applies.

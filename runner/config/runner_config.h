@@ -35,6 +35,9 @@ struct RunnerConfig {
   // DNASERVE_MAX_QUEUED_JOBS: as the gateway's; a variant job is queued by the runner that
   // admitted it.
   int64_t max_queued_jobs = 64;
+  // DNASERVE_CLIENT_RESULT_BYTES: as the gateway's; a runner stores the results of the jobs it
+  // runs, so it applies the allowance. 0 = no limit.
+  int64_t client_result_bytes = 64LL << 20;
   int64_t worker_call_timeout_seconds = 300;  // DNASERVE_WORKER_CALL_TIMEOUT
   int64_t worker_health_interval_ms = 1000;   // DNASERVE_WORKER_HEALTH_INTERVAL_MS
   int64_t worker_keepalive_seconds = 10;      // DNASERVE_WORKER_KEEPALIVE

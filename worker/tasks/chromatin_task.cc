@@ -2,6 +2,7 @@
 // stride_bp; features above the threshold are returned with their category.
 #include <algorithm>
 
+#include "common/task.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/chromatin_features.h"
 #include "worker/writers/bed.h"
@@ -40,6 +41,7 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
   v1::PredictResult result;
   auto* chromatin = result.mutable_chromatin();
   std::vector<BedRecord> bed;
+  int64_t records = 0;  // features above the threshold so far, over all windows (the cap)
   for (auto [first, last] : Batches(total, kChromatinBatchWindows)) {
     if (ShouldStop(hooks)) return RunCancelledStatus();
     auto out = ForwardChecked(model, manifest,
@@ -53,7 +55,13 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
       w->set_start(windows[i].start);
       w->set_end(windows[i].end);
       w->set_padded_bp(windows[i].padded_bp);
-      for (int f : FeaturesAbove(probabilities, features, threshold)) {
+      const std::vector<int> above = FeaturesAbove(probabilities, features, threshold);
+      records += static_cast<int64_t>(above.size());
+      // Checked before anything of the window is kept: past the cap the request fails, so a
+      // hostile threshold never makes the worker build (or send) the oversized response.
+      Status cap = CheckChromatinRecordCap(records, kChromatinMaxFeatures, threshold, i + 1);
+      if (!cap.ok()) return cap;
+      for (int f : above) {
         auto* feature = w->add_features();
         feature->set_index(f);
         feature->set_name(manifest.output_labels[f]);

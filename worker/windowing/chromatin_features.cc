@@ -1,5 +1,8 @@
 #include "worker/windowing/chromatin_features.h"
 
+#include <cstdio>
+#include <string>
+
 namespace dnaserve::worker {
 
 std::string_view ChromatinCategory(std::string_view feature_name) {
@@ -26,6 +29,25 @@ std::vector<int> FeaturesAbove(const float* probabilities, int count, double thr
     if (probabilities[i] > threshold) out.push_back(i);
   }
   return out;
+}
+
+Status CheckChromatinRecordCap(int64_t record_count, int64_t maximum, double threshold,
+                               int windows_counted) {
+  if (record_count <= maximum) return Status::Ok();
+  RecordCapDetails cap;
+  cap.task = "chromatin";
+  cap.record_count = record_count;
+  cap.maximum_records = maximum;
+  cap.threshold = threshold;
+  char shown[32];
+  std::snprintf(shown, sizeof(shown), "%g", threshold);
+  return Status(ErrorCode::kValidationFailed,
+                "the chromatin response would hold more than " + std::to_string(maximum) +
+                    " features above the threshold (" + std::to_string(record_count) +
+                    " found in the first " + std::to_string(windows_counted) +
+                    " windows at threshold " + shown +
+                    "); raise options.threshold or send a shorter sequence",
+                cap);
 }
 
 }  // namespace dnaserve::worker

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string_view>
 #include <vector>
+
+#include "common/status.h"
 
 namespace dnaserve::worker {
 
@@ -21,5 +24,14 @@ int ChromatinCategoryIndex(std::string_view feature_name);
 
 // Indices of the features whose probability is strictly above `threshold`, in output order.
 std::vector<int> FeaturesAbove(const float* probabilities, int count, double threshold);
+
+// The chromatin response-size cap, in the splice cap's form. A record is one feature above the
+// threshold in one window; the runner adds each window's records to `record_count` and calls
+// this after every window. OK while record_count <= maximum; past it, validation_failed with
+// RecordCapDetails{record_count = records counted through `windows_counted` windows, maximum,
+// threshold} (the gateway adds task and sequence_length). The request is refused, never
+// truncated: the caller returns this status at once.
+Status CheckChromatinRecordCap(int64_t record_count, int64_t maximum, double threshold,
+                               int windows_counted);
 
 }  // namespace dnaserve::worker

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "gateway/server/http_server.h"
@@ -56,6 +59,13 @@ std::string RawExchange(int port, const std::string& bytes,
   return out;
 }
 
+// 3 MiB and a bit, not a multiple of the server's write pieces, every byte value included.
+std::string LargeBody() {
+  std::string body((3 << 20) + 12345, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 131 + i / 7) & 0xff);
+  return body;
+}
+
 struct TestServer {
   std::atomic<int> handled{0};
   std::string last_body;
@@ -89,6 +99,14 @@ struct TestServer {
         std::lock_guard<std::mutex> lock(held_mu);
         held_closed = req.connection_closed;
         held_respond = respond;
+        return;
+      }
+      if (req.path == "/large") {
+        HttpResponse r;
+        r.content_type = "text/plain";
+        r.body = LargeBody();
+        r.SetHeader("X-Job-Id", "job-large");
+        respond(std::move(r));
         return;
       }
       last_body = req.body;
@@ -386,4 +404,47 @@ TEST_CASE("bodies being received share one budget across connections", "[gateway
   CHECK(Fetch("POST", url, {}, std::string(2000, 'b')).status == 200);
   CHECK(handled == 3);
   server.Stop();
+}
+
+TEST_CASE("a large body is written whole, with its headers, and the connection stays usable",
+          "[gateway][http]") {
+  TestServer s;
+  auto r = Fetch("GET", s.url("/large"));
+  REQUIRE(r.status == 200);
+  CHECK(r.body == LargeBody());
+  CHECK(r.Header("content-length") == std::optional<std::string>(std::to_string(LargeBody().size())));
+  CHECK(r.Header("content-type") == std::optional<std::string>("text/plain"));
+  CHECK(r.Header("x-job-id") == std::optional<std::string>("job-large"));
+  REQUIRE(r.Header("x-request-id"));
+  CHECK(r.Header("x-request-id")->size() == 36);
+
+  // Keep-alive: the connection carries the whole response, then answers the next request.
+  int fd = Connect(s.server->port(), std::chrono::milliseconds(5000));
+  // Sends `request`, then reads until `done` holds for what arrived (or the socket gives up).
+  auto exchange = [fd](const std::string& request,
+                       const std::function<bool(const std::string&)>& done) {
+    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    std::string out;
+    char buf[65536];
+    while (!done(out)) {
+      ssize_t n = recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  };
+  const std::string first = exchange("GET /large HTTP/1.1\r\nHost: x\r\n\r\n", [](const std::string& out) {
+    const size_t head_end = out.find("\r\n\r\n");
+    return head_end != std::string::npos && out.size() >= head_end + 4 + LargeBody().size();
+  });
+  const size_t head_end = first.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  CHECK(first.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(first.substr(head_end + 4) == LargeBody());  // nothing more, nothing less
+  const std::string second = exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n", [](const std::string& out) {
+    return out.find("/after") != std::string::npos && out.find('}') != std::string::npos;
+  });
+  close(fd);
+  CHECK(second.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(second.find("\"path\":\"/after\"") != std::string::npos);
 }

@@ -11,6 +11,7 @@
 #include "common/task.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/windowing/annotation_decode.h"
+#include "worker/windowing/chromatin_features.h"
 
 namespace dnaserve::worker {
 namespace {
@@ -302,6 +303,53 @@ CATCH_TEST_CASE("chromatin: 1,000 bp windows every 200 bp, features by category"
   CATCH_CHECK(r.tracks().at("Pol2").find("sequence\t0\t600\t0.1\nsequence\t600\t800\t0.1\n") !=
               std::string::npos);
   CATCH_CHECK(r.tracks().at("DNase").find("sequence\t1000\t1500\t0.2\n") != std::string::npos);
+}
+
+CATCH_TEST_CASE("chromatin: the record cap trips while windows accumulate", "[tasks][chromatin]") {
+  // Every one of 919 features scores 0.9 in every window: 919 records per window, so the
+  // 100,000-record cap is passed in window 109 (100,171 records).
+  FakeModel model([](const std::vector<IdTensor>& in) -> Outputs {
+    FloatTensor out{{in[0].shape[0], 919}, {}};
+    out.data.assign(static_cast<size_t>(in[0].shape[0]) * 919, 0.9f);
+    return std::vector<FloatTensor>{out};
+  });
+  ModelManifest manifest = TestManifest(Task::kChromatin);
+  manifest.output_labels.clear();
+  for (int f = 0; f < 919; ++f) {
+    manifest.output_labels.push_back("Cell" + std::to_string(f) + "|CTCF|None");
+  }
+  v1::PredictRequest request;
+  request.mutable_chromatin()->set_threshold(0.5);
+
+  // 108 windows (22,400 bp): 99,252 records, under the cap.
+  request.set_sequence(std::string(22400, 'A'));
+  Run under = Predict(model, manifest, request);
+  CATCH_REQUIRE(under.result.ok());
+  CATCH_CHECK(under.result->chromatin().windows_size() == 108);
+
+  // 110 windows: refused, counted through the window where the cap tripped, nothing returned.
+  request.set_sequence(std::string(22800, 'A'));
+  Run capped = Predict(model, manifest, request);
+  CATCH_REQUIRE_FALSE(capped.result.ok());
+  CATCH_CHECK(capped.result.status().code() == ErrorCode::kValidationFailed);
+  const auto* cap = std::get_if<RecordCapDetails>(&capped.result.status().details());
+  CATCH_REQUIRE(cap != nullptr);
+  CATCH_CHECK(cap->task == "chromatin");
+  CATCH_CHECK(cap->record_count == 109 * 919);
+  CATCH_CHECK(cap->maximum_records == kChromatinMaxFeatures);
+  CATCH_CHECK(cap->threshold == 0.5);
+  CATCH_CHECK(capped.result.status().message().find("raise options.threshold") !=
+              std::string::npos);
+
+  // A threshold above every score: no records, no cap.
+  request.mutable_chromatin()->set_threshold(0.95);
+  Run quiet = Predict(model, manifest, request);
+  CATCH_REQUIRE(quiet.result.ok());
+  CATCH_CHECK(quiet.result->chromatin().windows(0).features_size() == 0);
+
+  CATCH_CHECK(CheckChromatinRecordCap(kChromatinMaxFeatures, kChromatinMaxFeatures, 0.5, 1).ok());
+  CATCH_CHECK(CheckChromatinRecordCap(kChromatinMaxFeatures + 1, kChromatinMaxFeatures, 0.5, 1)
+                  .code() == ErrorCode::kValidationFailed);
 }
 
 // Annotation fake. Symmetric: plus exon/intron at G/C and minus exon/intron at C/G, so the
