@@ -59,6 +59,27 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "worker calls one variant job may make")
       ->envname("DNASERVE_JOB_MAX_MODEL_CALLS")
       ->check(CLI::Range(1, 1000000000));
+  app.add_option("--vcf-max-records", c.vcf_limits.max_records,
+                 "records one variant job's VCF may hold")
+      ->envname("DNASERVE_VCF_MAX_RECORDS")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--vcf-max-alts", c.vcf_limits.max_alts_per_record,
+                 "ALT alleles one VCF record may have (then the job fails: split multi-allelic "
+                 "records)")
+      ->envname("DNASERVE_VCF_MAX_ALTS")
+      ->check(CLI::Range(int64_t{1}, int64_t{65535}));
+  app.add_option("--vcf-max-line-bytes", c.vcf_limits.max_line_bytes,
+                 "bytes of one VCF line, header or record")
+      ->envname("DNASERVE_VCF_MAX_LINE_BYTES")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 31));
+  app.add_option("--vcf-max-header-bytes", c.vcf_limits.max_header_bytes,
+                 "bytes of one VCF's header")
+      ->envname("DNASERVE_VCF_MAX_HEADER_BYTES")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 31));
+  app.add_option("--vcf-max-decompressed-bytes", c.vcf_limits.max_decompressed_bytes,
+                 "bytes one variant job's VCF may decompress to")
+      ->envname("DNASERVE_VCF_MAX_DECOMPRESSED_BYTES")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 50));
   app.add_option("--worker-call-timeout", c.worker_call_timeout_seconds,
                  "deadline of one worker call in seconds")
       ->envname("DNASERVE_WORKER_CALL_TIMEOUT")

@@ -6,6 +6,7 @@
 
 #include "common/status.h"
 #include "gateway/config/shared_settings.h"
+#include "runner/vcf/vcf_types.h"
 
 namespace dnaserve::runner {
 
@@ -29,6 +30,9 @@ struct RunnerConfig : gateway::SharedSettings {
   int64_t job_max_seconds = 6 * 3600;
   // DNASERVE_JOB_MAX_MODEL_CALLS: worker calls one variant job may make.
   int64_t job_max_model_calls = 200000;
+  // DNASERVE_VCF_MAX_RECORDS, _MAX_ALTS, _MAX_LINE_BYTES, _MAX_HEADER_BYTES,
+  // _MAX_DECOMPRESSED_BYTES: what one variant job's input may hold (defaults in VcfLimits).
+  variant::VcfLimits vcf_limits;
   int64_t worker_call_timeout_seconds = 300;  // DNASERVE_WORKER_CALL_TIMEOUT
   int executor_threads = 16;  // DNASERVE_EXECUTOR_THREADS: a variant job's concurrent calls
   // DNASERVE_DRAIN_TIMEOUT: after SIGTERM, how long running jobs may still finish; the rest are

@@ -64,6 +64,7 @@ class BoundedScorer : public variant::ExpressionScorer {
     return inner_->Score(batch, cancelled);
   }
   StatusOr<std::string> ModelId() override { return inner_->ModelId(); }
+  int64_t CallAllowance() const override { return max_calls_; }
 
  private:
   variant::ExpressionScorer* inner_;

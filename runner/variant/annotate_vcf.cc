@@ -1,6 +1,7 @@
 #include "runner/variant/annotate_vcf.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "runner/variant/tss_window.h"
 #include "runner/vcf/gex_header.h"
@@ -15,13 +16,24 @@ Status Cancelled() { return Unavailable("the job was cancelled"); }
 
 bool IsCancelled(const std::atomic<bool>* flag) { return flag && flag->load(); }
 
+// "1,234,567"
+std::string Grouped(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 }  // namespace
 
 StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
   auto engine = AnnotationEngine::Create(request.catalogue, request.reference, request.scorer,
                                          request.options);
   if (!engine.ok()) return engine.status();
-  auto rewriter = VcfRewriter::Open(request.input_path);
+  auto rewriter = VcfRewriter::Open(request.input_path, request.vcf_limits);
   if (!rewriter.ok()) return rewriter.status();
   auto report = [&](const AnnotationProgress& progress) {
     if (request.on_progress) request.on_progress(progress);
@@ -30,12 +42,18 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
   // Pass 1: every record parsed and planned (nothing scored), so bad input fails before any
   // model call and the work ahead is known.
   int64_t planned = 0;
+  int64_t alternate_windows = 0;
+  std::unordered_set<size_t> reference_sites;  // at most the catalogue's start sites
   Status checked = (*rewriter)->Check(
       [&](const VariantRecord& record) -> Status {
         if (IsCancelled(request.cancelled)) return Cancelled();
         auto plan = (*engine)->Plan(record);
         if (!plan.ok()) return plan.status();
         planned += plan->associations();
+        if (plan->not_run_reason.empty()) {
+          alternate_windows += plan->changed_windows;
+          for (const StartSite* site : plan->sites) reference_sites.insert(site->index);
+        }
         return Status::Ok();
       },
       [&](int64_t bytes_read, int64_t bytes_total) {
@@ -50,6 +68,19 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
         report(p);
       });
   DNASERVE_RETURN_IF_ERROR(checked);
+  // The model-call bound, before the first call: every window the file will send, once per
+  // tissue (the scorer still enforces the allowance exactly, call by call).
+  const int64_t allowance = request.scorer->CallAllowance();
+  const int64_t needed = (alternate_windows + static_cast<int64_t>(reference_sites.size())) *
+                         static_cast<int64_t>(request.options.tissues.size());
+  if (allowance > 0 && needed > allowance) {
+    return BadRequest("the job needs about " + Grouped(needed) + " model calls (" +
+                      Grouped(alternate_windows) + " allele windows and " +
+                      Grouped(static_cast<int64_t>(reference_sites.size())) +
+                      " reference windows, each once per tissue); at most " + Grouped(allowance) +
+                      " are allowed per job (this service's limit): narrow it with options.genes, "
+                      "a smaller options.window, fewer tissues or a smaller VCF");
+  }
 
   AnnotateResult result;
   if (planned > 0) {

@@ -38,6 +38,7 @@ struct AnnotateRequest {
   const ReferenceGenome* reference = nullptr;
   ExpressionScorer* scorer = nullptr;
   EngineOptions options;
+  VcfLimits vcf_limits;  // the job's bounds on the input (records, ALTs, line, size)
   std::function<void(const AnnotationProgress&)> on_progress;  // may be empty
   const std::atomic<bool>* cancelled = nullptr;                // may be null
 };

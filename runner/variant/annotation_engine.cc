@@ -28,6 +28,17 @@ bool RefMismatch(std::string_view vcf_ref, std::string_view reference) {
   return false;
 }
 
+bool SameBases(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::toupper(static_cast<unsigned char>(a[i])) !=
+        std::toupper(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status CheckReferenceCoversCatalogue(const TssCatalogue& catalogue,
@@ -123,7 +134,21 @@ StatusOr<RecordPlan> AnnotationEngine::Plan(const VariantRecord& record) const {
     plan.not_run_reason = kNoRequestedGeneInWindow;
     return plan;
   }
-  if (plan.supported_alts.empty()) plan.not_run_reason = kNoSupportedAlt;
+  if (plan.supported_alts.empty()) {
+    plan.not_run_reason = kNoSupportedAlt;
+    return plan;
+  }
+  const int64_t ref_end = start + static_cast<int64_t>(record.ref.size());
+  int64_t changing_alts = 0;
+  for (size_t alt : plan.supported_alts) changing_alts += !SameBases(record.alts[alt], record.ref);
+  for (const StartSite* site : plan.sites) {
+    const int64_t window_start = site->strand == Strand::kPlus
+                                     ? site->tss - kTssOffset
+                                     : site->tss - (kWindowBp - kTssOffset - 1);
+    if (start < window_start + kWindowBp && ref_end > window_start) {
+      plan.changed_windows += changing_alts;
+    }
+  }
   return plan;
 }
 
@@ -149,6 +174,10 @@ StatusOr<RecordAnnotation> AnnotationEngine::Annotate(const VariantRecord& recor
   if (!reference_bases.ok()) return reference_bases.status();
   if (RefMismatch(record.ref, *reference_bases)) counts_.reference_mismatches += 1;
 
+  // Windows are built and scored in batches of at most kMaxWindowsPerBatch, so a record with
+  // many ALT alleles near many start sites holds a bounded number of 9,198 bp windows (an
+  // ordinary record is still one batch). A site's reference window goes into the batch before
+  // its alternates, so its scores are known when their entries are written.
   const size_t tissues = options_.tissues.size();
   std::deque<std::string> windows;  // stable storage for the batch's string_views
   std::vector<ScoreRequest> batch;
@@ -165,9 +194,57 @@ StatusOr<RecordAnnotation> AnnotationEngine::Annotate(const VariantRecord& recor
   };
   std::vector<std::pair<const StartSite*, size_t>> uncached;  // site, first batch index
   std::vector<Pending> pending;
+  // Entries in VCF allele order, then start-site order.
+  std::vector<std::vector<std::string>> entries(record.alts.size());
+  auto flush = [&]() -> Status {
+    std::vector<double> values;
+    if (!batch.empty()) {
+      auto scored = scorer_->Score(batch, cancelled);
+      if (!scored.ok()) return scored.status();
+      if (scored->size() != batch.size()) {
+        return Internal("the expression scorer returned " + std::to_string(scored->size()) +
+                        " values for " + std::to_string(batch.size()) + " windows");
+      }
+      for (double v : *scored) {
+        if (!std::isfinite(v)) return Internal("the expression model returned a non-finite value");
+      }
+      values = std::move(*scored);
+      counts_.windows_scored += static_cast<int64_t>(windows.size());
+    }
+    for (const auto& [site, first] : uncached) {
+      reference_scores_[site->index] =
+          std::vector<double>(values.begin() + first, values.begin() + first + tissues);
+    }
+    for (const Pending& p : pending) {
+      const StartSite& site = *p.site;
+      const std::vector<double>& ref_scores = reference_scores_.at(site.index);
+      std::string entry = record.alts[p.alt] + "|" + site.gene_symbol + "|" + site.gene_id + "|" +
+                          site.transcript_id + "|" + std::to_string(site.tss + 1) + "|" +
+                          StrandChar(site.strand) + "|" +
+                          std::to_string(TssDistance(site, start, record.ref.size()));
+      for (size_t t = 0; t < tissues; ++t) {
+        double change = p.first ? Log2FoldChange(values[*p.first + t], ref_scores[t]) : 0.0;
+        entry += "|" + FormatValue(change);
+      }
+      entries[p.alt].push_back(std::move(entry));
+    }
+    windows.clear();
+    batch.clear();
+    uncached.clear();
+    pending.clear();
+    return Status::Ok();
+  };
+  auto make_room = [&]() -> Status {
+    return windows.size() >= kMaxWindowsPerBatch ? flush() : Status::Ok();
+  };
+
   for (const StartSite* site : plan.sites) {
     auto ref_window = ReferenceWindow(*site, FetcherFor(*site));
     if (!ref_window.ok()) return ref_window.status();
+    if (reference_scores_.count(site->index) == 0) {
+      DNASERVE_RETURN_IF_ERROR(make_room());
+      uncached.emplace_back(site, request(*ref_window));
+    }
     for (size_t alt : plan.supported_alts) {
       AlleleChange change{start, record.ref, record.alts[alt]};
       auto alt_window = AlternateWindow(*site, change, FetcherFor(*site));
@@ -175,48 +252,12 @@ StatusOr<RecordAnnotation> AnnotationEngine::Annotate(const VariantRecord& recor
       if (*alt_window == *ref_window) {
         pending.push_back({alt, site, std::nullopt});
       } else {
+        DNASERVE_RETURN_IF_ERROR(make_room());
         pending.push_back({alt, site, std::optional<size_t>(request(std::move(*alt_window)))});
       }
     }
-    if (reference_scores_.count(site->index) == 0) {
-      uncached.emplace_back(site, request(std::move(*ref_window)));
-    }
   }
-
-  std::vector<double> values;
-  if (!batch.empty()) {
-    auto scored = scorer_->Score(batch, cancelled);
-    if (!scored.ok()) return scored.status();
-    if (scored->size() != batch.size()) {
-      return Internal("the expression scorer returned " + std::to_string(scored->size()) +
-                      " values for " + std::to_string(batch.size()) + " windows");
-    }
-    for (double v : *scored) {
-      if (!std::isfinite(v)) return Internal("the expression model returned a non-finite value");
-    }
-    values = std::move(*scored);
-    counts_.windows_scored += static_cast<int64_t>(windows.size());
-  }
-  for (const auto& [site, first] : uncached) {
-    reference_scores_[site->index] =
-        std::vector<double>(values.begin() + first, values.begin() + first + tissues);
-  }
-
-  // Entries in VCF allele order, then start-site order.
-  std::vector<std::vector<std::string>> entries(record.alts.size());
-  for (const Pending& p : pending) {
-    const StartSite& site = *p.site;
-    const std::vector<double>& ref_scores = reference_scores_.at(site.index);
-    std::string entry = record.alts[p.alt] + "|" + site.gene_symbol + "|" + site.gene_id + "|" +
-                        site.transcript_id + "|" + std::to_string(site.tss + 1) + "|" +
-                        StrandChar(site.strand) + "|" +
-                        std::to_string(TssDistance(site, start, record.ref.size()));
-    for (size_t t = 0; t < tissues; ++t) {
-      double change = p.first ? Log2FoldChange(values[*p.first + t], ref_scores[t]) : 0.0;
-      entry += "|" + FormatValue(change);
-    }
-    entries[p.alt].push_back(std::move(entry));
-  }
+  DNASERVE_RETURN_IF_ERROR(flush());
   for (auto& per_alt : entries) {
     for (auto& e : per_alt) out.gex_ann.push_back(std::move(e));
   }

@@ -45,6 +45,10 @@ inline constexpr const char* kNoRequestedGeneInWindow = "NO_REQUESTED_GENE_IN_WI
 inline constexpr int64_t kMaxWindowBp = kMaxVariantWindowBp;
 inline constexpr size_t kMaxTissues = kMaxVariantTissues;
 
+// Windows one record sends to the scorer at once (times the tissues): 256 x 9,198 bp, about
+// 2.4 MB, however many ALT alleles and start sites the record has.
+inline constexpr size_t kMaxWindowsPerBatch = 256;
+
 inline constexpr double kPseudoCountTpm = 1.0;
 inline constexpr const char* kFoldChangeDefinition =
     "log2((TPM_alt + 1) / (TPM_ref + 1)) per tissue, TPM = max(0, exp(v) - 1) of the model's "
@@ -79,6 +83,10 @@ struct RecordPlan {
   std::vector<size_t> supported_alts;     // indices into VariantRecord::alts
   std::vector<std::string> skipped_alts;  // as written in the VCF
   std::vector<const StartSite*> sites;    // the start sites scored (panel applied)
+  // Alternate windows the record will send to the model (an allele x site whose REF span
+  // overlaps the site's 9,198 bp window and whose ALT differs from REF): an estimate made
+  // without the reference, exact unless REF disagrees with the FASTA.
+  int64_t changed_windows = 0;
   int64_t associations() const {
     return not_run_reason.empty() ? static_cast<int64_t>(supported_alts.size() * sites.size()) : 0;
   }
@@ -93,7 +101,7 @@ class AnnotationEngine {
                                                             ExpressionScorer* scorer,
                                                             EngineOptions options);
 
-  // bad_request when the record's REF or an ALT is not a valid VCF allele.
+  // bad_request when the record's REF or an ALT is not a valid VCF allele. Reads no sequence.
   StatusOr<RecordPlan> Plan(const VariantRecord& record) const;
   // Plans, scores and counts one record; returns what the output record carries.
   StatusOr<RecordAnnotation> Annotate(const VariantRecord& record,

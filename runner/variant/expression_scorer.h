@@ -27,6 +27,10 @@ class ExpressionScorer {
   // The id of the model that scores (for ##GEXModel and meta.model); asked only when the job
   // has something to score.
   virtual StatusOr<std::string> ModelId() = 0;
+  // Model calls this scorer will make for one job before it refuses (0: no limit). The job's
+  // first pass compares it with the calls the file will need, so a job past it fails before
+  // the first call rather than after the allowance is spent.
+  virtual int64_t CallAllowance() const { return 0; }
 };
 
 }  // namespace dnaserve::variant

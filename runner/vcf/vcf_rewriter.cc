@@ -4,7 +4,6 @@
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
 #include <htslib/hts_log.h>
-#include <htslib/kseq.h>  // KS_SEP_LINE
 #include <htslib/kstring.h>
 #include <htslib/vcf.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 #include <cstring>
 
 #include "runner/vcf/gex_header.h"
+#include "runner/vcf/line_reader.h"
 
 namespace dnaserve::variant {
 namespace {
@@ -110,6 +110,34 @@ bool HeaderHasGex(const bcf_hdr_t* hdr) {
   return false;
 }
 
+// "1,234,567"
+std::string Grouped(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+// ALT alleles in a record line's fifth column, counted before htslib parses it (htslib refuses
+// more than 65,535 with a message that names no bound). 0 when the column is missing or '.'.
+int64_t AltCount(std::string_view line) {
+  size_t start = 0;
+  for (int column = 0; column < 4; ++column) {
+    start = line.find('\t', start);
+    if (start == std::string_view::npos) return 0;
+    ++start;
+  }
+  size_t end = line.find('\t', start);
+  std::string_view alt = line.substr(start, end == std::string_view::npos ? end : end - start);
+  if (alt.empty() || alt == ".") return 0;
+  int64_t commas = 0;
+  for (char c : alt) commas += c == ',';
+  return commas + 1;
+}
+
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
@@ -121,7 +149,9 @@ std::string Join(const std::vector<std::string>& items) {
 struct VcfRewriter::Impl {
   std::string input_path;
   int64_t input_size = 0;
-  HtsPtr in;
+  VcfLimits limits;
+  HtsPtr in;  // only to recognise the format; the text is read through `text`
+  std::unique_ptr<LineReader> text;
   HeaderPtr hdr;  // the input's header; pass 1 adds what records used undeclared
   RecordPtr rec{bcf_init()};
   KstringPtr line = NewKstring();
@@ -163,32 +193,110 @@ struct VcfRewriter::Impl {
         return BadRequest("the input VCF is truncated: its bgzip end-of-file marker is missing");
       }
     }
+    in.reset();
+    // htslib's readers grow a line until its newline, however far away: read the text here,
+    // within the bounds, and hand htslib one line at a time.
+    text = LineReader::Open(input_path, limits.max_line_bytes, limits.max_decompressed_bytes);
+    if (!text) return BadRequest("the input VCF cannot be opened");
     return Status::Ok();
   }
 
-  int64_t BytesRead() const {
-    if (!in) return 0;
-    if (!in->is_bgzf) return htell(in->fp.hfile);  // is_bgzf: gzip and bgzip alike
-    return static_cast<int64_t>(bgzf_tell(in->fp.bgzf) >> 16);
+  int64_t BytesRead() const { return text ? text->file_offset() : 0; }
+
+  // What went wrong reading the line after record `number` (or in the header), as the client's
+  // error: the bound or the damage, where, and what to do.
+  Status LineFailure(LineReader::Result result, bool in_header) const {
+    const std::string where =
+        in_header ? std::string("in its header")
+                  : "at record " + std::to_string(number + 1) + Where();
+    switch (result) {
+      case LineReader::Result::kLineTooLong:
+        return BadRequest(
+            "the input VCF has a line longer than " + Grouped(limits.max_line_bytes) +
+            " bytes (this service's limit per line) " + where +
+            "; the workflow does not read sample columns: drop them (bcftools view -G) and "
+            "resubmit, or check that the file is not damaged");
+      case LineReader::Result::kTooMuchText:
+        return BadRequest("the input VCF decompresses to more than " +
+                          Grouped(limits.max_decompressed_bytes) +
+                          " bytes (this service's limit per job), exceeded " + where +
+                          "; drop sample columns (bcftools view -G) or split the file by "
+                          "chromosome (bcftools view -r) and submit the parts");
+      case LineReader::Result::kTruncated:
+        return BadRequest("the input VCF is truncated: its gzip stream ends " + where);
+      case LineReader::Result::kCorrupt:
+        return BadRequest("the input VCF is corrupt: decompressing it failed " + where + " (" +
+                          text->error() + ")");
+      default:
+        return Internal("unexpected line reader result");
+    }
+  }
+
+  // The header's lines up to and including #CHROM, as htslib's bcf_hdr_read gathers them.
+  StatusOr<std::string> ReadHeaderText() {
+    std::string header;
+    std::string_view text_line;
+    while (true) {
+      const LineReader::Result result = text->Next(&text_line);
+      if (result == LineReader::Result::kEnd) break;
+      if (result != LineReader::Result::kLine) return LineFailure(result, /*in_header=*/true);
+      if (text_line.empty()) continue;
+      if (text_line[0] != '#') {
+        return BadRequest(
+            "the input VCF's header is malformed or incomplete (it must end with the "
+            "#CHROM line)");
+      }
+      if (static_cast<int64_t>(header.size() + text_line.size() + 1) > limits.max_header_bytes) {
+        return BadRequest("the input VCF's header is longer than " +
+                          Grouped(limits.max_header_bytes) +
+                          " bytes (this service's limit); remove header lines the file does not "
+                          "need (bcftools annotate -x, bcftools view -G) and resubmit");
+      }
+      header.append(text_line);
+      header.push_back('\n');
+      if (text_line.size() < 2 || text_line[1] != '#') return header;  // the #CHROM line
+    }
+    return BadRequest(
+        "the input VCF's header is malformed or incomplete (it must end with the #CHROM line)");
   }
 
   // Reads and parses the next record into `rec`; false at the end of the file.
   StatusOr<bool> ReadRecord() {
-    int ret = hts_getline(in.get(), KS_SEP_LINE, line.get());
-    if (ret == -1) return false;
-    if (ret < -1) {
-      return BadRequest("the input VCF is corrupt or truncated: reading failed after record " +
-                        std::to_string(number) + Where());
+    std::string_view text_line;
+    const LineReader::Result result = text->Next(&text_line);
+    if (result == LineReader::Result::kEnd) return false;
+    if (result != LineReader::Result::kLine) return LineFailure(result, /*in_header=*/false);
+    if (number >= limits.max_records) {
+      return BadRequest("the input VCF has more than " + Grouped(limits.max_records) +
+                        " records (this service's limit per job); split it, e.g. by chromosome "
+                        "with bcftools view -r, and submit the parts");
     }
     ++number;
-    if (line->l == 0) {
+    if (text_line.empty()) {
       return BadRequest("input VCF record " + std::to_string(number) + Where() +
                         " is an empty line");
+    }
+    line->l = 0;
+    if (kputsn(text_line.data(), text_line.size(), line.get()) < 0) {
+      return Internal("out of memory reading the input VCF");
     }
     std::string shape = ShapeProblem(std::string_view(line->s, line->l), bcf_hdr_nsamples(hdr));
     if (!shape.empty()) {
       return BadRequest("input VCF record " + std::to_string(number) + Where() +
                         " cannot be parsed: " + shape);
+    }
+    // Refused here, not left to the engine: every ALT costs a model call per start site and
+    // tissue, and a partial answer for the record would be silently incomplete.
+    if (const int64_t alts = AltCount(text_line); alts > limits.max_alts_per_record) {
+      const std::string_view contig = text_line.substr(0, text_line.find('\t'));
+      const size_t pos_start = contig.size() + 1;
+      const std::string_view pos =
+          text_line.substr(pos_start, text_line.find('\t', pos_start) - pos_start);
+      return BadRequest("input VCF record " + std::to_string(number) + " (" +
+                        std::string(contig) + ":" + std::string(pos) + ") has " + Grouped(alts) +
+                        " ALT alleles; at most " + Grouped(limits.max_alts_per_record) +
+                        " per record are accepted (this service's limit): split multi-allelic "
+                        "records (bcftools norm -m -any) and resubmit");
     }
     if (vcf_parse(line.get(), hdr.get(), rec.get()) != 0 ||
         (rec->errcode & ~(BCF_ERR_CTG_UNDEF | BCF_ERR_TAG_UNDEF)) != 0) {
@@ -220,20 +328,22 @@ struct VcfRewriter::Impl {
 VcfRewriter::VcfRewriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VcfRewriter::~VcfRewriter() = default;
 
-StatusOr<std::unique_ptr<VcfRewriter>> VcfRewriter::Open(const std::string& input_path) {
+StatusOr<std::unique_ptr<VcfRewriter>> VcfRewriter::Open(const std::string& input_path,
+                                                        const VcfLimits& limits) {
   QuietHtslib();
   auto impl = std::make_unique<Impl>();
   impl->input_path = input_path;
+  impl->limits = limits;
   impl->input_size = FileSize(input_path);
   if (impl->input_size < 0) return BadRequest("the input VCF cannot be read");
   if (impl->input_size == 0) return BadRequest("the input VCF is empty");
   if (!impl->rec) return Internal("out of memory");
   DNASERVE_RETURN_IF_ERROR(impl->OpenInput());
-  impl->hdr.reset(bcf_hdr_read(impl->in.get()));
-  if (!impl->hdr) {
-    if (impl->in->is_bgzf && impl->in->fp.bgzf->errcode != 0) {
-      return BadRequest("the input VCF is corrupt or truncated: decompressing its header failed");
-    }
+  auto header = impl->ReadHeaderText();
+  if (!header.ok()) return header.status();
+  impl->hdr.reset(bcf_hdr_init("r"));
+  if (!impl->hdr) return Internal("out of memory");
+  if (bcf_hdr_parse(impl->hdr.get(), header->data()) != 0) {
     return BadRequest(
         "the input VCF's header is malformed or incomplete (it must end with the "
         "#CHROM line)");
@@ -298,8 +408,8 @@ Status VcfRewriter::Begin(const std::string& output_path,
 
   // Second pass: the records again, parsed with the header pass 1 completed.
   DNASERVE_RETURN_IF_ERROR(m.OpenInput());
-  HeaderPtr again(bcf_hdr_read(m.in.get()));
-  if (!again) return BadRequest("the input VCF's header could not be read a second time");
+  auto again = m.ReadHeaderText();
+  if (!again.ok()) return again.status();
   m.number = 0;
   m.last_position.clear();
   m.have_record = false;
@@ -396,6 +506,8 @@ Status VcfRewriter::Finish() {
   return Status::Ok();
 }
 
+// bgzf_getline, unbounded, is bounded here by its input: the caller's prefix of the object
+// (64 KiB) inflates to at most about 64 MiB (deflate's ratio is at most 1032:1).
 StatusOr<VcfHeaderScan> ScanVcfHeader(const std::string& path) {
   QuietHtslib();
   if (FileSize(path) == 0) return BadRequest("the input VCF is empty");

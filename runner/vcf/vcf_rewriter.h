@@ -26,8 +26,10 @@ using ByteProgress = std::function<void(int64_t bytes_read, int64_t bytes_total)
 
 class VcfRewriter {
  public:
-  // Opens the input and reads its header. bad_request for anything that is not a VCF.
-  static StatusOr<std::unique_ptr<VcfRewriter>> Open(const std::string& input_path);
+  // Opens the input and reads its header. bad_request for anything that is not a VCF, and for
+  // input past `limits` (checked while reading: no line past the bound is ever held whole).
+  static StatusOr<std::unique_ptr<VcfRewriter>> Open(const std::string& input_path,
+                                                     const VcfLimits& limits = {});
   ~VcfRewriter();
   VcfRewriter(const VcfRewriter&) = delete;
   VcfRewriter& operator=(const VcfRewriter&) = delete;
@@ -64,6 +66,7 @@ struct VcfHeaderScan {
   bool complete = false;
   bool has_gex_fields = false;
 };
+// Reads the whole file given: meant for a prefix of the object (see the .cc).
 StatusOr<VcfHeaderScan> ScanVcfHeader(const std::string& path);
 
 }  // namespace dnaserve::variant

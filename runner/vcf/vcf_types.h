@@ -8,6 +8,17 @@
 
 namespace dnaserve::variant {
 
+// Per-job bounds on the input VCF (runner settings DNASERVE_VCF_*; runner/README.md "Bounds").
+// Each one ends the job with 400 bad_request naming the bound, the record and the fix, before
+// any model call; together they bound a job's time and memory whatever the file holds.
+struct VcfLimits {
+  int64_t max_records = 10'000'000;                         // records in the file
+  int64_t max_alts_per_record = 1000;                       // ALT alleles of one record
+  int64_t max_line_bytes = int64_t{8} << 20;                // one line, header or record
+  int64_t max_header_bytes = int64_t{64} << 20;             // the whole header
+  int64_t max_decompressed_bytes = int64_t{20} << 30;       // the whole file, decompressed
+};
+
 // One input record, as far as the workflow needs it.
 struct VariantRecord {
   int64_t number = 0;  // 1-based among the file's records

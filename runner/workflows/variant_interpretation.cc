@@ -197,6 +197,7 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
   annotate.options.window = c.request.window;
   annotate.options.tissues = c.request.tissues;
   annotate.options.panel = c.panel;
+  annotate.vcf_limits = resources.vcf_limits();
   annotate.cancelled = context.call.cancelled;
   annotate.on_progress = [&](const variant::AnnotationProgress& p) {
     const double percent = kDownloadShare + (kUploadStart - kDownloadShare) * p.percent / 100.0;

@@ -45,6 +45,7 @@ VariantSettings VariantSettingsFrom(const runner::RunnerConfig& config) {
   settings.grch37_fasta = config.grch37_fasta;
   settings.work_dir = config.variant_work_dir;
   settings.score_concurrency = config.variant_score_concurrency;
+  settings.vcf_limits = config.vcf_limits;
   return settings;
 }
 
@@ -108,7 +109,7 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
   }
   auto resources = std::make_unique<VariantResources>(
       std::move(store), std::move(grch37), std::move(work_dir), settings.score_concurrency,
-      settings.max_object_bytes);
+      settings.max_object_bytes, settings.vcf_limits);
   for (auto& [client_id, client_store] : client_stores) {
     resources->SetClientStore(client_id, std::move(client_store));
   }
@@ -127,12 +128,14 @@ void VariantResources::SetClientStore(const std::string& client_id,
 
 VariantResources::VariantResources(std::unique_ptr<S3Client> store,
                                    std::optional<GenomeAssets> grch37, std::string work_dir,
-                                   int score_concurrency, int64_t max_object_bytes)
+                                   int score_concurrency, int64_t max_object_bytes,
+                                   variant::VcfLimits vcf_limits)
     : store_(std::move(store)),
       grch37_(std::move(grch37)),
       work_dir_(std::move(work_dir)),
       score_concurrency_(score_concurrency < 1 ? 1 : score_concurrency),
-      max_object_bytes_(max_object_bytes) {}
+      max_object_bytes_(max_object_bytes),
+      vcf_limits_(vcf_limits) {}
 
 const GenomeAssets* VariantResources::Genome(std::string_view genome_build) const {
   if (genome_build == kGrch37 && grch37_) return &*grch37_;

@@ -32,6 +32,7 @@ struct VariantSettings {
   int score_concurrency = 4;
   // The contract's 2 GiB; not an operator setting (tests lower it to exercise the check).
   int64_t max_object_bytes = kMaxVcfObjectBytes;
+  variant::VcfLimits vcf_limits;  // DNASERVE_VCF_*: per-job bounds on what the file holds
 };
 
 // The settings as the gateway's configuration gives them.
@@ -51,7 +52,8 @@ class VariantResources {
   // For tests: resources put together directly (any part may be missing).
   VariantResources(std::unique_ptr<S3Client> store, std::optional<GenomeAssets> grch37,
                    std::string work_dir, int score_concurrency,
-                   int64_t max_object_bytes = kMaxVcfObjectBytes);
+                   int64_t max_object_bytes = kMaxVcfObjectBytes,
+                   variant::VcfLimits vcf_limits = {});
 
   // Null when no object store is configured.
   const S3Client* store() const { return store_.get(); }
@@ -66,6 +68,7 @@ class VariantResources {
   const std::string& work_dir() const { return work_dir_; }
   int score_concurrency() const { return score_concurrency_; }
   int64_t max_object_bytes() const { return max_object_bytes_; }
+  const variant::VcfLimits& vcf_limits() const { return vcf_limits_; }
 
  private:
   std::unique_ptr<S3Client> store_;
@@ -74,6 +77,7 @@ class VariantResources {
   std::string work_dir_;
   int score_concurrency_;
   int64_t max_object_bytes_;
+  variant::VcfLimits vcf_limits_;
 };
 
 // A private directory (mode 0700) under `parent`, removed with everything in it when the object

@@ -5,12 +5,15 @@
 // around catalogue start sites, vt's chr20 indels and the 1000 Genomes chr22 file (Debian
 // packages vt-examples and r-bioc-variantannotation). Outputs are read back with bcftools.
 // Tests needing the Debian packages skip with a message when they cannot be had.
+#include <zlib.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -886,6 +889,40 @@ TEST_CASE("variant workflow: a runner killed mid-job: another runner finishes it
 
 namespace {
 
+// A complete gzip stream (one member) of `text`; a file of several members is one gzip file to
+// zlib, htslib and gzip alike, so a bomb is built from a few members repeated.
+std::string GzipMember(const std::string& text, int level = 9) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// A /proc/<pid>/status figure in kB (VmHWM: peak resident memory), or -1.
+int64_t ProcStatusKb(int pid, const std::string& field) {
+  std::istringstream status(ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
+// Resets the process's VmHWM to its current RSS (Linux: "5" > clear_refs), so each hostile
+// input's peak is its own. False when the kernel refuses (the figure is then cumulative).
+bool ResetPeakMemory(int pid) {
+  std::ofstream clear("/proc/" + std::to_string(pid) + "/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
 // A refusal's body with the URI named in it and its request id replaced by placeholders: the
 // parts that may differ between two refusals of the same kind.
 std::string RefusalTemplate(const HttpResult& r, const std::string& uri) {
@@ -912,6 +949,137 @@ std::vector<std::string> RequestsSince(const VariantService& v, size_t from) {
 }
 
 }  // namespace
+
+TEST_CASE("variant workflow: hostile VCFs end in their bound with the runner's memory bounded",
+          "[integration][variant][bounds]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  constexpr int64_t kMaxText = int64_t{256} << 20;
+  // A runner of its own with a low model-call allowance (the million-record case reaches it in
+  // seconds) and a decompressed-size bound a test can pass in seconds; the other bounds keep
+  // their defaults. The service's runner steps aside meanwhile and comes back however this ends.
+  REQUIRE(v->runner.Stop(std::chrono::seconds(30)));
+  // A runner is up once it logged runner_started.
+  auto wait_started = [](const std::string& log) {
+    return WaitFor([&] { return ReadFile(log).find("runner_started") != std::string::npos; },
+                   std::chrono::seconds(30));
+  };
+  struct RestoreRunner {
+    VariantService* v;
+    std::function<bool(const std::string&)> wait;
+    ~RestoreRunner() {
+      if (v->StartVariantRunner(&v->runner, v->work_dir, "runner-after-hostile")) {
+        wait(v->dir + "/runner-after-hostile.log");
+      }
+    }
+  } restore{v, wait_started};
+  ChildProcess hostile;
+  REQUIRE(v->StartVariantRunner(&hostile, MakeTempDir("dnaserve-variant-hostile"), "hostile-runner",
+                                {{"DNASERVE_JOB_MAX_MODEL_CALLS", "2000"},
+                                 {"DNASERVE_VCF_MAX_DECOMPRESSED_BYTES", std::to_string(kMaxText)}}));
+  REQUIRE(wait_started(v->dir + "/hostile-runner.log"));
+  const int pid = hostile.pid();
+  const std::string header =
+      "##fileformat=VCFv4.2\n##contig=<ID=20,length=63025520>\n"
+      "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n";
+  std::map<std::string, std::string> figures;  // case -> "peak RSS MB, seconds"
+
+  // Submits `bytes` as `key`, polls the job to its end: 400 bad_request naming `says`. Records
+  // the runner's peak memory for it.
+  auto run = [&](const std::string& name, const std::string& key, const std::string& bytes,
+                 const std::string& options, const std::string& says) {
+    CAPTURE(name);
+    const bool reset = ResetPeakMemory(pid);
+    const auto started = std::chrono::steady_clock::now();
+    const int64_t before = ProcStatusKb(pid, "VmRSS");
+    const std::string job = JobId(v->Post(Body(v->Upload(key, bytes), options), alice));
+    auto failed = v->Poll(job, alice);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    INFO(failed.body);
+    CHECK(failed.status == 400);
+    CHECK(Code(failed) == "bad_request");
+    CHECK_THAT(Message(failed), Catch::Contains(says));
+    const int64_t peak = ProcStatusKb(pid, "VmHWM");
+    const std::string figure = std::to_string(bytes.size() / 1000) + " kB object: runner RSS " +
+                               std::to_string(before / 1024) + " MB before, peak " +
+                               std::to_string(peak / 1024) + " MB" +
+                               (reset ? "" : " (cumulative)") + ", " +
+                               std::to_string(static_cast<int>(seconds + 0.5)) + " s; " +
+                               Message(failed);
+    figures[name] = figure;
+    // Bounded: well under what the input would take if read whole (gigabytes for the bombs).
+    CHECK(peak > 0);
+    CHECK(peak < 600 * 1024);
+    const std::string stem = key.substr(0, key.find(".vcf"));
+    CHECK_FALSE(v->s3->StoredObject(kBucket, stem + ".annotated." + job.substr(0, 8) + ".vcf.gz")
+                    .has_value());
+  };
+
+  // A catalogue start site well inside chr20.
+  const Site& site = v->sites[v->sites.size() / 2];
+  const char ref = v->RefBase(site.tss);
+
+  {  // a record with 65,000 ALT alleles at a start site
+    std::string alts;
+    const char* bases[] = {"A", "C", "G", "T"};
+    for (int i = 0, n = 0; n < 65000; ++i) {
+      if (bases[i % 4][0] == ref) continue;
+      alts += (alts.empty() ? "" : ",") + std::string(bases[i % 4]);
+      ++n;
+    }
+    REQUIRE(std::count(alts.begin(), alts.end(), ',') == 64999);
+    const std::string vcf = header + "20\t" + std::to_string(site.tss) + "\tmany\t" +
+                            std::string(1, ref) + "\t" + alts + "\t.\tPASS\t.\n";
+    run("65,000 ALTs", "hostile/alts.vcf", vcf, "",
+        "record 1 (20:" + std::to_string(site.tss) + ") has 65,000 ALT alleles; at most 1,000");
+  }
+
+  {  // a small gzip inflating to one line of 4 GiB
+    const std::string filler = GzipMember(std::string(64 << 20, 'A'));
+    std::string bomb = GzipMember(header + "20\t" + std::to_string(site.tss) + "\tbomb\t" +
+                                  std::string(1, ref) + "\tC\t.\tPASS\tX=");
+    for (int i = 0; i < 64; ++i) bomb += filler;  // 64 x 64 MiB
+    bomb += GzipMember("\n");
+    INFO("compressed bytes: " << bomb.size());
+    REQUIRE(bomb.size() < (8 << 20));
+    run("gzip bomb, one 4 GiB line", "hostile/bomb.vcf.gz", bomb, "",
+        "line longer than 8,388,608 bytes (this service's limit per line) at record 1");
+  }
+
+  {  // a small gzip inflating to 4 GiB of 1 MiB records
+    const std::string line = "20\t" + std::to_string(site.tss) + "\tbig\t" + std::string(1, ref) +
+                             "\tC\t.\tPASS\tX=" + std::string(1 << 20, 'A') + "\n";
+    const std::string member = GzipMember(line);
+    std::string bomb = GzipMember(header);
+    for (int i = 0; i < 4096; ++i) bomb += member;
+    INFO("compressed bytes: " << bomb.size());
+    REQUIRE(bomb.size() < (8 << 20));
+    run("gzip bomb, 4 GiB of 1 MiB records", "hostile/records.vcf.gz", bomb, "",
+        "decompresses to more than " + std::string("268,435,456") + " bytes");
+  }
+
+  {  // a million records near start sites, 16 tissues
+    std::string text = header;
+    text.reserve(30 << 20);
+    const int64_t per_site = 1000000 / static_cast<int64_t>(v->sites.size()) + 1;
+    int64_t records = 0;
+    for (size_t i = 0; i < v->sites.size() && records < 1000000; ++i) {
+      for (int64_t k = 0; k < per_site && records < 1000000; ++k, ++records) {
+        text += "20\t" + std::to_string(v->sites[i].tss - per_site / 2 + k) + "\t.\tN\tA\t.\t.\t.\n";
+      }
+    }
+    REQUIRE(records == 1000000);
+    std::string tissues = R"(, "tissues": [)";
+    for (int t = 0; t < 16; ++t) tissues += (t ? ", \"tissue " : "\"tissue ") + std::to_string(t) + "\"";
+    tissues += "]";
+    run("1,000,000 records, 16 tissues", "hostile/million.vcf.gz", GzipMember(text, 6), tissues,
+        "model calls (");  // refused in the first pass: "the job needs about N model calls (...)"
+    CHECK_THAT(figures["1,000,000 records, 16 tissues"], Catch::Contains("at most 2,000 are allowed"));
+  }
+  for (const auto& [name, figure] : figures) WARN(name << ": " << figure);
+  hostile.Stop(std::chrono::seconds(30));
+}
 
 TEST_CASE("variant workflow: tenants: another client's object is refused as a missing one, and "
           "the store never sees the request",

@@ -532,6 +532,104 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
   CHECK(last == Approx(100.0));
 }
 
+// Records the largest batch it was sent.
+class BatchSizeScorer : public FakeScorer {
+ public:
+  StatusOr<std::vector<double>> Score(const std::vector<ScoreRequest>& batch,
+                                      const std::atomic<bool>* cancelled) override {
+    largest = std::max(largest, batch.size());
+    return FakeScorer::Score(batch, cancelled);
+  }
+  size_t largest = 0;
+};
+
+TEST_CASE("a record with many ALT alleles near two sites is scored in bounded batches",
+          "[engine][bounds]") {
+  Fixture f;
+  EngineOptions options;
+  options.window = 5000;
+  options.tissues = {"heart", "liver"};
+  // 1-based, between PLUSA (20,000) and PLUSB (21,000): inside both 9,198 bp windows.
+  const int64_t pos = f.kPlus + 501;
+  const std::string ref = f.genome.substr(pos - 1, 1);
+  VariantRecord record{1, "20", pos, ref, {}};
+  const char* bases = "ACGT";
+  for (int i = 0; record.alts.size() < 300; ++i) {  // 300 distinct insertions
+    std::string alt = ref;
+    for (int n = i; n > 0 || alt.size() == 1; n /= 4) alt += bases[n % 4];
+    record.alts.push_back(alt);
+  }
+  BatchSizeScorer scorer;
+  auto engine = AnnotationEngine::Create(&*f.catalogue, f.reference.get(), &scorer, options);
+  REQUIRE(engine.ok());
+  auto annotated = (*engine)->Annotate(record, nullptr);
+  REQUIRE(annotated.ok());
+  // 300 ALTs x 2 sites + 2 reference windows = 602 windows: three batches, none larger than
+  // the bound, and an entry for every allele and site, in allele order.
+  REQUIRE(annotated->gex_ann.size() == 600);
+  CHECK(scorer.largest <= kMaxWindowsPerBatch * options.tissues.size());
+  CHECK(scorer.calls == 3);
+  CHECK((*engine)->counts().windows_scored == 602);
+  // Each allele's entries are what it gets alone in a record.
+  for (size_t alt : {size_t{0}, size_t{127}, size_t{128}, size_t{299}}) {
+    CAPTURE(alt);
+    FakeScorer alone_scorer;
+    auto alone_engine =
+        AnnotationEngine::Create(&*f.catalogue, f.reference.get(), &alone_scorer, options);
+    REQUIRE(alone_engine.ok());
+    VariantRecord single{1, "20", pos, ref, {record.alts[alt]}};
+    auto alone = (*alone_engine)->Annotate(single, nullptr);
+    REQUIRE(alone.ok());
+    REQUIRE(alone->gex_ann.size() == 2);
+    CHECK(annotated->gex_ann[2 * alt] == alone->gex_ann[0]);
+    CHECK(annotated->gex_ann[2 * alt + 1] == alone->gex_ann[1]);
+  }
+}
+
+// A scorer with a per-job allowance, as the runner's BoundedScorer has.
+class AllowanceScorer : public FakeScorer {
+ public:
+  explicit AllowanceScorer(int64_t allowance) : allowance_(allowance) {}
+  int64_t CallAllowance() const override { return allowance_; }
+
+ private:
+  int64_t allowance_;
+};
+
+TEST_CASE("the model-call bound is checked in the first pass, from the windows the file needs",
+          "[engine][bounds]") {
+  Fixture f;
+  const int64_t p = f.kPlus + 1, m = f.kMinus + 1;  // 1-based TSS positions
+  std::string records;
+  records += f.Record(p - 100, 1, std::string(1, f.OtherBase(p - 101)));  // PLUSA and PLUSB
+  records += f.Record(p + 4700, 1, std::string(1, f.OtherBase(p + 4699)));  // PLUSB's window only
+  records += f.Record(m + 200, 1, "A,T");  // MINUS; an ALT equal to REF changes nothing
+  records += f.Record(m - 3, 6, f.genome.substr(m - 4, 1));  // deletion over MINUS's TSS
+  records += f.Record(40001, 1, "G");                        // outside every window
+  const std::string vcf = f.WriteVcf("calls.vcf", records);
+
+  // Unbounded: what the job actually sends.
+  FakeScorer unbounded;
+  auto full = AnnotateVcf(f.Request(vcf, &unbounded));
+  REQUIRE(full.ok());
+  const int64_t calls = full->counts.windows_scored * 2;  // two tissues
+  REQUIRE(calls > 0);
+
+  // An allowance of exactly that passes; one less fails before the first call.
+  AllowanceScorer enough(calls);
+  CHECK(AnnotateVcf(f.Request(vcf, &enough)).ok());
+  std::filesystem::remove(vcf + ".annotated.vcf.gz");
+  AllowanceScorer short_by_one(calls - 1);
+  auto refused = AnnotateVcf(f.Request(vcf, &short_by_one));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("needs about " + std::to_string(calls) + " model calls") &&
+                 Catch::Contains("options.genes"));
+  CHECK(short_by_one.calls == 0);
+  CHECK_FALSE(std::filesystem::exists(vcf + ".annotated.vcf.gz"));
+}
+
 TEST_CASE("a gene panel restricts which start sites count", "[engine]") {
   Fixture f;
   const int64_t p = f.kPlus + 1, m = f.kMinus + 1;

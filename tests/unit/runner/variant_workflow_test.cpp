@@ -1055,6 +1055,50 @@ TEST_CASE("run: bad VCF content fails the job naming the record, nothing is writ
   CHECK_FALSE(SharedS3().StoredObject("inputs", c->output.key).has_value());
 }
 
+TEST_CASE("settings and run: the VCF bounds are runner settings and end the job they stop",
+          "[variant-wf][bounds]") {
+  // Documented defaults, then flags and the environment.
+  auto bare = Parse({});
+  REQUIRE(bare.ok());
+  CHECK(bare->vcf_limits.max_records == 10000000);
+  CHECK(bare->vcf_limits.max_alts_per_record == 1000);
+  CHECK(bare->vcf_limits.max_line_bytes == 8 << 20);
+  CHECK(bare->vcf_limits.max_header_bytes == 64 << 20);
+  CHECK(bare->vcf_limits.max_decompressed_bytes == int64_t{20} << 30);
+  setenv("DNASERVE_VCF_MAX_ALTS", "7", 1);
+  auto c = Parse({"--vcf-max-records", "3", "--vcf-max-line-bytes", "4096",
+                  "--vcf-max-header-bytes", "8192", "--vcf-max-decompressed-bytes", "100000"});
+  unsetenv("DNASERVE_VCF_MAX_ALTS");
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  const variant::VcfLimits limits = VariantSettingsFrom(*c).vcf_limits;
+  CHECK(limits.max_records == 3);
+  CHECK(limits.max_alts_per_record == 7);
+  CHECK(limits.max_line_bytes == 4096);
+  CHECK(limits.max_header_bytes == 8192);
+  CHECK(limits.max_decompressed_bytes == 100000);
+  CHECK_FALSE(Parse({"--vcf-max-alts", "70000"}).ok());  // past htslib's own 65,535
+  CHECK_FALSE(Parse({"--vcf-max-records", "0"}).ok());
+
+  // The job reads its VCF within the resources' bounds: TinyVcf has 5 records.
+  std::unique_ptr<S3Client> client = std::move(S3Client::Create(StoreConfig())).value();
+  VariantResources resources(std::move(client), TinyAssets(), WorkDir(), 3, kMaxVcfObjectBytes,
+                             limits);
+  const std::string key = FreshKey("bounded");
+  auto admitted = AdmitVariantCase(Request(Put(key, TinyVcf())), resources, kJobId, Tenant());
+  REQUIRE(admitted.ok());
+  GcScorer scorer;
+  std::atomic<bool> cancelled{false};
+  JobContext context;
+  context.call = CallContext{"req", kJobId, &cancelled};
+  auto run = RunVariantInterpretation(*admitted, resources, scorer, context);
+  REQUIRE_FALSE(run.ok());
+  CHECK(run.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(run.status().message(), Catch::Contains("more than 3 records"));
+  CHECK_FALSE(SharedS3().StoredObject("inputs", admitted->output.key).has_value());
+  CHECK(FilesIn(WorkDir()) == 0);
+}
+
 TEST_CASE("run: cancellation stops the job with 503 and leaves nothing behind", "[variant-wf]") {
   auto resources = Resources();
   auto c = AdmitVariantCase(Request(Put(FreshKey("cancel"), TinyVcf())), *resources, kJobId, Tenant());

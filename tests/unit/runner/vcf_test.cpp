@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "runner/vcf/gex_header.h"
+#include "runner/vcf/line_reader.h"
 #include "runner/vcf/vcf_rewriter.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
@@ -447,6 +449,165 @@ TEST_CASE("the header sniff finds VCFs and GEX fields in a prefix", "[vcf]") {
 TEST_CASE("INFO values are escaped so free text cannot break a record", "[vcf]") {
   CHECK(InfoValueEscape("<DEL:ME>") == "<DEL:ME>");
   CHECK(InfoValueEscape("a;b=c,d e%") == "a%3Bb%3Dc%2Cd%20e%25");
+}
+
+// gzip members (each a complete gzip stream; a file of several is still one gzip file, as zlib,
+// htslib and gzip read it) of `text`, and of `repeat` x `block`.
+std::string GzipMember(const std::string& text) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+VcfLimits Limits(int64_t records, int64_t alts, int64_t line, int64_t header, int64_t text) {
+  VcfLimits l;
+  l.max_records = records;
+  l.max_alts_per_record = alts;
+  l.max_line_bytes = line;
+  l.max_header_bytes = header;
+  l.max_decompressed_bytes = text;
+  return l;
+}
+
+StatusOr<int64_t> CheckWith(const std::string& path, const VcfLimits& limits) {
+  auto rewriter = VcfRewriter::Open(path, limits);
+  if (!rewriter.ok()) return rewriter.status();
+  DNASERVE_RETURN_IF_ERROR((*rewriter)->Check(nullptr));
+  return (*rewriter)->record_count();
+}
+
+TEST_CASE("each bound on the input VCF fails it with the bound, the record and the fix",
+          "[vcf][bounds]") {
+  std::string dir = NewDir();
+  const std::string header = kSmallVcf.substr(0, kSmallVcf.find("20\t14370"));
+  const VcfLimits roomy = Limits(100, 10, 4096, 4096, 1 << 20);
+  WriteFile(dir + "/small.vcf", kSmallVcf);
+  Compress(dir, "small.vcf");
+  for (const char* name : {"small.vcf", "small.vcf.gz", "small.vcf.bgz"}) {
+    CAPTURE(name);
+    auto count = CheckWith(dir + "/" + name, roomy);
+    REQUIRE(count.ok());
+    CHECK(*count == 4);
+
+    // Records: exactly the bound passes, one more fails.
+    CHECK(CheckWith(dir + "/" + name, Limits(4, 10, 4096, 4096, 1 << 20)).ok());
+    auto records = CheckWith(dir + "/" + name, Limits(3, 10, 4096, 4096, 1 << 20));
+    CHECK(records.status().code() == ErrorCode::kBadRequest);
+    CHECK_THAT(records.status().message(), Catch::Contains("more than 3 records") &&
+                                               Catch::Contains("split it"));
+
+    // ALTs: record 3 has three (G,T,*).
+    CHECK(CheckWith(dir + "/" + name, Limits(100, 3, 4096, 4096, 1 << 20)).ok());
+    auto alts = CheckWith(dir + "/" + name, Limits(100, 2, 4096, 4096, 1 << 20));
+    CHECK(alts.status().code() == ErrorCode::kBadRequest);
+    CHECK_THAT(alts.status().message(),
+               Catch::Contains("record 3 (20:1110696) has 3 ALT alleles; at most 2") &&
+                   Catch::Contains("bcftools norm -m -any"));
+
+    // Header bytes (the header is ~260 bytes).
+    auto big_header = CheckWith(dir + "/" + name, Limits(100, 10, 4096, 200, 1 << 20));
+    CHECK(big_header.status().code() == ErrorCode::kBadRequest);
+    CHECK_THAT(big_header.status().message(), Catch::Contains("header is longer than 200 bytes"));
+
+    // Decompressed bytes: the whole text is ~450 bytes.
+    auto text = CheckWith(dir + "/" + name, Limits(100, 10, 4096, 4096, 300));
+    CHECK(text.status().code() == ErrorCode::kBadRequest);
+    CHECK_THAT(text.status().message(), Catch::Contains("decompresses to more than 300 bytes"));
+  }
+
+  // Line length: a record line, then a header line, past the bound.
+  WriteFile(dir + "/long-record.vcf",
+            header + "20\t100\t.\tA\tG\t.\t.\tDP=1\tGT\t0/1\n20\t200\t.\tA\tG\t.\t.\tDP=" +
+                std::string(5000, '7') + "\tGT\t0/1\n");
+  auto line = CheckWith(dir + "/long-record.vcf", roomy);
+  CHECK(line.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(line.status().message(),
+             Catch::Contains("line longer than 4,096 bytes") &&
+                 Catch::Contains("at record 2 (after 20:100)") && Catch::Contains("bcftools view -G"));
+  WriteFile(dir + "/long-header.vcf", "##fileformat=VCFv4.2\n##note=" + std::string(5000, 'x') +
+                                          "\n" + header.substr(header.find("##contig")));
+  auto header_line = CheckWith(dir + "/long-header.vcf", roomy);
+  CHECK_THAT(header_line.status().message(), Catch::Contains("in its header"));
+
+  // 65,000 ALT alleles at one site (htslib's own limit is 65,535): refused by the default
+  // bound, before htslib parses the record.
+  std::string many = "C";
+  for (int i = 1; i < 65000; ++i) many += i % 2 ? ",A" : ",G";
+  WriteFile(dir + "/many-alts.vcf", header + "20\t100\t.\tT\t" + many + "\t.\t.\tDP=1\tGT\t0/1\n");
+  auto many_alts = CheckWith(dir + "/many-alts.vcf", VcfLimits{});
+  CHECK_THAT(many_alts.status().message(),
+             Catch::Contains("record 1 (20:100) has 65,000 ALT alleles; at most 1,000"));
+}
+
+TEST_CASE("a gzip bomb ends at the line bound with bounded reading", "[vcf][bounds]") {
+  std::string dir = NewDir();
+  // One record whose INFO inflates to 512 MiB: 64 members of 8 MiB each, ~0.5 MB on disk.
+  const std::string header = kSmallVcf.substr(0, kSmallVcf.find("20\t14370"));
+  const std::string filler = GzipMember(std::string(8 << 20, 'A'));
+  std::string bomb = GzipMember(header + "20\t100\t.\tA\tG\t.\t.\tX=");
+  for (int i = 0; i < 64; ++i) bomb += filler;
+  bomb += GzipMember("\tGT\t0/1\n");
+  REQUIRE(bomb.size() < (1 << 20));
+  WriteFile(dir + "/bomb.vcf.gz", bomb);
+
+  auto reader = LineReader::Open(dir + "/bomb.vcf.gz", 1 << 20, int64_t{1} << 40);
+  REQUIRE(reader);
+  std::string_view line;
+  int header_lines = 0;
+  LineReader::Result result;
+  while ((result = reader->Next(&line)) == LineReader::Result::kLine) ++header_lines;
+  CHECK(header_lines == 5);
+  CHECK(result == LineReader::Result::kLineTooLong);
+  // It stopped within one read of the bound, not at the end of the line.
+  CHECK(reader->text_bytes() < (1 << 20) + (256 << 10) + static_cast<int64_t>(header.size()));
+  CHECK(reader->Next(&line) == LineReader::Result::kLineTooLong);  // sticky
+
+  auto checked = CheckWith(dir + "/bomb.vcf.gz", VcfLimits{});
+  CHECK(checked.status().code() == ErrorCode::kBadRequest);
+  CHECK_THAT(checked.status().message(),
+             Catch::Contains("line longer than 8,388,608 bytes") && Catch::Contains("record 1"));
+  // The decompressed-bytes bound, when it comes first.
+  auto text = CheckWith(dir + "/bomb.vcf.gz", Limits(100, 10, int64_t{1} << 30, 1 << 20, 4 << 20));
+  CHECK_THAT(text.status().message(), Catch::Contains("decompresses to more than 4,194,304"));
+}
+
+TEST_CASE("the line reader: plain, gzip and bgzip alike, CRLF, no final newline, damage",
+          "[vcf][bounds]") {
+  std::string dir = NewDir();
+  const std::string text = "first\r\nsecond\n\nlast without newline";
+  WriteFile(dir + "/t.txt", text);
+  Compress(dir, "t.txt");
+  for (const char* name : {"t.txt", "t.txt.gz", "t.txt.bgz"}) {
+    CAPTURE(name);
+    auto reader = LineReader::Open(dir + "/" + name, 0, 0);
+    REQUIRE(reader);
+    std::vector<std::string> lines;
+    std::string_view line;
+    while (reader->Next(&line) == LineReader::Result::kLine) lines.emplace_back(line);
+    CHECK(lines == std::vector<std::string>{"first", "second", "", "last without newline"});
+    CHECK(reader->Next(&line) == LineReader::Result::kEnd);
+    CHECK(reader->text_bytes() == static_cast<int64_t>(text.size()));
+  }
+  CHECK_FALSE(LineReader::Open(dir + "/absent", 0, 0));
+  // A gzip stream whose CRC does not match its data.
+  std::string gz = GzipMember(std::string(100000, 'x') + "\n");
+  gz[gz.size() - 8] = static_cast<char>(gz[gz.size() - 8] ^ 0x5a);
+  WriteFile(dir + "/damaged.gz", gz);
+  auto damaged = LineReader::Open(dir + "/damaged.gz", 0, 0);
+  std::string_view line;
+  LineReader::Result result;
+  while ((result = damaged->Next(&line)) == LineReader::Result::kLine) {
+  }
+  CHECK(result == LineReader::Result::kCorrupt);
+  CHECK_FALSE(damaged->error().empty());
 }
 
 }  // namespace
