@@ -153,7 +153,9 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   bool wants_auth = route->access == Access::kKeyRequired ||
                     (route->access == Access::kKeyOptional && request.Header("authorization"));
   if (wants_auth) {
-    AuthResult auth = services_.keys->Authenticate(request.Header("authorization"));
+    AuthResult auth = request.repeated_authorization
+                          ? RepeatedAuthorization()
+                          : services_.keys->Authenticate(request.Header("authorization"));
     if (!auth.status.ok()) {
       HttpResponse response = ErrorResponse(auth.status, request.request_id);
       if (!auth.bearer_error.empty()) {
