@@ -49,8 +49,11 @@ class NamedHeader : public Http::Header::Header {
   std::string value_;
 };
 
+// ASCII only (header names are tokens), inline rather than the locale-aware std::tolower.
 std::string ToLower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return s;
 }
 
@@ -166,6 +169,9 @@ struct IngressState {
   bool forwarded_scanned = false;
   std::optional<std::string> forwarded_for;
   int authorization_lines = 0;
+  // The socket peer as text, and the client address it stands for without X-Forwarded-For.
+  std::string peer_ip;
+  std::string peer_client_ip;
 };
 
 constexpr const char* kIngressKey = "dnaserve.ingress";
@@ -294,7 +300,8 @@ class GatewayHandler : public Http::Handler {
       state->headers_done = false;
       return 0;
     }
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(input.size(), state->body_remaining));
+    const size_t take =
+        static_cast<size_t>(std::min<uint64_t>(input.size(), state->body_remaining));
     state->body_bytes += take;
     state->body_remaining -= take;
     Forward(input.data(), take, peer, state);
@@ -335,25 +342,43 @@ class GatewayHandler : public Http::Handler {
       request.headers[ToLower(name)] = raw.value();
     }
     request.repeated_authorization = authorization_lines > 1;
-    request.peer_ip = req.address().host();
-    request.client_ip =
-        ClientAddress(request.peer_ip, forwarded_scanned ? forwarded_for : std::optional<std::string>(),
-                      shared_->options.trusted_proxies);
+    const TrustedProxies& trusted = shared_->options.trusted_proxies;
+    IngressState* ingress = t_current_ingress;
+    if (ingress && ingress->peer_ip.empty()) {
+      // A connection's peer does not change: its text and canonical form are made once.
+      ingress->peer_ip = req.address().host();
+      ingress->peer_client_ip = ClientAddress(ingress->peer_ip, std::nullopt, trusted);
+    }
+    request.peer_ip = ingress ? ingress->peer_ip : req.address().host();
+    if (forwarded_scanned && forwarded_for) {
+      request.client_ip = ClientAddress(request.peer_ip, forwarded_for, trusted);
+    } else {
+      request.client_ip =
+          ingress ? ingress->peer_client_ip : ClientAddress(request.peer_ip, std::nullopt, trusted);
+    }
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
     if (auto peer = writer.getPeer()) request.connection_closed = StateOf(peer)->closed;
 
-    auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));
+    // Everything the responder needs, in one allocation (this runs for every request).
+    struct Pending {
+      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive)
+          : writer(std::move(w)), request_id(std::move(id)), client_keeps_alive(keeps_alive) {}
+      Http::ResponseWriter writer;
+      std::string request_id;
+      bool client_keeps_alive;
+      std::atomic<bool> answered{false};
+    };
+    auto pending =
+        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive);
     auto shared = shared_;
     shared->Enter();
-    auto answered = std::make_shared<std::atomic<bool>>(false);
-    std::string request_id = request.request_id;
-    Responder respond = [shared, shared_writer, answered, request_id,
-                         client_keeps_alive](HttpResponse response) {
-      if (answered->exchange(true)) return;  // exactly once
+    Responder respond = [shared, pending](HttpResponse response) {
+      if (pending->answered.exchange(true)) return;  // exactly once
       // The write completes on the reactor thread later; the response stays in flight until
       // then, or Stop() could shut the reactor down with the response still queued.
-      Send(*shared_writer, response, request_id, client_keeps_alive, shared->draining)
+      Send(pending->writer, response, pending->request_id, pending->client_keeps_alive,
+           shared->draining)
           .then([shared](ssize_t) { shared->Leave(); },
                 [shared](std::exception_ptr) { shared->Leave(); });
     };
