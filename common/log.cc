@@ -8,9 +8,11 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <thread>
 
 namespace dnaserve::log {
 namespace {
@@ -70,34 +72,83 @@ void AppendNowIso8601(std::string& out) {
   out.push_back('Z');
 }
 
-// Lines into one buffer, written to fd 2 in large pieces (Output::kBuffered). The base class
-// serialises calls with its mutex.
+// Lines into one buffer, written to fd 2 in large pieces by a thread of its own
+// (Output::kBuffered). The base class serialises sink_it_/flush_ with its mutex; the write(2)
+// happens outside that mutex, on the writer thread: a 64 KiB write to a file can take a
+// millisecond, and holding the logging lock for it stalled every reactor thread behind it (seen
+// as a multi-millisecond latency tail under load). A full buffer waits for the previous one to be
+// written (memory stays bounded at two buffers); Flush waits until all is written.
 class BufferedStderrSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
   static constexpr size_t kFlushBytes = 64 * 1024;
-  BufferedStderrSink() { buffer_.reserve(2 * kFlushBytes); }
-  ~BufferedStderrSink() override { WriteOut(); }
+  BufferedStderrSink() : writer_([this] { WriterLoop(); }) { current_.reserve(2 * kFlushBytes); }
+  ~BufferedStderrSink() override {
+    HandOver();
+    {
+      std::lock_guard<std::mutex> lock(writer_mu_);
+      stop_ = true;
+    }
+    writer_cv_.notify_all();
+    writer_.join();
+  }
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    buffer_.append(msg.payload.data(), msg.payload.size());
-    buffer_.push_back('\n');
-    if (buffer_.size() >= kFlushBytes) WriteOut();
+    current_.append(msg.payload.data(), msg.payload.size());
+    current_.push_back('\n');
+    if (current_.size() >= kFlushBytes) HandOver();
   }
-  void flush_() override { WriteOut(); }
+  void flush_() override {
+    HandOver();
+    std::unique_lock<std::mutex> lock(writer_mu_);
+    writer_cv_.wait(lock, [this] { return pending_.empty() && !writing_; });
+  }
 
  private:
-  void WriteOut() {
+  // Called with the base mutex held: passes current_ to the writer thread.
+  void HandOver() {
+    if (current_.empty()) return;
+    std::unique_lock<std::mutex> lock(writer_mu_);
+    writer_cv_.wait(lock, [this] { return pending_.empty(); });
+    pending_.swap(current_);  // current_ takes the empty (written) buffer back
+    lock.unlock();
+    writer_cv_.notify_all();
+  }
+
+  void WriterLoop() {
+    std::string writing;
+    std::unique_lock<std::mutex> lock(writer_mu_);
+    while (true) {
+      writer_cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopping, nothing left
+      writing.swap(pending_);
+      writing_ = true;
+      lock.unlock();
+      WriteAll(writing);
+      writing.clear();
+      lock.lock();
+      writing_ = false;
+      writer_cv_.notify_all();
+    }
+  }
+
+  static void WriteAll(const std::string& bytes) {
     size_t done = 0;
-    while (done < buffer_.size()) {
-      const ssize_t n = ::write(STDERR_FILENO, buffer_.data() + done, buffer_.size() - done);
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(STDERR_FILENO, bytes.data() + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // stderr is gone: nothing else to tell
+      if (n <= 0) return;  // stderr is gone: nothing else to tell
       done += static_cast<size_t>(n);
     }
-    buffer_.clear();
   }
-  std::string buffer_;
+
+  std::string current_;  // guarded by the base class's mutex
+  std::mutex writer_mu_;
+  std::condition_variable writer_cv_;
+  std::string pending_;   // full buffer waiting for the writer (writer_mu_)
+  bool writing_ = false;  // the writer holds a buffer it has not finished writing (writer_mu_)
+  bool stop_ = false;     // (writer_mu_)
+  std::thread writer_;    // last: starts after the members it uses exist
 };
 
 std::shared_ptr<spdlog::logger> MakeLogger(Output output) {
