@@ -1,5 +1,8 @@
-// Identifiers. Job ids must be unguessable: they are UUIDv4 drawn from the kernel CSPRNG
-// (libuuid's uuid_generate_random reads getrandom(2)).
+// Identifiers. Job ids must be unguessable: they are UUIDv4 drawn from OpenSSL's CSPRNG
+// (RAND_bytes: a DRBG per thread, seeded from the kernel), 4 KiB at a time per thread. libuuid's uuid_generate_random was
+// used before; it also reads getrandom(2), but makes a system call and reseeds random(3) on
+// every id, a measurable share of the gateway's per-request cost (BENCHMARKS.md, "The edge's
+// own cost").
 #pragma once
 
 #include <string>

@@ -26,8 +26,23 @@ struct Field {
   Field(std::string_view k, bool v) : key(k), value(v) {}
 };
 
-// Names the process in every line ("gateway", "worker-splice", ...). Call once from main().
-void Init(std::string_view component);
+// How lines reach stderr.
+enum class Output {
+  // Each line is written as it is logged (one write(2) per line).
+  kImmediate,
+  // Lines collect in a buffer that is written when it holds 64 KiB, every second, at a warning
+  // or error (which is written at once, after what came before it), on Flush() and at exit: one
+  // system call per many lines instead of one per line. A process killed outright loses up to a
+  // second of info lines. For processes that log one line per request (the gateway).
+  kBuffered,
+};
+
+// Names the process in every line ("gateway", "worker-splice", ...). Call once from main(),
+// before any other thread logs.
+void Init(std::string_view component, Output output = Output::kImmediate);
+
+// Writes out whatever kBuffered holds (call before a normal exit that skips static destructors).
+void Flush();
 
 void Info(std::string_view event, std::initializer_list<Field> fields = {});
 void Warn(std::string_view event, std::initializer_list<Field> fields = {});

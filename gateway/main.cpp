@@ -30,7 +30,8 @@ int Fail(std::string_view event, const Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  log::Init("gateway");
+  // One line per request: buffered, so that logging is not what a request costs.
+  log::Init("gateway", log::Output::kBuffered);
   bool exit_now = false;
   auto config = ParseGatewayConfig(argc, argv, &exit_now);
   if (exit_now) return 0;
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
                                 {"admin_port", admin ? admin->port() : 0},
                                 {"version", ServiceVersion()},
                                 {"keys", static_cast<int64_t>(keys->size())}});
+  log::Flush();  // the start is worth seeing at once
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
@@ -150,5 +152,6 @@ int main(int argc, char** argv) {
   refresher.Stop();
   if (admin) admin->Stop();
   log::Info("gateway_stopped", {{"drained", drained}});
+  log::Flush();
   return 0;
 }

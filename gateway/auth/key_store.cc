@@ -234,6 +234,11 @@ KeyStore::KeyStore(std::vector<KeyEntry> entries) : entries_(std::move(entries))
   for (auto& entry : entries_) entry.key_sha256 = ToLower(entry.key_sha256);
 }
 
+AuthResult RepeatedAuthorization() {
+  return Unauthorized("invalid_request",
+                      "more than one Authorization header; send exactly one: Bearer <API key>");
+}
+
 AuthResult KeyStore::Authenticate(const std::optional<std::string>& authorization) const {
   if (!authorization.has_value()) {
     return Unauthorized("invalid_request",

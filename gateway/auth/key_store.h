@@ -73,6 +73,11 @@ class KeyStore {
   std::vector<KeyEntry> entries_;
 };
 
+// The 401 for a request carrying more than one Authorization header: which one would count is
+// ambiguous (a proxy and the gateway might each pick another), so neither does (RFC 6750 3.1:
+// invalid_request).
+AuthResult RepeatedAuthorization();
+
 // Hex SHA-256 of `text` (OpenSSL).
 std::string Sha256Hex(std::string_view text);
 // A new random key "dns_" + 43 base62 chars from the OpenSSL CSPRNG.

@@ -9,14 +9,15 @@
 namespace dnaserve::gateway {
 
 RouteHandler MakeHealthHandler() {
-  return [](RouteCall, Responder respond) {
-    JsonWriter w;
-    w.StartObject();
-    w.Field("status", "healthy");
-    w.Field("version", ServiceVersion());
-    w.EndObject();
+  // The body never changes: rendered once, not per probe.
+  JsonWriter w;
+  w.StartObject();
+  w.Field("status", "healthy");
+  w.Field("version", ServiceVersion());
+  w.EndObject();
+  return [body = w.Take()](RouteCall, Responder respond) {
     HttpResponse response;
-    response.body = w.Take();
+    response.body = body;
     respond(std::move(response));
   };
 }

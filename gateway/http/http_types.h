@@ -24,6 +24,9 @@ struct HttpRequest {
   // socket peer when no trusted proxy is involved. What the per-IP limit counts.
   std::string client_ip;
   std::string request_id;  // assigned at ingress
+  // More than one Authorization line (headers keeps only one of them): ambiguous credentials,
+  // refused with 401 invalid_request wherever a key is looked at.
+  bool repeated_authorization = false;
   // Fires when the client's connection closes (the HTTP server sets it; null for requests made
   // by hand). Once it has, no response can reach the client: sync work for it may stop.
   std::shared_ptr<Cancellation> connection_closed;

@@ -57,10 +57,8 @@ std::vector<std::string> Segments(const std::string& path) {
   return out;
 }
 
-bool Match(const std::string& pattern, const std::string& path,
+bool Match(const std::vector<std::string>& want, const std::vector<std::string>& got,
            std::map<std::string, std::string>* params) {
-  auto want = Segments(pattern);
-  auto got = Segments(path);
   if (want.size() != got.size()) return false;
   std::map<std::string, std::string> found;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -85,11 +83,14 @@ void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
                      std::to_string(info.limit) + ";w=" + std::to_string(info.window_seconds));
 }
 
+const std::string kUnmatched = "unmatched";
+
 struct LogContext {
   std::string request_id;
   std::string method;
   std::string path;
-  std::string route = "unmatched";  // the matched route's pattern: a bounded metrics label
+  // The matched route's pattern (a bounded metrics label); points into the route table.
+  const std::string* route = &kUnmatched;
   std::string client_id;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
@@ -110,7 +111,9 @@ QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
 }
 
 RequestPipeline::RequestPipeline(GatewayServices services, std::vector<Route> routes)
-    : services_(std::move(services)), routes_(std::move(routes)) {}
+    : services_(std::move(services)), routes_(std::move(routes)) {
+  for (const auto& route : routes_) route_segments_.push_back(Segments(route.pattern));
+}
 
 void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   auto log_context = std::make_shared<LogContext>();
@@ -118,7 +121,8 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   log_context->method = request.method;
   log_context->path = request.path;
   GatewayMetrics* metrics = services_.metrics;
-  Responder logged = [log_context, respond, metrics](HttpResponse response) {
+  Responder logged = [log_context, respond = std::move(respond),
+                      metrics](HttpResponse response) {
     auto elapsed = std::chrono::steady_clock::now() - log_context->started;
     const std::string* id = response.FindHeader("X-Request-Id");
     log::Info("request",
@@ -130,7 +134,7 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
                {"duration_ms",
                 std::chrono::duration<double, std::milli>(elapsed).count()}});
     if (metrics) {
-      metrics->RequestFinished(log_context->route, log_context->method, response.status,
+      metrics->RequestFinished(*log_context->route, log_context->method, response.status,
                                std::chrono::duration<double>(elapsed).count());
     }
     respond(std::move(response));
@@ -138,10 +142,13 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
 
   const Route* route = nullptr;
   std::map<std::string, std::string> params;
-  for (const auto& candidate : routes_) {
-    if (candidate.method == request.method && Match(candidate.pattern, request.path, &params)) {
+  const std::vector<std::string> path_segments = Segments(request.path);
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    const Route& candidate = routes_[i];
+    if (candidate.method == request.method &&
+        Match(route_segments_[i], path_segments, &params)) {
       route = &candidate;
-      log_context->route = candidate.pattern;
+      log_context->route = &candidate.pattern;
       break;
     }
   }
@@ -171,7 +178,9 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
   bool wants_auth = route->access == Access::kKeyRequired ||
                     (route->access == Access::kKeyOptional && request.Header("authorization"));
   if (wants_auth) {
-    AuthResult auth = services_.keys->Authenticate(request.Header("authorization"));
+    AuthResult auth = request.repeated_authorization
+                          ? RepeatedAuthorization()
+                          : services_.keys->Authenticate(request.Header("authorization"));
     if (!auth.status.ok()) {
       HttpResponse response = ErrorResponse(auth.status, request.request_id);
       if (!auth.bearer_error.empty()) {
@@ -200,10 +209,10 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
     rate_info = services_.quotas->Peek(*call.principal);
   }
 
-  Responder final_respond = logged;
+  Responder final_respond = std::move(logged);
   if (rate_info) {
     RateLimitInfo info = *rate_info;
-    final_respond = [logged, info](HttpResponse response) {
+    final_respond = [logged = std::move(final_respond), info](HttpResponse response) {
       if ((response.status >= 200 && response.status < 300) || response.status == 429) {
         AddRateLimitHeaders(response, info);
       }

@@ -47,6 +47,7 @@ class RequestPipeline {
  private:
   GatewayServices services_;
   std::vector<Route> routes_;
+  std::vector<std::vector<std::string>> route_segments_;  // routes_[i].pattern split at '/'
 };
 
 }  // namespace dnaserve::gateway

@@ -1,5 +1,9 @@
 #include "gateway/observability/gateway_metrics.h"
 
+#include <atomic>
+#include <string>
+#include <unordered_map>
+
 namespace dnaserve::gateway {
 
 std::string_view RateLimitCauseName(RateLimitCause cause) {
@@ -16,8 +20,13 @@ std::string_view RateLimitCauseName(RateLimitCause cause) {
   return "none";
 }
 
+namespace {
+std::atomic<uint64_t> g_next_instance{1};
+}  // namespace
+
 GatewayMetrics::GatewayMetrics(metrics::Registry* registry)
-    : registry_(registry),
+    : instance_(g_next_instance.fetch_add(1)),
+      registry_(registry),
       requests_(registry->AddCounter("dnaserve_http_requests_total",
                                      "HTTP requests answered, by route pattern, method and status",
                                      {"route", "method", "status"})),
@@ -56,8 +65,28 @@ GatewayMetrics::GatewayMetrics(metrics::Registry* registry)
 
 void GatewayMetrics::RequestFinished(const std::string& route, const std::string& method,
                                      int status, double seconds) {
-  requests_.With({route, method, std::to_string(status)}).Inc();
-  request_seconds_.With({route, method}).Observe(seconds);
+  // Every request ends here: the children for a (route, method, status) are looked up once per
+  // thread (Family::With builds label vectors and takes a lock), then reused. Children live as
+  // long as the registry; the key carries this object's instance number (never reused, unlike
+  // its address).
+  struct Children {
+    metrics::Counter* requests;
+    metrics::Histogram* seconds;
+  };
+  thread_local std::unordered_map<std::string, Children> cache;
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(&instance_), sizeof(instance_));
+  key.append(route).push_back('\n');
+  key.append(method).push_back('\n');
+  key.append(std::to_string(status));
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Children children{&requests_.With({route, method, std::to_string(status)}),
+                      &request_seconds_.With({route, method})};
+    it = cache.emplace(key, children).first;
+  }
+  it->second.requests->Inc();
+  it->second.seconds->Observe(seconds);
 }
 
 void GatewayMetrics::RateLimited(RateLimitCause cause) {

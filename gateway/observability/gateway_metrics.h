@@ -4,6 +4,7 @@
 // must not reveal who uses the service and label sets must stay small.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "gateway/ratelimit/quota.h"
@@ -32,6 +33,7 @@ class GatewayMetrics {
   metrics::Registry& registry() { return *registry_; }
 
  private:
+  const uint64_t instance_;  // unique per object: keys RequestFinished's per-thread cache
   metrics::Registry* registry_;
   metrics::Family<metrics::Counter>& requests_;
   metrics::Family<metrics::Histogram>& request_seconds_;

@@ -272,8 +272,8 @@ constexpr std::string_view k400 =
     "bad_request: malformed request (e.g. a body that is not valid JSON, a text format combined "
     "with Prefer: respond-async).";
 constexpr std::string_view k401 =
-    "unauthorized: missing or malformed Authorization header (WWW-Authenticate: Bearer "
-    "error=\"invalid_request\") or unregistered key (error=\"invalid_token\").";
+    "unauthorized: missing, malformed or repeated Authorization header (WWW-Authenticate: "
+    "Bearer error=\"invalid_request\") or unregistered key (error=\"invalid_token\").";
 constexpr std::string_view k403 = "forbidden: the key is disabled.";
 constexpr std::string_view k429 =
     "too_many_requests: per-key concurrency cap (Retry-After: 1), per-key rate cap (Retry-After: "
@@ -1552,7 +1552,7 @@ void WriteHeaderComponents(Json& j) {
        "otherwise."},
       {"Vary", "string", "Accept-Encoding: the representation depends on it."},
       {"WWW-Authenticate", "string",
-       "Bearer error=\"invalid_request\" (missing/malformed header) or "
+       "Bearer error=\"invalid_request\" (missing, malformed or repeated header) or "
        "error=\"invalid_token\" (unrecognised key)."},
   };
   j.KObj("headers");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gateway/server/client_address.h"
+
 namespace dnaserve::gateway {
 
 IpRateLimiter::IpRateLimiter(IpRateLimiterOptions options, const Clock* clock)
@@ -25,7 +27,8 @@ void IpRateLimiter::EvictIdle(int64_t now_ms) {
   }
 }
 
-IpDecision IpRateLimiter::Admit(const std::string& ip) {
+IpDecision IpRateLimiter::Admit(const std::string& address) {
+  const std::string ip = RateLimitKey(address);
   const int64_t now = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   EvictIdle(now);

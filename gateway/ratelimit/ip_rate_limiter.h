@@ -1,5 +1,5 @@
-// The edge per-IP limit (default 10 requests/s, burst 20): one token bucket per source address,
-// in process memory. Memory is bounded: buckets that have refilled completely are dropped (they
+// The edge per-IP limit (default 10 requests/s, burst 20): one token bucket per source network,
+// in process memory: an IPv4 address, or an IPv6 /64 (client_address.h, RateLimitKey). Memory is bounded: buckets that have refilled completely are dropped (they
 // equal a new one), and when the table is full the least recently seen address is evicted.
 #pragma once
 
@@ -33,7 +33,9 @@ class IpRateLimiter {
   // (rate <= 0, burst < 1, max_entries < 1) are raised to the smallest working values.
   explicit IpRateLimiter(IpRateLimiterOptions options = {}, const Clock* clock = nullptr);
 
-  IpDecision Admit(const std::string& ip);
+  // `ip` is a textual address; IPv6 addresses of one /64 share a bucket, and an IPv4-mapped
+  // IPv6 address shares its IPv4 address's.
+  IpDecision Admit(const std::string& address);
   size_t size() const;
   const BucketConfig& config() const { return config_; }
 

@@ -12,14 +12,17 @@ namespace dnaserve::gateway {
 namespace {
 
 // KEYS[1] bucket hash {tokens, ts}; KEYS[2] leases sorted set (score = expiry ms).
-// ARGV: op (admit|peek|release|renew), now_ms, capacity, refill_tokens, refill_period_ms,
-//       max_concurrency, lease_id, lease_ttl_ms.
+// ARGV: op (admit|peek|release|renew), warp_ms (0 but in tests), capacity, refill_tokens,
+//       refill_period_ms, max_concurrency, lease_id, lease_ttl_ms.
+// Time is Redis's own (TIME, in ms, plus warp_ms): every replica's leases and refills are
+// measured on one clock, whatever its own clock says.
 // Returns {code, limit, remaining, reset_seconds, retry_after_seconds}; code 0 ok,
 // 1 concurrency cap, 2 empty bucket. The bucket math mirrors token_bucket.cc (same epsilon).
 const RedisScript& QuotaScript() {
   static const RedisScript script(R"lua(
 local op = ARGV[1]
-local now = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[2])
 local capacity = tonumber(ARGV[3])
 local refill = tonumber(ARGV[4])
 local period = tonumber(ARGV[5])
@@ -58,7 +61,8 @@ local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 if state[1] and state[2] then
   tokens = tonumber(state[1])
   ts = tonumber(state[2])
-  -- A clock behind the stored one refills nothing and keeps the later timestamp.
+  -- TIME never runs backwards by much, but a failover to a replica with another clock could:
+  -- then nothing is refilled and the later timestamp stays.
   if now > ts then
     tokens = tokens + (now - ts) * refill / period
     ts = now
@@ -108,10 +112,11 @@ std::string FormatDouble(double v) {
 
 }  // namespace
 
-RedisQuotaStore::RedisQuotaStore(std::shared_ptr<RedisConnection> redis, const Clock* clock,
+RedisQuotaStore::RedisQuotaStore(std::shared_ptr<RedisConnection> redis, const Clock* warp,
                                  std::string key_prefix)
     : redis_(std::move(redis)),
-      clock_(clock ? clock : &DefaultClock()),
+      warp_(warp),
+      warp_origin_ms_(warp ? warp->NowMs() : 0),
       key_prefix_(std::move(key_prefix)) {}
 
 // The {client_id} hash tag keeps both keys of a client in one Redis Cluster slot, as a
@@ -130,7 +135,8 @@ StatusOr<RedisQuotaStore::ScriptResult> RedisQuotaStore::Run(const char* op,
   const BucketConfig config = BucketConfigForRate(principal.rate_per_minute);
   auto reply = redis_->Eval(
       QuotaScript(), {BucketKey(principal.client_id), LeasesKey(principal.client_id)},
-      {op, std::to_string(clock_->NowMs()), std::to_string(config.capacity),
+      {op, std::to_string(warp_ ? warp_->NowMs() - warp_origin_ms_ : 0),
+       std::to_string(config.capacity),
        FormatDouble(config.refill_tokens), std::to_string(config.refill_period_ms),
        std::to_string(principal.max_concurrency), lease_id, std::to_string(lease_ttl_ms)});
   if (!reply.ok()) {

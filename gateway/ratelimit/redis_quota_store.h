@@ -3,10 +3,12 @@
 // score = expiry in ms) and its token bucket in a hash {tokens, ts}; both keys carry a PEXPIRE so
 // an idle client leaves no state behind.
 //
-// The gateway passes its own clock reading (now_ms) to the script rather than using Redis TIME,
-// so the math is the same as token_bucket.cc and testable with a ManualClock. Replicas therefore
-// need synchronised clocks (NTP); a replica whose clock lags never refills twice (the bucket keeps
-// the latest timestamp), it only refills late.
+// Time is Redis's: the script reads TIME itself, for lease expiries and for the bucket's refill,
+// so replicas whose clocks disagree (no NTP, a VM paused and resumed, a clock stepped by
+// minutes) still agree on when a lease expires and how full a bucket is. Were each replica to
+// pass its own reading, one running minutes fast would see every lease as expired (admitting
+// past the concurrency cap) and refill buckets early, and one running slow would hold leases
+// minutes past their TTL. The bucket math is otherwise that of token_bucket.cc.
 //
 // Fails closed: when Redis cannot be reached Admit answers 503 service_unavailable.
 #pragma once
@@ -22,9 +24,11 @@ namespace dnaserve::gateway {
 
 class RedisQuotaStore : public QuotaStore {
  public:
-  // `clock` must outlive the store; nullptr means the system clock. `key_prefix` namespaces the
-  // keys: <prefix>{<client_id>}:bucket and <prefix>{<client_id>}:leases.
-  explicit RedisQuotaStore(std::shared_ptr<RedisConnection> redis, const Clock* clock = nullptr,
+  // `warp` is for tests and must otherwise be nullptr: time that passes on it from construction
+  // on is added to Redis's TIME, so a test can move time forward (a ManualClock) without
+  // sleeping. Its absolute reading is never used. `key_prefix` namespaces the keys:
+  // <prefix>{<client_id>}:bucket and <prefix>{<client_id>}:leases.
+  explicit RedisQuotaStore(std::shared_ptr<RedisConnection> redis, const Clock* warp = nullptr,
                            std::string key_prefix = "dnaserve:quota:");
 
   QuotaDecision Admit(const Principal& principal, const std::string& lease_id,
@@ -49,7 +53,8 @@ class RedisQuotaStore : public QuotaStore {
                              const std::string& lease_id, int64_t lease_ttl_ms);
 
   std::shared_ptr<RedisConnection> redis_;
-  const Clock* clock_;
+  const Clock* warp_;
+  int64_t warp_origin_ms_;
   std::string key_prefix_;
 };
 

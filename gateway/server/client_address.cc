@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "gateway/server/header_block.h"
+
 namespace dnaserve::gateway {
 namespace {
 
@@ -133,6 +135,14 @@ std::optional<std::string> CanonicalAddress(std::string_view text) {
   return Format(*ip);
 }
 
+std::string RateLimitKey(std::string_view address) {
+  auto ip = ParseBareIp(address);
+  if (!ip) return std::string(address);
+  if (!ip->v6) return Format(*ip);
+  std::fill(ip->bytes.begin() + 8, ip->bytes.end(), 0);  // keep the /64
+  return Format(*ip) + "/64";
+}
+
 std::string ClientAddress(std::string_view peer, const std::optional<std::string>& forwarded_for,
                           const TrustedProxies& trusted) {
   std::string current = CanonicalAddress(peer).value_or(std::string(peer));
@@ -148,30 +158,7 @@ std::string ClientAddress(std::string_view peer, const std::optional<std::string
 }
 
 std::optional<std::string> ForwardedForOf(std::string_view header_block) {
-  static constexpr std::string_view kName = "x-forwarded-for:";
-  std::optional<std::string> out;
-  size_t pos = header_block.find('\n');  // skip the request line
-  while (pos != std::string_view::npos && pos + 1 < header_block.size()) {
-    const size_t start = pos + 1;
-    size_t end = header_block.find('\n', start);
-    std::string_view line = header_block.substr(
-        start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() >= kName.size() &&
-        std::equal(kName.begin(), kName.end(), line.begin(), [](char a, char b) {
-          return a == std::tolower(static_cast<unsigned char>(b));
-        })) {
-      std::string_view value = Trim(line.substr(kName.size()));
-      if (out) {
-        out->append(",");
-        out->append(value);
-      } else {
-        out = std::string(value);
-      }
-    }
-    pos = end;
-  }
-  return out;
+  return ScanHeaderBlock(header_block).forwarded_for;
 }
 
 }  // namespace dnaserve::gateway

@@ -46,6 +46,13 @@ class TrustedProxies {
 // nullopt when it is not an IP address.
 std::optional<std::string> CanonicalAddress(std::string_view text);
 
+// The network the per-IP limit counts `address` under: an IPv4 address is itself ("10.1.2.3",
+// also when written "::ffff:10.1.2.3"); an IPv6 address is its /64 ("2001:db8:1:2::/64"), the
+// smallest block ISPs and clouds hand a subscriber or an interface (RFC 6177), so a client
+// holding a /64 cannot mint 2^64 buckets by rotating its interface id. Text that is not an IP
+// address comes back unchanged.
+std::string RateLimitKey(std::string_view address);
+
 // The client address of a request whose socket peer is `peer` and whose X-Forwarded-For lines,
 // joined with commas in order, are `forwarded_for` (nullopt: no such header).
 std::string ClientAddress(std::string_view peer, const std::optional<std::string>& forwarded_for,

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "gateway/http/error_response.h"
 #include "gateway/server/chunked_body.h"
+#include "gateway/server/header_block.h"
 
 using namespace Pistache;
 
@@ -48,8 +49,11 @@ class NamedHeader : public Http::Header::Header {
   std::string value_;
 };
 
+// ASCII only (header names are tokens), inline rather than the locale-aware std::tolower.
 std::string ToLower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
   return s;
 }
 
@@ -108,44 +112,6 @@ std::string RawErrorResponse(const Status& status) {
   return os.str();
 }
 
-// Declared length of the request whose header block is `head`, if any.
-std::optional<uint64_t> ContentLengthOf(const std::string& head) {
-  std::string lower = ToLower(head);
-  size_t pos = lower.find("\r\ncontent-length:");
-  if (pos == std::string::npos) return std::nullopt;
-  pos += 17;
-  while (pos < lower.size() && (lower[pos] == ' ' || lower[pos] == '\t')) ++pos;
-  uint64_t value = 0;
-  bool any = false;
-  while (pos < lower.size() && std::isdigit(static_cast<unsigned char>(lower[pos]))) {
-    any = true;
-    if (value > (UINT64_MAX - 9) / 10) return UINT64_MAX;  // absurdly large: saturate
-    value = value * 10 + static_cast<uint64_t>(lower[pos] - '0');
-    ++pos;
-  }
-  if (!any) return std::nullopt;
-  return value;
-}
-
-// The Transfer-Encoding of the request whose header block is `head` (every line of it, joined
-// with commas and lower-cased), if any.
-std::optional<std::string> TransferEncodingOf(const std::string& head) {
-  static constexpr std::string_view kName = "\r\ntransfer-encoding:";
-  const std::string lower = ToLower(head);
-  std::optional<std::string> out;
-  for (size_t pos = lower.find(kName); pos != std::string::npos;
-       pos = lower.find(kName, pos + kName.size())) {
-    size_t start = pos + kName.size();
-    size_t end = lower.find("\r\n", start);
-    std::string value = lower.substr(start, end == std::string::npos ? std::string::npos
-                                                                     : end - start);
-    value.erase(0, value.find_first_not_of(" \t"));
-    value.erase(value.find_last_not_of(" \t") + 1);
-    out = out ? *out + "," + value : value;
-  }
-  return out;
-}
-
 // Per-connection ingress bookkeeping, stored on the Pistache peer.
 // Request body bytes the server holds for requests still being received, across every
 // connection (HttpServerOptions::max_buffered_body_bytes).
@@ -194,16 +160,22 @@ struct IngressState {
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
   uint64_t body_bytes = 0;    // raw body bytes passed on (chunk framing included)
+  uint64_t body_remaining = 0;  // Content-Length bytes of the current request still to come
   bool refused = false;       // a refusal was sent; everything else on this connection is dropped
   // Set on the reactor thread once our refusal has left through the socket (or failed to).
   std::shared_ptr<std::atomic<bool>> refusal_written = std::make_shared<std::atomic<bool>>(false);
   // The current request's chunked framing, followed byte by byte (chunked_body.h).
   std::optional<ChunkedBodyReader> chunked;
-  // X-Forwarded-For of the request whose header block was scanned last, until onRequest takes
-  // it. A request Pistache parses without our scan (a second pipelined request in one read)
-  // finds `forwarded_scanned` false and is attributed to its socket peer.
+  // What the scan of the current request's header block found, until onRequest takes it. Every
+  // request is handed to Pistache on its own (pipelined requests are split at their ends), so
+  // every request Pistache completes has been scanned; `forwarded_scanned` false would mean one
+  // was not, and such a request is attributed to its socket peer.
   bool forwarded_scanned = false;
   std::optional<std::string> forwarded_for;
+  int authorization_lines = 0;
+  // The socket peer as text, and the client address it stands for without X-Forwarded-For.
+  std::string peer_ip;
+  std::string peer_client_ip;
 };
 
 constexpr const char* kIngressKey = "dnaserve.ingress";
@@ -239,16 +211,30 @@ class GatewayHandler : public Http::Handler {
 
   void onInput(const char* buffer, size_t len, const std::shared_ptr<Tcp::Peer>& peer) override {
     IngressState* state = StateOf(peer);
-    if (state->refused) {
-      // Drop the rest of a refused request; the client closes. Until our refusal is out (for a
-      // request Pistache refused itself we cannot tell, so always), each read re-arms the socket's write interest (an empty send): Pistache's reactor handles an
-      // event as input when it also reports the socket writable, and its sockets are
-      // edge-triggered, so a refusal queued while the client is still sending could otherwise
-      // wait forever once the client stops to read it (scripts/reliability saw about one upload
-      // in a hundred wait out its 30 s timeout).
-      if (!state->refusal_written->load()) peer->send(RawBuffer("", 0), MSG_NOSIGNAL);
-      return;
-    }
+    std::string_view input(buffer, len);
+    // One request at a time: bytes after the end of a request start the next one, whose header
+    // block must be scanned in turn (a loop, not recursion: a read may hold thousands of tiny
+    // pipelined requests).
+    do {
+      if (state->refused) {
+        // Drop the rest of a refused request; the client closes. Until our refusal is out (for a
+        // request Pistache refused itself we cannot tell, so always), each read re-arms the
+        // socket's write interest (an empty send): Pistache's reactor handles an event as input
+        // when it also reports the socket writable, and its sockets are edge-triggered, so a
+        // refusal queued while the client is still sending could otherwise wait forever once
+        // the client stops to read it (scripts/reliability saw about one upload in a hundred
+        // wait out its 30 s timeout).
+        if (!state->refusal_written->load()) peer->send(RawBuffer("", 0), MSG_NOSIGNAL);
+        return;
+      }
+      input.remove_prefix(Consume(input, peer, state));
+    } while (!input.empty());
+  }
+
+  // Takes the start of `input` for the current request; returns how many bytes it took (all of
+  // them unless the request ended inside `input`).
+  size_t Consume(std::string_view input, const std::shared_ptr<Tcp::Peer>& peer,
+                 IngressState* state) {
     const auto& opts = shared_->options;
     if (!state->headers_done) {
       // The header block is held back until it is complete, then handed to Pistache in one
@@ -256,59 +242,74 @@ class GatewayHandler : public Http::Handler {
       // every read, so a block trickled a byte at a time would cost it quadratic CPU. (Its
       // header timeout runs from the connection's or the previous request's end, so slow
       // clients are still cut off: http_server_test checks it.)
-      state->head.append(buffer, len);
-      size_t end = state->head.find("\r\n\r\n");
+      const size_t searched_from = state->head.size() < 3 ? 0 : state->head.size() - 3;
+      state->head.append(input.data(), input.size());
+      const size_t end = state->head.find("\r\n\r\n", searched_from);
       if (end == std::string::npos) {
         if (state->head.size() > opts.max_header_bytes) {
           Refuse(peer, state, Status(ErrorCode::kBadRequest, "request headers are too large"));
         }
-        return;
+        return input.size();
       }
+      // The block ends in this input (it did not end in an earlier one), so everything after
+      // it is this input's too.
+      const size_t block_end = end + 4;
+      const size_t tail = state->head.size() - block_end;
       state->headers_done = true;
-      const std::string header_block = state->head.substr(0, end + 2);
-      state->forwarded_for = ForwardedForOf(header_block);
+      HeaderBlockFacts facts = ScanHeaderBlock(std::string_view(state->head).substr(0, end + 2));
+      state->forwarded_for = std::move(facts.forwarded_for);
+      state->authorization_lines = facts.authorization_lines;
       state->forwarded_scanned = true;
-      auto declared = ContentLengthOf(header_block);
+      const auto declared = facts.content_length;
       if (declared && *declared > opts.max_body_bytes) {
         Refuse(peer, state, TooLarge());
-        return;
+        return input.size();
       }
       if (declared && !state->ReserveBody(*declared)) {
         Refuse(peer, state, BodyBudgetSpent());
-        return;
+        return input.size();
       }
-      const size_t tail = state->head.size() - (end + 4);  // body bytes already received
-      state->body_bytes = tail;
-      const std::string held = std::move(state->head);
+      std::string held = std::move(state->head);
       state->head.clear();
       state->chunked.reset();
-      if (auto encoding = TransferEncodingOf(header_block)) {
+      if (facts.transfer_encoding) {
         // Only plain chunked framing, and never beside a Content-Length (RFC 9112 6.1: the
         // pair is how requests are smuggled past proxies).
-        if (*encoding != "chunked" || declared) {
+        if (*facts.transfer_encoding != "chunked" || declared) {
           Refuse(peer, state,
                  Status(ErrorCode::kBadRequest,
                         "Transfer-Encoding must be chunked alone, without Content-Length"));
-          return;
+          return input.size();
         }
         state->chunked.emplace(opts.max_body_bytes);
-        const std::string header_part = held.substr(0, end + 4);
-        ForwardChunks(header_part, std::string_view(held).substr(end + 4), peer, state);
-        return;
+        state->body_bytes = tail;
+        const size_t used = ForwardChunks(std::string_view(held).substr(0, block_end),
+                                          std::string_view(held).substr(block_end), peer, state);
+        return input.size() - (tail - used);
       }
+      const uint64_t body = declared.value_or(0);
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(tail, body));
+      state->body_bytes = take;
+      state->body_remaining = body - take;
+      held.resize(block_end + take);  // what follows belongs to the next request
       Forward(held.data(), held.size(), peer, state);
-      return;
+      return input.size() - (tail - take);
     }
-    state->body_bytes += len;
     if (state->chunked) {
-      ForwardChunks("", std::string_view(buffer, len), peer, state);
-      return;
+      state->body_bytes += input.size();
+      return ForwardChunks("", input, peer, state);
     }
-    if (state->body_bytes > opts.max_body_bytes + kPipelineAllowance) {
-      Refuse(peer, state, TooLarge());
-      return;
+    if (state->body_remaining == 0) {
+      // Pistache did not complete the request we handed it whole (it should have); start over.
+      state->headers_done = false;
+      return 0;
     }
-    Forward(buffer, len, peer, state);
+    const size_t take =
+        static_cast<size_t>(std::min<uint64_t>(input.size(), state->body_remaining));
+    state->body_bytes += take;
+    state->body_remaining -= take;
+    Forward(input.data(), take, peer, state);
+    return take;
   }
 
   // Pistache calls this when a read finds the connection closed (EOF or reset): the client is
@@ -323,6 +324,7 @@ class GatewayHandler : public Http::Handler {
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
     std::optional<std::string> forwarded_for;
     bool forwarded_scanned = false;
+    int authorization_lines = 0;
     if (t_current_ingress) {
       t_current_ingress->headers_done = false;  // next bytes start a request
       t_current_ingress->chunked.reset();
@@ -330,6 +332,7 @@ class GatewayHandler : public Http::Handler {
       forwarded_scanned = std::exchange(t_current_ingress->forwarded_scanned, false);
       forwarded_for = std::move(t_current_ingress->forwarded_for);
       t_current_ingress->forwarded_for.reset();
+      authorization_lines = std::exchange(t_current_ingress->authorization_lines, 0);
     }
 
     HttpRequest request;
@@ -342,25 +345,43 @@ class GatewayHandler : public Http::Handler {
     for (const auto& [name, raw] : req.headers().rawList()) {
       request.headers[ToLower(name)] = raw.value();
     }
-    request.peer_ip = req.address().host();
-    request.client_ip =
-        ClientAddress(request.peer_ip, forwarded_scanned ? forwarded_for : std::optional<std::string>(),
-                      shared_->options.trusted_proxies);
+    request.repeated_authorization = authorization_lines > 1;
+    const TrustedProxies& trusted = shared_->options.trusted_proxies;
+    IngressState* ingress = t_current_ingress;
+    if (ingress && ingress->peer_ip.empty()) {
+      // A connection's peer does not change: its text and canonical form are made once.
+      ingress->peer_ip = req.address().host();
+      ingress->peer_client_ip = ClientAddress(ingress->peer_ip, std::nullopt, trusted);
+    }
+    request.peer_ip = ingress ? ingress->peer_ip : req.address().host();
+    if (forwarded_scanned && forwarded_for) {
+      request.client_ip = ClientAddress(request.peer_ip, forwarded_for, trusted);
+    } else {
+      request.client_ip =
+          ingress ? ingress->peer_client_ip : ClientAddress(request.peer_ip, std::nullopt, trusted);
+    }
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
     if (auto peer = writer.getPeer()) request.connection_closed = StateOf(peer)->closed;
 
-    auto shared_writer = std::make_shared<Http::ResponseWriter>(std::move(writer));
+    // Everything the responder needs, in one allocation (this runs for every request).
+    struct Pending {
+      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive)
+          : writer(std::move(w)), request_id(std::move(id)), client_keeps_alive(keeps_alive) {}
+      Http::ResponseWriter writer;
+      std::string request_id;
+      bool client_keeps_alive;
+      std::atomic<bool> answered{false};
+    };
+    auto pending =
+        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive);
     auto shared = shared_;
     shared->Enter();
-    auto answered = std::make_shared<std::atomic<bool>>(false);
-    std::string request_id = request.request_id;
-    Responder respond = [shared, shared_writer, answered, request_id,
-                         client_keeps_alive](HttpResponse response) {
-      if (answered->exchange(true)) return;  // exactly once
+    Responder respond = [shared, pending](HttpResponse response) {
+      if (pending->answered.exchange(true)) return;  // exactly once
       // The write completes on the reactor thread later; the response stays in flight until
       // then, or Stop() could shut the reactor down with the response still queued.
-      Send(*shared_writer, std::move(response), request_id, client_keeps_alive,
+      Send(pending->writer, std::move(response), pending->request_id, pending->client_keeps_alive,
            shared->draining)
           .then([shared](ssize_t) { shared->Leave(); },
                 [shared](std::exception_ptr) { shared->Leave(); });
@@ -375,35 +396,31 @@ class GatewayHandler : public Http::Handler {
   }
 
  private:
-  // A Content-Length body is at most max_body_bytes; bytes beyond it in the same stream belong
-  // to pipelined requests, which this allowance leaves to Pistache's own limits.
-  static constexpr uint64_t kPipelineAllowance = 64 * 1024;
-
   // Passes Pistache `prefix` (the header block, or nothing) and the chunk data found in `bytes`
   // re-framed as one whole chunk (chunked_body.h says why), ending the body when it ends;
-  // malformed or oversized framing is refused instead. Bytes after the body's end start the
-  // next request.
-  void ForwardChunks(const std::string& prefix, std::string_view bytes,
-                     const std::shared_ptr<Tcp::Peer>& peer, IngressState* state) {
+  // malformed or oversized framing is refused instead. Returns how many of `bytes` belong to
+  // this request: after the body's end the next request starts.
+  size_t ForwardChunks(std::string_view prefix, std::string_view bytes,
+                       const std::shared_ptr<Tcp::Peer>& peer, IngressState* state) {
     std::string data;
     const auto verdict = state->chunked->Feed(bytes, &data);
     switch (verdict) {
       case ChunkedBodyReader::Verdict::kMalformed:
         Refuse(peer, state, Status(ErrorCode::kBadRequest, "malformed chunked request body"));
-        return;
+        return bytes.size();
       case ChunkedBodyReader::Verdict::kTooLarge:
         Refuse(peer, state, TooLarge());
-        return;
+        return bytes.size();
       case ChunkedBodyReader::Verdict::kNeedMore:
       case ChunkedBodyReader::Verdict::kComplete:
         break;
     }
     if (!state->ReserveBody(state->chunked->body_bytes())) {
       Refuse(peer, state, BodyBudgetSpent());
-      return;
+      return bytes.size();
     }
     const size_t consumed = state->chunked->consumed();
-    std::string framed = prefix;
+    std::string framed(prefix);
     if (!data.empty()) {
       char size_line[24];
       std::snprintf(size_line, sizeof(size_line), "%zx\r\n", data.size());
@@ -411,13 +428,11 @@ class GatewayHandler : public Http::Handler {
     }
     if (verdict == ChunkedBodyReader::Verdict::kComplete) framed.append("0\r\n\r\n");
     if (!framed.empty()) Forward(framed.data(), framed.size(), peer, state);
-    if (verdict == ChunkedBodyReader::Verdict::kComplete && consumed < bytes.size() &&
-        !state->refused) {
-      // The request is complete (onRequest has reset the state): the rest is the next one.
-      state->headers_done = false;
-      state->chunked.reset();
-      onInput(bytes.data() + consumed, bytes.size() - consumed, peer);
-    }
+    if (verdict != ChunkedBodyReader::Verdict::kComplete) return bytes.size();
+    // The request is complete (onRequest has reset the state): the rest is the next one.
+    state->headers_done = false;
+    state->chunked.reset();
+    return std::min(consumed, bytes.size());
   }
 
   static Status BodyBudgetSpent() {

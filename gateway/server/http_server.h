@@ -4,7 +4,9 @@
 // The server owns three policies that must hold before any handler runs:
 //  - every request gets a request id, and every response carries it in X-Request-Id;
 //  - every request gets its client address (client_address.h: X-Forwarded-For is believed only
-//    from trusted proxies);
+//    from trusted proxies) and is marked when it carries more than one Authorization line; both
+//    come from the raw header block (header_block.h), which is why requests are handed to
+//    Pistache one at a time, pipelined ones split at their ends;
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
 //    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
 //    limit), so an oversized body is never buffered whole; chunked framing is followed byte by

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/bench/bench_common.h"
+#include "tests/bench/edge_bench.h"
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
 #include "tests/support/test_env.h"
@@ -204,7 +205,15 @@ int main(int argc, char** argv) {
   app.add_option("--threads", s.threads, "LibTorch intra-op threads")->check(CLI::Range(1, 256));
   app.add_option("--reps", s.reps, "timed repetitions at 10 kb")->check(CLI::Range(1, 1000));
   app.add_option("--lengths", s.lengths, "input lengths in bp");
-  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway");
+  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway, edge");
+  EdgeSettings edge;
+  app.add_option("--edge-rounds", edge.rounds, "edge suite: rounds")->check(CLI::Range(1, 100));
+  app.add_option("--edge-seconds", edge.seconds, "edge suite: seconds per wrk run")
+      ->check(CLI::Range(1, 600));
+  app.add_option("--edge-baseline-gateway", edge.baseline_gateway,
+                 "edge suite: another dnaserve-gateway binary measured alongside (e.g. main's)");
+  app.add_option("--edge-predict-bp", edge.predict_bp, "edge suite: bases of the sync predict")
+      ->check(CLI::Range(300, 500000));
   app.add_option("--gateway-requests", s.gateway_requests, "concurrent requests")
       ->check(CLI::Range(1, 256));
   app.add_option("--gateway-rounds", s.gateway_rounds, "rounds of each")->check(CLI::Range(1, 100));
@@ -223,6 +232,7 @@ int main(int argc, char** argv) {
   s.runner = suites.find("runner") != std::string::npos;
   s.workers = suites.find("workers") != std::string::npos;
   s.gateway = suites.find("gateway") != std::string::npos;
+  const bool run_edge = suites.find("edge") != std::string::npos;
   if (s.work_dir.empty()) s.work_dir = dnaserve::testing::MakeTempDir("dnaserve-bench");
   std::filesystem::create_directories(s.work_dir);
 
@@ -236,10 +246,22 @@ int main(int argc, char** argv) {
     gateway.push_back(RunGatewayBench(s, /*batching=*/true));
     gateway.push_back(RunGatewayBench(s, /*batching=*/false));
   }
-  const std::string md = Markdown(s, runner, workers, gateway, errors);
+  EdgeFigures edge_figures;
+  if (run_edge) {
+    edge_figures = RunEdgeBench(s, edge);
+    if (!edge_figures.error.empty()) errors.push_back("edge: " + edge_figures.error);
+  }
+  std::string md = Markdown(s, runner, workers, gateway, errors);
+  if (run_edge) md += EdgeMarkdown(edge, edge_figures);
   std::fputs(md.c_str(), stdout);
   if (!out_md.empty()) std::ofstream(out_md, std::ios::trunc) << md;
-  if (!out_json.empty())
-    std::ofstream(out_json, std::ios::trunc) << Json(s, runner, workers, gateway);
+  if (!out_json.empty()) {
+    std::string json = Json(s, runner, workers, gateway);
+    if (run_edge) {
+      json.erase(json.rfind('}'));
+      json += ", \"edge\": " + EdgeJson(edge_figures) + "}\n";
+    }
+    std::ofstream(out_json, std::ios::trunc) << json;
+  }
   return errors.empty() ? 0 : 1;
 }

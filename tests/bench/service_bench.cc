@@ -118,6 +118,41 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
 
 }  // namespace
 
+std::vector<std::string> BenchWorkerArgv(const BenchSettings& settings, Task task,
+                                         const std::string& models_dir, int port, bool batching) {
+  return WorkerArgv(settings, task, models_dir, port, batching);
+}
+
+std::string IssueBenchKey(const BenchSettings& settings, const std::string& keys_file,
+                          int concurrency, std::string* error) {
+  // dnaserve-keys prints the key, then its entry.
+  const std::string key_command = settings.binary_dir +
+                                  "/gateway/dnaserve-keys new --client bench --rate 600000 "
+                                  "--concurrency " +
+                                  std::to_string(concurrency) + " 2>/dev/null";
+  FILE* pipe = popen(key_command.c_str(), "r");
+  char line1[4096] = {0}, line2[4096] = {0};
+  const bool got_key =
+      pipe && fgets(line1, sizeof(line1), pipe) && fgets(line2, sizeof(line2), pipe);
+  if (pipe) pclose(pipe);
+  if (!got_key) {
+    *error = "dnaserve-keys did not issue a key";
+    return "";
+  }
+  std::string key(line1);
+  std::string entry(line2);
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  while (!entry.empty() && (entry.back() == '\n' || entry.back() == '\r')) entry.pop_back();
+  std::FILE* keys = std::fopen(keys_file.c_str(), "w");
+  if (!keys) {
+    *error = "cannot write " + keys_file;
+    return "";
+  }
+  std::fprintf(keys, "{\"keys\": [%s]}\n", entry.c_str());
+  std::fclose(keys);
+  return key;
+}
+
 std::vector<WorkerFigures> RunWorkerBench(const BenchSettings& settings) {
   std::vector<WorkerFigures> figures;
   std::vector<std::string> dirs = {settings.models_dir};
@@ -150,32 +185,10 @@ GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching) {
     f.error = "redis-server is not installed or did not start";
     return f;
   }
-  // A key with room for every concurrent request (dnaserve-keys prints the key, then its entry).
+  // A key with room for every concurrent request.
   const std::string keys_file = settings.work_dir + "/gateway-keys-" + tag + ".json";
-  const std::string key_command = settings.binary_dir +
-                                  "/gateway/dnaserve-keys new --client bench --rate 600000 "
-                                  "--concurrency " +
-                                  std::to_string(std::max(8, 2 * f.requests)) + " 2>/dev/null";
-  FILE* pipe = popen(key_command.c_str(), "r");
-  char line1[4096] = {0}, line2[4096] = {0};
-  const bool got_key =
-      pipe && fgets(line1, sizeof(line1), pipe) && fgets(line2, sizeof(line2), pipe);
-  if (pipe) pclose(pipe);
-  if (!got_key) {
-    f.error = "dnaserve-keys did not issue a key";
-    return f;
-  }
-  std::string key(line1);
-  std::string entry(line2);
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-  while (!entry.empty() && (entry.back() == '\n' || entry.back() == '\r')) entry.pop_back();
-  std::FILE* keys = std::fopen(keys_file.c_str(), "w");
-  if (!keys) {
-    f.error = "cannot write " + keys_file;
-    return f;
-  }
-  std::fprintf(keys, "{\"keys\": [%s]}\n", entry.c_str());
-  std::fclose(keys);
+  const std::string key = IssueBenchKey(settings, keys_file, std::max(8, 2 * f.requests), &f.error);
+  if (key.empty()) return f;
 
   const int worker_port = dnaserve::testing::FreePort();
   ChildProcess worker_process;

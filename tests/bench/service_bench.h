@@ -46,4 +46,12 @@ struct GatewayFigures {
 
 GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching);
 
+// Writes a keys file holding one key (client "bench", a rate no benchmark reaches, `concurrency`
+// seats) and returns the key; "" with *error set on failure.
+std::string IssueBenchKey(const BenchSettings& settings, const std::string& keys_file,
+                          int concurrency, std::string* error);
+// The dnaserve-worker command line the benchmarks use.
+std::vector<std::string> BenchWorkerArgv(const BenchSettings& settings, Task task,
+                                         const std::string& models_dir, int port, bool batching);
+
 }  // namespace dnaserve::bench

@@ -317,6 +317,43 @@ function crossErrors(objects, binaries) {
   networkPolicyErrors(objects).forEach(add);
   binaryErrors(objects, binaries).forEach(add);
   runnerErrors(objects, binaries).forEach(add);
+  trustedProxyErrors(objects).forEach(add);
+  return errors;
+}
+
+// DNASERVE_TRUSTED_PROXIES (wherever a ConfigMap or a container sets it) names the ingress
+// controller's addresses, narrowly: a client that can reach the gateway from a trusted address
+// chooses its own X-Forwarded-For, hence its per-IP bucket. A whole private range (10.0.0.0/8)
+// would trust every pod of the cluster. At most an IPv4 /20 or an IPv6 /64 per entry.
+const kWidestTrustedPrefix = { v4: 20, v6: 64 };
+function trustedProxyErrors(objects) {
+  const errors = [];
+  const settings = [];
+  for (const c of objects.filter((o) => o.kind === "ConfigMap")) {
+    const value = (c.data || {}).DNASERVE_TRUSTED_PROXIES;
+    if (value !== undefined) settings.push([describe(c), value]);
+  }
+  for (const w of workloads(objects)) {
+    for (const c of containers(w)) {
+      for (const e of c.env || []) {
+        if (e.name === "DNASERVE_TRUSTED_PROXIES" && e.value !== undefined) {
+          settings.push([`${describe(w)} container ${c.name}`, e.value]);
+        }
+      }
+    }
+  }
+  for (const [where, value] of settings) {
+    for (const entry of String(value).split(",").map((x) => x.trim()).filter((x) => x)) {
+      const [address, bits] = entry.split("/");
+      const v6 = address.includes(":");
+      const widest = v6 ? kWidestTrustedPrefix.v6 : kWidestTrustedPrefix.v4;
+      const prefix = bits === undefined ? (v6 ? 128 : 32) : Number(bits);
+      if (!Number.isInteger(prefix) || prefix < widest) {
+        errors.push(`${where}: DNASERVE_TRUSTED_PROXIES entry ${entry} is wider than /${widest}: trust ` +
+                    `the ingress controller's addresses only, not a whole network`);
+      }
+    }
+  }
   return errors;
 }
 
@@ -710,6 +747,10 @@ function mutations() {
      (o) => { gateway(o).spec.template.spec.terminationGracePeriodSeconds = 30; }],
     ["a missing Secret", /^cross: Deployment\/dnaserve-gateway: volume 'keys' names Secret 'dnaserve-keyz'/,
      (o) => { gateway(o).spec.template.spec.volumes[0].secret.secretName = "dnaserve-keyz"; }],
+    ["X-Forwarded-For trusted from a whole private range",
+     /^cross: ConfigMap\/dnaserve-gateway-config[-\w]*: DNASERVE_TRUSTED_PROXIES entry 10\.0\.0\.0\/8 is wider/,
+     (o) => { o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith("dnaserve-gateway-config"))
+                .data.DNASERVE_TRUSTED_PROXIES = "192.0.2.0/24,10.0.0.0/8"; }],
     ["an HPA scaling nothing", /^cross: HorizontalPodAutoscaler\/dnaserve-gateway: scales Deployment\/dnaserve-gatway/,
      (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-gateway").spec.scaleTargetRef.name = "dnaserve-gatway"; }],
   ];

@@ -21,6 +21,20 @@ TEST_CASE("admission errors", "[integration]") {
   DNASERVE_REQUIRE_SERVICE(svc);
   const std::string key = svc->keys().alice;
 
+  SECTION("two Authorization headers are 401 invalid_request, even when both are valid") {
+    const std::string second = "Authorization: Bearer " + svc->keys().alice;
+    for (const std::string path : {"/v1/tasks/jobs/00000000-0000-4000-8000-000000000000",
+                                   "/v1/tasks/promoter/models"}) {
+      INFO(path);
+      auto r = svc->Get(path, key, {second});
+      REQUIRE(r.status == 401);
+      CHECK(Code(r) == "unauthorized");
+      REQUIRE(r.Header("www-authenticate"));
+      CHECK(*r.Header("www-authenticate") == "Bearer error=\"invalid_request\"");
+    }
+    // One of them is fine.
+    CHECK(svc->Get("/v1/tasks/promoter/models", key).status == 200);
+  }
   SECTION("unknown task") {
     auto r = svc->Post("/v1/tasks/telepathy/predict", MinimalBody("promoter"), key);
     CHECK(r.status == 404);

@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 
@@ -91,6 +97,63 @@ TEST_CASE("job ids are random UUIDv4", "[common]") {
   CHECK(NewHexId32().size() == 32);
   CHECK_FALSE(IsUuid("not-a-uuid"));
   CHECK_FALSE(IsUuid("0000000000000000000000000000000000000"));
+}
+
+TEST_CASE("log lines: timestamp, numbers and escapes as JSON wants them", "[common][log]") {
+  std::string line = log::FormatLine(
+      "warn", "x", {{"s", "tab\there \x01 \\ \"q\""}, {"i", int64_t{-42}}, {"d", 0.0123456789},
+                    {"big", 1.5e300}, {"b", false}});
+  INFO(line);
+  std::regex shape(
+      R"(^\{"ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","level":"warn","component":"[^"]+",)"
+      R"("event":"x","s":"tab\\there \\u0001 \\\\ \\"q\\"","i":-42,"d":0.0123457,)"
+      R"("big":1.5e\+300,"b":false\}$)");
+  CHECK(std::regex_match(line, shape));
+}
+
+TEST_CASE("buffered logging writes at a warning, on Flush, and keeps the order", "[common][log]") {
+  char path[] = "/tmp/dnaserve-log-test-XXXXXX";
+  const int file = mkstemp(path);
+  REQUIRE(file >= 0);
+  const int saved = dup(STDERR_FILENO);
+  REQUIRE(dup2(file, STDERR_FILENO) >= 0);
+  auto contents = [&] {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  // The once-a-second flush may only be absent from the checks made within the first second.
+  const auto started = std::chrono::steady_clock::now();
+  log::Init("buffered-test", log::Output::kBuffered);
+  log::Info("first");
+  log::Info("second");
+  const std::string before_warning = contents();
+  log::Warn("third");
+  const std::string after_warning = contents();
+  log::Info("fourth");
+  const std::string before_flush = contents();
+  const bool within_a_second =
+      std::chrono::steady_clock::now() - started < std::chrono::milliseconds(900);
+  log::Flush();
+  const std::string after_flush = contents();
+  log::Init("dnaserve", log::Output::kImmediate);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(file);
+  std::remove(path);
+
+  if (within_a_second) {
+    CHECK(before_warning.empty());
+    CHECK(before_flush == after_warning);
+  }
+  const size_t first = after_warning.find("\"event\":\"first\"");
+  const size_t second = after_warning.find("\"event\":\"second\"");
+  const size_t third = after_warning.find("\"event\":\"third\"");
+  CHECK(first < second);
+  CHECK(second < third);
+  CHECK(third != std::string::npos);
+  CHECK(after_flush.find("\"event\":\"fourth\"") > third);
+  CHECK(after_flush.find("\"event\":\"fourth\"") != std::string::npos);
+  CHECK(std::count(after_flush.begin(), after_flush.end(), '\n') == 4);
 }
 
 TEST_CASE("log lines are single-line JSON with escaped values", "[common]") {

@@ -40,6 +40,17 @@ TEST_CASE("trusted proxies: addresses and CIDR blocks of both families", "[proxi
   CHECK(Trusted("").empty());
 }
 
+TEST_CASE("rate-limit keys: IPv4 per address, IPv6 per /64", "[proxies][ip]") {
+  CHECK(RateLimitKey("203.0.113.9") == "203.0.113.9");
+  CHECK(RateLimitKey("::ffff:203.0.113.9") == "203.0.113.9");
+  CHECK(RateLimitKey("2001:db8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64");
+  CHECK(RateLimitKey("2001:0DB8:0001:0002::1") == "2001:db8:1:2::/64");
+  CHECK(RateLimitKey("2001:db8:1:3::1") == "2001:db8:1:3::/64");
+  CHECK(RateLimitKey("::1") == "::/64");
+  CHECK(RateLimitKey("fe80::1234") == "fe80::/64");
+  CHECK(RateLimitKey("not-an-ip") == "not-an-ip");
+}
+
 TEST_CASE("the header is ignored unless the socket peer is a trusted proxy", "[proxies]") {
   const TrustedProxies none;
   CHECK(ClientAddress("203.0.113.5", std::string("198.51.100.1"), none) == "203.0.113.5");

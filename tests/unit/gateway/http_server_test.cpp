@@ -112,7 +112,8 @@ struct TestServer {
       last_body = req.body;
       HttpResponse r;
       r.body = "{\"path\":\"" + req.path + "\",\"format\":\"" + req.query["format"] +
-               "\",\"client\":\"" + req.client_ip + "\"}";
+               "\",\"client\":\"" + req.client_ip + "\",\"repeated_authorization\":" +
+               (req.repeated_authorization ? "true" : "false") + "}";
       r.SetHeader("X-Job-Id", "job-1");
       if (req.path == "/named") r.SetHeader("X-Request-Id", "edge-id");
       respond(r);
@@ -265,6 +266,68 @@ TEST_CASE("X-Forwarded-For names the client only when the socket peer is a trust
     TestServer s;
     auto r = Fetch("GET", s.url("/x"), {"X-Forwarded-For: 198.51.100.7"});
     CHECK(r.body.find("\"client\":\"127.0.0.1\"") != std::string::npos);
+  }
+}
+
+// Reads from `fd` until `count` responses have arrived (or the read times out).
+std::string ReadResponses(int fd, int count) {
+  std::string out;
+  char buf[4096];
+  auto responses = [&out] {
+    int n = 0;
+    for (size_t pos = out.find("HTTP/1.1 "); pos != std::string::npos;
+         pos = out.find("HTTP/1.1 ", pos + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  while (responses() < count || out.back() != '}') {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+TEST_CASE("a request with two Authorization lines is marked, also when pipelined",
+          "[gateway][http]") {
+  auto trusted = TrustedProxies::Parse("127.0.0.1");
+  REQUIRE(trusted.ok());
+  TestServer s(1024, *trusted);
+  SECTION("one line is not repeated, two are (Pistache itself keeps only one)") {
+    auto one = Fetch("GET", s.url("/x"), {"Authorization: Bearer dns_a"});
+    CHECK(one.body.find("\"repeated_authorization\":false") != std::string::npos);
+    auto two = Fetch("GET", s.url("/x"), {"Authorization: Bearer dns_a", "authorization: Bearer dns_b"});
+    CHECK(two.body.find("\"repeated_authorization\":true") != std::string::npos);
+  }
+  SECTION("every request of a pipelined batch has its own header block scanned") {
+    // Three requests in one write: a GET, a GET with two Authorization lines and its own
+    // X-Forwarded-For, then a POST with a body. Pistache used to be handed all three at once,
+    // so only the first one's block was scanned.
+    const std::string batch =
+        "GET /first HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dns_a\r\n\r\n"
+        "GET /second HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dns_a\r\n"
+        "X-Forwarded-For: 198.51.100.2\r\nAuthorization: Bearer dns_b\r\n\r\n"
+        "POST /third HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nX-Forwarded-For: 198.51.100.3\r\n"
+        "\r\nhello";
+    int fd = Connect(s.server->port());
+    REQUIRE(send(fd, batch.data(), batch.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(batch.size()));
+    const std::string answers = ReadResponses(fd, 3);
+    close(fd);
+    INFO(answers);
+    const size_t first = answers.find("\"path\":\"/first\"");
+    const size_t second = answers.find("\"path\":\"/second\"");
+    const size_t third = answers.find("\"path\":\"/third\"");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(second != std::string::npos);
+    REQUIRE(third != std::string::npos);
+    CHECK(answers.find("\"client\":\"127.0.0.1\",\"repeated_authorization\":false", first) ==
+          answers.find("\"client\"", first));
+    CHECK(answers.find("\"client\":\"198.51.100.2\",\"repeated_authorization\":true", second) ==
+          answers.find("\"client\"", second));
+    CHECK(answers.find("\"client\":\"198.51.100.3\",\"repeated_authorization\":false", third) ==
+          answers.find("\"client\"", third));
+    CHECK(s.last_body == "hello");
   }
 }
 

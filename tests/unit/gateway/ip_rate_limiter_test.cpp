@@ -49,6 +49,34 @@ TEST_CASE("addresses are limited independently", "[ip]") {
   CHECK(limiter.Admit("2001:db8::1").admitted);
 }
 
+TEST_CASE("IPv6 clients are counted by their /64", "[ip]") {
+  ManualClock clock;
+  IpRateLimiter limiter({}, &clock);
+  // 20 requests, each from another interface id (and spelling) of one /64.
+  for (int i = 0; i < 20; ++i) {
+    INFO("request " << i);
+    REQUIRE(limiter.Admit("2001:db8:0:7:" + std::to_string(i + 1) + "::" + std::to_string(i)).admitted);
+  }
+  CHECK_FALSE(limiter.Admit("2001:db8:0:7:ffff:ffff:ffff:ffff").admitted);
+  CHECK_FALSE(limiter.Admit("2001:0db8:0000:0007::1").admitted);
+  CHECK(limiter.size() == 1);
+  // The neighbouring /64 is another client.
+  CHECK(limiter.Admit("2001:db8:0:8::1").admitted);
+  CHECK(limiter.size() == 2);
+}
+
+TEST_CASE("IPv4 stays per address, and ::ffff:a.b.c.d is a.b.c.d", "[ip]") {
+  ManualClock clock;
+  IpRateLimiter limiter({}, &clock);
+  for (int i = 0; i < 10; ++i) REQUIRE(limiter.Admit("198.51.100.7").admitted);
+  for (int i = 0; i < 10; ++i) REQUIRE(limiter.Admit("::ffff:198.51.100.7").admitted);
+  CHECK_FALSE(limiter.Admit("198.51.100.7").admitted);
+  CHECK_FALSE(limiter.Admit("::ffff:198.51.100.7").admitted);
+  // The next address (which would share a /64-style prefix if IPv4 were grouped) is its own.
+  CHECK(limiter.Admit("198.51.100.8").admitted);
+  CHECK(limiter.size() == 2);
+}
+
 TEST_CASE("rate and burst are configurable, retry-after follows the rate", "[ip]") {
   ManualClock clock;
   IpRateLimiterOptions options;
