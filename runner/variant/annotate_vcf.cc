@@ -1,5 +1,7 @@
 #include "runner/variant/annotate_vcf.h"
 
+#include "common/text.h"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -15,17 +17,6 @@ constexpr double kCheckingShare = 5.0;  // percent of the run given to the first
 Status Cancelled() { return Unavailable("the job was cancelled"); }
 
 bool IsCancelled(const std::atomic<bool>* flag) { return flag && flag->load(); }
-
-// "1,234,567"
-std::string Grouped(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 }  // namespace
 
@@ -74,10 +65,10 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
   const int64_t needed = (alternate_windows + static_cast<int64_t>(reference_sites.size())) *
                          static_cast<int64_t>(request.options.tissues.size());
   if (allowance > 0 && needed > allowance) {
-    return BadRequest("the job needs about " + Grouped(needed) + " model calls (" +
-                      Grouped(alternate_windows) + " allele windows and " +
-                      Grouped(static_cast<int64_t>(reference_sites.size())) +
-                      " reference windows, each once per tissue); at most " + Grouped(allowance) +
+    return BadRequest("the job needs about " + GroupedThousands(needed) + " model calls (" +
+                      GroupedThousands(alternate_windows) + " allele windows and " +
+                      GroupedThousands(static_cast<int64_t>(reference_sites.size())) +
+                      " reference windows, each once per tissue); at most " + GroupedThousands(allowance) +
                       " are allowed per job (this service's limit): narrow it with options.genes, "
                       "a smaller options.window, fewer tissues or a smaller VCF");
   }

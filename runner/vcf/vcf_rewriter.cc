@@ -1,5 +1,7 @@
 #include "runner/vcf/vcf_rewriter.h"
 
+#include "common/text.h"
+
 #include <htslib/bgzf.h>
 #include <htslib/hfile.h>
 #include <htslib/hts.h>
@@ -110,17 +112,6 @@ bool HeaderHasGex(const bcf_hdr_t* hdr) {
   return false;
 }
 
-// "1,234,567"
-std::string Grouped(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 // ALT alleles in a record line's fifth column, counted before htslib parses it (htslib refuses
 // more than 65,535 with a message that names no bound). 0 when the column is missing or '.'.
 int64_t AltCount(std::string_view line) {
@@ -212,13 +203,13 @@ struct VcfRewriter::Impl {
     switch (result) {
       case LineReader::Result::kLineTooLong:
         return BadRequest(
-            "the input VCF has a line longer than " + Grouped(limits.max_line_bytes) +
+            "the input VCF has a line longer than " + GroupedThousands(limits.max_line_bytes) +
             " bytes (this service's limit per line) " + where +
             "; the workflow does not read sample columns: drop them (bcftools view -G) and "
             "resubmit, or check that the file is not damaged");
       case LineReader::Result::kTooMuchText:
         return BadRequest("the input VCF decompresses to more than " +
-                          Grouped(limits.max_decompressed_bytes) +
+                          GroupedThousands(limits.max_decompressed_bytes) +
                           " bytes (this service's limit per job), exceeded " + where +
                           "; drop sample columns (bcftools view -G) or split the file by "
                           "chromosome (bcftools view -r) and submit the parts");
@@ -248,7 +239,7 @@ struct VcfRewriter::Impl {
       }
       if (static_cast<int64_t>(header.size() + text_line.size() + 1) > limits.max_header_bytes) {
         return BadRequest("the input VCF's header is longer than " +
-                          Grouped(limits.max_header_bytes) +
+                          GroupedThousands(limits.max_header_bytes) +
                           " bytes (this service's limit); remove header lines the file does not "
                           "need (bcftools annotate -x, bcftools view -G) and resubmit");
       }
@@ -267,7 +258,7 @@ struct VcfRewriter::Impl {
     if (result == LineReader::Result::kEnd) return false;
     if (result != LineReader::Result::kLine) return LineFailure(result, /*in_header=*/false);
     if (number >= limits.max_records) {
-      return BadRequest("the input VCF has more than " + Grouped(limits.max_records) +
+      return BadRequest("the input VCF has more than " + GroupedThousands(limits.max_records) +
                         " records (this service's limit per job); split it, e.g. by chromosome "
                         "with bcftools view -r, and submit the parts");
     }
@@ -293,8 +284,8 @@ struct VcfRewriter::Impl {
       const std::string_view pos =
           text_line.substr(pos_start, text_line.find('\t', pos_start) - pos_start);
       return BadRequest("input VCF record " + std::to_string(number) + " (" +
-                        std::string(contig) + ":" + std::string(pos) + ") has " + Grouped(alts) +
-                        " ALT alleles; at most " + Grouped(limits.max_alts_per_record) +
+                        std::string(contig) + ":" + std::string(pos) + ") has " + GroupedThousands(alts) +
+                        " ALT alleles; at most " + GroupedThousands(limits.max_alts_per_record) +
                         " per record are accepted (this service's limit): split multi-allelic "
                         "records (bcftools norm -m -any) and resubmit");
     }

@@ -1,5 +1,7 @@
 #include "runner/workflows/variant_interpretation.h"
 
+#include "common/text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -34,17 +36,6 @@ Status CheckGrants(const S3Access& access, const S3ObjectUri& input, const S3Obj
     return S3PrefixUnwritable(output_prefix);
   }
   return Status::Ok();
-}
-
-// "1,234,567"
-std::string Grouped(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
 }
 
 // "12.3 MB"
@@ -111,8 +102,8 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
   if (object->size == 0) return BadRequest("the input VCF " + c.input.ToString() + " is empty");
   const int64_t limit = resources.max_object_bytes();
   if (object->size > limit) {
-    return BadRequest("the input VCF " + c.input.ToString() + " is " + Grouped(object->size) +
-                      " bytes; at most " + Grouped(limit) + " bytes (2 GiB) are accepted");
+    return BadRequest("the input VCF " + c.input.ToString() + " is " + GroupedThousands(object->size) +
+                      " bytes; at most " + GroupedThousands(limit) + " bytes (2 GiB) are accepted");
   }
   c.object = *object;
 
@@ -204,8 +195,8 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
     if (p.phase == variant::AnnotationProgress::Phase::kChecking) {
       context.Progress(percent, "checking the VCF");
     } else {
-      context.Progress(percent, "scoring " + Grouped(p.records_done) + " of " +
-                                    Grouped(p.records_total) + " records");
+      context.Progress(percent, "scoring " + GroupedThousands(p.records_done) + " of " +
+                                    GroupedThousands(p.records_total) + " records");
     }
   };
   auto annotated = variant::AnnotateVcf(annotate);
