@@ -54,13 +54,10 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
 
-  RedisJobStoreOptions job_options;
-  job_options.client_result_bytes = config->client_result_bytes;
-  RedisJobStore jobs(*redis, nullptr, job_options);
-  RedisQuotaStore quotas(*redis);
-  JobQueueOptions queue_options;
-  queue_options.max_jobs_per_client = config->max_queued_jobs;
-  RedisJobQueue queue(*redis, queue_options);
+  SharedStores stores(*redis, *config);
+  RedisJobStore& jobs = stores.jobs;
+  RedisQuotaStore& quotas = stores.quotas;
+  RedisJobQueue& queue = stores.queue;
   JobWaiter waiter(&jobs, &queue);
   IpRateLimiterOptions ip_options;
   ip_options.requests_per_second = config->ip_rate_per_second;

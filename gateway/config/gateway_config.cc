@@ -48,15 +48,8 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
                  "seconds in-flight requests and jobs may run after SIGTERM")
       ->envname("DNASERVE_DRAIN_TIMEOUT")
       ->check(CLI::Range(0, 86400));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    *exit_now = true;
-    std::cout << app.help();
-    return c;
-  } catch (const CLI::ParseError& e) {
-    return BadRequest(e.what());
-  }
+  if (Status parsed = ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
+  if (*exit_now) return c;
   return c;
 }
 

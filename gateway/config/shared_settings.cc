@@ -1,6 +1,7 @@
 #include "gateway/config/shared_settings.h"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 namespace dnaserve::gateway {
 
@@ -32,6 +33,38 @@ void AddSharedOptions(CLI::App& app, SharedSettings& s) {
       ->envname("DNASERVE_CLIENT_RESULT_BYTES")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
 }
+
+Status ParseCommandLine(CLI::App& app, int argc, char** argv, bool* exit_now) {
+  *exit_now = false;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    *exit_now = true;
+    std::cout << app.help();
+  } catch (const CLI::ParseError& e) {
+    return BadRequest(e.what());
+  }
+  return Status::Ok();
+}
+
+namespace {
+RedisJobStoreOptions JobStoreOptions(const SharedSettings& s) {
+  RedisJobStoreOptions options;
+  options.client_result_bytes = s.client_result_bytes;
+  return options;
+}
+JobQueueOptions QueueOptions(const SharedSettings& s) {
+  JobQueueOptions options;
+  options.max_jobs_per_client = s.max_queued_jobs;
+  return options;
+}
+}  // namespace
+
+SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,
+                           const SharedSettings& settings)
+    : jobs(redis, nullptr, JobStoreOptions(settings)),
+      quotas(redis),
+      queue(redis, QueueOptions(settings)) {}
 
 GrpcInferenceBackend::Options WorkerBackendOptions(const WorkerEndpoints& endpoints,
                                                    const SharedSettings& s,

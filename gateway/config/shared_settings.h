@@ -8,7 +8,11 @@
 #include <cstdint>
 #include <string>
 
+#include "common/status.h"
 #include "gateway/dispatch/worker_client.h"
+#include "gateway/jobs/job_queue.h"
+#include "gateway/jobs/redis_job_store.h"
+#include "gateway/ratelimit/redis_quota_store.h"
 
 namespace CLI {
 class App;
@@ -37,6 +41,18 @@ struct SharedSettings {
 
 // Adds the shared flags (each with its environment variable) to `app`, bound to `settings`.
 void AddSharedOptions(CLI::App& app, SharedSettings& settings);
+
+// Parses argv into what `app` binds. --help prints the help and sets *exit_now; a bad flag or
+// value is a bad_request naming it.
+Status ParseCommandLine(CLI::App& app, int argc, char** argv, bool* exit_now);
+
+// The Redis-backed stores a gateway and a runner share, set up from the shared settings.
+struct SharedStores {
+  SharedStores(const std::shared_ptr<RedisConnection>& redis, const SharedSettings& settings);
+  RedisJobStore jobs;
+  RedisQuotaStore quotas;
+  RedisJobQueue queue;
+};
 
 // The worker client's options from the shared settings; `call_deadline` caps one worker call.
 GrpcInferenceBackend::Options WorkerBackendOptions(const WorkerEndpoints& endpoints,
