@@ -561,8 +561,9 @@ def fault_gateway_killed(stack):
     key = stack.keys["bulk"]
     finished = submit_jobs(stack, g1, 5, 2000, key)
     poll_until_done(stack, g1, finished, key, 60)
-    running = submit_jobs(stack, g1, 3, 500000, key)
-    time.sleep(1)
+    # Enough 500 kb jobs that most are still queued or running when the gateway dies.
+    running = submit_jobs(stack, g1, 16, 500000, key)
+    time.sleep(0.2)
     g1.kill()
     killed = time.monotonic()
     finished_polls = [stack.get(g2, "/v1/tasks/jobs/" + j, key).status for j in finished]
@@ -593,16 +594,19 @@ def fault_runner_killed(stack):
     """A runner SIGKILLed with jobs running: the other runner takes them over and finishes them."""
     g = stack.gateways[0]
     key = stack.keys["bulk"]
-    running = submit_jobs(stack, g, 4, 500000, key)
-    time.sleep(1)
+    running = submit_jobs(stack, g, 16, 500000, key)
+    time.sleep(0.3)
     victim = stack.runners[0]
     victim.kill()
     killed = time.monotonic()
+    unfinished_at_kill = sum(1 for j in running if stack.get(g, "/v1/tasks/jobs/" + j, key).status == 202)
     final = poll_until_done(stack, g, running, key, 300)
     settled = time.monotonic() - killed
     victim.start()
     result = {
-        "jobs_final": [final.get(j) for j in running],
+        "jobs": len(running),
+        "unfinished_at_kill": unfinished_at_kill,
+        "jobs_final_200": sum(1 for j in running if (final.get(j) or (None,))[0] == 200),
         "settled_after_s": round(settled, 1),
         "lost_jobs": sum(1 for j in running if (final.get(j) or (None,))[0] != 200),
     }
