@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/cancellation.h"
+#include "gateway/http/response_stream.h"
 
 namespace dnaserve::gateway {
 
@@ -48,6 +49,8 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, in order
+  // Set: the body is written as it is produced (`body` is ignored), in HTTP/1.1 chunks.
+  std::shared_ptr<ResponseStream> stream;
 
   void SetHeader(std::string name, std::string value) {
     for (auto& h : headers) {

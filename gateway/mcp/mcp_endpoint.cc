@@ -107,6 +107,8 @@ int64_t StrippedLength(const std::string& sequence) {
   return n;
 }
 
+std::string SseEvent(const std::string& json) { return "event: message\ndata: " + json + "\n\n"; }
+
 // One POST: its answers, filled as tool calls finish (maybe on runner threads), sent once all
 // are in.
 class Exchange {
@@ -117,6 +119,23 @@ class Exchange {
         batch_(batch),
         event_stream_(event_stream),
         respond_(std::move(respond)) {}
+
+  // A single tools/call whose client takes text/event-stream: the response starts now and
+  // progress notifications are written as the job reports them (null for a batch or a JSON
+  // client, whose answer stays whole).
+  std::shared_ptr<ResponseStream> OpenStream() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (batch_ || !event_stream_) return nullptr;
+    if (stream_) return stream_;
+    stream_ = std::make_shared<ResponseStream>();
+    HttpResponse response;
+    response.content_type = "text/event-stream";
+    response.SetHeader("Cache-Control", "no-cache");
+    response.stream = stream_;
+    lock.unlock();
+    respond_(std::move(response));
+    return stream_;
+  }
 
   void Answer(size_t slot, std::string json, std::vector<std::string> notifications = {},
               std::optional<int> retry_after = std::nullopt) {
@@ -142,6 +161,12 @@ class Exchange {
     } else {
       payload = answers_.front();
     }
+    if (stream_) {
+      for (const auto& n : notifications_) stream_->Write(SseEvent(n));
+      stream_->Write(SseEvent(payload));
+      stream_->Close();
+      return;
+    }
     HttpResponse response;
     if (event_stream_ && !notifications_.empty()) {
       response.content_type = "text/event-stream";
@@ -159,6 +184,7 @@ class Exchange {
   std::vector<std::string> answers_;
   std::vector<std::string> notifications_;
   std::optional<int> retry_after_;
+  std::shared_ptr<ResponseStream> stream_;
   size_t pending_;
   bool batch_;
   bool event_stream_;
@@ -183,6 +209,8 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
     const RouteCall* call;
     ResultStyle style;
     bool event_stream;
+    // Starts the streamed response (null when this POST's answer cannot be streamed).
+    std::function<std::shared_ptr<ResponseStream>()> open_stream;
   };
   using Done = std::function<void(std::string json, std::vector<std::string> notifications,
                                   std::optional<int> retry_after)>;
@@ -270,7 +298,11 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   }
   int watch = 0;
   if (!token_json.empty() && !async && context.event_stream) {
-    watch = progress_.Watch(rc.job_id, rc.principal->client_id, token_json);
+    std::shared_ptr<ResponseStream> stream =
+        context.open_stream ? context.open_stream() : nullptr;
+    std::function<void(const std::string&)> sink;
+    if (stream) sink = [stream](const std::string& note) { stream->Write(SseEvent(note)); };
+    watch = progress_.Watch(rc.job_id, rc.principal->client_id, token_json, std::move(sink));
   }
   // The job may end after the routes are gone (shutdown): the capture keeps the endpoint.
   Responder capture = [self = shared_from_this(), done, style, watch](HttpResponse response) {
@@ -441,6 +473,7 @@ void McpEndpoint::Handle(RouteCall call, Responder respond) {
   context.event_stream = AcceptsEventStream(request);
   auto exchange = std::make_shared<Exchange>(answered.size(), body.batch, context.event_stream,
                                              std::move(respond));
+  context.open_stream = [exchange] { return exchange->OpenStream(); };
   for (size_t slot = 0; slot < answered.size(); ++slot) {
     const RpcMessage& m = *answered[slot];
     auto reply = [exchange, slot](std::string json, std::vector<std::string> notes = {},

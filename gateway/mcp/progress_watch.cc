@@ -45,11 +45,12 @@ ProgressWatch::~ProgressWatch() {
 }
 
 int ProgressWatch::Watch(const std::string& job_id, const std::string& owner,
-                         const std::string& token_json) {
+                         const std::string& token_json,
+                         std::function<void(const std::string&)> sink) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   const int id = next_id_++;
-  entries_[id] = Entry{job_id, owner, token_json, 0, {}};
+  entries_[id] = Entry{job_id, owner, token_json, 0, {}, std::move(sink)};
   return id;
 }
 
@@ -70,7 +71,7 @@ void ProgressWatch::Loop() {
     // Read the store without the lock (it may be Redis); entries may come and go meanwhile.
     std::vector<std::pair<int, Entry>> snapshot;
     for (const auto& [id, e] : entries_)
-      snapshot.emplace_back(id, Entry{e.job_id, e.owner, "", 0, {}});
+      snapshot.emplace_back(id, Entry{e.job_id, e.owner, "", 0, {}, nullptr});
     lock.unlock();
     std::vector<std::pair<int, JobRecord>> read;
     for (const auto& [id, e] : snapshot) {
@@ -85,8 +86,13 @@ void ProgressWatch::Loop() {
       // Progress must only rise (MCP); a finished job's result is the answer, not a notification.
       if (record.state != JobState::kRunning || record.progress_percent <= e.last_percent) continue;
       e.last_percent = record.progress_percent;
-      e.notifications.push_back(
-          ProgressNotification(e.token_json, record.progress_percent, record.progress_message));
+      std::string note =
+          ProgressNotification(e.token_json, record.progress_percent, record.progress_message);
+      if (e.sink) {
+        e.sink(note);  // only queues bytes on the response stream
+      } else {
+        e.notifications.push_back(std::move(note));
+      }
     }
   }
 }

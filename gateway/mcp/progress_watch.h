@@ -2,12 +2,12 @@
 // its current_percent is read from the job store (where the runner records it, at most twice a
 // second) and each rise becomes a notifications/progress message.
 //
-// The gateway's HTTP transport sends a response whole, so the notifications collected for a
-// call are written into its text/event-stream response ahead of the result rather than as they
-// happen; a client that needs live progress runs the job async and polls get_job.
+// With a sink (a streamed text/event-stream response) each notification is handed over as it
+// is made, while the job runs; without one they are collected for Take.
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,8 +25,10 @@ class ProgressWatch {
   ProgressWatch(const ProgressWatch&) = delete;
   ProgressWatch& operator=(const ProgressWatch&) = delete;
 
-  // Starts watching a job; `token_json` is the client's progressToken as JSON text.
-  int Watch(const std::string& job_id, const std::string& owner, const std::string& token_json);
+  // Starts watching a job; `token_json` is the client's progressToken as JSON text. `sink`
+  // (may be null) receives each notification at once, on the watch's thread.
+  int Watch(const std::string& job_id, const std::string& owner, const std::string& token_json,
+            std::function<void(const std::string&)> sink = nullptr);
   // Stops watching; the notifications (JSON-RPC messages) collected for it, oldest first.
   std::vector<std::string> Take(int watch_id);
 
@@ -37,6 +39,7 @@ class ProgressWatch {
     std::string token_json;
     double last_percent = 0;
     std::vector<std::string> notifications;
+    std::function<void(const std::string&)> sink;
   };
   void Loop();
 

@@ -517,8 +517,45 @@ class GatewayHandler : public Http::Handler {
       if (name == "X-Request-Id" || name == "Content-Type") continue;
       headers.add(std::make_shared<NamedHeader>(name, value));
     }
+    if (response.stream) return SendStream(writer, std::move(response));
     if (response.body.size() >= kLargeBodyBytes) return SendInPieces(writer, std::move(response));
     return writer.send(static_cast<Http::Code>(response.status), response.body);
+  }
+
+  // The status line and headers now, then each write to the stream as one chunk; the response
+  // (and its in-flight count) ends when the stream closes.
+  static Async::Promise<ssize_t> SendStream(Http::ResponseWriter& writer, HttpResponse response) {
+    auto peer = writer.getPeer();
+    if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    std::ostringstream head;
+    head << "HTTP/1.1 " << response.status << ' '
+         << Http::codeString(static_cast<Http::Code>(response.status)) << "\r\n";
+    for (const auto& header : writer.headers().list()) {
+      head << header->name() << ": ";
+      header->write(head);
+      head << "\r\n";
+    }
+    head << "Transfer-Encoding: chunked\r\n\r\n";
+    std::string first = head.str();
+    const size_t length = first.size();
+    peer->send(RawBuffer(std::move(first), length), MSG_NOSIGNAL);
+    std::shared_ptr<ResponseStream> stream = std::move(response.stream);
+    return Async::Promise<ssize_t>([peer, stream](Async::Resolver& resolve, Async::Rejection&) {
+      auto done = std::make_shared<Async::Resolver>(std::move(resolve));
+      stream->Attach(
+          [peer](std::string data) {
+            std::ostringstream size;
+            size << std::hex << data.size() << "\r\n";
+            std::string chunk = size.str() + data + "\r\n";
+            const size_t n = chunk.size();
+            peer->send(RawBuffer(std::move(chunk), n), MSG_NOSIGNAL);
+          },
+          [peer, done] {
+            std::string last = "0\r\n\r\n";
+            peer->send(RawBuffer(std::move(last), 5), MSG_NOSIGNAL);
+            (*done)(ssize_t{0});
+          });
+    });
   }
 
   // A large body through ResponseWriter::send exists five times at once (our copy, Pistache's

@@ -305,8 +305,9 @@ await step("long work runs async: the job id at once, then get_job until done", 
   assert.equal(poll.status, 200);
 });
 
-// With the bundled tiny models this job is over before the first progress sample, so usually
-// no notification arrives; tests/unit/gateway/mcp_test.cpp holds a job open to require one.
+// The answer is a streamed text/event-stream (chunked): the SDK reads it as it comes. With the
+// bundled tiny models this job is over before the first progress sample, so usually no
+// notification arrives; tests/unit/gateway/mcp_test.cpp holds a job open to require one live.
 await step("a call with a progressToken completes; any notifications rise within 0-100", async () => {
   const seen = [];
   const result = await client.callTool(

@@ -73,6 +73,7 @@ struct TestServer {
   std::mutex held_mu;
   std::shared_ptr<Cancellation> held_closed;
   Responder held_respond;
+  std::shared_ptr<ResponseStream> held_stream;  // the response to /stream, still open
   std::unique_ptr<HttpServer> server;
 
   explicit TestServer(size_t max_body = 1024, TrustedProxies trusted = {},
@@ -99,6 +100,18 @@ struct TestServer {
         std::lock_guard<std::mutex> lock(held_mu);
         held_closed = req.connection_closed;
         held_respond = respond;
+        return;
+      }
+      if (req.path == "/stream") {
+        // The head and a first event now; the last one and the end only when the test says.
+        auto stream = std::make_shared<ResponseStream>();
+        HttpResponse r;
+        r.content_type = "text/event-stream";
+        r.stream = stream;
+        stream->Write("data: first\n\n");
+        respond(std::move(r));
+        std::lock_guard<std::mutex> lock(held_mu);
+        held_stream = stream;
         return;
       }
       if (req.path == "/large") {
@@ -510,4 +523,47 @@ TEST_CASE("a large body is written whole, with its headers, and the connection s
   close(fd);
   CHECK(second.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(second.find("\"path\":\"/after\"") != std::string::npos);
+}
+
+TEST_CASE("a streamed response reaches the client as it is written, in chunks, then ends",
+          "[gateway][http]") {
+  TestServer s;
+  int fd = Connect(s.server->port(), std::chrono::milliseconds(5000));
+  const std::string request = "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n";
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  auto read_until = [fd](std::string* out, const std::string& what) {
+    char buf[4096];
+    while (out->find(what) == std::string::npos) {
+      ssize_t n = recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) return false;
+      out->append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  };
+  std::string got;
+  // The head and the first event arrive while the response is still open.
+  REQUIRE(read_until(&got, "first"));
+  CHECK(got.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(got.find("Transfer-Encoding: chunked\r\n") != std::string::npos);
+  CHECK(got.find("Content-Length") == std::string::npos);
+  CHECK(got.find("\r\n\r\nd\r\ndata: first\n\n\r\n") != std::string::npos);  // 13 bytes
+  std::shared_ptr<ResponseStream> stream;
+  {
+    std::lock_guard<std::mutex> lock(s.held_mu);
+    stream = s.held_stream;
+  }
+  REQUIRE(stream);
+  stream->Write("data: last\n\n");
+  stream->Close();
+  stream->Write("data: dropped\n\n");  // after Close: nothing
+  REQUIRE(read_until(&got, "0\r\n\r\n"));
+  CHECK(got.find("c\r\ndata: last\n\n\r\n0\r\n\r\n") != std::string::npos);  // 12 bytes
+  CHECK(got.find("dropped") == std::string::npos);
+  // The connection carries the next request.
+  const std::string next = "GET /after HTTP/1.1\r\nHost: x\r\n\r\n";
+  send(fd, next.data(), next.size(), MSG_NOSIGNAL);
+  std::string after;
+  REQUIRE(read_until(&after, "/after"));
+  close(fd);
+  CHECK(after.rfind("HTTP/1.1 200", 0) == 0);
 }

@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <future>
 #include <thread>
 
@@ -413,25 +414,43 @@ TEST_CASE("mcp endpoint: a progressToken gets notifications from the job's curre
       R"("arguments":)" +
           kEnhancerArgs + R"(,"_meta":{"progressToken":"tok-1"}}})",
       {{"mcp-protocol-version", "2025-06-18"}});
-  // The runner records 40 % in the store; the watch samples the store every 250 ms.
-  bool recorded = false;
-  for (int i = 0; i < 1000 && !recorded; ++i) {
-    auto jobs = e.jobs.List("agent", 5);
-    recorded = jobs.ok() && !jobs->empty() && jobs->front().progress_percent == Approx(40.0);
-    if (!recorded) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(recorded);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // six sampling intervals
-  open.set_value();
+  // The answer starts at once as a stream: the notification arrives while the job still runs.
   REQUIRE(pending.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   HttpResponse r = pending.get();
   REQUIRE(r.status == 200);
   CHECK(r.content_type == "text/event-stream");
-  // Events: the notification(s), then the response.
+  REQUIRE(r.stream != nullptr);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string body;
+  bool closed = false;
+  r.stream->Attach(
+      [&](std::string data) {
+        std::lock_guard<std::mutex> lock(mu);
+        body += data;
+        cv.notify_all();
+      },
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        closed = true;
+        cv.notify_all();
+      });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] {
+      return body.find("notifications/progress") != std::string::npos;
+    }));
+    CHECK_FALSE(closed);  // the job is still held at 40 %
+  }
+  open.set_value();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return closed; }));
+  }
+  // Events: the notification, then the response.
   std::vector<std::string> events;
-  for (size_t at = r.body.find("data: "); at != std::string::npos;
-       at = r.body.find("data: ", at + 1)) {
-    events.push_back(r.body.substr(at + 6, r.body.find('\n', at) - at - 6));
+  for (size_t at = body.find("data: "); at != std::string::npos; at = body.find("data: ", at + 1)) {
+    events.push_back(body.substr(at + 6, body.find('\n', at) - at - 6));
   }
   REQUIRE(events.size() == 2);
   auto note = Parse(events[0]);
