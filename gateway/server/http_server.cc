@@ -522,23 +522,30 @@ class GatewayHandler : public Http::Handler {
     return writer.send(static_cast<Http::Code>(response.status), response.body);
   }
 
-  // The status line and headers now, then each write to the stream as one chunk; the response
-  // (and its in-flight count) ends when the stream closes.
-  static Async::Promise<ssize_t> SendStream(Http::ResponseWriter& writer, HttpResponse response) {
-    auto peer = writer.getPeer();
-    if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+  // The status line and the headers ResponseWriter holds, as it would write them, then
+  // `framing` (Content-Length or Transfer-Encoding): for responses written to the peer directly.
+  static void SendHead(Tcp::Peer& peer, Http::ResponseWriter& writer, int status,
+                       const std::string& framing) {
     std::ostringstream head;
-    head << "HTTP/1.1 " << response.status << ' '
-         << Http::codeString(static_cast<Http::Code>(response.status)) << "\r\n";
+    head << "HTTP/1.1 " << status << ' ' << Http::codeString(static_cast<Http::Code>(status))
+         << "\r\n";
     for (const auto& header : writer.headers().list()) {
       head << header->name() << ": ";
       header->write(head);
       head << "\r\n";
     }
-    head << "Transfer-Encoding: chunked\r\n\r\n";
+    head << framing << "\r\n\r\n";
     std::string first = head.str();
     const size_t length = first.size();
-    peer->send(RawBuffer(std::move(first), length), MSG_NOSIGNAL);
+    peer.send(RawBuffer(std::move(first), length), MSG_NOSIGNAL);
+  }
+
+  // The status line and headers now, then each write to the stream as one chunk; the response
+  // (and its in-flight count) ends when the stream closes.
+  static Async::Promise<ssize_t> SendStream(Http::ResponseWriter& writer, HttpResponse response) {
+    auto peer = writer.getPeer();
+    if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    SendHead(*peer, writer, response.status, "Transfer-Encoding: chunked");
     std::shared_ptr<ResponseStream> stream = std::move(response.stream);
     return Async::Promise<ssize_t>([peer, stream](Async::Resolver& resolve, Async::Rejection&) {
       auto done = std::make_shared<Async::Resolver>(std::move(resolve));
@@ -566,18 +573,8 @@ class GatewayHandler : public Http::Handler {
   static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response) {
     auto peer = writer.getPeer();
     if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
-    std::ostringstream head;
-    head << "HTTP/1.1 " << response.status << ' '
-         << Http::codeString(static_cast<Http::Code>(response.status)) << "\r\n";
-    for (const auto& header : writer.headers().list()) {
-      head << header->name() << ": ";
-      header->write(head);
-      head << "\r\n";
-    }
-    head << "Content-Length: " << response.body.size() << "\r\n\r\n";
-    std::string first = head.str();
-    const size_t length = first.size();
-    peer->send(RawBuffer(std::move(first), length), MSG_NOSIGNAL);
+    SendHead(*peer, writer, response.status,
+             "Content-Length: " + std::to_string(response.body.size()));
     const std::string body = std::move(response.body);
     // Pieces are queued in order on the peer's one write queue; the last one's completion is
     // the response's (the body is at least kLargeBodyBytes, so there is a last piece).
