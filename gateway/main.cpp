@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   services.executor = &executor;
   services.queue = &queue;
   services.waiter = &waiter;
+  services.sync_budget = std::chrono::seconds(config->sync_timeout_seconds);
   services.metrics = &gateway_metrics;
   services.admit_ip = [&ip_limiter](const std::string& ip) -> std::optional<QuotaDecision> {
     IpDecision decision = ip_limiter.Admit(ip);

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "gateway/handlers/job_start.h"
 #include "gateway/http/error_response.h"
+#include "gateway/jobs/job_store_common.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -279,10 +280,7 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     return;
   }
   if (auto cancel = queue_->CancelRequested(job.job_id); cancel.ok() && *cancel) {
-    Conclude(delivery, ErrorResponse(Status(ErrorCode::kServiceUnavailable,
-                                            "the client closed its connection before the answer "
-                                            "was ready; the work was cancelled"),
-                                     job.request_id));
+    Conclude(delivery, ErrorResponse(gateway::ClientWentAway(), job.request_id));
     done();
     return;
   }
@@ -344,10 +342,7 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
       done();
       return;
     case CancelReason::kClientGone:
-      response = ErrorResponse(Status(ErrorCode::kServiceUnavailable,
-                                      "the client closed its connection before the answer was "
-                                      "ready; the work was cancelled"),
-                               job.request_id);
+      response = ErrorResponse(gateway::ClientWentAway(), job.request_id);
       break;
     case CancelReason::kWallTime:
       if (response.status >= 500) {
@@ -385,8 +380,8 @@ void QueueRunner::AdmissionLoop() {
     auto cancelled = queue_->CancelRequested(d.job.job_id);
     if (!(cancelled.ok() && *cancelled)) {
       const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
-      if (gateway::ParseAdmissionVerdict(verdict).job_id == d.job.job_id &&
-          gateway::ParseAdmissionVerdict(verdict).accepted) {
+      const gateway::AdmissionVerdict parsed = gateway::ParseAdmissionVerdict(verdict);
+      if (parsed.accepted && parsed.job_id == d.job.job_id) {
         // Queued now: its lease keeps the seat however long it waits.
         quotas_->Renew(PrincipalOf(d.job), d.job.job_id, gateway::kQueuedLeaseTtlMs);
       }

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
+#include "gateway/jobs/job_store_common.h"
 #include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
@@ -12,12 +13,6 @@ namespace {
 
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
-
-Status ClientWentAway() {
-  return Status(ErrorCode::kServiceUnavailable,
-                "the client closed its connection before the answer was ready; the work was "
-                "cancelled");
-}
 
 Status StoppedWhileRunning() {
   return Status(ErrorCode::kServiceUnavailable,

@@ -8,6 +8,7 @@
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
 #include "gateway/http/error_response.h"
+#include "gateway/jobs/job_store_common.h"
 #include "gateway/render/predict_response.h"
 
 namespace dnaserve::gateway {
@@ -16,8 +17,6 @@ namespace {
 // How long a gateway waits for a runner's admission verdict (the variant workflow's checks
 // against the object store) before answering 503.
 constexpr std::chrono::seconds kAdmissionWait(60);
-// Sync jobs run on a runner are given the contract's 300 s read timeout, counted from arrival.
-constexpr std::chrono::seconds kSyncBudget(300);
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -30,12 +29,6 @@ Status Busy(bool suggest_async) {
                 std::string("the gateway is at capacity; retry shortly") +
                     (suggest_async ? " or submit with Prefer: respond-async" : ""))
       .set_retry_after_seconds(5);
-}
-
-Status ClientWentAway() {
-  return Status(ErrorCode::kServiceUnavailable,
-                "the client closed its connection before the answer was ready; the work was "
-                "cancelled");
 }
 
 HttpResponse Accepted(const std::string& job_id, const std::string& task) {
@@ -99,7 +92,7 @@ void StartHere(const GatewayServices& services, const RouteCall& call, JobStart 
   if (start.async) respond(Accepted(job_id, start.task));
 }
 
-QueuedJob Complete(const RouteCall& call, JobStart& start) {
+QueuedJob Complete(const GatewayServices& services, const RouteCall& call, JobStart& start) {
   QueuedJob job = std::move(*start.queued);
   job.job_id = call.job_id;
   job.request_id = call.request.request_id;
@@ -107,7 +100,7 @@ QueuedJob Complete(const RouteCall& call, JobStart& start) {
   job.rate_per_minute = call.principal->rate_per_minute;
   job.max_concurrency = call.principal->max_concurrency;
   job.mode = start.async ? "async" : "sync";
-  if (!start.async) job.deadline_ms = NowMs() + kSyncBudget.count() * 1000;
+  if (!start.async) job.deadline_ms = NowMs() + services.sync_budget.count() * 1000;
   return job;
 }
 
@@ -116,7 +109,7 @@ QueuedJob Complete(const RouteCall& call, JobStart& start) {
 void StartWithRunnerAdmission(const GatewayServices& services, const RouteCall& call,
                               JobStart start, const Responder& respond) {
   const std::string request_id = call.request.request_id;
-  QueuedJob job = Complete(call, start);
+  QueuedJob job = Complete(services, call, start);
   if (Status queued = services.queue->EnqueueAdmission(job); !queued.ok()) {
     respond(ErrorResponse(queued, request_id));
     return;
@@ -167,7 +160,7 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
     respond(ErrorResponse(created, request_id));
     return;
   }
-  QueuedJob job = Complete(call, start);
+  QueuedJob job = Complete(services, call, start);
   if (Status queued = services.queue->Enqueue(job); !queued.ok()) {
     HttpResponse refused = ErrorResponse(queued, request_id);
     services.jobs->Finish(job_id, refused.status, refused.content_type, refused.body);
@@ -185,8 +178,9 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
     return;
   }
   auto queue = services.queue;
+  const int64_t budget_s = services.sync_budget.count();
   services.waiter->WaitForRecord(
-      job_id, record.owner, std::chrono::steady_clock::now() + kSyncBudget,
+      job_id, record.owner, std::chrono::steady_clock::now() + services.sync_budget,
       call.request.connection_closed,
       [=](WaitEnd end, const JobRecord* finished) {
         if (end == WaitEnd::kAnswered) {
@@ -198,8 +192,8 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
         HttpResponse response = ErrorResponse(
             end == WaitEnd::kDeadline
                 ? Status(ErrorCode::kServiceUnavailable,
-                         "the job did not finish within the 300 s synchronous budget; resend "
-                         "with 'Prefer: respond-async'")
+                         "the job did not finish within the " + std::to_string(budget_s) +
+                             " s synchronous budget; resend with 'Prefer: respond-async'")
                 : end == WaitEnd::kClientGone
                       ? ClientWentAway()
                       : Status(ErrorCode::kServiceUnavailable,

@@ -2,6 +2,7 @@
 // facts the middleware established (route parameters, the authenticated principal, quota).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,9 @@ struct GatewayServices {
   // both null, so the same admissions build jobs to run in place.
   RedisJobQueue* queue = nullptr;
   JobWaiter* waiter = nullptr;
+  // How long a sync request may take from its arrival (DNASERVE_SYNC_TIMEOUT): a sync job run by
+  // a runner gets it as its deadline, and the gateway waits for it no longer.
+  std::chrono::seconds sync_budget{300};
   GatewayMetrics* metrics = nullptr;  // optional: requests, latencies and 429s for /metrics
   // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
   std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;

@@ -47,6 +47,12 @@ Status JobExpired(const std::string& job_id, int64_t retention_ms) {
                                             " after the last activity; resubmit the request");
 }
 
+Status ClientWentAway() {
+  return Status(ErrorCode::kServiceUnavailable,
+                "the client closed its connection before the answer was ready; the work was "
+                "cancelled");
+}
+
 Status JobAlreadyFinished(const std::string& job_id) {
   return Status(ErrorCode::kConflict, "job " + job_id + " has already finished");
 }

@@ -24,6 +24,8 @@ JobState StateForHttpStatus(int http_status);
 Status JobNotFound(const std::string& job_id);
 Status JobExpired(const std::string& job_id, int64_t retention_ms);
 Status JobAlreadyFinished(const std::string& job_id);
+// A sync job whose client closed its connection: stored as its result (nobody reads it).
+Status ClientWentAway();
 
 // True when an accepted/running job has not reported for longer than `heartbeat_timeout_ms`.
 bool IsLost(const JobRecord& record, int64_t now_ms, int64_t heartbeat_timeout_ms);
