@@ -889,22 +889,6 @@ TEST_CASE("variant workflow: a runner killed mid-job: another runner finishes it
 
 namespace {
 
-// A complete gzip stream (one member) of `text`; a file of several members is one gzip file to
-// zlib, htslib and gzip alike, so a bomb is built from a few members repeated.
-std::string GzipMember(const std::string& text, int level = 9) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 // A /proc/<pid>/status figure in kB (VmHWM: peak resident memory), or -1.
 int64_t ProcStatusKb(int pid, const std::string& field) {
   std::istringstream status(ReadFile("/proc/" + std::to_string(pid) + "/status"));

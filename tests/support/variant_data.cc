@@ -1,5 +1,9 @@
 #include "tests/support/variant_data.h"
 
+#include <zlib.h>
+
+#include <stdexcept>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +130,24 @@ std::optional<BuiltCatalogue> BuildCatalogue(const std::vector<std::string>& arg
     return std::nullopt;
   }
   return built;
+}
+
+std::string GzipMember(const std::string& text, int level) {
+  z_stream z{};
+  // A failure throws: Catch reports it as the calling test's failure.
+  if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::runtime_error("deflateInit2 failed");
+  }
+  std::string out(deflateBound(&z, text.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const bool done = deflate(&z, Z_FINISH) == Z_STREAM_END;
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (!done) throw std::runtime_error("deflate did not finish the gzip member");
+  return out;
 }
 
 }  // namespace dnaserve::testing

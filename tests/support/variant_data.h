@@ -40,4 +40,8 @@ struct BuiltCatalogue {
 std::optional<BuiltCatalogue> BuildCatalogue(const std::vector<std::string>& args,
                                              std::string* why);
 
+// One complete gzip stream (a member) of `text`; throws if zlib fails. Several members one after
+// another are still one gzip file to zlib, htslib and gzip alike, so a bomb is a few repeated.
+std::string GzipMember(const std::string& text, int level = 9);
+
 }  // namespace dnaserve::testing

@@ -25,6 +25,7 @@
 namespace dnaserve::variant {
 namespace {
 
+using testing::GzipMember;
 using testing::RunCommand;
 
 constexpr const char* kPyvcfDir = "usr/share/doc/python3-vcf/test/";
@@ -449,22 +450,6 @@ TEST_CASE("the header sniff finds VCFs and GEX fields in a prefix", "[vcf]") {
 TEST_CASE("INFO values are escaped so free text cannot break a record", "[vcf]") {
   CHECK(InfoValueEscape("<DEL:ME>") == "<DEL:ME>");
   CHECK(InfoValueEscape("a;b=c,d e%") == "a%3Bb%3Dc%2Cd%20e%25");
-}
-
-// gzip members (each a complete gzip stream; a file of several is still one gzip file, as zlib,
-// htslib and gzip read it) of `text`, and of `repeat` x `block`.
-std::string GzipMember(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 VcfLimits Limits(int64_t records, int64_t alts, int64_t line, int64_t header, int64_t text) {
