@@ -1,5 +1,5 @@
-// JSON renderings of predict and job responses: {data, meta} envelopes per task, the async
-// submit/progress bodies and the read-only listings. RapidJSON stays behind this header.
+// JSON renderings of predict responses: the {data, meta} envelope, filled per task by the
+// renderer table of task_renderers.h. RapidJSON stays behind this header.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.pb.h"
-#include "gateway/jobs/job_store.h"
+#include "gateway/render/job_response.h"  // the job and model renderings, for existing callers
 #include "gateway/validation/predict_request.h"
 
 namespace dnaserve::gateway {
@@ -26,15 +26,5 @@ std::string RenderPredictJson(const ValidatedPredict& input, const worker::v1::P
 // The text track for `format`, taken from result.formats; internal error when absent.
 StatusOr<std::string> RenderPredictText(OutputFormat format,
                                         const worker::v1::PredictResult& result);
-
-// 202 bodies of the job resource.
-std::string RenderJobSubmitted(const std::string& job_id, const std::string& task);
-std::string RenderJobProgress(const JobRecord& job, int64_t now_ms);
-
-// GET /v1/tasks/jobs -> {jobs, count}
-std::string RenderJobList(const std::vector<JobRecord>& jobs);
-
-// GET /v1/tasks/{task}/models -> {task, default_model, models}
-std::string RenderModelList(Task task, const std::vector<worker::v1::ModelInfo>& models);
 
 }  // namespace dnaserve::gateway

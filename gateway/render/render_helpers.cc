@@ -1,0 +1,23 @@
+#include "gateway/render/render_helpers.h"
+
+namespace dnaserve::gateway {
+
+std::map<std::string, std::string> Sorted(
+    const google::protobuf::Map<std::string, std::string>& map) {
+  return std::map<std::string, std::string>(map.begin(), map.end());
+}
+
+void WriteStringObject(JsonWriter& w, const google::protobuf::Map<std::string, std::string>& map) {
+  w.StartObject();
+  for (const auto& [key, value] : Sorted(map)) w.Field(key, value);
+  w.EndObject();
+}
+
+void WriteSpan(JsonWriter& w, int64_t start, int64_t end) {
+  w.StartArray();
+  w.Int(start);
+  w.Int(end);
+  w.EndArray();
+}
+
+}  // namespace dnaserve::gateway

@@ -1,0 +1,24 @@
+// Small JSON pieces the gateway's renderers share. Internal to gateway/render/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <google/protobuf/map.h>
+
+#include "gateway/http/json_writer.h"
+
+namespace dnaserve::gateway {
+
+// Protobuf map iteration order is unspecified; responses must be byte-stable for the same
+// result (a completed poll returns exactly what the sync call would have), so keys are sorted.
+std::map<std::string, std::string> Sorted(
+    const google::protobuf::Map<std::string, std::string>& map);
+
+void WriteStringObject(JsonWriter& w, const google::protobuf::Map<std::string, std::string>& map);
+
+// [start, end] as a two-element array.
+void WriteSpan(JsonWriter& w, int64_t start, int64_t end);
+
+}  // namespace dnaserve::gateway
