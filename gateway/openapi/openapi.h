@@ -1,9 +1,10 @@
 // The machine-readable contract served at /v1/openapi.json (OpenAPI 3.1).
 //
-// Request schemas are generated from the validation tables (gateway/validation/request_schema.h),
-// so what is published is what the gateway admits. The model roster (x-models) comes from the
-// live catalogue and the version from the build, so the document is rebuilt per request; it is
-// small and cheap to write.
+// gateway/openapi/openapi.base.json is the document as reviewed (paths, response schemas,
+// examples, prose); request schemas are generated from the validation tables
+// (gateway/validation/request_schema.h), so what is published is what the gateway admits. Those
+// and the other code-owned parts are merged once; the model roster (x-models, from the live
+// catalogue) and the version per call.
 #pragma once
 
 #include <string>
@@ -17,8 +18,9 @@ namespace dnaserve::gateway {
 // document changes (and only then). A version bump alone does not change it.
 // 2: the find-genes workflow; 3: the genomic-variant-interpretation workflow; 4: POST /mcp, the
 // agent-protocol interface; 5: the chromatin record cap, gzip job results and the per-client
-// result allowance.
-inline constexpr int kContractRevision = 5;
+// result allowance; 6: full response schemas (closed data items, per-task meta counts,
+// description_match, job list items, model card) and examples, servers and licence.
+inline constexpr int kContractRevision = 6;
 
 // Root `x-rate-limit-burst-divisor` is kBurstDivisor (gateway/ratelimit/quota.h), the divisor
 // the quota code actually applies.

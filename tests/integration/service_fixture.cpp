@@ -162,7 +162,10 @@ bool Service::Start(std::string* failure) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  return true;
+  // From here on every response is checked against the document this gateway serves.
+  HttpResult document = Get("/v1/openapi.json");
+  openapi_ = OpenApiCheck::FromDocument(document.body, skip_reason);
+  return openapi_ != nullptr;
 }
 
 Service::~Service() {
@@ -195,14 +198,24 @@ void Service::RestartWorker(const std::string& task) {
 HttpResult Service::Get(const std::string& path, const std::string& key,
                         std::vector<std::string> headers) const {
   if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
-  return HttpRequest("GET", base_url() + path, headers);
+  return Documented("GET", path, HttpRequest("GET", base_url() + path, headers));
 }
 
 HttpResult Service::Post(const std::string& path, const std::string& body, const std::string& key,
                          std::vector<std::string> headers) const {
   if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
   headers.push_back("Content-Type: application/json");
-  return HttpRequest("POST", base_url() + path, headers, body, 300);
+  return Documented("POST", path, HttpRequest("POST", base_url() + path, headers, body, 300));
+}
+
+HttpResult Service::Documented(const std::string& method, const std::string& path,
+                               HttpResult response) const {
+  if (openapi_) {
+    const std::string problem = openapi_->Check(method, path, response);
+    INFO("body: " << response.body.substr(0, 2000));
+    CHECK(problem == "");
+  }
+  return response;
 }
 
 std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body) {

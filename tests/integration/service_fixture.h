@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/openapi_check.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::testing {
@@ -66,6 +67,9 @@ class Service {
  private:
   Service() = default;
   bool Start(std::string* failure);
+  // Fails the current test when the response is not what /v1/openapi.json documents.
+  HttpResult Documented(const std::string& method, const std::string& path,
+                        HttpResult response) const;
 
   std::string dir_;
   int gateway_port_ = 0;
@@ -79,6 +83,7 @@ class Service {
   std::map<std::string, std::vector<std::string>> worker_argv_;
   ChildProcess runner_;
   ChildProcess gateway_;
+  std::unique_ptr<OpenApiCheck> openapi_;
 };
 
 // Starts a dnaserve-runner taking jobs from `redis_url` and calling `workers`, its output in
