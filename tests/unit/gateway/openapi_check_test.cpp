@@ -149,6 +149,12 @@ TEST_CASE("job and model renderings are valid against the documented bodies", "[
                         Json(200, RenderModelList(Task::kPromoter, {model}))) == "");
 }
 
+TEST_CASE("the merged document keeps no placeholder of the base", "[openapi]") {
+  const std::string document = BuildOpenApiDocument(ModelCatalogue(), "test");
+  CHECK(document.find("@MCP_") == std::string::npos);
+  CHECK(document.find("predict_promoter") != std::string::npos);  // the MCP tool list
+}
+
 TEST_CASE("a field the document does not describe fails the check", "[openapi]") {
   CHECK(Checker().Check("GET", "/health", Json(200, R"({"status":"healthy","version":"v"})")) ==
         "");

@@ -255,6 +255,10 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
       {"/docs", "get"},
       {"/redoc", "get"},
       {"/v1/openapi.json", "get"},
+      {"/docs/assets/{file}", "get"},
+      {"/redoc/assets/{file}", "get"},
+      {"/viewer", "get"},
+      {"/viewer/assets/{file}", "get"},
   };
   for (Task task : kAllTasks) {
     routes.push_back({"/v1/tasks/" + std::string(TaskName(task)) + "/predict", "post"});
