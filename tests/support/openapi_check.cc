@@ -187,9 +187,8 @@ std::string OpenApiCheck::Check(const std::string& method, const std::string& ta
     if (response_pointer.empty()) return what + ": status not documented for the operation";
   }
 
-  const std::string media =
-      Lower(response.Header("content-type").value_or("")).substr(
-          0, response.Header("content-type").value_or("").find(';'));
+  const std::string content_type = response.Header("content-type").value_or("");
+  const std::string media = Lower(content_type.substr(0, content_type.find(';')));
   std::string schema_pointer;
   if (response_pointer.empty()) {
     schema_pointer = "/components/schemas/ErrorEnvelope";
