@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("DNASERVE_BUILD_DIR", os.path.join(ROOT, "build"))
 GATEWAY = os.path.join(BUILD, "gateway", "dnaserve-gateway")
 RUNNER = os.path.join(BUILD, "runner", "dnaserve-runner")
