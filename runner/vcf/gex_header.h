@@ -2,6 +2,7 @@
 // adds and ##GEX* lines saying how the values were made.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ inline constexpr const char* kGexAnnLastField = "Consequence";
 // sites only, no exon structure, so nothing past the TSS can be named more precisely).
 inline constexpr const char* kConsequenceUpstream = "upstream_gene_variant";  // SO:0001631
 inline constexpr const char* kConsequenceOther = "sequence_variant";          // SO:0001060
-inline const char* GexConsequence(long long tss_distance) {
+inline const char* GexConsequence(int64_t tss_distance) {
   return tss_distance < 0 ? kConsequenceUpstream : kConsequenceOther;
 }
 inline constexpr const char* kGexConsequenceConvention =
