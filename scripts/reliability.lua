@@ -1,4 +1,4 @@
--- wrk script of the reliability campaign's load test (scripts/reliability.py).
+-- wrk script of the reliability campaign's load test (scripts/dnaserve_tools/reliability.py).
 --
 -- One connection per wrk thread, each sending on its own fixed schedule (open loop: a slow
 -- answer does not slow the offered rate down, it only shortens the next pause), so that

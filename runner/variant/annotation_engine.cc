@@ -8,6 +8,7 @@
 
 #include "runner/variant/allele.h"
 #include "runner/variant/tss_window.h"
+#include "runner/vcf/gex_header.h"
 
 namespace dnaserve::variant {
 namespace {
@@ -218,14 +219,15 @@ StatusOr<RecordAnnotation> AnnotationEngine::Annotate(const VariantRecord& recor
     for (const Pending& p : pending) {
       const StartSite& site = *p.site;
       const std::vector<double>& ref_scores = reference_scores_.at(site.index);
+      const int64_t distance = TssDistance(site, start, record.ref.size());
       std::string entry = record.alts[p.alt] + "|" + site.gene_symbol + "|" + site.gene_id + "|" +
                           site.transcript_id + "|" + std::to_string(site.tss + 1) + "|" +
-                          StrandChar(site.strand) + "|" +
-                          std::to_string(TssDistance(site, start, record.ref.size()));
+                          StrandChar(site.strand) + "|" + std::to_string(distance);
       for (size_t t = 0; t < tissues; ++t) {
         double change = p.first ? Log2FoldChange(values[*p.first + t], ref_scores[t]) : 0.0;
         entry += "|" + FormatValue(change);
       }
+      entry += std::string("|") + GexConsequence(distance);
       entries[p.alt].push_back(std::move(entry));
     }
     windows.clear();

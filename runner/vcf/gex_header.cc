@@ -46,12 +46,14 @@ std::vector<std::string> GexHeaderLines(const GexHeader& header) {
     per_tissue += "|log2FC_" + std::to_string(i + 1);
   }
   std::vector<std::string> lines = {
+      // The field list ends the Description, as bcftools +split-vep reads everything after
+      // "Format: " as field names; the prose comes before it.
       std::string("##INFO=<ID=") + kGexAnn + ",Number=.,Type=String,Description=" +
           Quoted(std::string("Predicted effect on expression per supported ALT allele and start "
-                             "site within the window. Format: ") +
-                 kGexAnnFields + per_tissue +
-                 ". log2FC_i is for the i-th ##GEXTissue; TSS is 1-based; see "
-                 "##GEXDistanceConvention and ##GEXFoldChange") +
+                             "site within the window; log2FC_i is for the i-th ##GEXTissue, TSS "
+                             "is 1-based, see ##GEXDistanceConvention, ##GEXConsequence and "
+                             "##GEXFoldChange. Format: ") +
+                 kGexAnnFields + per_tissue + "|" + kGexAnnLastField) +
           ">",
       std::string("##INFO=<ID=") + kGexNotRun +
           ",Number=0,Type=Flag,Description=\"No prediction was made for this record; see "
@@ -63,6 +65,7 @@ std::vector<std::string> GexHeaderLines(const GexHeader& header) {
           ",Number=.,Type=String,Description=\"ALT alleles not scored: symbolic (<...>), "
           "breakend or spanning deletion (*)\">",
       "##GEXDistanceConvention=" + Plain(header.distance_convention),
+      std::string("##GEXConsequence=") + kGexConsequenceConvention,
       "##GEXWindow=" + std::to_string(header.window),
       "##GEXFoldChange=" + Plain(header.fold_change),
       "##GEXGenomeBuild=" + Plain(header.build),

@@ -9,10 +9,7 @@ import subprocess
 import sys
 import time
 
-SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, SCRIPTS_DIR)
-
-from training import cards, common, registry  # noqa: E402
+from training import cards, common, registry
 
 DEFAULT_PACKAGES = os.path.join(common.ROOT, "worker", "packages")
 
@@ -110,7 +107,7 @@ def train_in_parallel(args, names) -> int:
             if name is None:
                 break
             queue.remove(name)
-            command = [sys.executable, os.path.abspath(__file__), "train", "--jobs", "1",
+            command = [sys.executable, "-m", "training.cli", "train", "--jobs", "1",
                        "--only", name, "--out", args.out, "--seed", str(args.seed)]
             running[subprocess.Popen(command, env=env)] = name
         time.sleep(1)

@@ -21,15 +21,13 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from dnaserve_tools.chr20_fasta import CHR20_LENGTH, fetch_chr20, read_chr20
+
 SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(SCRIPTS_DIR)
-sys.path.insert(0, SCRIPTS_DIR)  # chr20_fasta lives beside this package
-
-from chr20_fasta import CHR20_LENGTH, fetch_chr20, read_chr20  # noqa: E402
 
 SHARED_DATA = os.path.normpath(os.environ.get("DNASERVE_SHARED_DATA",
                                               os.path.join(ROOT, "..", "shared", "data")))
@@ -171,7 +169,7 @@ def chr20_ids():
 
 def debian_file(package: str, member: str) -> str:
     """A file out of a Debian package (apt-get download into the data cache, never committed)."""
-    from debian_files import package_file
+    from dnaserve_tools.debian_files import package_file
     return package_file(package, member, DATA_CACHE)
 
 

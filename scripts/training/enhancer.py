@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dnaserve_models.deepstarr import OUTPUT_LABELS, WINDOW_BP, ConvBlock, DeepSTARR
-from package_deepstarr import manifest_for
+from dnaserve_tools.package_deepstarr import manifest_for
 from training import cards, common, nets
 
 DEFAULT_ID = "enhancer-fly-untrained"

@@ -22,7 +22,6 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Before torch loads (it is imported lazily): OpenMP threads that sleep while they wait. On a
 # machine shared with other work, spinning threads made 2-thread training steps 4x slower.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

@@ -68,7 +68,7 @@ def tokenize(tokenizer: Dict, ids: np.ndarray) -> np.ndarray:
     raise ValueError(f"tokenizer {tokenizer} is not one the training code produces")
 
 
-from make_models import sinusoid_table  # noqa: E402  (one positional table for every model)
+from dnaserve_tools.make_models import sinusoid_table  # noqa: E402  (one positional table for every model)
 
 
 class OneHot(nn.Module):

@@ -570,7 +570,7 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
     if (want.rfind("ANN:", 0) == 0) {
       CHECK(f[2] == ".");
       const auto entry = Split(Split(f[1], ',')[0], '|');
-      REQUIRE(entry.size() == 9);  // 7 fields + 2 tissues
+      REQUIRE(entry.size() == 10);  // 7 fields, 2 tissues, Consequence
       CHECK(entry[1] == want.substr(4));
       const Site* site = FindSite(*v, entry[1]);
       REQUIRE(site != nullptr);
@@ -583,6 +583,7 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
         const int64_t distance = std::stoll(entry[6]);
         CHECK((distance == 40 || distance == -300));
       }
+      CHECK(entry[9] == (std::stoll(entry[6]) < 0 ? "upstream_gene_variant" : "sequence_variant"));
       for (size_t t = 7; t < 9; ++t) CHECK(std::isfinite(std::stod(entry[t])));
       if (f[0] == "multi") CHECK(f[3] == "<DEL>");
     } else {
@@ -593,6 +594,10 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
   // The input object is untouched.
   CHECK(*v->s3->StoredObject(kBucket, "runs/2026/chr20-test.vcf.gz") == bytes);
   CHECK(RecordCount(Bcftools({"view", out})) == vcf.expect.size());
+  // The field's reader of such annotations lists exactly the GEX_ANN sub-fields.
+  CHECK(Bcftools({"+split-vep", "-l", "-a", "GEX_ANN", out}) ==
+        "0\tAllele\n1\tGene\n2\tGene_ID\n3\tTranscript_ID\n4\tTSS\n5\tStrand\n"
+        "6\tTSS_distance\n7\tlog2FC_1\n8\tlog2FC_2\n9\tConsequence\n");
 
   // The annotated copy cannot be submitted again: it already carries GEX_* fields.
   const std::string again = v->Upload("runs/2026/again.vcf.gz", ReadFile(out));

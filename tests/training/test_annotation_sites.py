@@ -4,11 +4,8 @@ the bases themselves."""
 
 import json
 import os
-import sys
 import tempfile
 import unittest
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 
 try:
     import torch

@@ -1,19 +1,16 @@
 """Unit tests of the training code's pure parts (metrics, shuffles, tokenizers, cards, the
-chromatin feature mapping). Run by ctest as `training:python-units` with Debian's python3."""
+chromatin feature mapping). Run by ctest as `training:python-units` with the python of the
+scripts/ package's venv (scripts/python-env), where `training` is installed."""
 
 import itertools
-import os
 import random
-import sys
 import unittest
 from collections import Counter
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-
-from training import cards, cli, metrics, registry  # noqa: E402
-from training.shuffle import dinucleotide_shuffle  # noqa: E402
+from training import cards, cli, metrics, registry
+from training.shuffle import dinucleotide_shuffle
 
 
 def brute_auroc(scores, labels):

@@ -429,13 +429,14 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
     auto e = entries(0);
     REQUIRE(e.size() == 2);  // PLUSA and PLUSB (1,100 bp away) are both within 5,000 bp
     auto fields = Split(e[0], '|');
-    REQUIRE(fields.size() == 9);
+    REQUIRE(fields.size() == 10);  // 8 fields + 2 tissues
     CHECK(fields[1] == "PLUSA");
     CHECK(fields[2] == "ENSG00000000101");
     CHECK(fields[3] == "NM_101");
     CHECK(fields[4] == std::to_string(p));
     CHECK(fields[5] == "+");
     CHECK(fields[6] == "-100");
+    CHECK(fields[9] == "upstream_gene_variant");  // after the 2 tissues
     CHECK(Split(e[1], '|')[6] == "-1100");
   }
   // 2: the sequence ALT is scored, <DEL> is listed.
@@ -461,6 +462,7 @@ TEST_CASE("records are scored, skipped and explained as the spec says", "[engine
   }
   // 9: a deletion over the TSS is at distance 0.
   CHECK(Split(entries(8)[0], '|')[6] == "0");
+  CHECK(Split(entries(8)[0], '|')[9] == "sequence_variant");  // not upstream: REF covers the TSS
   // 10: the breakend is skipped, 'A' scored.
   CHECK(row(9)[3] == "G]17:198982]");
   CHECK(Split(entries(9)[0], '|')[0] == "A");

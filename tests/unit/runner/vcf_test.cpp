@@ -146,7 +146,7 @@ TEST_CASE("plain, gzip and bgzip input give the same annotated bgzip output", "[
     auto records = Rewrite(dir + "/" + name, out, [](const VariantRecord& r) {
       RecordAnnotation a;
       if (r.number == 1) a.not_run_reason = "NO_TSS_ON_CONTIG";
-      if (r.number >= 2) a.gex_ann = {r.alts[0] + "|GENE|ENSG1|NM_1|100|+|-5|0.5|-0.25|0"};
+      if (r.number >= 2) a.gex_ann = {r.alts[0] + "|GENE|ENSG1|NM_1|100|+|-5|0.5|-0.25|0|upstream_gene_variant"};
       if (r.number == 2) a.skipped_alts = {"<DEL>"};
       if (r.number == 3) a.skipped_alts = {"*"};
       return a;
@@ -177,17 +177,27 @@ TEST_CASE("plain, gzip and bgzip input give the same annotated bgzip output", "[
   CHECK(Bcftools({"query", "-f",
                   "%INFO/GEX_NOT_RUN\\t%INFO/GEX_NOT_RUN_REASON\\t%INFO/GEX_SKIPPED_ALT\\n",
                   outputs[0]}) == "1\tNO_TSS_ON_CONTIG\t.\n.\t.\t<DEL>\n.\t.\t*\n.\t.\t.\n");
-  CHECK_THAT(body, Catch::Contains("GEX_ANN=A|GENE|ENSG1|NM_1|100|+|-5|0.5|-0.25|0"));
+  CHECK_THAT(body,
+             Catch::Contains("GEX_ANN=A|GENE|ENSG1|NM_1|100|+|-5|0.5|-0.25|0|upstream_gene_variant"));
   CHECK_THAT(body, Catch::Contains("GT\t0|1"));  // samples pass through
 
   const std::string header = Bcftools({"view", "-h", outputs[0]});
   CHECK_THAT(header, Catch::Contains("##INFO=<ID=GEX_ANN,Number=.,Type=String"));
   CHECK_THAT(header, Catch::Contains("Allele|Gene|Gene_ID|Transcript_ID|TSS|Strand|TSS_distance|"
-                                     "log2FC_1|log2FC_2|log2FC_3"));
+                                     "log2FC_1|log2FC_2|log2FC_3|Consequence\">"));
   CHECK_THAT(header, Catch::Contains("##INFO=<ID=GEX_NOT_RUN,Number=0,Type=Flag"));
   CHECK_THAT(header, Catch::Contains("##INFO=<ID=GEX_NOT_RUN_REASON,Number=1,Type=String"));
   CHECK_THAT(header, Catch::Contains("##INFO=<ID=GEX_SKIPPED_ALT,Number=.,Type=String"));
   CHECK_THAT(header, Catch::Contains("##GEXDistanceConvention=signed, negative upstream"));
+  // The field's own reader: bcftools +split-vep lists exactly these sub-fields (nothing after
+  // the list leaks into the last name) and extracts them by name.
+  CHECK(Bcftools({"+split-vep", "-l", "-a", "GEX_ANN", outputs[0]}) ==
+        "0\tAllele\n1\tGene\n2\tGene_ID\n3\tTranscript_ID\n4\tTSS\n5\tStrand\n"
+        "6\tTSS_distance\n7\tlog2FC_1\n8\tlog2FC_2\n9\tlog2FC_3\n10\tConsequence\n");
+  CHECK(Bcftools({"+split-vep", "-a", "GEX_ANN", "-f",
+                  "%POS\t%Gene\t%Consequence\t%log2FC_2\n", outputs[0]}) ==
+        "17330\tGENE\tupstream_gene_variant\t-0.25\n1110696\tGENE\tupstream_gene_variant\t"
+        "-0.25\n1234567\tGENE\tupstream_gene_variant\t-0.25\n");
   CHECK_THAT(header, Catch::Contains("##GEXWindow=5000"));
   CHECK_THAT(header, Catch::Contains("##GEXAnnotationRelease=test release; with semicolon"));
   CHECK_THAT(header, Catch::Contains("##GEXRequestedGenes=ENSG00000101076,ENSG00000132639"));

@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                 "scripts"))
 
-from chr20_fasta import read_chr20  # noqa: E402
+from dnaserve_tools.chr20_fasta import read_chr20  # noqa: E402
 from training.common import HELD_OUT, refgene_chr20, reverse_complement  # noqa: E402
 
 

@@ -19,7 +19,8 @@ write, as deploy/k8s runs it; promoter workers; gateways) and measures, against 
 
 Python standard library only (Debian's /usr/bin/python3); wrk from Debian for the load.
 Usage: scripts/reliability [--only load,faults,hostile] [--load-seconds 60]. Results are
-printed and written as JSON to <build>/reliability/results.json.
+printed and written as JSON to <build>/reliability/results.json; the exit status is 1 when a
+target is missed. ctest runs the faults part (about 80 s) as `reliability:faults`.
 """
 import argparse
 import hashlib
@@ -39,7 +40,7 @@ import sys
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("DNASERVE_BUILD_DIR", os.path.join(ROOT, "build"))
 GATEWAY = os.path.join(BUILD, "gateway", "dnaserve-gateway")
 RUNNER = os.path.join(BUILD, "runner", "dnaserve-runner")
@@ -882,6 +883,17 @@ def run_hostile(stack):
 
 # ------------------------------------------------------------------------------------------ main
 
+def missed_targets(results, path=""):
+    """The result sections (by path, e.g. faults/worker_killed) whose "met" is false."""
+    missed = []
+    if isinstance(results, dict):
+        if results.get("met") is False:
+            missed.append(path or "/")
+        for key, value in results.items():
+            missed += missed_targets(value, f"{path}/{key}" if path else key)
+    return missed
+
+
 def main():
     global LOAD_QUOTA_PER_MINUTE
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -933,7 +945,14 @@ def main():
             json.dump(results, f, indent=2)
         print(json.dumps(results, indent=2))
         log("logs in", run_dir)
+    # The exit status is the verdict, so that a run can be a test (ctest reliability:faults).
+    missed = missed_targets(results)
+    if missed:
+        log("targets missed:", ", ".join(missed))
+        return 1
+    log("every target met")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

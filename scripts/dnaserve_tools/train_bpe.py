@@ -28,9 +28,7 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from chr20_fasta import Chr20, FetchError  # noqa: E402
+from dnaserve_tools.chr20_fasta import Chr20, FetchError
 
 SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]  # DNABERT-2's ids 0-4
 ALPHABET = ["A", "C", "G", "N", "T"]
