@@ -24,7 +24,7 @@ from torch import nn
 
 from dnaserve_models.deepstarr import OUTPUT_LABELS, WINDOW_BP, ConvBlock, DeepSTARR
 from package_deepstarr import manifest_for
-from training import cards, common, nets, plots
+from training import cards, common, nets
 
 DEFAULT_ID = "enhancer-fly-untrained"
 KMER_ID = "enhancer-fly-kmer6-untrained"

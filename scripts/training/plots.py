@@ -278,7 +278,7 @@ def render_gene_models(item: Dict, path: str) -> bool:
     ax.ticklabel_format(axis="x", style="plain", useOffset=False)
     ax.set_xticks(np.linspace(lo, hi, 4).round())
     ax.set_xticklabels([f"{int(v):,}" for v in np.linspace(lo, hi, 4).round()])
-    ax.set_xlabel(f"chr20 (GRCh37), held-out locus; thick boxes CDS, thin UTR")
+    ax.set_xlabel("chr20 (GRCh37), held-out locus; thick boxes CDS, thin UTR")
     ax.set_title("annotation: predicted (orange) vs annotated (blue)")
     for side in ("right", "top", "left"):
         ax.spines[side].set_visible(False)
