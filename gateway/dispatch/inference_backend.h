@@ -42,6 +42,15 @@ class InferenceBackend {
                                                       const ProgressCallback& on_progress) = 0;
   // The models of one task family, as its workers list them.
   virtual StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) = 0;
+  // One file of a model's card from a worker of its task: `file` empty for MODEL_CARD.md, else
+  // a PNG the card embeds (the worker decides which names exist). Backends without cards (test
+  // doubles) answer not_found.
+  virtual StatusOr<worker::v1::GetModelCardResponse> GetModelCard(Task task,
+                                                                   const std::string& model,
+                                                                   const std::string& file) {
+    (void)task, (void)model, (void)file;
+    return NotFound("this backend serves no model cards");
+  }
 };
 
 }  // namespace dnaserve::gateway

@@ -70,4 +70,17 @@ StatusOr<worker::v1::ModelInfo> ModelCatalogue::Resolve(
                 std::move(missing));
 }
 
+StatusOr<Task> ModelCatalogue::TaskOfModel(const std::string& model) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  ModelNotFoundDetails missing;
+  for (const auto& [task, roster] : models_) {
+    for (const auto& m : roster) {
+      if (m.id() == model) return task;
+      missing.available_models.push_back(m.id());
+    }
+  }
+  return Status(ErrorCode::kModelNotFound, "no model '" + model + "' is served",
+                std::move(missing));
+}
+
 }  // namespace dnaserve::gateway

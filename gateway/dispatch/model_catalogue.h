@@ -28,6 +28,9 @@ class ModelCatalogue {
   // {task, supported_tasks}; roster not yet known -> 503 service_unavailable.
   StatusOr<worker::v1::ModelInfo> Resolve(Task task,
                                           const std::optional<std::string>& requested) const;
+  // The task whose roster lists `model` (any task); unknown -> 404 model_not_found with every
+  // listed model in {available_models}.
+  StatusOr<Task> TaskOfModel(const std::string& model) const;
 
  private:
   mutable std::mutex mu_;

@@ -361,6 +361,39 @@ StatusOr<std::vector<pb::ModelInfo>> GrpcInferenceBackend::ListModels(Task task)
   return last;
 }
 
+StatusOr<pb::GetModelCardResponse> GrpcInferenceBackend::GetModelCard(Task task,
+                                                                     const std::string& model,
+                                                                     const std::string& file) {
+  Impl::Family* family = impl_->Find(task);
+  if (!family) {
+    return Unavailable("no inference worker is configured for the " + std::string(TaskName(task)) +
+                       " task");
+  }
+  // Every replica of a family serves the same packages: the first that answers does, those in
+  // rotation first (as ListModels; a card is small, read from disk, under list_deadline).
+  pb::GetModelCardRequest request;
+  request.set_model(model);
+  request.set_file(file);
+  Status last = Unavailable("no worker answered");
+  for (bool in_rotation : {true, false}) {
+    for (size_t i = 0; i < family->replicas.size(); ++i) {
+      if (family->rotation->InRotation(i) != in_rotation) continue;
+      grpc::ClientContext rpc;
+      rpc.set_deadline(std::chrono::system_clock::now() + impl_->options.list_deadline);
+      pb::GetModelCardResponse response;
+      grpc::Status status = family->replicas[i].worker->GetModelCard(&rpc, request, &response);
+      if (status.ok()) return response;
+      last = FromGrpcStatus(status);
+      // A worker's answer (not_found, model_not_found) is final; only transport failures move on.
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
+          status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+        return last;
+      }
+    }
+  }
+  return last;
+}
+
 std::map<Task, ReplicaCounts> GrpcInferenceBackend::Replicas() const {
   std::map<Task, ReplicaCounts> out;
   for (const auto& [task, family] : impl_->families) {

@@ -65,6 +65,8 @@ class GrpcInferenceBackend : public InferenceBackend {
                                               const CallContext& context,
                                               const ProgressCallback& on_progress) override;
   StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override;
+  StatusOr<worker::v1::GetModelCardResponse> GetModelCard(Task task, const std::string& model,
+                                                          const std::string& file) override;
 
   std::map<Task, ReplicaCounts> Replicas() const;
   // Predict calls sent to another replica after a failure that never reached a worker.

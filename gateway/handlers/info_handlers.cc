@@ -79,4 +79,32 @@ RouteHandler MakeModelsHandler(const GatewayServices& services) {
   };
 }
 
+RouteHandler MakeModelCardHandler(const GatewayServices& services) {
+  return [services](RouteCall call, Responder respond) {
+    const std::string request_id = call.request.request_id;
+    auto task = services.catalogue->TaskOfModel(call.params["model"]);
+    if (!task.ok()) return respond(ErrorResponse(task.status(), request_id));
+    // The public name of the card; the worker knows the package's own file name.
+    std::string file = call.params.count("file") ? call.params["file"] : "";
+    if (file == kModelCardFileName) file.clear();
+    auto fetch = [backend = services.backend, task = *task, model = call.params["model"], file,
+                  request_id, respond]() {
+      auto card = backend->GetModelCard(task, model, file);
+      if (!card.ok()) return respond(ErrorResponse(card.status(), request_id));
+      HttpResponse response;
+      response.content_type = card->content_type();
+      response.body = std::move(*card->mutable_content());
+      response.SetHeader("X-Content-Type-Options", "nosniff");
+      respond(std::move(response));
+    };
+    // A worker call blocks (up to the list deadline): off the HTTP threads, like predictions.
+    if (services.executor == nullptr) return fetch();
+    if (!services.executor->TrySubmit(fetch)) {
+      respond(ErrorResponse(Status(ErrorCode::kServiceUnavailable, "the gateway is busy")
+                                .set_retry_after_seconds(1),
+                            request_id));
+    }
+  };
+}
+
 }  // namespace dnaserve::gateway

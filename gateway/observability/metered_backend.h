@@ -20,6 +20,10 @@ class MeteredBackend final : public InferenceBackend {
   StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override {
     return inner_->ListModels(task);
   }
+  StatusOr<worker::v1::GetModelCardResponse> GetModelCard(Task task, const std::string& model,
+                                                          const std::string& file) override {
+    return inner_->GetModelCard(task, model, file);
+  }
 
  private:
   InferenceBackend* inner_;

@@ -149,6 +149,7 @@ std::string RenderModelList(Task task, const std::vector<pb::ModelInfo>& models)
     w.EndObject();
     w.Field("tokenizer", m.tokenizer());
     w.Field("trained", m.trained());
+    w.Field("card", ModelCardUrl(m.id()));
     w.EndObject();
   }
   w.EndArray();

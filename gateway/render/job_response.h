@@ -22,4 +22,13 @@ std::string RenderJobList(const std::vector<JobRecord>& jobs);
 // GET /v1/tasks/{task}/models -> {task, default_model, models}
 std::string RenderModelList(Task task, const std::vector<worker::v1::ModelInfo>& models);
 
+// The public name of every model's card file, whatever its package calls it.
+inline constexpr char kModelCardFileName[] = "MODEL_CARD.md";
+// Where a model's card is served (the `card` field of the models list): inside
+// /v1/models/{id}/card/, so the card's relative links to its PNGs resolve to that route. Model
+// ids are [A-Za-z0-9._-] (worker manifests), so nothing needs escaping.
+inline std::string ModelCardUrl(const std::string& model_id) {
+  return "/v1/models/" + model_id + "/card/" + kModelCardFileName;
+}
+
 }  // namespace dnaserve::gateway

@@ -32,7 +32,7 @@ from training import annotation_data as labels  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_sites as sites  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
-from training import cards, common  # noqa: E402
+from training import cards, common, plots  # noqa: E402
 from training.scripting import (Optimisation, card_head, freeze_checked,  # noqa: E402
                                 module_cli)
 
@@ -224,6 +224,7 @@ def evaluate_module(module, manifest_json: Dict, log=print, with_augustus: bool 
     transcripts, scores, positions = predict_requests(module, manifest_json, spans, options,
                                                       log, keep_scores=10)
     predicted = [as_structure(t) for t in transcripts]
+    plots.offer_gene_models(region, predicted, reference)
     metrics: Dict[str, float] = {
         "region_start": float(region[0]), "region_end": float(region[1]),
         "requests": float(len(spans)), "reference_crossing_requests": float(crossing)}
@@ -330,10 +331,12 @@ def package(out_dir: str, seed: int, network, seconds: float, log=print) -> List
     log(f"annotation: splice-site channels from {splice_dir}")
     scripted = sites.composite(network, splice_dir)
     provisional = manifest(seed, PROVISIONAL_METRICS)
-    metrics = evaluate_module(scripted, provisional, log)
+    with plots.capture() as captured:
+        metrics = evaluate_module(scripted, provisional, log)
     final = manifest(seed, metrics)
-    common.write_package(out_dir, final, scripted,
-                         model_card(final, metrics, seconds, splice_dir))
+    written = common.write_package(out_dir, final, scripted,
+                                   model_card(final, metrics, seconds, splice_dir))
+    cards.complete(written, metrics, captured, NOT_COMPARED)
     log(f"annotation: wrote {os.path.join(out_dir, MODEL_ID)} ({seconds:.0f} s training, "
         f"{time.monotonic() - started:.0f} s evaluation)")
     return [MODEL_ID]

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from training import cards, common, metrics, nets
+from training import cards, common, metrics, nets, plots
 
 TASK = "chromatin"
 CONTEXT, STRIDE, BIN = 1000, 200, 200
@@ -379,6 +379,10 @@ def evaluate_with_table(package_dir: str):
     feature_auroc = np.array([metrics.auroc(scores[:, i], labels[:, mapping.feature_pair[i]])
                               for i in learned])
     pair_counts = labels.sum(axis=0)
+    pairs = [mapping.feature_pair[i] for i in learned]
+    plots.offer_binary(manifest["id"], {
+        f"{len(learned)} learned features pooled": (scores[:, learned].ravel(),
+                                                    labels[:, pairs].ravel())})
     out = {
         "heldout_windows": len(labels),
         "learned_features": len(learned),
@@ -446,7 +450,8 @@ def write(spec: Spec, model: ChromatinNet, data: ChromatinData, out_dir: str, se
                                        spec.is_default, tokenizer, CONTEXT, data.names, seed,
                                        stride_bp=STRIDE)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
-    results, table = evaluate_with_table(package)
+    with plots.capture() as captured:
+        results, table = evaluate_with_table(package)
     compared = {k: v for k, v in results.items() if k not in NOT_COMPARED}
     arch = ("one-hot nucleotides [4, 1,000] (N and padding all-zero)" if not spec.kmer else
             "the worker's overlapping 5-mer tokens (stride 1, 996 per window) -> a learned "
@@ -525,4 +530,5 @@ def write(spec: Spec, model: ChromatinNet, data: ChromatinData, out_dir: str, se
           "```")])
     with open(os.path.join(package, manifest["model_card"]), "w", encoding="utf-8") as handle:
         handle.write(body)
+    cards.complete(package, results, captured, NOT_COMPARED)
     return package

@@ -7,9 +7,10 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
-from training import cards, common, registry
+from training import cards, common, plots, registry
 
 DEFAULT_PACKAGES = os.path.join(common.ROOT, "worker", "packages")
 
@@ -148,20 +149,28 @@ def cmd_evaluate(args) -> int:
         print(f"\n## {manifest['id']}", flush=True)
         t0 = time.monotonic()
         try:
-            results = module.evaluate(path)
+            with plots.capture() as captured:
+                results = module.evaluate(path)
         except Exception as error:  # one broken package must not hide the others' figures
             print(f"FAILED: {type(error).__name__}: {error}")
             failures += 1
             continue
         informative = getattr(module, "NOT_COMPARED", set())
+        if args.write_cards:
+            figures = cards.complete(path, results, captured, informative)
+            print(f"  card written: front matter, {len(figures)} figure(s)"
+                  + "".join(f"\n    {name} ({os.path.getsize(os.path.join(path, name)):,} bytes)"
+                            for name in figures))
         card_path = os.path.join(path, manifest["model_card"])
         with open(card_path, encoding="utf-8") as handle:
-            carded = cards.parse_metrics(handle.read())
+            card_text = handle.read()
+        carded = cards.parse_metrics(card_text)
         for name, value in results.items():
             suffix = "  (not compared)" if name in informative else ""
             print(f"  {name:45s} {cards.format_value(value)}{suffix}")
         compared = {k: v for k, v in results.items() if k not in informative}
         problems = cards.compare(compared, carded)
+        problems += check_card_extras(path, manifest, card_text, compared, captured)
         if problems:
             failures += 1
             print("  DIFFERS FROM THE MODEL CARD:")
@@ -173,6 +182,39 @@ def cmd_evaluate(args) -> int:
         print(f"  ({(time.monotonic() - t0):.0f} s)", flush=True)
     print(f"\n{'all metrics agree with the model cards' if not failures else f'{failures} package(s) differ or failed'}")
     return 1 if failures else 0
+
+
+def check_card_extras(path: str, manifest, card_text: str, compared, captured):
+    """The card's figures and front matter against the recomputed ones: the figures it embeds
+    are the ones the evaluation draws and exist beside it, and its front matter is the one
+    these metrics give (numbers within the metrics' tolerance). PNGs that are not byte-identical
+    to a fresh rendering are reported, not failed (other BLAS builds move the last digits)."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="dnaserve-card-") as scratch:
+        figures = plots.render(captured, scratch)
+        linked = cards.figure_links(card_text)
+        if linked != list(figures):
+            problems.append(f"figures: the card embeds {linked or 'none'}, the evaluation draws "
+                            f"{list(figures) or 'none'} (scripts/evaluate-models --write-cards)")
+        redrawn = []
+        for name in figures:
+            committed = os.path.join(path, name)
+            if not os.path.isfile(committed):
+                problems.append(f"figures: {name} is missing from the package")
+                continue
+            with open(committed, "rb") as a, open(os.path.join(scratch, name), "rb") as b:
+                if a.read() != b.read():
+                    redrawn.append(name)
+        if redrawn:
+            print(f"  note: {', '.join(redrawn)} not byte-identical to a fresh drawing")
+    meanings = cards.parse_meanings(card_text)
+    expected = cards.front_matter(manifest, compared, meanings, list(figures))
+    actual = cards.parse_front_matter(card_text)
+    if actual is None:
+        problems.append("front matter: the card has none (scripts/evaluate-models --write-cards)")
+    else:
+        problems += cards.compare_front_matter(expected, actual)
+    return problems
 
 
 # The card metrics a roster table shows, per task (the first ones present are shown).
@@ -220,6 +262,9 @@ def main() -> int:
     evaluate = sub.add_parser("evaluate")
     evaluate.add_argument("--only", default="", help="comma-separated modules (default: all)")
     evaluate.add_argument("--packages", default=DEFAULT_PACKAGES, help="packages directory")
+    evaluate.add_argument("--write-cards", action="store_true",
+                          help="(re)write each card's figures (PNGs) and front matter from this "
+                               "evaluation instead of only comparing them")
     group = evaluate.add_mutually_exclusive_group()
     group.add_argument("--openspliceai", dest="openspliceai", action="store_true", default=None,
                        help="also score the OpenSpliceAI checkpoints (default when present)")

@@ -116,8 +116,9 @@ def train(out_dir: str, seed: int) -> List[str]:
         manifest = manifest_for(model_id, _description(model_id), trained=False,
                                 is_default=model_id == DEFAULT_ID, seed=SEEDS[model_id])
         manifest["tokenizer"] = tokenizer
-        common.write_package(out_dir, manifest, scripted,
-                             _card(model_id, manifest, nets.parameter_count(model)))
+        package = common.write_package(out_dir, manifest, scripted,
+                                       _card(model_id, manifest, nets.parameter_count(model)))
+        cards.complete(package, {}, None)  # front matter: untrained, no metrics, no figures
         written.append(model_id)
     return written
 

@@ -26,7 +26,7 @@ import numpy as np
 # machine shared with other work, spinning threads made 2-thread training steps 4x slower.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from training import cards, common  # noqa: E402
+from training import cards, common, plots  # noqa: E402
 from training.scripting import (Optimisation, card_head, freeze_checked,  # noqa: E402
                                 module_cli)
 from training import expression_data as data  # noqa: E402
@@ -183,10 +183,12 @@ def train(out_dir: str, seed: int = DEFAULT_SEED, log=print) -> List[str]:
         f"{len(train_rows)} train, {len(held_rows)} held out")
     scripted = export(fit(dataset, train_rows, seed, log=log))
     seconds = time.monotonic() - started
-    metrics = evaluate_module(scripted, TEXT_MAX_TOKENS, dataset)
+    with plots.capture() as captured:
+        metrics = evaluate_module(scripted, TEXT_MAX_TOKENS, dataset)
     final = manifest(seed, metrics, len(train_rows))
     card = model_card(final, metrics, dataset, train_rows, held_rows, seconds)
-    common.write_package(out_dir, final, scripted, card)
+    written = common.write_package(out_dir, final, scripted, card)
+    cards.complete(written, metrics, captured, NOT_COMPARED)
     log(f"expression: wrote {os.path.join(out_dir, MODEL_ID)} ({seconds:.0f} s training)")
     return [MODEL_ID]
 
@@ -224,6 +226,7 @@ def evaluate_module(module, max_tokens: int, dataset: data.Dataset = None) -> Di
     # Per-tissue mean: each sample's mean over the training genes (no held-out data used).
     tissue_mean = np.broadcast_to(dataset.targets[train_rows].mean(axis=0), truth.shape)
     metrics.update(correlation_report("baseline_tissue_mean_", tissue_mean, truth))
+    plots.offer_expression(canonical, truth, tissue_mean)
     # Per-gene mean (an oracle): the gene's own mean over the other 55 samples, i.e. it knows
     # each held-out gene's measured expression elsewhere, which the model never sees.
     # Within one gene this leave-one-out mean is a falling function of the left-out value (its

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from training import cards, common, metrics, nets
+from training import cards, common, metrics, nets, plots
 from training.shuffle import dinucleotide_shuffle
 
 TASK = "promoter"
@@ -459,6 +459,9 @@ def _evaluate_human(manifest: Dict, module) -> Dict[str, float]:
     y_off = np.concatenate([np.ones(len(off_scores)), np.zeros(len(neg_scores))])
     out["auroc_tss_500bp_off_centre"] = metrics.auroc(np.concatenate([off_scores, neg_scores]),
                                                        y_off)
+    plots.offer_binary(manifest["id"], {
+        "TSS centred": (np.concatenate([pos_scores, neg_scores]), y),
+        "TSS 500 bp off centre": (np.concatenate([off_scores, neg_scores]), y_off)})
     return out
 
 
@@ -473,9 +476,14 @@ def _evaluate_fly(manifest: Dict, module) -> Dict[str, float]:
     all_neg = np.concatenate([dist, shuf])
     out.update(metrics.binary_report("", np.concatenate([pos, all_neg]),
                                      np.concatenate([np.ones(len(pos)), np.zeros(len(all_neg))])))
+    series = {"all negatives": (np.concatenate([pos, all_neg]),
+                                np.concatenate([np.ones(len(pos)), np.zeros(len(all_neg))]))}
     for name, neg in (("distal", dist), ("shuffled", shuf)):
         out[f"auroc_vs_{name}"] = metrics.auroc(
             np.concatenate([pos, neg]), np.concatenate([np.ones(len(pos)), np.zeros(len(neg))]))
+        series[f"vs {name} only"] = (np.concatenate([pos, neg]),
+                                     np.concatenate([np.ones(len(pos)), np.zeros(len(neg))]))
+    plots.offer_binary(manifest["id"], series)
     return out
 
 
@@ -484,8 +492,9 @@ def _evaluate_yeast(manifest: Dict, module) -> Dict[str, float]:
     pos = _score(manifest, module, ids_of(held))
     neg = _score(manifest, module, shuffled_ids(held, random.Random(11)))
     out = {"heldout_positives": len(pos), "heldout_shuffled_negatives": len(neg)}
-    out.update(metrics.binary_report("", np.concatenate([pos, neg]),
-                                     np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])))
+    y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
+    out.update(metrics.binary_report("", np.concatenate([pos, neg]), y))
+    plots.offer_binary(manifest["id"], {"vs shuffled": (np.concatenate([pos, neg]), y)})
     return out
 
 
@@ -625,8 +634,10 @@ def write(spec: Spec, model: PromoterNet, out_dir: str, seed: int, summary: Dict
                                        tokenizer, spec.context, ["promoter"], seed,
                                        stride_bp=spec.stride)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
-    results = evaluate(package)
+    with plots.capture() as captured:
+        results = evaluate(package)
     write_card(package, spec, manifest, model, seed, summary, results)
+    cards.complete(package, results, captured, NOT_COMPARED)
     return package
 
 

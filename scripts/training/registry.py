@@ -10,6 +10,12 @@ and is named after the task its packages serve: scripts/evaluate-models hands ea
 the module whose name is the package manifest's `task`. Model cards carry their metrics in the
 table format of training/cards.py, which scripts/evaluate-models compares with the recomputed
 values.
+
+Card figures and front matter (training/plots.py, training/cards.py): an evaluation hands the
+arrays behind its metrics to `plots.offer_binary` / `offer_gene_models` / `offer_expression`
+(no-ops unless a `plots.capture()` is active), and `cards.complete(package, results, captured,
+NOT_COMPARED)` draws the PNGs beside the card, embeds them and writes the YAML front matter.
+scripts/evaluate-models checks both; `--write-cards` rewrites them.
 """
 
 MODULES = ["promoter", "splice", "chromatin", "enhancer", "annotation", "expression"]

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from training import cards, common, metrics, nets
+from training import cards, common, metrics, nets, plots
 
 TASK = "splice"
 MODEL_ID = "splice-human"
@@ -371,6 +371,8 @@ def evaluate(package_dir: str) -> Dict[str, float]:
         "heldout_loci": len(loci), "heldout_positions": len(labels),
         "heldout_acceptors": int((labels == 1).sum()), "heldout_donors": int((labels == 2).sum())}
     out.update(_site_metrics("", scores, labels))
+    plots.offer_binary(manifest["id"], {"acceptor": (scores[:, 0], labels == 1),
+                                        "donor": (scores[:, 1], labels == 2)})
     subset = comparison_loci(data)
     sub_scores, sub_labels = _score_loci(module, classes, data, subset, output, flank)
     out.update({"subset_loci": len(subset), "subset_positions": len(sub_labels)})
@@ -429,8 +431,10 @@ def write(model: SpliceNet, out_dir: str, seed: int, summary: Dict) -> str:
                                        CONTEXT, CLASSES, seed, flank_bp=FLANK,
                                        output_window_bp=OUTPUT)
     package = common.write_package(out_dir, manifest, scripted, "(card pending)\n")
-    results = evaluate(package)
+    with plots.capture() as captured:
+        results = evaluate(package)
     write_card(package, manifest, model, seed, summary, results)
+    cards.complete(package, results, captured, NOT_COMPARED)
     return package
 
 

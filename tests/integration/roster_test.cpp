@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <iterator>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -119,6 +121,8 @@ class BundledService {
                    {{"DNASERVE_PORT", std::to_string(port_)},
                     {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
                     {"DNASERVE_REDIS_URL", redis_->url()},
+                    // The test reads every card and figure from one address.
+                    {"DNASERVE_IP_BURST", "1000"},
                     {"DNASERVE_WORKERS", spec}},
                    dir_ + "/gateway.log");
     if (!WaitForPort(port_, std::chrono::seconds(20))) {
@@ -149,6 +153,31 @@ class BundledService {
   std::vector<ChildProcess> workers_;
   ChildProcess gateway_;
 };
+
+// The card link answers with the committed MODEL_CARD.md (front matter first), and every PNG
+// the card embeds, fetched relative to that link as a markdown viewer would, is the committed
+// file, byte for byte.
+void CheckCardServed(const BundledService& service, const std::string& id,
+                     const std::string& card_url) {
+  const std::string package = SourceDir() + "/worker/packages/" + id;
+  const HttpResult card = service.Get(card_url);
+  REQUIRE(card.status == 200);
+  CHECK(card.Header("content-type").value_or("").rfind("text/markdown", 0) == 0);
+  CHECK(card.body == Slurp(package + "/MODEL_CARD.md"));
+  CHECK(card.body.rfind("---\nlicense: mit\n", 0) == 0);
+  const std::string base = card_url.substr(0, card_url.rfind('/') + 1);
+  static const std::regex kFigure(R"(!\[[^\]]*\]\(([A-Za-z0-9_.-]+\.png)\))");
+  for (std::sregex_iterator it(card.body.begin(), card.body.end(), kFigure), end; it != end;
+       ++it) {
+    const std::string name = (*it)[1];
+    INFO("figure " << name);
+    const HttpResult png = service.Get(base + name);
+    REQUIRE(png.status == 200);
+    CHECK(png.Header("content-type").value_or("") == "image/png");
+    CHECK(png.body == Slurp(package + "/" + name));
+    CHECK(png.body.rfind("\x89PNG", 0) == 0);
+  }
+}
 
 TEST_CASE("models list: the bundled roster through the gateway, with honest descriptions",
           "[roster]") {
@@ -186,6 +215,7 @@ TEST_CASE("models list: the bundled roster through the gateway, with honest desc
       } else {
         CHECK(description.find("untrained") != std::string::npos);
       }
+      CheckCardServed(service, p.id, m["card"].GetString());
     }
   }
   // The families the contract names (Arabidopsis has no labelled data here: see the README).

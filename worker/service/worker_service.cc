@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "proto/call_metadata.h"
 #include "proto/status_codec.h"
+#include "worker/service/model_card_files.h"
 #include "worker/tasks/task_runner.h"
 
 namespace dnaserve::worker {
@@ -83,6 +84,21 @@ grpc::Status WorkerService::ListModels(grpc::ServerContext* /*context*/,
   response->set_task(ToProtoTask(task_));
   for (const ModelManifest* m : registry_->manifests()) *response->add_models() = ToModelInfo(*m);
   return grpc::Status::OK;
+}
+
+grpc::Status WorkerService::GetModelCard(grpc::ServerContext* /*context*/,
+                                         const v1::GetModelCardRequest* request,
+                                         v1::GetModelCardResponse* response) {
+  for (const ModelManifest* m : registry_->manifests()) {
+    if (m->id != request->model()) continue;
+    auto file = ReadCardFile(*m, request->file());
+    if (!file.ok()) return ToGrpcStatus(file.status());
+    response->set_content_type(std::move(file->content_type));
+    response->set_content(std::move(file->content));
+    return grpc::Status::OK;
+  }
+  return ToGrpcStatus(Status(ErrorCode::kModelNotFound,
+                             "this worker serves no model '" + request->model() + "'"));
 }
 
 grpc::Status WorkerService::Predict(grpc::ServerContext* context, const v1::PredictRequest* request,

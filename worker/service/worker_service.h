@@ -27,6 +27,10 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status ListModels(grpc::ServerContext* context, const v1::ListModelsRequest* request,
                           v1::ListModelsResponse* response) override;
 
+  // MODEL_CARD.md or one of the PNGs it embeds (worker/service/model_card_files.h).
+  grpc::Status GetModelCard(grpc::ServerContext* context, const v1::GetModelCardRequest* request,
+                            v1::GetModelCardResponse* response) override;
+
  private:
   Task task_;
   ModelRegistry* registry_;

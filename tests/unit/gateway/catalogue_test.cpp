@@ -68,3 +68,17 @@ TEST_CASE("Prefer: respond-async is recognised among other preferences", "[gatew
   CHECK_FALSE(PrefersRespondAsync(std::string("return=minimal")));
   CHECK_FALSE(PrefersRespondAsync(std::string("respond-asynchronously")));
 }
+
+TEST_CASE("ModelCatalogue finds the task of a model for its card", "[gateway][cards]") {
+  ModelCatalogue catalogue;
+  CHECK(catalogue.TaskOfModel("p-human").status().code() == ErrorCode::kModelNotFound);
+  catalogue.SetModels(Task::kPromoter, {Model("p-fly", false), Model("p-human", true)});
+  catalogue.SetModels(Task::kSplice, {Model("s-human", true)});
+  CHECK(*catalogue.TaskOfModel("p-fly") == Task::kPromoter);
+  CHECK(*catalogue.TaskOfModel("s-human") == Task::kSplice);
+  auto missing = catalogue.TaskOfModel("../p-human");
+  REQUIRE(missing.status().code() == ErrorCode::kModelNotFound);
+  const auto* details = std::get_if<ModelNotFoundDetails>(&missing.status().details());
+  REQUIRE(details != nullptr);
+  CHECK(details->available_models == std::vector<std::string>{"p-fly", "p-human", "s-human"});
+}

@@ -662,8 +662,11 @@ TEST_CASE("model list publishes the default and bio_spec", "[render][models]") {
   REQUIRE(doc["models"].Size() == 2);
   const Json& fly = doc["models"][0];
   CHECK(Keys(fly) == std::set<std::string>{"name", "description", "is_default", "bio_spec",
-                                           "tokenizer", "trained"});
+                                           "tokenizer", "trained", "card"});
   CHECK(Str(fly["name"]) == "promoter-fly");
+  // Inside /v1/models/{id}/card/, so the card's relative PNG links resolve to that route.
+  CHECK(Str(fly["card"]) == "/v1/models/promoter-fly/card/MODEL_CARD.md");
+  CHECK(Str(doc["models"][1]["card"]) == "/v1/models/promoter-human/card/MODEL_CARD.md");
   CHECK_FALSE(fly["is_default"].GetBool());
   CHECK(doc["models"][1]["is_default"].GetBool());
   CHECK(Str(fly["tokenizer"]) == "bpe");
