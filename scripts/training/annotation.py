@@ -56,21 +56,74 @@ AUGUSTUS_MODES = ("cds",)
 # model nor the decoder ever saw HELD_OUT.
 DECODER_TUNING = (48_025_520, common.HELD_OUT[0])
 FIT_REGION = (common.TRAIN[0], DECODER_TUNING[0])
-# The decoder's costs for the composite's outputs (the manifest's "decoder", DecodeOptions in
-# worker/windowing/annotation_decode.h), chosen on DECODER_TUNING from a grid of about 20: the
-# per-base exon/intron probabilities weigh little (emission_weight), the splice network's
-# calibrated site probabilities place the introns (no switch cost beyond log P(site)), and a
-# confident site the parse passes by costs log(1 - P(site)) (site_pass_weight), which stops it
-# skipping exons. Exon F1 / intron F1 there: 0.004 / 0.000 with the network's own site channels
-# and the default costs; 0.03 / 0.02 with the splice network's sites and the default costs;
-# 0.19 / 0.16 with emission_weight 0.03, start_cost 4 and no pass cost; 0.25 / 0.27 adding the
-# pass cost (min_exon_mean 0.3 instead of 0.5: about the same F1, 92 instead of 54 annotated
-# transcripts overlapped); 0.32 / 0.34 with these. Lower emission weights scored higher still
-# (0.35 at 0.005) by joining neighbouring genes into one transcript (38 predicted transcripts
-# where there were 87), which is no use to a gene-by-gene workflow; not taken.
-DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0.0,
-           "terminal_weight": 0.2, "site_weight": 1.0, "site_pass_weight": 1.0,
-           "min_exon_mean": 0.3}
+# The per-base decoder's costs (the manifest's "decoder" until the exon-chain decoder replaced
+# it; kept as PREVIOUS_DECODER, the card's "previous package" column), chosen on DECODER_TUNING
+# from a grid of about 20: the per-base exon/intron probabilities weigh little
+# (emission_weight), the splice network's calibrated site probabilities place the introns (no
+# switch cost beyond log P(site)), and a confident site the parse passes by costs
+# log(1 - P(site)) (site_pass_weight), which stops it skipping exons. Exon F1 / intron F1 there:
+# 0.004 / 0.000 with the network's own site channels and the default costs; 0.03 / 0.02 with
+# the splice network's sites and the default costs; 0.19 / 0.16 with emission_weight 0.03,
+# start_cost 4 and no pass cost; 0.25 / 0.27 adding the pass cost; 0.32 / 0.34 with these.
+PREVIOUS_DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0.0,
+                    "terminal_weight": 0.2, "site_weight": 1.0, "site_pass_weight": 1.0,
+                    "min_exon_mean": 0.3}
+# The exon-chain decoder (ChainParse in worker/windowing/annotation_decode.h): transcripts are
+# chains of exons between candidate donor/acceptor sites of the splice network, scored whole
+# with log-normal length priors per segment kind (SEGMENT_LENGTH_PRIORS, measured on the
+# training part), the site probabilities, the per-base channels and a cost per transcript.
+# Chosen on DECODER_TUNING (10 requests of 500 kb) from about 40 settings; exon F1 / CDS-exon F1
+# / transcripts predicted (101 annotated) there: 0.323 / 0.338 / 87 with PREVIOUS_DECODER;
+# 0.06 with the per-base scores at weight 0.1 (long introns then cost more than any splice
+# evidence); 0.22 / 0.24 / 56 with the previous costs carried over; 0.33 / 0.38 / 48 with
+# start_cost 20 and half-weight length priors; 0.346 / 0.392 / 38 with these (terminal_weight
+# 3, start_cost 24). The reading frame from the best ORF (orf_cds) scored lower (CDS-exon F1
+# 0.13 against 0.24 on the first 4 requests: a chain that misses an exon shifts the frame), so
+# the CDS is still the span of CDS calls. A lower start_cost or exon-mean bar predicts more
+# transcripts (75 at 12 and 0.1) and finds more gene starts (0.40 against 0.33), at exon F1
+# 0.305: not taken.
+SEGMENT_LENGTH_PRIORS = {
+    "intron_log_mean": 7.446, "intron_log_sd": 1.526,
+    "first_exon_log_mean": 5.321, "first_exon_log_sd": 0.734,
+    "internal_exon_log_mean": 4.763, "internal_exon_log_sd": 0.537,
+    "last_exon_log_mean": 6.885, "last_exon_log_sd": 0.983,
+    "single_exon_log_mean": 5.583, "single_exon_log_sd": 1.495}
+DECODER = {"exon_chain": True, "emission_weight": 0.01, "exon_weight": 0.01,
+           "start_cost": 24.0, "splice_cost": 0.0, "terminal_weight": 3.0, "site_weight": 1.0,
+           "site_pass_weight": 1.0, "min_exon_mean": 0.3, "site_min": 0.01,
+           "terminal_block_bp": 100, "length_weight": 0.5, "max_intron_bp": 100000,
+           "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS}
+
+
+def segment_length_priors(region=None) -> Dict[str, float]:
+    """Mean and sd of ln(length) of introns (>= 30 bp) and of first, internal, last and single
+    exons (sense order) of the distinct refGene chr20 structures wholly before DECODER_TUNING
+    (the training part): SEGMENT_LENGTH_PRIORS, rounded to 3 decimals."""
+    end = DECODER_TUNING[0] if region is None else region[1]
+    seen, kinds = set(), {k: [] for k in ("intron", "first_exon", "internal_exon", "last_exon",
+                                          "single_exon")}
+    for t in common.refgene_chr20():
+        if t.tx_end > end or (t.strand, tuple(t.exons)) in seen:
+            continue
+        seen.add((t.strand, tuple(t.exons)))
+        exons = list(t.exons) if t.strand == "+" else [(-b, -a) for a, b in t.exons[::-1]]
+        lengths = [b - a for a, b in exons]
+        if len(exons) == 1:
+            kinds["single_exon"].append(lengths[0])
+            continue
+        kinds["first_exon"].append(lengths[0])
+        kinds["last_exon"].append(lengths[-1])
+        kinds["internal_exon"] += lengths[1:-1]
+        kinds["intron"] += [g for g in (exons[i + 1][0] - exons[i][1]
+                                        for i in range(len(exons) - 1)) if g >= 30]
+    out = {}
+    for kind, values in kinds.items():
+        logs = np.log(np.array(values, dtype=np.float64))
+        out[f"{kind}_log_mean"] = round(float(logs.mean()), 3)
+        out[f"{kind}_log_sd"] = round(float(logs.std()), 3)
+    return out
+
+
 # Positive-class weights of the per-base loss, by label: rare labels get larger gradients. The
 # decoder's costs were tuned on these (uncalibrated) outputs.
 POSITIVE_WEIGHTS = [1.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0, 4.0, 1.0, 4.0, 4.0, 10.0, 10.0,
