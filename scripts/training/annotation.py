@@ -449,9 +449,12 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         table.append(f"| {title} | {_pct(metrics, 'model_' + key)} |" + previous(key)
                      + (f" {_pct(metrics, 'augustus_utr_' + key)} |" if has_utr else ""))
     has_workflow = "find_genes_gene_start_recall" in metrics
+    has_previous_workflow = "previous_find_genes_gene_start_recall" in metrics
     genes = ["| gene starts (within 2 kb, right strand) | this package |" + previous_head
-             + (" find-genes workflow (service) |" if has_workflow else ""),
-             "|---|---|" + previous_rule + ("---|" if has_workflow else "")]
+             + (" find-genes workflow (service) |" if has_workflow else "")
+             + (" find-genes workflow, previous package |" if has_previous_workflow else ""),
+             "|---|---|" + previous_rule + ("---|" if has_workflow else "")
+             + ("---|" if has_previous_workflow else "")]
     for title, key in (("recall: share of reference genes found", "gene_start_recall"),
                        ("precision: share of predictions near an annotated start",
                         "gene_start_precision"),
@@ -460,7 +463,9 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
                        ("predictions (transcripts; workflow: genes)", "gene_start_predicted")):
         value = _pct(metrics, "model_" + key)
         genes.append(f"| {title} | {value} |" + previous(key)
-                     + (f" {_pct(metrics, 'find_genes_' + key)} |" if has_workflow else ""))
+                     + (f" {_pct(metrics, 'find_genes_' + key)} |" if has_workflow else "")
+                     + (f" {_pct(metrics, 'previous_find_genes_' + key)} |"
+                        if has_previous_workflow else ""))
     tiers = ["| recovered reference transcripts | this package |" + previous_head,
              "|---|---|" + previous_rule]
     for tier, meaning in (("overlap", "a prediction on the same strand overlaps it"),
@@ -469,7 +474,8 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
                           ("introns_80", "one prediction holds >= 80% of its introns exactly"),
                           ("exact", "identical intron chain (transcript level)")):
         tiers.append(f"| {tier}: {meaning} | {metrics[f'model_recovered_{tier}']:.0f} |"
-                     + previous(f"recovered_{tier}"))
+                     + (f" {metrics[f'previous_model_recovered_{tier}']:.0f} |"
+                        if has_previous else ""))
     lines = card_head(MODEL_ID, manifest_json["description"], "annotation") + [
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
         "with N and also runs the reverse complement) |",
@@ -659,11 +665,16 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         f"{_pct(metrics, 'augustus_cds_cds_exon_f1')} against "
         f"{_pct(metrics, 'model_cds_exon_f1')}).",
         "- **Gene starts.** A prediction starts within 2 kb of an annotated start for "
-        f"{_pct(metrics, 'model_gene_start_recall')} of the reference genes (the issue's target "
-        "is 0.6), and "
+        f"{_pct(metrics, 'model_gene_start_recall')} of the reference genes (target: 0.6), and "
         f"{_pct(metrics, 'model_gene_start_precision')} of the predictions start that near one: "
-        "the TSS channel is weak (its peaks rarely pass 0.25), and a chain that misses its "
-        "first exons starts kilobases downstream.",
+        "the TSS channel is weak (its maximum over the first 500 kb of the tuning block is "
+        "0.24), and a chain that misses its first exons starts kilobases downstream."
+        + (" The per-base decoder before it predicted more transcripts ("
+           f"{_pct(metrics, 'previous_model_transcript_predicted')}) and found more gene starts "
+           f"({_pct(metrics, 'previous_model_gene_start_recall')}) at a lower precision "
+           f"({_pct(metrics, 'previous_model_gene_start_precision')}) and lower exon and CDS-"
+           "exon F1; no setting of the exon-chain decoder tried on the tuning block had both."
+           if has_previous else ""),
         "- Why: the decoder can only take the sites the splice network offers. On the first 2 "
         "Mb of the tuning block 25-56% of the annotated introns have both sites at P >= 0.5 "
         "and 18-47% have one below 0.01 (never a candidate), while the network calls about "
@@ -732,7 +743,8 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
 
 
 def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float = 3272,
-             metrics_file: Optional[str] = None, log=print) -> None:
+             metrics_file: Optional[str] = None, find_genes_previous: Optional[str] = None,
+             log=print) -> None:
     """`redecode`: rewrites a package's manifest and card for DECODER without retraining its
     network. The held-out figures are recomputed with DECODER and with PREVIOUS_DECODER (the
     card's "previous package" column, same network); AUGUSTUS's are carried over from the card
@@ -740,7 +752,8 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
     `scripts/evaluate-models --only annotation` does); `find_genes` (the JSON written by
     training.find_genes_eval against the service) adds the workflow's gene-start figures.
     `metrics_file`: where the recomputed figures are kept (JSON); when it exists they are read
-    from it instead (to rewrite the card without decoding again)."""
+    from it instead (to rewrite the card without decoding again). `find_genes_previous`: the
+    workflow's figures with the previous decoder (the card's last column)."""
     import torch
     torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
     with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
@@ -764,10 +777,11 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
         if metrics_file:
             with open(metrics_file, "w", encoding="utf-8") as handle:
                 json.dump(metrics, handle, indent=2, sort_keys=True)
-    if find_genes:
-        with open(find_genes, encoding="utf-8") as handle:
-            metrics.update({k: float(v) for k, v in json.load(handle).items()
-                            if k.startswith("find_genes_") and k != "find_genes_seconds"})
+    for path, prefix in ((find_genes, ""), (find_genes_previous, "previous_")):
+        if path:
+            with open(path, encoding="utf-8") as handle:
+                metrics.update({prefix + k: float(v) for k, v in json.load(handle).items()
+                                if k.startswith("find_genes_") and k != "find_genes_seconds"})
     final = manifest(manifest_json["seed"], metrics)
     with open(os.path.join(package_dir, "manifest.json"), "w", encoding="utf-8") as handle:
         json.dump(final, handle, indent=2)
@@ -797,6 +811,8 @@ def extra_commands(sub):
     d.add_argument("--package", default=os.path.join(common.ROOT, "worker", "packages", MODEL_ID))
     d.add_argument("--find-genes", help="metrics JSON of training.find_genes_eval")
     d.add_argument("--metrics", help="keep the recomputed figures here (JSON); reuse if present")
+    d.add_argument("--find-genes-previous",
+                   help="the same JSON measured with the previous package's decoder")
     p = sub.add_parser("package", help="package a network trained earlier (no training)")
     p.add_argument("--network", required=True, help="TorchScript AnnotationNet (export())")
     p.add_argument("--out", required=True)
@@ -808,7 +824,8 @@ def extra_commands(sub):
         if args.command == "region":
             return write_region(args.start, args.end, args.package, args.out_prefix)
         if args.command == "redecode":
-            return redecode(args.package, args.find_genes, metrics_file=args.metrics)
+            return redecode(args.package, args.find_genes, metrics_file=args.metrics,
+                            find_genes_previous=args.find_genes_previous)
         return package_from(args.network, args.out, args.seed, args.training_seconds)
     return run
 

@@ -32,6 +32,8 @@ from training import common  # noqa: E402
 REQUEST_BP = 500_000
 POLL_SECONDS = 2.0
 JOB_TIMEOUT_SECONDS = 1800.0
+SUBMIT_ATTEMPTS = 30
+RETRY_SECONDS = 5.0
 
 
 def call(url: str, key: str, method: str = "GET", body=None,
@@ -53,10 +55,15 @@ def call(url: str, key: str, method: str = "GET", body=None,
 def run_job(base: str, key: str, sequence: str, name: str, description: str,
             log=print) -> Dict:
     """One workflow call (asynchronous), polled to completion: its `data`."""
-    status, submitted = call(f"{base}/v1/workflows/find-genes-and-predict-expression", key,
-                             "POST", {"sequence": sequence, "sequence_name": name,
-                                      "options": {"description": description}},
-                             {"Prefer": "respond-async"})
+    body = {"sequence": sequence, "sequence_name": name, "options": {"description": description}}
+    # A service still starting (503) or busy (429) is waited for, a bounded number of times.
+    for _ in range(SUBMIT_ATTEMPTS):
+        status, submitted = call(f"{base}/v1/workflows/find-genes-and-predict-expression", key,
+                                 "POST", body, {"Prefer": "respond-async"})
+        if status not in (429, 503):
+            break
+        log(f"{name}: {status}, retrying in {RETRY_SECONDS:.0f} s")
+        time.sleep(RETRY_SECONDS)
     if status != 202:
         raise RuntimeError(f"{name}: submit answered {status}: {submitted}")
     path = submitted["data"]["links"]["result"]
