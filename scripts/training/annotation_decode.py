@@ -420,7 +420,7 @@ def sense_channels(scores: np.ndarray, channels: dict, strand: str):
 def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tuple[int, int]]]:
     """ChainParse: the best exon chains (exons in sense coordinates) of one strand."""
     n = len(sense["exon"])
-    if n == 0:
+    if n == 0 or len(seq) != n:
         return []
     exon = sense["exon"].astype(np.float64)
     intron = sense["intron"].astype(np.float64)

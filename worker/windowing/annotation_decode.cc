@@ -409,7 +409,8 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
                                           const DecodeOptions& o) {
   const int64_t n = static_cast<int64_t>(sense.exon.size());
   std::vector<std::vector<Span>> chains;
-  if (n == 0) return chains;
+  // No sequence of the channels' length: no motifs to pair, so no chain.
+  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return chains;
   const double w = o.emission_weight, xw = o.exon_weight, pw = o.site_pass_weight;
   std::vector<bool> donor_motif(n, false), acceptor_motif(n, false);
   for (int64_t i = 0; i + 1 < n; ++i) {

@@ -234,6 +234,7 @@ std::string SenseSequence(std::string_view sequence, char strand);
 // terminal terms 0 at the sequence edges. Bases outside transcripts score 0. Exons are at most
 // max_exon_bp, introns kMinChainIntronBp..max_intron_bp. Ties keep the first (leftmost
 // candidate; starts before acceptors). Probabilities are floored at 1e-4 before their logs.
+// Empty when the sequence's length is not the channels'.
 std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense, std::string_view sense_sequence,
                                           const DecodeOptions& options);
 

@@ -566,6 +566,7 @@ CATCH_TEST_CASE("ChainParse pairs donors with acceptors into one exon chain", "[
   for (auto* v : {&empty.donor, &empty.acceptor}) v->assign(v->size(), 0.0);
   CATCH_CHECK(ChainParse(empty, g.sequence, ChainOptions()).empty());
   CATCH_CHECK(ChainParse(SenseChannels{}, "", ChainOptions()).empty());
+  CATCH_CHECK(ChainParse(g.sense, g.sequence.substr(0, 100), ChainOptions()).empty());
 }
 
 CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinates with its ORF",
