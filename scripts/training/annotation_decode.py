@@ -40,6 +40,30 @@ class DecodeOptions:        # worker: DecodeOptions (a manifest's "decoder" over
     min_transcript_bp: int = 100
     min_exon_mean: float = 0.5    # a transcript whose exons average less is dropped
     min_terminal_exon_bp: int = 10  # shorter first/last exons are dropped (repeatedly)
+    # The exon-chain decoder (decode_chain_strand; worker: DecodeChainStrand) instead of the
+    # per-base parse, and what it needs: candidate splice sites, candidate transcript ends,
+    # segment length priors (log-normal: mean and sd of the natural log of the length in bp),
+    # and a reading frame (the best ORF) for the CDS.
+    exon_chain: bool = False
+    site_min: float = 0.01        # a splice-site candidate: its probability >= this (and motif)
+    terminal_block_bp: int = 100  # one TSS / transcript-end candidate per block (its argmax)
+    terminal_min: float = 0.0     # ... when its probability is >= this
+    length_weight: float = 1.0    # weight of the log length priors
+    exon_weight: float = 0.0      # weight of log(P(exon or intron) share) inside a gene
+    max_intron_bp: int = 100000
+    max_exon_bp: int = 20000
+    intron_log_mean: float = 7.446
+    intron_log_sd: float = 1.526
+    first_exon_log_mean: float = 5.321
+    first_exon_log_sd: float = 0.734
+    internal_exon_log_mean: float = 4.763
+    internal_exon_log_sd: float = 0.537
+    last_exon_log_mean: float = 6.885
+    last_exon_log_sd: float = 0.983
+    single_exon_log_mean: float = 5.583
+    single_exon_log_sd: float = 1.495
+    orf_cds: bool = False         # CDS = the best-scoring ORF (ATG..stop) of the spliced exons
+    min_orf_bp: int = 90
 
 
 @dataclass
@@ -340,11 +364,267 @@ def decode(scores: np.ndarray, types, names: Sequence[str],
     """DecodeTranscripts + the runner's type assignment: sorted by start, '+' first on ties;
     only mRNAs keep a CDS. With `sequence`, introns follow the splice motifs."""
     options = options or DecodeOptions()
-    out = (decode_strand(scores, PLUS, "+", options, sequence)
-           + decode_strand(scores, MINUS, "-", options, sequence))
+    strand_decoder = (decode_chain_strand if options.exon_chain and sequence
+                      and scores.shape[1] > MINUS["acceptor"] else decode_strand)
+    out = (strand_decoder(scores, PLUS, "+", options, sequence)
+           + strand_decoder(scores, MINUS, "-", options, sequence))
     out.sort(key=lambda t: (t.start, 0 if t.strand == "+" else 1))
     for t in out:
         t.transcript_type, t.transcript_type_score = assign_type((t.start, t.end), types, names)
         if t.transcript_type != "mRNA":
             t.cds = []
+    return out
+
+
+# --- the exon-chain decoder ----------------------------------------------------------------
+# Mirrors DecodeChainStrand, BestOrf and their helpers in worker/windowing/annotation_decode.cc
+# (see the comments there); every sum and comparison is made in the same order, in doubles.
+
+_CODE = {ord("A"): "A", ord("C"): "C", ord("G"): "G", ord("T"): "T"}
+_COMPLEMENT = str.maketrans("ACGTacgt", "TGCAtgca")
+
+
+def log_normal(length: np.ndarray, mean: float, sd: float) -> np.ndarray:
+    """LengthPrior: -z^2 / 2 for z = (ln length - mean) / sd, the log density of the log length
+    less its maximum, so a segment of the typical length costs nothing and the number of
+    segments is not itself penalised (the splice sites decide it)."""
+    z = (np.log(length.astype(np.float64)) - mean) / sd
+    return -0.5 * z * z
+
+
+def _floored_log(p: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(p.astype(np.float64), FLOOR))
+
+
+def block_peaks(values: np.ndarray, block: int, minimum: float) -> np.ndarray:
+    """BlockPeaks: per block of `block` bases the first position of its maximum, when >=
+    minimum."""
+    values = values.astype(np.float64)
+    out = []
+    n = len(values)
+    for lo in range(0, n, block):
+        k = lo + int(np.argmax(values[lo:lo + block]))
+        if values[k] >= minimum:
+            out.append(k)
+    return np.array(out, dtype=np.int64)
+
+
+def sense_channels(scores: np.ndarray, channels: dict, strand: str):
+    """The strand's channels read in its sense direction (reversed on '-')."""
+    def column(name):
+        c = scores[:, channels[name]]
+        return c if strand == "+" else c[::-1]
+    return {name: np.ascontiguousarray(column(name)) for name in channels}
+
+
+def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tuple[int, int]]]:
+    """ChainParse: the best exon chains (exons in sense coordinates) of one strand."""
+    n = len(sense["exon"])
+    if n == 0 or len(seq) != n:
+        return []
+    exon = sense["exon"].astype(np.float64)
+    intron = sense["intron"].astype(np.float64)
+    outside = 1.0 - exon - intron
+    lo_out = np.log(np.maximum(outside, FLOOR))
+    w = options.emission_weight
+    donor_p = sense["donor"].astype(np.float64)
+    acceptor_p = sense["acceptor"].astype(np.float64)
+    up = seq.upper()
+    codes = np.frombuffer(up.encode("ascii"), dtype=np.uint8)
+    donor_motif = np.zeros(n, dtype=bool)      # intron may begin at i (GT / GC at i, i+1)
+    acceptor_motif = np.zeros(n, dtype=bool)   # exon may resume at i (AG at i-2, i-1)
+    if n >= 2:
+        g_next = codes[1:]
+        donor_motif[:-1] = (codes[:-1] == ord("G")) & ((g_next == ord("T")) | (g_next == ord("C")))
+        acceptor_motif[2:] = (codes[:-2] == ord("A")) & (codes[1:-1] == ord("G"))
+    pw = options.site_pass_weight
+    # Per-base segment scores against "outside": exon bases pay for confident donors they pass,
+    # intron bases for confident acceptors.
+    genic = np.maximum(exon + intron, FLOOR)
+    inside = w * (np.log(genic) - lo_out)
+    xw = options.exon_weight
+    exon_score = inside + xw * np.log(np.maximum(exon / genic, FLOOR))
+    intron_score = inside + xw * np.log(np.maximum(intron / genic, FLOOR))
+    keep_donor = pw * np.log(np.maximum(1.0 - donor_p, FLOOR))
+    exon_score = exon_score + np.where(donor_motif, keep_donor, 0.0)
+    acc_at = np.zeros(n, dtype=np.float64)   # acceptor probability of the base before i
+    acc_at[1:] = acceptor_p[:-1]
+    keep_acceptor = pw * np.log(np.maximum(1.0 - acc_at, FLOOR))
+    intron_score = intron_score + np.where(acceptor_motif, keep_acceptor, 0.0)
+    ce = np.concatenate([[0.0], np.cumsum(exon_score)])
+    ci = np.concatenate([[0.0], np.cumsum(intron_score)])
+
+    donors = np.nonzero(donor_motif & (donor_p >= options.site_min))[0]
+    acceptors = np.nonzero(acceptor_motif & (acc_at >= options.site_min))[0]
+    tss = sense["tss"].astype(np.float64)
+    end = sense["end"].astype(np.float64)
+    starts = block_peaks(sense["tss"], options.terminal_block_bp, options.terminal_min)
+    ends = block_peaks(sense["end"], options.terminal_block_bp, options.terminal_min) + 1
+    tw, sw, lw = options.terminal_weight, options.site_weight, options.length_weight
+    starts = np.union1d(starts, [0]).astype(np.int64)
+    ends = np.union1d(ends, [n]).astype(np.int64)
+    start_term = tw * _floored_log(tss[np.minimum(starts, n - 1)])
+    start_term[starts == 0] = 0.0
+    end_term = tw * _floored_log(end[ends - 1])
+    end_term[ends == n] = 0.0
+    donor_term = sw * _floored_log(donor_p[donors])
+    acceptor_term = sw * _floored_log(acc_at[acceptors])
+
+    o = options
+    # Events: (position, kind order T=0, D=1, A=2, S=3, index).
+    events = ([(int(p), 0, k) for k, p in enumerate(ends)]
+              + [(int(p), 1, k) for k, p in enumerate(donors)]
+              + [(int(p), 2, k) for k, p in enumerate(acceptors)]
+              + [(int(p), 3, k) for k, p in enumerate(starts)])
+    events.sort()
+    neg = -math.inf
+    sv = np.full(len(starts), neg)
+    sback = np.full(len(starts), -1, dtype=np.int64)   # T node before, -1: none
+    av = np.full(len(acceptors), neg)
+    aback = np.full(len(acceptors), -1, dtype=np.int64)  # donor
+    dv = np.full(len(donors), neg)
+    dback = np.full((len(donors), 2), -1, dtype=np.int64)  # (0 start / 1 acceptor, index)
+    tv = np.full(len(ends), neg)
+    tback = np.full((len(ends), 2), -1, dtype=np.int64)
+    best_g, best_g_node = 0.0, -1
+
+    def best_exon_origin(p, first_mean, first_sd, inner_mean, inner_sd):
+        # over starts S (first / single exon) then acceptors A (internal / last): strict >.
+        best, origin = neg, (-1, -1)
+        for kind, positions, values, mean, sd in ((0, starts, sv, first_mean, first_sd),
+                                                  (1, acceptors, av, inner_mean, inner_sd)):
+            lo = int(np.searchsorted(positions, p - o.max_exon_bp, "left"))
+            hi = int(np.searchsorted(positions, p, "left"))
+            if hi <= lo:
+                continue
+            pos = positions[lo:hi]
+            cand = values[lo:hi] + (ce[p] - ce[pos]) + lw * log_normal(p - pos, mean, sd)
+            k = int(np.argmax(cand))
+            if cand[k] > best:
+                best, origin = float(cand[k]), (kind, lo + k)
+        return best, origin
+
+    for p, kind, k in events:
+        if kind == 0:    # transcript ends at p (exclusive)
+            best, origin = best_exon_origin(p, o.single_exon_log_mean, o.single_exon_log_sd,
+                                            o.last_exon_log_mean, o.last_exon_log_sd)
+            if best > neg:
+                tv[k] = best + end_term[k]
+                tback[k] = origin
+                if tv[k] > best_g:
+                    best_g, best_g_node = float(tv[k]), k
+        elif kind == 1:  # an intron begins at p
+            best, origin = best_exon_origin(p, o.first_exon_log_mean, o.first_exon_log_sd,
+                                            o.internal_exon_log_mean, o.internal_exon_log_sd)
+            if best > neg:
+                dv[k] = best + donor_term[k]
+                dback[k] = origin
+        elif kind == 2:  # an exon resumes at p
+            lo = int(np.searchsorted(donors, p - o.max_intron_bp, "left"))
+            hi = int(np.searchsorted(donors, p - MIN_INTRON_BP, "right"))
+            if hi > lo:
+                pos = donors[lo:hi]
+                cand = dv[lo:hi] + (ci[p] - ci[pos]) + lw * log_normal(
+                    p - pos, o.intron_log_mean, o.intron_log_sd)
+                j = int(np.argmax(cand))
+                if cand[j] > neg:
+                    av[k] = float(cand[j]) - o.splice_cost + acceptor_term[k]
+                    aback[k] = lo + j
+        else:            # a transcript starts at p
+            sv[k] = best_g - o.start_cost + start_term[k]
+            sback[k] = best_g_node
+    # Back-track from the best transcript end.
+    chains = []
+    node = best_g_node
+    while node >= 0:
+        exons = []
+        stop = int(ends[node])
+        kind, idx = tback[node]
+        while True:
+            if kind == 0:
+                exons.append((int(starts[idx]), stop))
+                node = int(sback[idx])
+                break
+            a = int(acceptors[idx])
+            exons.append((a, stop))
+            d = int(aback[idx])
+            stop = int(donors[d])
+            kind, idx = dback[d]
+        chains.append(exons[::-1])
+    return chains[::-1]
+
+
+MIN_INTRON_BP = 30  # kMinChainIntronBp
+
+
+def best_orf(seq: str, coding: np.ndarray, options: DecodeOptions) -> Optional[Tuple[int, int]]:
+    """BestOrf: in a spliced sense sequence, the ORF [ATG .. stop codon] (stop included)
+    maximising the summed CDS log-odds, if positive and at least min_orf_bp long."""
+    up = seq.upper()
+    c = np.log(np.maximum(coding.astype(np.float64), FLOOR)) - np.log(
+        np.maximum(1.0 - coding.astype(np.float64), FLOOR))
+    cum = np.concatenate([[0.0], np.cumsum(c)])
+    best, found = 0.0, None
+    for frame in range(3):
+        open_at = -1
+        for k in range(frame, len(up) - 2, 3):
+            codon = up[k:k + 3]
+            if codon in ("TAA", "TAG", "TGA"):
+                if open_at >= 0 and k + 3 - open_at >= options.min_orf_bp:
+                    score = float(cum[k + 3] - cum[open_at])
+                    if score > best:
+                        best, found = score, (open_at, k + 3)
+                open_at = -1
+            elif codon == "ATG" and (open_at < 0 or cum[k] < cum[open_at]):
+                open_at = k
+    return found
+
+
+def _orf_cds(exons_sense: List[Tuple[int, int]], seq: str, coding: np.ndarray,
+             options: DecodeOptions) -> List[Tuple[int, int]]:
+    spliced = "".join(seq[a:b] for a, b in exons_sense)
+    values = np.concatenate([coding[a:b] for a, b in exons_sense])
+    orf = best_orf(spliced, values, options)
+    if orf is None:
+        return []
+    out, offset = [], 0
+    for a, b in exons_sense:
+        lo, hi = max(orf[0], offset), min(orf[1], offset + b - a)
+        if lo < hi:
+            out.append((a + lo - offset, a + hi - offset))
+        offset += b - a
+    return out
+
+
+def decode_chain_strand(scores: np.ndarray, channels: dict, strand: str,
+                        options: DecodeOptions, sequence: str) -> List[Transcript]:
+    n = scores.shape[0]
+    sense = sense_channels(scores, channels, strand)
+    seq = sequence if strand == "+" else sequence.translate(_COMPLEMENT)[::-1]
+    out = []
+    for exons in chain_paths(sense, seq, options):
+        start, end = exons[0][0], exons[-1][1]
+        if end - start < options.min_transcript_bp:
+            continue
+        exon_bases = sum(b - a for a, b in exons)
+        exon_mean = sum(float(sense["exon"][a:b].astype(np.float64).sum())
+                        for a, b in exons) / exon_bases
+        if exon_mean < options.min_exon_mean:
+            continue
+        if options.orf_cds:
+            cds = _orf_cds(exons, seq, sense["cds"], options)
+        else:
+            cds = contiguous_cds(exons, sense["cds"], options.cds_threshold)
+        body = np.maximum(sense["exon"][start:end], sense["intron"][start:end]).astype(np.float64)
+        score = float(body.sum()) / (end - start)
+        if strand == "-":
+            exons = [(n - b, n - a) for a, b in exons[::-1]]
+            cds = [(n - b, n - a) for a, b in cds[::-1]]
+        start, end = exons[0][0], exons[-1][1]
+        introns = [(exons[k][1], exons[k + 1][0]) for k in range(len(exons) - 1)]
+        out.append(Transcript(
+            strand=strand, start=start, end=end,
+            tss_position=start if strand == "+" else end - 1,
+            polya_position=end - 1 if strand == "+" else start,
+            exons=exons, introns=introns, cds=cds, score=score))
     return out

@@ -19,6 +19,13 @@ refGene chr20 transcript lying wholly in HELD_OUT (NM_ and NR_); identical struc
   when its chain of CDS segments equals a reference coding chain.
 - **base level**: exonic bases per strand (sensitivity and specificity, Burset & Guigo 1996).
 
+- **gene starts** (what a gene-by-gene workflow needs): a reference gene (symbol, strand) is
+  found when a predicted transcript on its strand starts (5' end: leftmost base on '+',
+  rightmost on '-') within GENE_START_BP of one of its transcripts' starts; recall over
+  reference genes, precision over predicted transcripts (a prediction counts when its start lies
+  that close to a reference start on its strand). `gene_starts` (below) computes them for any
+  list of (strand, start) pairs, so the find-genes workflow's genes are scored the same way.
+
 Looser recovery tiers for "does it find the annotated transcripts", per reference transcript:
 `overlap` (a predicted transcript on the same strand overlaps its span), `shares_junction`
 (... and shares at least one exact intron, or for single-exon references, overlaps by half),
@@ -163,6 +170,8 @@ def compare(predicted: Sequence[Structure], reference: Sequence[Structure],
         for tier in ("overlap", "shares_junction", "introns_80", "exact"):
             out[f"{prefix}recovered_{tier}"] = float(tiers[tier])
         out.update(_base_level(predicted, reference, region, prefix))
+        out.update(gene_starts([(p.strand, five_prime(p)) for p in predicted], reference,
+                               prefix))
     coding_p = [Structure(s.strand, s.cds) for s in predicted if s.cds]
     coding_r = unique([Structure(s.strand, s.cds, name=s.name, gene=s.gene)
                        for s in reference if s.cds], lambda s: (s.strand, tuple(s.exons)))
@@ -175,6 +184,48 @@ def compare(predicted: Sequence[Structure], reference: Sequence[Structure],
     out[f"{prefix}cds_transcript_predicted"] = float(len(chains_p))
     out[f"{prefix}cds_transcript_reference"] = float(len(chains_r))
     return out
+
+
+GENE_START_BP = 2000
+
+
+def five_prime(s: Structure) -> int:
+    """0-based coordinate of a structure's first transcribed base."""
+    return s.start if s.strand == "+" else s.end - 1
+
+
+def gene_starts(predicted: Sequence[Tuple[str, int]], reference: Sequence[Structure],
+                prefix: str, window: int = GENE_START_BP) -> Dict[str, float]:
+    """Gene-start recall and precision (module docstring) of predicted (strand, 5' position)
+    pairs against the reference structures."""
+    starts = defaultdict(set)           # (gene, strand) -> 5' positions
+    by_strand = defaultdict(list)        # strand -> sorted 5' positions of every reference
+    for r in reference:
+        starts[(r.gene or r.name, r.strand)].add(five_prime(r))
+        by_strand[r.strand].append(five_prime(r))
+    sorted_starts = {k: np.array(sorted(v), dtype=np.int64) for k, v in by_strand.items()}
+    predicted_by_strand = defaultdict(list)
+    for strand, position in predicted:
+        predicted_by_strand[strand].append(position)
+    predicted_sorted = {k: np.array(sorted(v), dtype=np.int64)
+                        for k, v in predicted_by_strand.items()}
+
+    def near(positions: np.ndarray, x: int) -> bool:
+        if positions is None or not len(positions):
+            return False
+        k = int(np.searchsorted(positions, x))
+        return any(0 <= j < len(positions) and abs(int(positions[j]) - x) <= window
+                   for j in (k - 1, k))
+
+    found = sum(1 for (gene, strand), xs in starts.items()
+                if any(near(predicted_sorted.get(strand), x) for x in xs))
+    matching = sum(1 for strand, x in predicted if near(sorted_starts.get(strand), x))
+    return {f"{prefix}gene_start_recall": found / len(starts) if starts else 0.0,
+            f"{prefix}gene_start_precision": matching / len(predicted) if predicted else 0.0,
+            f"{prefix}gene_start_found": float(found),
+            f"{prefix}gene_start_genes": float(len(starts)),
+            f"{prefix}gene_start_matching": float(matching),
+            f"{prefix}gene_start_predicted": float(len(predicted))}
 
 
 def _base_level(predicted, reference, region: Span, prefix: str) -> Dict[str, float]:

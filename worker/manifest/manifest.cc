@@ -247,7 +247,14 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
   DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"emission_weight", "start_cost", "splice_cost",
                                        "terminal_weight", "site_weight", "site_pass_weight",
                                        "cds_threshold", "min_transcript_bp", "min_exon_mean",
-                                       "min_terminal_exon_bp"}));
+                                       "min_terminal_exon_bp", "exon_chain", "site_min",
+                                       "terminal_block_bp", "terminal_min", "length_weight",
+                                       "exon_weight", "max_intron_bp", "max_exon_bp",
+                                       "intron_log_mean", "intron_log_sd", "first_exon_log_mean",
+                                       "first_exon_log_sd", "internal_exon_log_mean",
+                                       "internal_exon_log_sd", "last_exon_log_mean",
+                                       "last_exon_log_sd", "single_exon_log_mean",
+                                       "single_exon_log_sd", "orf_cds", "min_orf_bp"}));
   constexpr double kMaxCost = 1000.0;
   DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("start_cost", &out->start_cost, 0.0, kMaxCost));
@@ -261,6 +268,38 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
       f.Int("min_transcript_bp", &out->min_transcript_bp, 0, kMaxContextBp, /*required=*/false));
   DNASERVE_RETURN_IF_ERROR(f.Int("min_terminal_exon_bp", &out->min_terminal_exon_bp, 0,
                                  kMaxContextBp, /*required=*/false));
+  // The exon-chain decoder's settings (DecodeOptions::exon_chain and what follows it).
+  if (f.Has("exon_chain")) DNASERVE_RETURN_IF_ERROR(f.Bool("exon_chain", &out->exon_chain));
+  if (f.Has("orf_cds")) DNASERVE_RETURN_IF_ERROR(f.Bool("orf_cds", &out->orf_cds));
+  DNASERVE_RETURN_IF_ERROR(f.Number("site_min", &out->site_min, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("terminal_min", &out->terminal_min, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("length_weight", &out->length_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.Number("exon_weight", &out->exon_weight, 0.0, 100.0));
+  constexpr int64_t kMaxSegmentBp = 10'000'000;
+  DNASERVE_RETURN_IF_ERROR(f.Int("terminal_block_bp", &out->terminal_block_bp, 1, kMaxSegmentBp,
+                                 /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(
+      f.Int("max_intron_bp", &out->max_intron_bp, 1, kMaxSegmentBp, /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(
+      f.Int("max_exon_bp", &out->max_exon_bp, 1, kMaxSegmentBp, /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(
+      f.Int("min_orf_bp", &out->min_orf_bp, 0, kMaxSegmentBp, /*required=*/false));
+  // Log-length priors: means of ln(bp), standard deviations strictly positive.
+  constexpr double kMaxLogLength = 20.0, kMinLogSd = 0.01;
+  for (auto [key, target] : {std::pair{"intron_log_mean", &out->intron_log_mean},
+                             {"first_exon_log_mean", &out->first_exon_log_mean},
+                             {"internal_exon_log_mean", &out->internal_exon_log_mean},
+                             {"last_exon_log_mean", &out->last_exon_log_mean},
+                             {"single_exon_log_mean", &out->single_exon_log_mean}}) {
+    DNASERVE_RETURN_IF_ERROR(f.Number(key, target, 0.0, kMaxLogLength));
+  }
+  for (auto [key, target] : {std::pair{"intron_log_sd", &out->intron_log_sd},
+                             {"first_exon_log_sd", &out->first_exon_log_sd},
+                             {"internal_exon_log_sd", &out->internal_exon_log_sd},
+                             {"last_exon_log_sd", &out->last_exon_log_sd},
+                             {"single_exon_log_sd", &out->single_exon_log_sd}}) {
+    DNASERVE_RETURN_IF_ERROR(f.Number(key, target, kMinLogSd, kMaxLogLength));
+  }
   return Status::Ok();
 }
 

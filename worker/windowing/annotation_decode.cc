@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <tuple>
 
 namespace dnaserve::worker {
 namespace {
@@ -85,6 +87,10 @@ void DecodeStrand(const PositionScores& scores, const StrandChannels& ch, char s
     out->push_back(std::move(t));
   }
 }
+
+void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, char strand,
+                       const DecodeOptions& options, std::string_view sequence,
+                       std::vector<DecodedTranscript>* out);
 
 }  // namespace
 
@@ -287,8 +293,12 @@ std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,
                                                  const DecodeOptions& options,
                                                  std::string_view sequence) {
   std::vector<DecodedTranscript> out;
-  DecodeStrand(scores, channels.plus, '+', options, sequence, &out);
-  DecodeStrand(scores, channels.minus, '-', options, sequence, &out);
+  const bool chain = options.exon_chain && channels.plus.donor >= 0 &&
+                     channels.plus.acceptor >= 0 && !sequence.empty() &&
+                     static_cast<int64_t>(sequence.size()) == scores.length;
+  auto decode_strand = chain ? DecodeChainStrand : DecodeStrand;
+  decode_strand(scores, channels.plus, '+', options, sequence, &out);
+  decode_strand(scores, channels.minus, '-', options, sequence, &out);
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     if (a.span.start != b.span.start) return a.span.start < b.span.start;
     return a.strand == '+' && b.strand == '-';
@@ -316,5 +326,353 @@ TypeCall AssignTranscriptType(const Span& transcript,
   call.score = sums[call.index] / total;
   return call;
 }
+
+// ------------------------------------------------------------------ the exon-chain decoder
+// scripts/training/annotation_decode.py mirrors this step for step (chain_paths, best_orf,
+// decode_chain_strand): the same sums in the same order, in doubles.
+
+double LengthPrior(int64_t length, double log_mean, double log_sd) {
+  const double z = (std::log(static_cast<double>(length)) - log_mean) / log_sd;
+  return -0.5 * z * z;
+}
+
+std::vector<int64_t> BlockPeaks(const std::vector<double>& values, int64_t block,
+                                double minimum) {
+  std::vector<int64_t> out;
+  const int64_t n = static_cast<int64_t>(values.size());
+  for (int64_t lo = 0; lo < n; lo += block) {
+    int64_t best = lo;
+    for (int64_t i = lo + 1; i < std::min(n, lo + block); ++i) {
+      if (values[i] > values[best]) best = i;
+    }
+    if (values[best] >= minimum) out.push_back(best);
+  }
+  return out;
+}
+
+SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& ch, char strand) {
+  const int64_t n = scores.length;
+  SenseChannels s;
+  for (auto [channel, target] : {std::pair{ch.exon, &s.exon},
+                                 {ch.intron, &s.intron},
+                                 {ch.cds, &s.cds},
+                                 {ch.tss, &s.tss},
+                                 {ch.transcript_end, &s.transcript_end},
+                                 {ch.donor, &s.donor},
+                                 {ch.acceptor, &s.acceptor}}) {
+    target->resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t at = strand == '+' ? i : n - 1 - i;
+      (*target)[i] = static_cast<double>(scores.at(at, channel));
+    }
+  }
+  return s;
+}
+
+std::string SenseSequence(std::string_view sequence, char strand) {
+  if (strand == '+') return std::string(sequence);
+  std::string out(sequence.rbegin(), sequence.rend());
+  for (char& c : out) {
+    switch (c) {
+      case 'A': c = 'T'; break;
+      case 'C': c = 'G'; break;
+      case 'G': c = 'C'; break;
+      case 'T': c = 'A'; break;
+      case 'a': c = 't'; break;
+      case 'c': c = 'g'; break;
+      case 'g': c = 'c'; break;
+      case 't': c = 'a'; break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+double LogFloored(double p) { return std::log(std::max(p, kProbabilityFloor)); }
+
+// A node of ChainParse: its best score and where that came from.
+struct ChainNode {
+  int64_t position = 0;
+  double value = -std::numeric_limits<double>::infinity();
+  int from_kind = -1;  // exon origin of an end or donor: 0 a start, 1 an acceptor
+  int64_t from = -1;   // index of that origin, of the donor (acceptor), of the end (start)
+};
+
+}  // namespace
+
+std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
+                                          std::string_view sense_sequence,
+                                          const DecodeOptions& o) {
+  const int64_t n = static_cast<int64_t>(sense.exon.size());
+  std::vector<std::vector<Span>> chains;
+  // No sequence of the channels' length: no motifs to pair, so no chain.
+  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return chains;
+  const double w = o.emission_weight, xw = o.exon_weight, pw = o.site_pass_weight;
+  std::vector<bool> donor_motif(n, false), acceptor_motif(n, false);
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    const char a = Upper(sense_sequence[i]), b = Upper(sense_sequence[i + 1]);
+    donor_motif[i] = a == 'G' && (b == 'T' || b == 'C');
+    if (i + 2 < n) acceptor_motif[i + 2] = a == 'A' && b == 'G';
+  }
+  // Acceptor probability of the base before i (an intron's last base when an exon resumes at i).
+  std::vector<double> acceptor_before(n, 0.0);
+  for (int64_t i = 1; i < n; ++i) acceptor_before[i] = sense.acceptor[i - 1];
+  // Prefix sums of the per-base exon and intron scores.
+  std::vector<double> ce(n + 1, 0.0), ci(n + 1, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    const double outside = 1.0 - sense.exon[i] - sense.intron[i];
+    const double log_outside = std::log(std::max(outside, kProbabilityFloor));
+    const double genic = std::max(sense.exon[i] + sense.intron[i], kProbabilityFloor);
+    const double inside = w * (std::log(genic) - log_outside);
+    double exon_score = inside + xw * std::log(std::max(sense.exon[i] / genic, kProbabilityFloor));
+    double intron_score =
+        inside + xw * std::log(std::max(sense.intron[i] / genic, kProbabilityFloor));
+    exon_score = exon_score + (donor_motif[i] ? pw * LogFloored(1.0 - sense.donor[i]) : 0.0);
+    intron_score =
+        intron_score + (acceptor_motif[i] ? pw * LogFloored(1.0 - acceptor_before[i]) : 0.0);
+    ce[i + 1] = ce[i] + exon_score;
+    ci[i + 1] = ci[i] + intron_score;
+  }
+
+  std::vector<ChainNode> starts, ends, donors, acceptors;
+  std::vector<int64_t> start_positions = BlockPeaks(sense.tss, o.terminal_block_bp, o.terminal_min);
+  if (start_positions.empty() || start_positions.front() != 0) {
+    start_positions.insert(start_positions.begin(), 0);
+  }
+  std::vector<int64_t> end_positions =
+      BlockPeaks(sense.transcript_end, o.terminal_block_bp, o.terminal_min);
+  for (int64_t& p : end_positions) ++p;
+  if (end_positions.empty() || end_positions.back() != n) end_positions.push_back(n);
+  std::vector<double> start_term, end_term, donor_term, acceptor_term;
+  for (int64_t p : start_positions) {
+    starts.push_back({p});
+    start_term.push_back(p == 0 ? 0.0 : o.terminal_weight * LogFloored(sense.tss[p]));
+  }
+  for (int64_t p : end_positions) {
+    ends.push_back({p});
+    end_term.push_back(p == n ? 0.0 : o.terminal_weight * LogFloored(sense.transcript_end[p - 1]));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (donor_motif[i] && sense.donor[i] >= o.site_min) {
+      donors.push_back({i});
+      donor_term.push_back(o.site_weight * LogFloored(sense.donor[i]));
+    }
+    if (acceptor_motif[i] && acceptor_before[i] >= o.site_min) {
+      acceptors.push_back({i});
+      acceptor_term.push_back(o.site_weight * LogFloored(acceptor_before[i]));
+    }
+  }
+  // Events in position order; at one position ends, donors, acceptors, then starts (a start may
+  // follow an end at the same base; the others look strictly back).
+  std::vector<std::tuple<int64_t, int, int64_t>> events;
+  for (size_t k = 0; k < ends.size(); ++k) events.emplace_back(ends[k].position, 0, k);
+  for (size_t k = 0; k < donors.size(); ++k) events.emplace_back(donors[k].position, 1, k);
+  for (size_t k = 0; k < acceptors.size(); ++k) events.emplace_back(acceptors[k].position, 2, k);
+  for (size_t k = 0; k < starts.size(); ++k) events.emplace_back(starts[k].position, 3, k);
+  std::sort(events.begin(), events.end());
+
+  auto lower = [](const std::vector<ChainNode>& nodes, int64_t position) {
+    return static_cast<int64_t>(
+        std::lower_bound(nodes.begin(), nodes.end(), position,
+                         [](const ChainNode& node, int64_t p) { return node.position < p; }) -
+        nodes.begin());
+  };
+  auto upper = [](const std::vector<ChainNode>& nodes, int64_t position) {
+    return static_cast<int64_t>(
+        std::upper_bound(nodes.begin(), nodes.end(), position,
+                         [](int64_t p, const ChainNode& node) { return p < node.position; }) -
+        nodes.begin());
+  };
+  // The best exon ending at p (exclusive): from a start (first or single exon, `first` prior)
+  // or an acceptor (internal or last exon, `inner` prior).
+  auto best_exon = [&](int64_t p, double first_mean, double first_sd, double inner_mean,
+                       double inner_sd, ChainNode* node) {
+    const std::vector<ChainNode>* origins[2] = {&starts, &acceptors};
+    const double means[2] = {first_mean, inner_mean}, sds[2] = {first_sd, inner_sd};
+    for (int kind = 0; kind < 2; ++kind) {
+      const auto& nodes = *origins[kind];
+      const int64_t lo = lower(nodes, p - o.max_exon_bp), hi = lower(nodes, p);
+      double best = -std::numeric_limits<double>::infinity();
+      int64_t at = -1;
+      for (int64_t j = lo; j < hi; ++j) {
+        const double candidate = nodes[j].value + (ce[p] - ce[nodes[j].position]) +
+                                 o.length_weight * LengthPrior(p - nodes[j].position, means[kind],
+                                                               sds[kind]);
+        if (at < 0 || candidate > best) best = candidate, at = j;
+      }
+      if (at >= 0 && best > node->value) {
+        node->value = best, node->from_kind = kind, node->from = at;
+      }
+    }
+  };
+  const double none = -std::numeric_limits<double>::infinity();
+  double best_before = 0.0;  // the best parse of the bases before: 0 (no transcript) or an end
+  int64_t best_end = -1;
+  for (const auto& [p, kind, k] : events) {
+    if (kind == 0) {
+      ChainNode& node = ends[k];
+      best_exon(p, o.single_exon_log_mean, o.single_exon_log_sd, o.last_exon_log_mean,
+                o.last_exon_log_sd, &node);
+      if (node.value > none) {
+        node.value = node.value + end_term[k];
+        if (node.value > best_before) best_before = node.value, best_end = k;
+      }
+    } else if (kind == 1) {
+      ChainNode& node = donors[k];
+      best_exon(p, o.first_exon_log_mean, o.first_exon_log_sd, o.internal_exon_log_mean,
+                o.internal_exon_log_sd, &node);
+      if (node.value > none) node.value = node.value + donor_term[k];
+    } else if (kind == 2) {
+      ChainNode& node = acceptors[k];
+      const int64_t lo = lower(donors, p - o.max_intron_bp);
+      const int64_t hi = upper(donors, p - kMinChainIntronBp);
+      double best = none;
+      int64_t at = -1;
+      for (int64_t j = lo; j < hi; ++j) {
+        const double candidate =
+            donors[j].value + (ci[p] - ci[donors[j].position]) +
+            o.length_weight * LengthPrior(p - donors[j].position, o.intron_log_mean,
+                                          o.intron_log_sd);
+        if (at < 0 || candidate > best) best = candidate, at = j;
+      }
+      if (at >= 0 && best > none) {
+        node.value = best - o.splice_cost + acceptor_term[k];
+        node.from = at;
+      }
+    } else {
+      ChainNode& node = starts[k];
+      node.value = best_before - o.start_cost + start_term[k];
+      node.from = best_end;
+    }
+  }
+  for (int64_t end = best_end; end >= 0;) {
+    std::vector<Span> exons;
+    int64_t stop = ends[end].position;
+    int kind = ends[end].from_kind;
+    int64_t index = ends[end].from;
+    while (true) {
+      if (kind == 0) {
+        exons.push_back({starts[index].position, stop});
+        end = starts[index].from;
+        break;
+      }
+      exons.push_back({acceptors[index].position, stop});
+      const ChainNode& donor = donors[acceptors[index].from];
+      stop = donor.position;
+      kind = donor.from_kind;
+      index = donor.from;
+    }
+    std::reverse(exons.begin(), exons.end());
+    chains.push_back(std::move(exons));
+  }
+  std::reverse(chains.begin(), chains.end());
+  return chains;
+}
+
+std::optional<Span> BestOrf(std::string_view spliced, const std::vector<double>& coding,
+                            int64_t min_orf_bp) {
+  const int64_t n = static_cast<int64_t>(spliced.size());
+  std::vector<double> cum(n + 1, 0.0);
+  for (int64_t i = 0; i < n; ++i) {
+    cum[i + 1] = cum[i] + (LogFloored(coding[i]) - LogFloored(1.0 - coding[i]));
+  }
+  auto codon_is = [&](int64_t k, const char* codon) {
+    return Upper(spliced[k]) == codon[0] && Upper(spliced[k + 1]) == codon[1] &&
+           Upper(spliced[k + 2]) == codon[2];
+  };
+  double best = 0.0;
+  std::optional<Span> found;
+  for (int64_t frame = 0; frame < 3; ++frame) {
+    int64_t open = -1;
+    for (int64_t k = frame; k + 2 < n; k += 3) {
+      if (codon_is(k, "TAA") || codon_is(k, "TAG") || codon_is(k, "TGA")) {
+        if (open >= 0 && k + 3 - open >= min_orf_bp) {
+          const double score = cum[k + 3] - cum[open];
+          if (score > best) best = score, found = Span{open, k + 3};
+        }
+        open = -1;
+      } else if (codon_is(k, "ATG") && (open < 0 || cum[k] < cum[open])) {
+        open = k;
+      }
+    }
+  }
+  return found;
+}
+
+namespace {
+
+// The CDS of a chain (sense coordinates): its best ORF, cut at the exon boundaries.
+std::vector<Span> OrfCds(const std::vector<Span>& exons, std::string_view sense_sequence,
+                         const std::vector<double>& cds, int64_t min_orf_bp) {
+  std::string spliced;
+  std::vector<double> coding;
+  for (const Span& e : exons) {
+    spliced.append(sense_sequence.substr(e.start, e.end - e.start));
+    coding.insert(coding.end(), cds.begin() + e.start, cds.begin() + e.end);
+  }
+  const std::optional<Span> orf = BestOrf(spliced, coding, min_orf_bp);
+  std::vector<Span> out;
+  if (!orf) return out;
+  int64_t offset = 0;
+  for (const Span& e : exons) {
+    const int64_t lo = std::max(orf->start, offset), hi = std::min(orf->end, offset + e.end - e.start);
+    if (lo < hi) out.push_back({e.start + lo - offset, e.start + hi - offset});
+    offset += e.end - e.start;
+  }
+  return out;
+}
+
+void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, char strand,
+                       const DecodeOptions& options, std::string_view sequence,
+                       std::vector<DecodedTranscript>* out) {
+  const int64_t n = scores.length;
+  const SenseChannels sense = ReadSense(scores, ch, strand);
+  const std::string sense_sequence = SenseSequence(sequence, strand);
+  for (std::vector<Span>& exons : ChainParse(sense, sense_sequence, options)) {
+    const int64_t start = exons.front().start, end = exons.back().end;
+    if (end - start < options.min_transcript_bp) continue;
+    double exon_sum = 0;
+    int64_t exon_bases = 0;
+    for (const Span& e : exons) {
+      for (int64_t i = e.start; i < e.end; ++i) exon_sum += sense.exon[i];
+      exon_bases += e.end - e.start;
+    }
+    if (exon_sum / static_cast<double>(exon_bases) < options.min_exon_mean) continue;
+    DecodedTranscript t;
+    t.strand = strand;
+    if (options.orf_cds) {
+      t.cds = OrfCds(exons, sense_sequence, sense.cds, options.min_orf_bp);
+    } else {
+      PositionScores coding(n, 1);
+      for (int64_t i = 0; i < n; ++i) coding.at(i, 0) = static_cast<float>(sense.cds[i]);
+      t.cds = CodingSpan(exons, coding, 0, options.cds_threshold);
+    }
+    double sum = 0;
+    for (int64_t i = start; i < end; ++i) sum += std::max(sense.exon[i], sense.intron[i]);
+    t.score = sum / static_cast<double>(end - start);
+    if (strand == '-') {
+      auto flip = [n](std::vector<Span>* spans) {
+        std::reverse(spans->begin(), spans->end());
+        for (Span& s : *spans) s = {n - s.end, n - s.start};
+      };
+      flip(&exons);
+      flip(&t.cds);
+    }
+    t.exons = std::move(exons);
+    t.span = {t.exons.front().start, t.exons.back().end};
+    for (size_t e = 0; e + 1 < t.exons.size(); ++e) {
+      t.introns.push_back({t.exons[e].end, t.exons[e + 1].start});
+    }
+    t.tss_position = strand == '+' ? t.span.start : t.span.end - 1;
+    t.polya_position = strand == '+' ? t.span.end - 1 : t.span.start;
+    out->push_back(std::move(t));
+  }
+}
+
+}  // namespace
 
 }  // namespace dnaserve::worker

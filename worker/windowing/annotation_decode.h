@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,30 @@ struct DecodeOptions {
   // A parse can only enter a transcript through an exon, so intron calls at a gene's edge come
   // with a base or two of "exon" in front; first and last exons shorter than this are dropped.
   int64_t min_terminal_exon_bp = 10;
+
+  // The exon-chain decoder (ChainParse) instead of the per-base parse: used when the model has
+  // splice-site channels and the sequence is given. A strand's transcripts are chains of
+  // segments between candidate sites, scored as a whole (see ChainParse).
+  bool exon_chain = false;
+  double site_min = 0.01;           // a splice-site candidate: P(site) >= this, and its motif
+  int64_t terminal_block_bp = 100;  // one TSS / transcript-end candidate per block (BlockPeaks)
+  double terminal_min = 0.0;        // ... when its probability is >= this
+  double length_weight = 1.0;       // weight of the segment length priors (LengthPrior)
+  // Weight of log(P(exon) / P(exon or intron)) on exon bases (of the intron share on intron
+  // bases): how much the per-base channels, rather than the sites, tell exon from intron.
+  double exon_weight = 0.0;
+  int64_t max_intron_bp = 100000;
+  int64_t max_exon_bp = 20000;
+  // Log-normal length priors (mean and sd of the natural log of the length in bp) by segment
+  // kind; the defaults were measured on refGene chr20 before 48,025,520 (the training part).
+  double intron_log_mean = 7.446, intron_log_sd = 1.526;
+  double first_exon_log_mean = 5.321, first_exon_log_sd = 0.734;
+  double internal_exon_log_mean = 4.763, internal_exon_log_sd = 0.537;
+  double last_exon_log_mean = 6.885, last_exon_log_sd = 0.983;
+  double single_exon_log_mean = 5.583, single_exon_log_sd = 1.495;
+  // CDS = the best ORF of the spliced exons (BestOrf) instead of the CDS-probability span.
+  bool orf_cds = false;
+  int64_t min_orf_bp = 90;
 };
 
 // Per-base states of one strand's parse.
@@ -166,6 +191,60 @@ std::vector<DecodedTranscript> DecodeTranscripts(const PositionScores& scores,
                                                  const AnnotationChannels& channels,
                                                  const DecodeOptions& options,
                                                  std::string_view sequence = {});
+
+// --- the exon-chain decoder ---------------------------------------------------------------
+// It reads one strand in its sense direction (5' to 3'; the minus strand's channels and
+// sequence reversed and complemented), so donors open introns and acceptors close them on both.
+
+// Shortest intron the chain decoder considers (bp).
+inline constexpr int64_t kMinChainIntronBp = 30;
+
+// -z^2 / 2 for z = (ln length - log_mean) / log_sd: the log density of the log length less its
+// maximum, so a segment of the typical length costs nothing and the number of segments is not
+// itself penalised (the splice sites decide it). REQUIRES length > 0, log_sd > 0.
+double LengthPrior(int64_t length, double log_mean, double log_sd);
+
+// Per block [k block, (k + 1) block) of `values`, the first position of its maximum, when that
+// is >= minimum; ascending. REQUIRES block > 0.
+std::vector<int64_t> BlockPeaks(const std::vector<double>& values, int64_t block, double minimum);
+
+// One strand's channels in its sense direction (double), as ChainParse reads them.
+struct SenseChannels {
+  std::vector<double> exon, intron, cds, tss, transcript_end, donor, acceptor;
+};
+SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& channels, char strand);
+
+// The sense sequence of a strand: `sequence` itself on '+', its reverse complement on '-'
+// (A/C/G/T either case complemented, anything else kept).
+std::string SenseSequence(std::string_view sequence, char strand);
+
+// The best parse of one strand into transcripts, each a chain of exons (sense coordinates,
+// ascending), by dynamic programming over candidate positions:
+//   transcript starts: 0 and BlockPeaks of TSS; ends: the sequence end and 1 + BlockPeaks of
+//   transcript_end; donors (an intron's first base: GT/GC there, P(donor) >= site_min);
+//   acceptors (the base after an intron: AG before it, P(acceptor) of its last base >=
+//   site_min).
+// A transcript is start, (exon, intron)*, exon, end. Its score: per base, exon and intron bases
+// get emission_weight x (log P(exon or intron) - log P(outside)), plus exon_weight x the log of
+// their share, exon bases passing a donor candidate's motif site_pass_weight x log(1 - P(donor))
+// and intron bases passing an acceptor's likewise; per intron site_weight x (log P(donor) + log
+// P(acceptor)) - splice_cost and length_weight x LengthPrior; per exon length_weight x
+// LengthPrior by kind (first, internal, last, single); per transcript -start_cost +
+// terminal_weight x (log P(TSS) at its first base + log P(transcript_end) at its last), the
+// terminal terms 0 at the sequence edges. Bases outside transcripts score 0. Exons are at most
+// max_exon_bp, introns kMinChainIntronBp..max_intron_bp. Ties keep the first (leftmost
+// candidate; starts before acceptors). Probabilities are floored at 1e-4 before their logs.
+// Empty when the sequence's length is not the channels'.
+std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense, std::string_view sense_sequence,
+                                          const DecodeOptions& options);
+
+// In a spliced sense sequence, the ORF [ATG, stop codon] (stop included, half-open) with the
+// largest sum of log(P(CDS) / (1 - P(CDS))) (`coding`, one per base), when that sum is > 0 and
+// the ORF at least min_orf_bp; per frame and stop, the ATG with the smallest prefix sum since
+// the frame's last stop. Ties keep the first found (frame 0, 1, 2; leftmost stop). nullopt:
+// none.
+std::optional<Span> BestOrf(std::string_view spliced, const std::vector<double>& coding,
+                            int64_t min_orf_bp);
 
 // Transcript-type probabilities of one window, placed in plus-strand coordinates.
 struct WindowTypeScores {

@@ -1,6 +1,8 @@
 #include "worker/windowing/annotation_decode.h"
 
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -420,6 +422,201 @@ CATCH_TEST_CASE("transcript type is the overlap-weighted mean of window types", 
   CATCH_CHECK(call.score == Approx(0.8));
   call = AssignTranscriptType({30, 40}, windows);  // no overlap
   CATCH_CHECK(call.score == 0.0);
+}
+
+// ------------------------------------------------------------------ the exon-chain decoder
+
+CATCH_TEST_CASE("LengthPrior is 0 at the typical length and falls off in log space",
+                "[annotation]") {
+  CATCH_CHECK(LengthPrior(100, std::log(100.0), 1.0) == Approx(0.0).margin(1e-12));
+  CATCH_CHECK(LengthPrior(272, std::log(100.0), 1.0) == Approx(-0.5 * std::pow(std::log(2.72), 2)));
+  // One sd either way (x e, x 1/e) costs the same half nat.
+  CATCH_CHECK(LengthPrior(1000, std::log(1000.0) , 0.5) == Approx(0.0).margin(1e-12));
+  const double longer = LengthPrior(static_cast<int64_t>(std::round(100 * std::exp(1.0))), std::log(100.0), 1.0);
+  const double shorter = LengthPrior(static_cast<int64_t>(std::round(100 / std::exp(1.0))), std::log(100.0), 1.0);
+  CATCH_CHECK(longer == Approx(-0.5).epsilon(0.01));
+  CATCH_CHECK(shorter == Approx(-0.5).epsilon(0.02));
+}
+
+CATCH_TEST_CASE("BlockPeaks keeps each block's first maximum above the minimum", "[annotation]") {
+  const std::vector<double> values = {0.1, 0.5, 0.5, 0.2, /**/ 0.0, 0.01, 0.0, 0.0, /**/ 0.3, 0.9};
+  CATCH_CHECK(BlockPeaks(values, 4, 0.0) == std::vector<int64_t>{1, 5, 9});
+  CATCH_CHECK(BlockPeaks(values, 4, 0.05) == std::vector<int64_t>{1, 9});
+  CATCH_CHECK(BlockPeaks(values, 100, 0.0) == std::vector<int64_t>{9});
+  CATCH_CHECK(BlockPeaks({}, 4, 0.0).empty());
+}
+
+CATCH_TEST_CASE("BestOrf picks the ATG..stop frame the CDS channel supports", "[annotation]") {
+  // ATG at 3, in-frame TAA at 99: ORF [3, 102). Another ORF in frame 1, [22, 121), less
+  // supported by the channel.
+  std::string spliced(130, 'C');
+  spliced.replace(3, 3, "ATG");
+  spliced.replace(99, 3, "TAA");
+  spliced.replace(22, 3, "ATG");
+  spliced.replace(118, 3, "TGA");
+  std::vector<double> coding(spliced.size(), 0.1);
+  for (int i = 3; i < 102; ++i) coding[i] = 0.9;
+  auto orf = BestOrf(spliced, coding, 90);
+  CATCH_REQUIRE(orf.has_value());
+  CATCH_CHECK(*orf == Span{3, 102});
+  // The channel now backs the other frame.
+  for (int i = 0; i < 130; ++i) coding[i] = i >= 22 && i < 121 ? 0.9 : 0.1;
+  CATCH_CHECK(*BestOrf(spliced, coding, 90) == Span{22, 121});
+  // Too short for the minimum, or no support at all: none.
+  CATCH_CHECK(!BestOrf(spliced, coding, 120).has_value());
+  CATCH_CHECK(!BestOrf(spliced, std::vector<double>(spliced.size(), 0.1), 90).has_value());
+  // Lower case counts; no ATG: none.
+  std::string lower = spliced;
+  for (char& c : lower) c = static_cast<char>(std::tolower(c));
+  CATCH_CHECK(*BestOrf(lower, coding, 90) == Span{22, 121});
+  CATCH_CHECK(!BestOrf(std::string(130, 'C'), coding, 90).has_value());
+}
+
+// A three-exon gene in sense coordinates (length 400): exons [50, 100), [200, 260), [320, 360);
+// GT donors at 100 and 260, AG before 200 and 320; confident sites, TSS at 50, end at 359; an
+// ORF from the ATG at 60 to the TAA at 331 (spliced [10, 124)), backed by the CDS channel.
+struct SenseGene {
+  SenseChannels sense;
+  std::string sequence;
+};
+
+SenseGene ThreeExonGene() {
+  const int64_t n = 400;
+  SenseGene g;
+  g.sequence = std::string(n, 'C');
+  g.sequence.replace(100, 2, "GT");
+  g.sequence.replace(260, 2, "GT");
+  g.sequence.replace(198, 2, "AG");
+  g.sequence.replace(318, 2, "AG");
+  g.sequence.replace(60, 3, "ATG");
+  g.sequence.replace(331, 3, "TAA");
+  SenseChannels& s = g.sense;
+  for (auto* v : {&s.exon, &s.intron, &s.cds, &s.tss, &s.transcript_end, &s.donor, &s.acceptor}) {
+    v->assign(n, 0.01);
+  }
+  for (const Span& e : {Span{50, 100}, Span{200, 260}, Span{320, 360}}) {
+    for (int64_t i = e.start; i < e.end; ++i) s.exon[i] = 0.9, s.intron[i] = 0.05;
+  }
+  for (const Span& in : {Span{100, 200}, Span{260, 320}}) {
+    for (int64_t i = in.start; i < in.end; ++i) s.intron[i] = 0.9, s.exon[i] = 0.05;
+  }
+  for (const Span& c : {Span{60, 100}, Span{200, 260}, Span{320, 334}}) {
+    for (int64_t i = c.start; i < c.end; ++i) s.cds[i] = 0.9;
+  }
+  s.tss[50] = 0.9;
+  s.transcript_end[359] = 0.9;
+  s.donor[100] = s.donor[260] = 0.95;
+  s.acceptor[199] = s.acceptor[319] = 0.95;  // an intron's last base
+  return g;
+}
+
+// The first chain of a parse (none: empty).
+std::vector<Span> First(const std::vector<std::vector<Span>>& chains) {
+  return chains.empty() ? std::vector<Span>{} : chains.front();
+}
+
+DecodeOptions ChainOptions() {
+  DecodeOptions o;
+  o.exon_chain = true;
+  o.emission_weight = 0.1;
+  o.start_cost = 4;
+  o.splice_cost = 0;
+  o.terminal_weight = 1;
+  o.terminal_block_bp = 50;
+  o.length_weight = 0;
+  o.site_pass_weight = 1;
+  o.min_orf_bp = 90;
+  return o;
+}
+
+CATCH_TEST_CASE("ChainParse pairs donors with acceptors into one exon chain", "[annotation]") {
+  SenseGene g = ThreeExonGene();
+  DecodeOptions o = ChainOptions();
+  auto chains = ChainParse(g.sense, g.sequence, o);
+  CATCH_REQUIRE(chains.size() == 1);
+  CATCH_CHECK(chains[0] == std::vector<Span>{{50, 100}, {200, 260}, {320, 360}});
+
+  // Without its motif a site is no candidate: an "AC" instead of the AG before 200 makes the
+  // middle exon unreachable, so the chain skips it.
+  SenseGene no_motif = g;
+  no_motif.sequence.replace(198, 2, "AC");
+  CATCH_CHECK(First(ChainParse(no_motif.sense, no_motif.sequence, o)) ==
+              std::vector<Span>{{50, 100}, {320, 360}});
+
+  // Weak sites around the middle exon: the sites alone skip it ...
+  g.sense.acceptor[199] = 0.02;
+  g.sense.donor[260] = 0.02;
+  CATCH_CHECK(First(ChainParse(g.sense, g.sequence, o)) ==
+              std::vector<Span>{{50, 100}, {320, 360}});
+  // ... the per-base exon calls (exon_weight) bring it back.
+  o.exon_weight = 1.0;
+  CATCH_CHECK(First(ChainParse(g.sense, g.sequence, o)).size() == 3);
+
+  // An intron prior far from these introns (about 1 Mb) with a heavy weight: one exon instead.
+  o.exon_weight = 0;
+  g.sense.acceptor[199] = g.sense.donor[260] = 0.95;
+  o.length_weight = 50;
+  o.intron_log_mean = std::log(1e6);
+  o.intron_log_sd = 1.0;
+  CATCH_CHECK(First(ChainParse(g.sense, g.sequence, o)) == std::vector<Span>{{50, 360}});
+
+  // Nothing genic: no transcript.
+  SenseChannels empty = g.sense;
+  for (auto* v : {&empty.exon, &empty.intron}) v->assign(v->size(), 0.02);
+  for (auto* v : {&empty.donor, &empty.acceptor}) v->assign(v->size(), 0.0);
+  CATCH_CHECK(ChainParse(empty, g.sequence, ChainOptions()).empty());
+  CATCH_CHECK(ChainParse(SenseChannels{}, "", ChainOptions()).empty());
+  CATCH_CHECK(ChainParse(g.sense, g.sequence.substr(0, 100), ChainOptions()).empty());
+}
+
+CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinates with its ORF",
+                "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  const SenseGene g = ThreeExonGene();
+  const int64_t n = static_cast<int64_t>(g.sequence.size());
+  PositionScores scores(n, ch.count);
+  for (int64_t i = 0; i < n; ++i) {
+    scores.at(i, ch.plus.exon) = 0.02f;
+    scores.at(i, ch.plus.intron) = 0.02f;
+    const int64_t p = n - 1 - i;  // sense base i of the minus strand
+    const SenseChannels& s = g.sense;
+    for (auto [channel, value] : {std::pair{ch.minus.exon, s.exon[i]},
+                                  {ch.minus.intron, s.intron[i]},
+                                  {ch.minus.cds, s.cds[i]},
+                                  {ch.minus.tss, s.tss[i]},
+                                  {ch.minus.transcript_end, s.transcript_end[i]},
+                                  {ch.minus.donor, s.donor[i]},
+                                  {ch.minus.acceptor, s.acceptor[i]}}) {
+      scores.at(p, channel) = static_cast<float>(value);
+    }
+  }
+  const std::string plus_sequence = SenseSequence(g.sequence, '-');
+  CATCH_CHECK(SenseSequence(plus_sequence, '-') == g.sequence);
+  DecodeOptions o = ChainOptions();
+  o.orf_cds = true;
+  o.min_exon_mean = 0.5;
+  auto transcripts = DecodeTranscripts(scores, ch, o, plus_sequence);
+  CATCH_REQUIRE(transcripts.size() == 1);
+  const DecodedTranscript& t = transcripts[0];
+  CATCH_CHECK(t.strand == '-');
+  auto mirror = [n](int64_t a, int64_t b) { return Span{n - b, n - a}; };
+  CATCH_CHECK(t.exons == std::vector<Span>{mirror(320, 360), mirror(200, 260), mirror(50, 100)});
+  CATCH_CHECK(t.introns == std::vector<Span>{mirror(260, 320), mirror(100, 200)});
+  CATCH_CHECK(t.span == Span{n - 360, n - 50});
+  CATCH_CHECK(t.tss_position == n - 51);  // sense base 50
+  CATCH_CHECK(t.cds == std::vector<Span>{mirror(320, 334), mirror(200, 260), mirror(60, 100)});
+
+  // Without the sequence (or with exon_chain off) the per-base parse decodes instead.
+  o.exon_chain = false;
+  auto parsed = DecodeTranscripts(scores, ch, o, plus_sequence);
+  CATCH_CHECK(!parsed.empty());
+  // The CDS-probability span instead of the ORF: from the first to the last CDS call.
+  o.exon_chain = true;
+  o.orf_cds = false;
+  CATCH_CHECK(DecodeTranscripts(scores, ch, o, plus_sequence)[0].cds.front() == mirror(320, 334));
+  // A higher exon-mean bar drops it.
+  o.min_exon_mean = 0.95;
+  CATCH_CHECK(DecodeTranscripts(scores, ch, o, plus_sequence).empty());
 }
 
 }  // namespace

@@ -189,6 +189,26 @@ CATCH_TEST_CASE("an annotation manifest may set the decoder's costs", "[manifest
   CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"min_transcript_bp": 1.5})")),
                        "'decoder.min_transcript_bp' must be an integer"));
   CATCH_CHECK(Contains(ErrorOf(with_decoder("[4]")), "'decoder' must be an object"));
+
+  // The exon-chain decoder's settings.
+  auto chain = ParseManifest(with_decoder(
+      R"({"exon_chain": true, "orf_cds": true, "site_min": 0.05, "terminal_block_bp": 200,
+          "intron_log_mean": 7.5, "intron_log_sd": 1.5, "max_intron_bp": 50000})"));
+  CATCH_REQUIRE(chain.ok());
+  CATCH_CHECK(chain->decoder.exon_chain);
+  CATCH_CHECK(chain->decoder.orf_cds);
+  CATCH_CHECK(chain->decoder.site_min == 0.05);
+  CATCH_CHECK(chain->decoder.terminal_block_bp == 200);
+  CATCH_CHECK(chain->decoder.intron_log_mean == 7.5);
+  CATCH_CHECK(chain->decoder.intron_log_sd == 1.5);
+  CATCH_CHECK(chain->decoder.max_intron_bp == 50000);
+  CATCH_CHECK(!tuned->decoder.exon_chain);  // not given: the per-base parse
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"exon_chain": 1})")),
+                       "'decoder.exon_chain' must be true or false"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"intron_log_sd": 0})")),
+                       "'decoder.intron_log_sd' must be a number in [0.01, 20]"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"terminal_block_bp": 0})")),
+                       "'decoder.terminal_block_bp' must be an integer"));
   CATCH_CHECK(Contains(ErrorOf(With("\"trained\"", "\"decoder\": {}, \"trained\"")),
                        "'decoder' is only valid for annotation models"));
 }
