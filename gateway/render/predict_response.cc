@@ -420,6 +420,26 @@ double RoundToTenth(double value) { return std::round(value * 10.0) / 10.0; }
 
 }  // namespace
 
+void WriteDescriptionMatch(JsonWriter& w, const pb::DescriptionMatch* match) {
+  if (match == nullptr) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Field("matched", match->matched());
+  w.Key("contexts");
+  w.StartArray();
+  for (const auto& context : match->contexts()) {
+    w.StartObject();
+    w.Field("id", context.id());
+    w.Field("name", context.name());
+    w.Field("similarity", context.similarity());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 double ExpressionTpm(double log_tpm) {
   // The model predicts log(TPM+1) with the natural log; TPM itself cannot be negative.
   return std::isfinite(log_tpm) ? std::max(0.0, std::expm1(log_tpm)) : log_tpm;
@@ -510,6 +530,12 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
   w.Field("sequence_length", input.sequence_length);
   w.Key("task_specific_counts");
   WriteTaskSpecificCounts(w, input, result);
+  if (input.task == Task::kExpression) {
+    w.Key("description_match");
+    WriteDescriptionMatch(w, result.expression().has_description_match()
+                                 ? &result.expression().description_match()
+                                 : nullptr);
+  }
   w.EndObject();
 
   w.EndObject();
