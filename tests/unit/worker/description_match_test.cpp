@@ -45,8 +45,12 @@ CATCH_TEST_CASE("trigrams: lower-cased, punctuation as spaces, padded, no all-sp
 
 CATCH_TEST_CASE("trigram cosine: 1 for the same text up to case and punctuation, 0 for none "
                 "shared", "[description_match]") {
-  CATCH_CHECK(TrigramCosine(TrigramCounts("Liver"), TrigramCounts("LIVER!")) ==
+  CATCH_CHECK(TrigramCosine(TrigramCounts("Liver"), TrigramCounts("LIVER")) == Approx(1.0));
+  CATCH_CHECK(TrigramCosine(TrigramCounts("left-ventricle"), TrigramCounts("Left Ventricle")) ==
               Approx(1.0));
+  // A trailing separator adds one trigram ("r  "): 5 / sqrt(5 * 6).
+  CATCH_CHECK(TrigramCosine(TrigramCounts("liver"), TrigramCounts("liver!")) ==
+              Approx(5.0 / std::sqrt(30.0)));
   CATCH_CHECK(TrigramCosine(TrigramCounts("liver"), TrigramCounts("qwzx")) == 0.0);
   CATCH_CHECK(TrigramCosine(TrigramCounts(""), TrigramCounts("liver")) == 0.0);
   // " liver " (5 trigrams) inside " adult liver " (11 trigrams): 5 / sqrt(5 * 11).
