@@ -16,4 +16,9 @@ void WritePredictData(JsonWriter& w, const ValidatedPredict& input,
 // written as null).
 double ExpressionTpm(double log_tpm);
 
+// `description_match` of an expression result: {"matched": bool, "contexts": [{"id", "name",
+// "similarity"}, ...]} (best first), or null when the worker reported none (a package without
+// contexts, or no expression call at all).
+void WriteDescriptionMatch(JsonWriter& w, const worker::v1::DescriptionMatch* match);
+
 }  // namespace dnaserve::gateway

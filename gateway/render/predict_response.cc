@@ -19,6 +19,26 @@ std::string ModelId(const ValidatedPredict& input, const pb::PredictResult& resu
 
 }  // namespace
 
+void WriteDescriptionMatch(JsonWriter& w, const pb::DescriptionMatch* match) {
+  if (match == nullptr) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Field("matched", match->matched());
+  w.Key("contexts");
+  w.StartArray();
+  for (const auto& context : match->contexts()) {
+    w.StartObject();
+    w.Field("id", context.id());
+    w.Field("name", context.name());
+    w.Field("similarity", context.similarity());
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 double ExpressionTpm(double log_tpm) {
   // The model predicts log(TPM+1) with the natural log; TPM itself cannot be negative.
   return std::isfinite(log_tpm) ? std::max(0.0, std::expm1(log_tpm)) : log_tpm;
@@ -74,6 +94,12 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
   w.Field("task", TaskName(input.task));
   RendererFor(input.task).counts(w, input, result);
   w.EndObject();
+  if (input.task == Task::kExpression) {
+    w.Key("description_match");
+    WriteDescriptionMatch(w, result.expression().has_description_match()
+                                 ? &result.expression().description_match()
+                                 : nullptr);
+  }
   w.EndObject();
 
   w.EndObject();

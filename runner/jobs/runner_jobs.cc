@@ -65,6 +65,11 @@ class BoundedScorer : public variant::ExpressionScorer {
   }
   StatusOr<std::string> ModelId() override { return inner_->ModelId(); }
   int64_t CallAllowance() const override { return max_calls_; }
+  // Not counted against the allowance: one call per tissue, made once per job.
+  StatusOr<std::optional<variant::TissueMatch>> MatchTissue(
+      std::string_view description, const std::atomic<bool>* cancelled) override {
+    return inner_->MatchTissue(description, cancelled);
+  }
 
  private:
   variant::ExpressionScorer* inner_;

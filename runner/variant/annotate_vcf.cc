@@ -90,6 +90,14 @@ StatusOr<AnnotateResult> AnnotateVcf(const AnnotateRequest& request) {
   header.model = result.model;
   header.distance_convention = kDistanceConvention;
   header.fold_change = kFoldChangeDefinition;
+  if (planned > 0) {
+    // One extra model call per tissue, so the header can name the context each was matched to.
+    for (const auto& tissue : request.options.tissues) {
+      auto match = request.scorer->MatchTissue(tissue, request.cancelled);
+      if (!match.ok()) return match.status();
+      header.tissue_matches.push_back(std::move(match).value());
+    }
+  }
   DNASERVE_RETURN_IF_ERROR((*rewriter)->Begin(request.output_path, GexHeaderLines(header)));
 
   // Pass 2: score and write every record in order.

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "runner/vcf/vcf_types.h"
 
 namespace dnaserve::variant {
 
@@ -31,6 +33,14 @@ class ExpressionScorer {
   // first pass compares it with the calls the file will need, so a job past it fails before
   // the first call rather than after the allowance is spent.
   virtual int64_t CallAllowance() const { return 0; }
+  // The training context the model matches `description` to, for the output header; nullopt
+  // when the model reports none (the default: scorers without description matching).
+  virtual StatusOr<std::optional<TissueMatch>> MatchTissue(std::string_view description,
+                                                           const std::atomic<bool>* cancelled) {
+    (void)description;
+    (void)cancelled;
+    return std::optional<TissueMatch>{};
+  }
 };
 
 }  // namespace dnaserve::variant

@@ -1,5 +1,7 @@
 #include "runner/vcf/gex_header.h"
 
+#include <cstdio>
+
 #include "common/percent_encoding.h"
 
 namespace dnaserve::variant {
@@ -84,6 +86,18 @@ std::vector<std::string> GexHeaderLines(const GexHeader& header) {
                     ",Description=" + Quoted(header.tissues[i]) + ">");
   }
   if (header.model) lines.push_back("##GEXModel=" + Plain(*header.model));
+  for (size_t i = 0; i < header.tissue_matches.size() && i < header.tissues.size(); ++i) {
+    const auto& match = header.tissue_matches[i];
+    if (!match || match->contexts.empty()) continue;
+    const ContextMatch& best = match->contexts.front();
+    char similarity[32];
+    std::snprintf(similarity, sizeof(similarity), "%.4f", best.similarity);
+    lines.push_back("##dnaserve_description_match=<Tissue=" + std::to_string(i + 1) +
+                    ",Description=" + Quoted(header.tissues[i]) +
+                    ",Matched=" + (match->matched ? "true" : "false") +
+                    ",Context=" + InfoValueEscape(best.id) + ",Name=" + Quoted(best.name) +
+                    ",Similarity=" + similarity + ">");
+  }
   return lines;
 }
 

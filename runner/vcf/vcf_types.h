@@ -35,6 +35,19 @@ struct RecordAnnotation {
   std::vector<std::string> skipped_alts;  // GEX_SKIPPED_ALT
 };
 
+// Which training context(s) the expression model matched a tissue description to (the worker's
+// description_match; worker/README.md "Description matching").
+struct ContextMatch {
+  std::string id;    // e.g. "E066"
+  std::string name;  // e.g. "Liver"
+  double similarity = 0;
+};
+
+struct TissueMatch {
+  bool matched = false;
+  std::vector<ContextMatch> contexts;  // best first
+};
+
 // The workflow's header lines (see GexHeaderLines).
 struct GexHeader {
   std::vector<std::string> tissues;  // one log2 fold-change per tissue, in this order
@@ -50,6 +63,9 @@ struct GexHeader {
   // The engine's definitions, recorded so the file explains itself.
   std::string distance_convention;
   std::string fold_change;
+  // Per tissue (same order), the matched context; empty, or nullopt for a tissue, when the
+  // model reports none. Written as ##dnaserve_description_match lines.
+  std::vector<std::optional<TissueMatch>> tissue_matches;
 };
 
 }  // namespace dnaserve::variant

@@ -4,6 +4,8 @@
 #include <condition_variable>
 #include <memory>
 
+#include "runner/variant/tss_window.h"
+
 namespace dnaserve::gateway {
 namespace {
 
@@ -94,6 +96,33 @@ StatusOr<std::string> BackendExpressionScorer::ModelId() {
   if (!model.ok()) return model.status();
   model_ = model->id();
   return *model_;
+}
+
+StatusOr<std::optional<variant::TissueMatch>> BackendExpressionScorer::MatchTissue(
+    std::string_view description, const std::atomic<bool>* cancelled) {
+  auto model = ModelId();
+  if (!model.ok()) return model.status();
+  const std::atomic<bool>* flag = cancelled != nullptr ? cancelled : call_.cancelled;
+  if (flag != nullptr && flag->load()) return Cancelled();
+  pb::PredictRequest request;
+  request.set_model(*model);
+  // The match depends on the description only; an all-N window is the cheapest valid input.
+  request.set_sequence(std::string(variant::kWindowBp, 'N'));
+  request.set_sequence_name("description-match");
+  request.mutable_expression()->set_description(std::string(description));
+  calls_.fetch_add(1);
+  auto result = backend_->Predict(Task::kExpression, request, call_, nullptr);
+  if (!result.ok()) return result.status();
+  if (!result->has_expression() || !result->expression().has_description_match()) {
+    return std::optional<variant::TissueMatch>{};
+  }
+  const pb::DescriptionMatch& reported = result->expression().description_match();
+  variant::TissueMatch match;
+  match.matched = reported.matched();
+  for (const auto& c : reported.contexts()) {
+    match.contexts.push_back({c.id(), c.name(), c.similarity()});
+  }
+  return std::optional<variant::TissueMatch>(std::move(match));
 }
 
 StatusOr<std::vector<double>> BackendExpressionScorer::Score(

@@ -34,6 +34,10 @@ class BackendExpressionScorer : public variant::ExpressionScorer {
   // The expression task's default model, resolved once and then pinned: every window of the job
   // is scored by the model this names (503 while the worker has not reported its models).
   StatusOr<std::string> ModelId() override;
+  // One expression call on an all-N window with `description`: the worker's description_match
+  // (nullopt when the model's package carries no contexts).
+  StatusOr<std::optional<variant::TissueMatch>> MatchTissue(
+      std::string_view description, const std::atomic<bool>* cancelled) override;
 
   int64_t calls() const { return calls_.load(); }
 

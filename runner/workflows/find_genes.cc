@@ -101,6 +101,9 @@ StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
       if (!predicted->model().empty()) out.models.expression = predicted->model();
       out.expression_timings.Add(*predicted);
       gene.expression_log_tpm = predicted->expression().expression_log_tpm();
+      if (!out.description_match && predicted->expression().has_description_match()) {
+        out.description_match = predicted->expression().description_match();
+      }
     } else {
       gene.skipped = true;
       gene.skip_reason = gene.window.skip_reason;

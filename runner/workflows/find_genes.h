@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ struct FindGenesResult {
   StageTimings annotation_timings;
   StageTimings expression_timings;
   std::vector<GeneExpression> genes;  // one per annotation transcript, in its order
+  // The training context(s) the description matched, as the expression worker reported it on
+  // the first scored gene (the same description every call); unset when no gene was scored or
+  // the expression package carries no contexts.
+  std::optional<worker::v1::DescriptionMatch> description_match;
 
   int64_t genes_predicted() const;
   int64_t genes_skipped() const;

@@ -121,6 +121,8 @@ std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenes
   w.Field("genes_predicted", result.genes_predicted());
   w.Field("genes_skipped", result.genes_skipped());
   w.EndObject();
+  w.Key("description_match");
+  WriteDescriptionMatch(w, result.description_match ? &*result.description_match : nullptr);
   w.EndObject();
 
   w.EndObject();

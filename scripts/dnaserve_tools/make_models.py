@@ -308,8 +308,14 @@ def spec_list(names_path: str):
              arch="nucleotide embedding(6, 48) -> conv1d(k=32, stride=32); byte embedding(257, "
                   "48); segment + positional embeddings; 2-layer transformer encoder over the "
                   "concatenation (d_model 48, 4 heads) -> masked mean pool -> linear -> softplus",
-             notes="The description is model input: different wording changes the output.",
-             text_tokenizer={"type": "bytes", "max_tokens": TEXT_MAX_TOKENS}),
+             notes="The description is model input: different wording changes the output. The "
+                   "manifest carries the trained expression-human package's 56 Roadmap "
+                   "contexts (`description_contexts`), so the worker reports which one a "
+                   "description matches; this untrained model itself ignores them.",
+             text_tokenizer={"type": "bytes", "max_tokens": TEXT_MAX_TOKENS},
+             description_contexts_from=os.path.join(
+                 os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                 "worker", "packages", "expression-human", "manifest.json")),
     ]
 
 
@@ -336,6 +342,10 @@ def manifest_for(spec) -> dict:
         manifest["transcript_types"] = TRANSCRIPT_TYPES
     if "text_tokenizer" in spec:
         manifest["text_tokenizer"] = spec["text_tokenizer"]
+    if "description_contexts_from" in spec:
+        # The committed trained package's contexts (ids, names, wordings), copied as they are.
+        with open(spec["description_contexts_from"], encoding="utf-8") as handle:
+            manifest["description_contexts"] = json.load(handle)["description_contexts"]
     return manifest
 
 

@@ -225,7 +225,9 @@ KEY_METRICS = {
     "annotation": ["model_exon_f1", "model_transcript_f1", "model_cds_exon_f1",
                    "augustus_cds_cds_exon_f1", "model_cds_transcript_f1",
                    "augustus_cds_cds_transcript_f1"],
-    "expression": ["model_spearman_all_pairs", "baseline_tissue_mean_spearman_all_pairs"],
+    "expression": ["model_spearman_all_pairs", "baseline_tissue_mean_spearman_all_pairs",
+                   "model_spearman_within_gene_median",
+                   "baseline_tissue_mean_spearman_within_gene_median"],
 }
 
 

@@ -1,86 +1,137 @@
-"""The expression network: (char ids [B, 9198], description byte ids [B, D]) -> [B] ln(TPM + 1).
+"""The expression model: (char ids [B, 9198], description byte ids [B, D]) -> [B] ln(TPM + 1).
 
-- Sequence encoder: one-hot bases, four per step -> three convolution + max-pool stages (x4
-  each: one position per 256 bp, 36 positions) -> a learnt weight per position and channel sums
-  them into a vector, so where a motif sits relative to the TSS matters (the promoter is at the
-  centre).
-- Text encoder: byte embedding -> two convolutions -> max over the bytes of the description
-  (padding masked). Byte-level, so unseen wordings still share sub-words ("liver", "fetal") with
-  the training wordings.
-- Head: softplus(gene(s) + context(t) + <A s, B t>): a per-gene level from the sequence, a
-  per-context level from the description, and an interaction that lets the description reorder
-  genes, so different wording can change the prediction for the same window.
+    prediction = level(x) + spread(x) * sum_c w_c(description) * (m_c + sum_k u_k(x) V[k, c])
+
+- x: normalised k-mer spectra of the TSS window (k-mer counts over a few TSS-relative regions,
+  divided by the region's k-mer total), standardised with the training genes' mean and spread.
+- level(x) (the gene's mean over the contexts), ln spread(x) (its across-context standard
+  deviation) and the loadings u(x) are linear in x (ridge regression, fitted in closed form by
+  scripts/training/expression.py).
+- m (the training genes' mean scaled within-gene deviation per context) and V (the top K
+  principal components of the training genes' within-gene profiles, centred and scaled to unit
+  spread) are per-context parameters from the training matrix: they carry how the 56 contexts
+  differ from each other.
+- w(description): `ContextMatcher`, the character-trigram rule of expression_context.py; the best
+  context (ties averaged), or all contexts equally when the best similarity is below the
+  threshold.
+The output is clamped at 0 (ln(TPM + 1) >= 0).
 """
 
+from typing import List, Sequence
+
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 WINDOW_BP = 9198
-TEXT_VOCAB = 257  # PAD=0, byte b -> b + 1
-PADDED_BP = 9216
-PAD_EACH_SIDE = (PADDED_BP - WINDOW_BP) // 2
 
 
-class SequenceEncoder(nn.Module):
-    def __init__(self, out: int = 32):
+class KmerSpectrum(nn.Module):
+    """Normalised k-mer counts of bases [lo, hi) of the window (A, C, G, T are ids 1..4; a k-mer
+    touching any other id is skipped) -> [B, 4**k]."""
+
+    def __init__(self, lo: int, hi: int, k: int):
         super().__init__()
-        onehot = torch.cat([torch.zeros(1, 4), torch.eye(4), torch.full((1, 4), 0.25)])
-        self.register_buffer("onehot", onehot)
-        self.padded_bp = PADDED_BP
-        self.pad_each_side = PAD_EACH_SIDE
-        # 4 bases per step (their one-hot vectors side by side): 9,198 bp padded to 9,216 with
-        # PAD (a zero vector), 9 bp each side, is 2,304 steps.
-        self.conv1 = nn.Conv1d(16, 32, 5, padding=2)
-        self.conv2 = nn.Conv1d(32, 48, 7, padding=3)
-        self.conv3 = nn.Conv1d(48, 48, 5, padding=2)
-        self.positions = PADDED_BP // 256  # 36 after pooling by 4, 4 and 4
-        self.place = nn.Parameter(torch.full((48, self.positions), 1.0 / self.positions))
-        self.project = nn.Linear(48, out)
-        self.dropout = nn.Dropout(0.3)
+        self.lo, self.hi, self.k = lo, hi, k
+        self.size = 4 ** k
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        batch = ids.size(0)
-        x = self.onehot[F.pad(ids, (self.pad_each_side, self.pad_each_side))]
-        x = x.reshape(batch, self.padded_bp // 4, 16).transpose(1, 2)
-        x = F.max_pool1d(F.relu(self.conv1(x)), 4)
-        x = F.max_pool1d(F.relu(self.conv2(x)), 4)
-        x = F.max_pool1d(F.relu(self.conv3(x)), 4)
-        x = (x * self.place).sum(dim=2)
-        return self.project(self.dropout(x))
+        piece = ids[:, self.lo:self.hi]
+        valid = (piece >= 1) & (piece <= 4)
+        base = (piece - 1).clamp(0, 3)
+        n = self.hi - self.lo - self.k + 1
+        code = torch.zeros_like(base[:, :n])
+        ok = torch.ones_like(valid[:, :n])
+        for j in range(self.k):
+            code = code * 4 + base[:, j:j + n]
+            ok = ok & valid[:, j:j + n]
+        counts = torch.zeros(ids.size(0), self.size, dtype=torch.float32)
+        counts = counts.scatter_add(1, code, ok.to(torch.float32))
+        return counts / counts.sum(dim=1, keepdim=True).clamp(min=1.0)
 
 
-class TextEncoder(nn.Module):
-    def __init__(self, embed: int = 24, channels: int = 64, out: int = 32):
+class ContextMatcher(nn.Module):
+    """Description byte ids [B, D] (byte + 1, 0 = padding) -> context weights [B, C] by the
+    trigram rule of expression_context.py (stored as a sparse wording matrix)."""
+
+    def __init__(self, vocab: Sequence[int], entry_wording: Sequence[int],
+                 entry_vocab: Sequence[int], entry_value: Sequence[float],
+                 per_context: Sequence[Sequence[int]], threshold: float):
         super().__init__()
-        self.embed = nn.Embedding(TEXT_VOCAB, embed, padding_idx=0)
-        self.conv1 = nn.Conv1d(embed, channels, 5, padding=2)
-        self.conv2 = nn.Conv1d(channels, channels, 5, padding=2)
-        self.project = nn.Linear(channels, out)
+        widest = max(len(w) for w in per_context)
+        table = torch.full((len(per_context), widest), -1, dtype=torch.int64)
+        for c, wordings in enumerate(per_context):
+            table[c, :len(wordings)] = torch.tensor(list(wordings), dtype=torch.int64)
+        self.register_buffer("vocab", torch.tensor(list(vocab), dtype=torch.int64))
+        self.register_buffer("entry_wording", torch.tensor(list(entry_wording), dtype=torch.int64))
+        self.register_buffer("entry_vocab", torch.tensor(list(entry_vocab), dtype=torch.int64))
+        self.register_buffer("entry_value", torch.tensor(list(entry_value), dtype=torch.float64))
+        self.register_buffer("wordings_of", table.clamp(min=0))
+        self.register_buffer("no_wording", table < 0)
+        self.wordings = sum(len(w) for w in per_context)
+        self.threshold = float(threshold)
+
+    def similarities(self, row: torch.Tensor) -> torch.Tensor:
+        """One description's byte ids [D] -> per-context similarity [C] (float64)."""
+        data = row[row > 0] - 1
+        data = torch.where((data >= 65) & (data <= 90), data + 32, data)
+        keep = ((data >= 97) & (data <= 122)) | ((data >= 48) & (data <= 57))
+        space = torch.full([1], 32, dtype=torch.int64)
+        text = torch.cat([space, torch.where(keep, data, torch.full_like(data, 32)), space])
+        codes = text[:-2] * 65536 + text[1:-1] * 256 + text[2:]
+        codes = codes[codes != (32 * 65536 + 32 * 256 + 32)]
+        contexts = self.wordings_of.size(0)
+        if codes.numel() == 0:
+            return torch.zeros(contexts, dtype=torch.float64)
+        unique, counts = torch.unique(codes, return_counts=True)
+        counts = counts.to(torch.float64)
+        norm = torch.sqrt((counts * counts).sum())
+        where = torch.searchsorted(self.vocab, unique).clamp(max=self.vocab.numel() - 1)
+        hit = self.vocab[where] == unique
+        query = torch.zeros(self.vocab.numel(), dtype=torch.float64)
+        query[where[hit]] = counts[hit]
+        per_wording = torch.zeros(self.wordings, dtype=torch.float64).index_add(
+            0, self.entry_wording, self.entry_value * query[self.entry_vocab]) / norm
+        return per_wording[self.wordings_of].masked_fill(self.no_wording, -1.0).max(dim=1).values
 
     def forward(self, text: torch.Tensor) -> torch.Tensor:
-        x = self.embed(text).transpose(1, 2)
-        x = F.relu(self.conv1(x))
-        x = F.relu(self.conv2(x))
-        pad = (text == 0).unsqueeze(1)
-        x = x.masked_fill(pad, -1e4).max(dim=2).values
-        return self.project(x)
+        rows: List[torch.Tensor] = []
+        for b in range(text.size(0)):
+            sims = self.similarities(text[b])
+            best = sims.max()
+            if bool(best >= self.threshold):
+                chosen = (sims >= best - 1e-9).to(torch.float32)
+            else:
+                chosen = torch.ones(sims.size(0), dtype=torch.float32)
+            rows.append(chosen / chosen.sum())
+        return torch.stack(rows)
 
 
-class ExpressionNet(nn.Module):
-    def __init__(self, dim: int = 32, rank: int = 8):
+class ExpressionModel(nn.Module):
+    def __init__(self, regions: Sequence[Sequence[int]], feature_mean, feature_scale, weights,
+                 bias, components, context_mean, matcher: ContextMatcher):
+        """regions: (lo, hi, k) per spectrum; weights [F, 2 + K] and bias [2 + K] map standardised
+        features to (level, ln spread, loadings); components [K, C]; context_mean [C]."""
         super().__init__()
-        self.sequence = SequenceEncoder(out=dim)
-        self.text = TextEncoder(out=dim)
-        self.gene_level = nn.Linear(dim, 1)
-        self.context_level = nn.Linear(dim, 1)
-        self.gene_factors = nn.Linear(dim, rank, bias=False)
-        self.context_factors = nn.Linear(dim, rank, bias=False)
+        self.spectra = nn.ModuleList([KmerSpectrum(lo, hi, k) for lo, hi, k in regions])
+        as_tensor = lambda a: torch.as_tensor(a, dtype=torch.float32).clone()  # noqa: E731
+        self.register_buffer("feature_mean", as_tensor(feature_mean))
+        self.register_buffer("feature_scale", as_tensor(feature_scale))
+        self.register_buffer("weights", as_tensor(weights))
+        self.register_buffer("bias", as_tensor(bias))
+        self.register_buffer("components", as_tensor(components))
+        self.register_buffer("context_mean", as_tensor(context_mean))
+        self.matcher = matcher
 
-    def combine(self, s: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        """Sequence vectors [B, d] and description vectors [B, d] -> [B] raw scores."""
-        interaction = (self.gene_factors(s) * self.context_factors(t)).sum(dim=1)
-        return (self.gene_level(s) + self.context_level(t)).squeeze(1) + interaction
+    def features(self, ids: torch.Tensor) -> torch.Tensor:
+        parts = [spectrum(ids) for spectrum in self.spectra]
+        return (torch.cat(parts, dim=1) - self.feature_mean) / self.feature_scale
+
+    def profiles(self, ids: torch.Tensor) -> torch.Tensor:
+        """[B, C]: the prediction in every training context."""
+        out = self.features(ids) @ self.weights + self.bias
+        spread = torch.exp(out[:, 1:2])
+        return out[:, :1] + spread * (self.context_mean + out[:, 2:] @ self.components)
 
     def forward(self, ids: torch.Tensor, text: torch.Tensor) -> torch.Tensor:
-        return F.softplus(self.combine(self.sequence(ids), self.text(text)))
+        weights = self.matcher(text)
+        return (self.profiles(ids) * weights).sum(dim=1).clamp(min=0.0)

@@ -141,6 +141,13 @@ TEST_CASE("find-genes workflow end to end", "[integration][find_genes]") {
     CHECK(counts["genes_predicted"].GetInt() + counts["genes_skipped"].GetInt() ==
           counts["genes_found"].GetInt());
     CHECK(counts["genes_skipped"].GetInt() == 0);  // 12 kb holds every TSS window
+    // The training context "adult liver tissue" was matched to, as the expression calls said.
+    const auto& match = meta["description_match"];
+    REQUIRE(match.IsObject());
+    CHECK(match["matched"].GetBool());
+    REQUIRE(match["contexts"].Size() >= 1);
+    CHECK(Str(match["contexts"][0], "id") == "E066");
+    CHECK(match["contexts"][0]["similarity"].GetDouble() >= 0.4);
 
     // Each entry mirrors its transcript; every window holds 9,198 bp.
     int checked_plus = 0, checked_minus = 0, checked_padded = 0;

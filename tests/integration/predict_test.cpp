@@ -190,3 +190,40 @@ TEST_CASE("a failed async job polls as its natural error", "[integration]") {
           "validation_failed");
   }
 }
+
+TEST_CASE("expression: meta.description_match names the training context a description matched",
+          "[integration][description_match]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  const std::string key = svc->keys().alice;
+  auto post = [&](const std::string& description) {
+    const std::string body = "{\"sequence\": \"" + RandomDna(9198) +
+                             "\", \"options\": {\"description\": \"" + description + "\"}}";
+    auto r = svc->Post("/v1/tasks/expression/predict", body, key);
+    INFO(r.body.substr(0, 1000));
+    REQUIRE(r.status == 200);
+    return r.body;
+  };
+  {
+    auto doc = ParseJson(post("liver"));
+    const auto& match = (*doc)["meta"]["description_match"];
+    REQUIRE(match.IsObject());
+    CHECK(match["matched"].GetBool());
+    REQUIRE(match["contexts"].IsArray());
+    REQUIRE(match["contexts"].Size() == 3);
+    CHECK(Str(match["contexts"][0], "id") == "E066");
+    CHECK(Str(match["contexts"][0], "name") == "Liver");
+    CHECK(match["contexts"][0]["similarity"].GetDouble() == Approx(1.0));
+    // Best first.
+    CHECK(match["contexts"][1]["similarity"].GetDouble() <=
+          match["contexts"][0]["similarity"].GetDouble());
+  }
+  {
+    auto doc = ParseJson(post("qwzx kcdj vbnm"));
+    const auto& match = (*doc)["meta"]["description_match"];
+    REQUIRE(match.IsObject());
+    CHECK_FALSE(match["matched"].GetBool());
+    CHECK(match["contexts"][0]["similarity"].GetDouble() < 0.4);
+    // Flagged, not refused: the prediction is still there.
+    CHECK((*doc)["data"]["prediction"]["expression_log_tpm"].IsNumber());
+  }
+}

@@ -551,6 +551,11 @@ TEST_CASE("variant workflow: a chr20 VCF is annotated end to end and written bes
     CHECK(header.find(line) != std::string::npos);
   }
   CHECK(header.find(model) != std::string::npos);
+  // One line per tissue naming the training context its description matched.
+  CHECK(header.find("##dnaserve_description_match=<Tissue=1,Description=\"heart\",Matched=true,"
+                    "Context=") != std::string::npos);
+  CHECK(header.find("##dnaserve_description_match=<Tissue=2,Description=\"liver\",Matched=true,"
+                    "Context=E066,Name=\"Liver\",Similarity=1.0000>") != std::string::npos);
   const auto rows = Lines(Bcftools({"query", "-f",
                                     "%ID\t%INFO/GEX_ANN\t%INFO/GEX_NOT_RUN_REASON\t%INFO/"
                                     "GEX_SKIPPED_ALT\t[%GT,]\n",

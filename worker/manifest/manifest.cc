@@ -326,6 +326,9 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   if (m->task != Task::kAnnotation && f.Has("decoder")) {
     return Invalid("'decoder' is only valid for annotation models");
   }
+  if (m->task != Task::kExpression && f.Has("description_contexts")) {
+    return Invalid("'description_contexts' is only valid for expression models");
+  }
   if (m->task != Task::kExpression && f.Has("text_tokenizer")) {
     return Invalid("'text_tokenizer' is only valid for expression models");
   }
@@ -370,6 +373,31 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   return Status::Ok();
 }
 
+StatusOr<DescriptionContexts> ParseDescriptionContexts(const rapidjson::Value& value) {
+  if (!value.IsObject()) return Invalid("'description_contexts' must be an object");
+  Fields f(value, "description_contexts.");
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "contexts"}));
+  DescriptionContexts out;
+  DNASERVE_RETURN_IF_ERROR(f.String("method", &out.method));
+  if (out.method != "char-trigram-cosine") return f.Wrong("method", "\"char-trigram-cosine\"");
+  if (!f.Has("threshold")) return f.Missing("threshold");
+  DNASERVE_RETURN_IF_ERROR(f.Number("threshold", &out.threshold, 0.0, 1.0));
+  if (!f.Has("contexts") || !value["contexts"].IsArray() || value["contexts"].Empty()) {
+    return f.Wrong("contexts", "a non-empty array of {id, name, wordings}");
+  }
+  for (const auto& item : value["contexts"].GetArray()) {
+    if (!item.IsObject()) return f.Wrong("contexts", "an array of objects");
+    Fields c(item, "description_contexts.contexts[].");
+    DNASERVE_RETURN_IF_ERROR(c.OnlyKeys({"id", "name", "wordings"}));
+    DescriptionContext context;
+    DNASERVE_RETURN_IF_ERROR(c.String("id", &context.id));
+    DNASERVE_RETURN_IF_ERROR(c.String("name", &context.name));
+    DNASERVE_RETURN_IF_ERROR(c.StringList("wordings", &context.wordings));
+    out.contexts.push_back(std::move(context));
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view expected_id) {
@@ -386,7 +414,8 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
       f.OnlyKeys({"format_version", "id", "task", "description", "is_default", "tokenizer",
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
-                  "text_tokenizer", "trained", "seed", "weights", "model_card"}));
+                  "text_tokenizer", "description_contexts", "trained", "seed", "weights",
+                  "model_card"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -449,6 +478,11 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
     int64_t max_tokens = 0;
     DNASERVE_RETURN_IF_ERROR(tf.Int("max_tokens", &max_tokens, 1, kMaxTextTokens));
     m.text_tokenizer = TextTokenizerSpec{static_cast<int>(max_tokens)};
+  }
+  if (f.Has("description_contexts")) {
+    auto contexts = ParseDescriptionContexts(doc["description_contexts"]);
+    if (!contexts.ok()) return contexts.status();
+    m.description_contexts = std::move(contexts).value();
   }
   DNASERVE_RETURN_IF_ERROR(ValidateForTask(f, &m));
   return m;

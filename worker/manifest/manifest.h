@@ -35,6 +35,20 @@ struct TextTokenizerSpec {
   int max_tokens = 256;  // longer descriptions are truncated to this many bytes
 };
 
+// Expression only: the training contexts a description is matched to (worker/README.md,
+// "Description matching"). Optional; packages without it report no match.
+struct DescriptionContext {
+  std::string id;    // e.g. "E066"
+  std::string name;  // e.g. "Liver"
+  std::vector<std::string> wordings;  // the descriptions the model was trained with
+};
+
+struct DescriptionContexts {
+  std::string method = "char-trigram-cosine";  // the only method this worker computes
+  double threshold = 0.5;  // best similarity below it: matched = false
+  std::vector<DescriptionContext> contexts;
+};
+
 struct ModelManifest {
   int format_version = kManifestFormatVersion;
   std::string id;
@@ -58,6 +72,7 @@ struct ModelManifest {
   std::vector<std::string> transcript_types;        // annotation only
   DecodeOptions decoder;  // annotation only: the defaults, overridden by the "decoder" object
   std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
+  std::optional<DescriptionContexts> description_contexts;  // expression only, optional
   bool trained = false;
   std::optional<int64_t> seed;
   std::string weights_file;     // as written in the manifest (a plain file name)

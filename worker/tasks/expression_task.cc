@@ -1,4 +1,8 @@
-// Expression: one forward pass over exactly the trained window plus the description text.
+// Expression: one forward pass over exactly the trained window plus the description text, and
+// the training contexts the description matched (when the package carries them).
+#include <algorithm>
+
+#include "worker/tasks/description_match.h"
 #include "worker/tasks/run_support.h"
 
 namespace dnaserve::worker {
@@ -37,6 +41,20 @@ StatusOr<v1::PredictResult> RunExpression(Model& model, const ModelManifest& man
   v1::PredictResult result;
   result.set_windows_processed(1);
   result.mutable_expression()->set_expression_log_tpm((*out)[0].data[0]);
+  if (manifest.description_contexts) {
+    // Matched on the bytes the model saw (the tokenizer truncates to max_tokens).
+    const std::string_view seen(description.data(),
+                                std::min(description.size(), static_cast<size_t>(max_tokens)));
+    const DescriptionMatch match = MatchDescription(*manifest.description_contexts, seen);
+    auto* out_match = result.mutable_expression()->mutable_description_match();
+    out_match->set_matched(match.matched);
+    for (const auto& context : match.contexts) {
+      auto* c = out_match->add_contexts();
+      c->set_id(context.id);
+      c->set_name(context.name);
+      c->set_similarity(context.similarity);
+    }
+  }
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "gateway/render/predict_response.h"
 
@@ -73,7 +74,9 @@ void CheckCommonEnvelope(const Json& doc, Task task, const std::string& model,
                          int64_t sequence_length) {
   REQUIRE(Keys(doc) == std::set<std::string>{"data", "meta"});
   const Json& meta = doc["meta"];
-  CHECK(Keys(meta) == kMetaKeys);
+  std::set<std::string> expected = kMetaKeys;
+  if (task == Task::kExpression) expected.insert("description_match");  // null or an object
+  CHECK(Keys(meta) == expected);
   CHECK(Str(meta["job_id"]) == kIds.job_id);
   CHECK(Str(meta["request_id"]) == kIds.request_id);
   CHECK(Str(meta["task"]) == std::string(TaskName(task)));
@@ -462,6 +465,39 @@ TEST_CASE("expression envelope: log(TPM+1) prediction, back-transformed TPM, sco
   CHECK(p["expression_log_tpm"].GetDouble() == 2.5);
   CHECK(p["expression_tpm"].GetDouble() == Approx(std::exp(2.5) - 1.0).epsilon(1e-12));
   CHECK(Str(p["unit"]) == "log(TPM+1)");
+}
+
+TEST_CASE("expression meta.description_match: the worker's match, best first, or null",
+          "[render]") {
+  ValidatedPredict input = MakeExpressionInput();
+  pb::PredictResult result = MakeResult("expression-human");
+  result.mutable_expression()->set_expression_log_tpm(1.0);
+  // A worker without description contexts: null.
+  CHECK(Parse(RenderPredictJson(input, result, kIds))["meta"]["description_match"].IsNull());
+
+  auto* match = result.mutable_expression()->mutable_description_match();
+  match->set_matched(false);
+  for (auto [id, name, similarity] :
+       {std::tuple{"E066", "Liver", 0.25}, std::tuple{"E118", "HepG2 \"cells\"", 0.125}}) {
+    auto* c = match->add_contexts();
+    c->set_id(id);
+    c->set_name(name);
+    c->set_similarity(similarity);
+  }
+  auto doc = Parse(RenderPredictJson(input, result, kIds));
+  const Json& m = doc["meta"]["description_match"];
+  REQUIRE(m.IsObject());
+  CHECK(Keys(m) == std::set<std::string>{"matched", "contexts"});
+  CHECK_FALSE(m["matched"].GetBool());
+  REQUIRE(m["contexts"].Size() == 2);
+  CHECK(Keys(m["contexts"][0]) == std::set<std::string>{"id", "name", "similarity"});
+  CHECK(Str(m["contexts"][0]["id"]) == "E066");
+  CHECK(Str(m["contexts"][1]["name"]) == "HepG2 \"cells\"");
+  CHECK(m["contexts"][1]["similarity"].GetDouble() == 0.125);
+  // Other tasks never carry it.
+  ValidatedPredict promoter = MakeInput(Task::kPromoter, 1200);
+  CHECK_FALSE(Parse(RenderPredictJson(promoter, MakeResult("promoter-human"), kIds))["meta"]
+                  .HasMember("description_match"));
 }
 
 TEST_CASE("expression TPM is clamped at zero for a negative log(TPM+1)", "[render]") {

@@ -107,6 +107,15 @@ class FakeBackend : public InferenceBackend {
     result.set_model_load_time_ms(expression_requests.size() == 1 ? 900 : 55);
     result.set_inference_time_ms(20);
     result.mutable_expression()->set_expression_log_tpm(0.5 * expression_requests.size());
+    if (report_match) {
+      // What a worker with description contexts says; the "similarity" marks the call.
+      auto* match = result.mutable_expression()->mutable_description_match();
+      match->set_matched(true);
+      auto* context = match->add_contexts();
+      context->set_id("E066");
+      context->set_name("Liver");
+      context->set_similarity(0.8 + 0.01 * expression_requests.size());
+    }
     return result;
   }
   StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
@@ -118,6 +127,7 @@ class FakeBackend : public InferenceBackend {
   Status annotation_error;
   Status expression_error;
   size_t fail_expression_call = 0;  // 1-based; 0 = never
+  bool report_match = false;         // expression results carry a description_match
   std::atomic<bool>* cancel_after_annotation = nullptr;
 };
 
@@ -474,6 +484,40 @@ TEST_CASE("find-genes: cancellation stops before the next worker call", "[find_g
 
 // ------------------------------------------------------------------ rendering
 
+TEST_CASE("find-genes: meta.description_match is the expression worker's, from the first scored "
+          "gene", "[find_genes][render]") {
+  FakeBackend backend;
+  backend.report_match = true;
+  backend.transcripts = {MakeTranscript("tx_1", "+", 6000), MakeTranscript("tx_3", "-", 9000)};
+  ValidatedFindGenes input = Input(20000, R"({"description":"adult liver"})");
+  Run run;
+  auto result = RunFindGenes(input, kModels, backend, run.context);
+  REQUIRE(result.ok());
+  REQUIRE(backend.expression_requests.size() == 2);
+  const std::string body = RenderFindGenesJson(input, *result, {"job-9", "req-9"});
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  INFO(body.substr(0, 3000));
+  REQUIRE_FALSE(d.HasParseError());
+  const auto& match = d["meta"]["description_match"];
+  REQUIRE(match.IsObject());
+  CHECK(match["matched"].GetBool());
+  REQUIRE(match["contexts"].Size() == 1);
+  CHECK(std::string(match["contexts"][0]["id"].GetString()) == "E066");
+  CHECK(std::string(match["contexts"][0]["name"].GetString()) == "Liver");
+  CHECK(match["contexts"][0]["similarity"].GetDouble() == Approx(0.81));  // the first call's
+
+  // No gene scored: no expression call, so nothing to report.
+  FakeBackend empty;
+  empty.report_match = true;
+  auto none = RunFindGenes(input, kModels, empty, run.context);
+  REQUIRE(none.ok());
+  rapidjson::Document e;
+  e.Parse(RenderFindGenesJson(input, *none, {"job-9", "req-9"}).c_str());
+  REQUIRE_FALSE(e.HasParseError());
+  CHECK(e["meta"]["description_match"].IsNull());
+}
+
 TEST_CASE("find-genes: the rendered body has the contract's fields and invariants",
           "[find_genes][render]") {
   FakeBackend backend;
@@ -505,7 +549,9 @@ TEST_CASE("find-genes: the rendered body has the contract's fields and invariant
                                "job_id", "request_id", "task", "model", "cold_start",
                                "model_load_time_ms", "inference_time_ms", "sequence_length",
                                "annotation_model", "expression_model", "annotation", "expression",
-                               "task_specific_counts"});
+                               "task_specific_counts", "description_match"});
+  // The fake worker reports no match (a package without contexts): null, not left out.
+  CHECK(d["meta"]["description_match"].IsNull());
   for (const char* stage : {"annotation", "expression"}) {
     CHECK(keys(d["meta"][stage]) ==
           std::vector<std::string>{"cold_start", "model_load_time_ms", "inference_time_ms"});

@@ -223,6 +223,29 @@ TEST_CASE("##GEXModel is written only when a model scored, and no panel reads AL
   CHECK_THAT(header, Catch::Contains("##GEXRequestedGenes=ALL"));
 }
 
+TEST_CASE("each tissue's matched training context gets its own ##dnaserve_ header line",
+          "[vcf]") {
+  std::string dir = NewDir();
+  WriteFile(dir + "/in.vcf", kSmallVcf);
+  GexHeader header = TestHeader("expression-test-model");
+  // heart: matched; the second tissue: unmatched; brain: the model reported nothing.
+  header.tissue_matches = {
+      TissueMatch{true, {{"E104", "Right Atrium", 0.51298}, {"E095", "Left Ventricle", 0.49}}},
+      TissueMatch{false, {{"E003", "H1 \"Cells\"", 0.0}}},
+      std::nullopt};
+  REQUIRE(Rewrite(dir + "/in.vcf", dir + "/out.vcf.gz", NotRun, header).ok());
+  const std::string text = Bcftools({"view", "-h", dir + "/out.vcf.gz"});
+  CHECK_THAT(text, Catch::Contains("##dnaserve_description_match=<Tissue=1,Description=\"heart\","
+                                   "Matched=true,Context=E104,Name=\"Right Atrium\","
+                                   "Similarity=0.5130>"));
+  CHECK_THAT(text, Catch::Contains("##dnaserve_description_match=<Tissue=2,Description=\"liver "
+                                   "\\\"left\\\" lobe second line\",Matched=false,Context=E003,"
+                                   "Name=\"H1 \\\"Cells\\\"\",Similarity=0.0000>"));
+  CHECK_THAT(text, !Catch::Contains("<Tissue=3,"));
+  // The GEX_ANN line is untouched by it.
+  CHECK_THAT(text, Catch::Contains("##INFO=<ID=GEX_ANN,"));
+}
+
 TEST_CASE("the 1000 Genomes chr22 VCF from Debian round-trips every record", "[vcf][debian]") {
   std::string why;
   auto chr22 = testing::DebianPackageFile(

@@ -133,6 +133,41 @@ CATCH_TEST_CASE("trained packages: a different description changes the expressio
   CATCH_CHECK(std::abs(liver - brain) > 0.01);
 }
 
+CATCH_TEST_CASE("trained packages: the matched context is reported and is the one predicted for",
+                "[trained][grpc]") {
+  PackagesWorker worker;
+  CATCH_REQUIRE(worker.Start(Task::kExpression));
+  const std::string window = RandomBases(9198, 14);
+  auto match_of = [&](const std::string& description) {
+    grpc::Status status;
+    auto result = worker.Predict(ExpressionRequest(window, description), &status);
+    CATCH_INFO(status.error_message() << "\n" << worker.Log());
+    CATCH_REQUIRE(status.ok());
+    CATCH_REQUIRE(result->expression().has_description_match());
+    return result->expression();
+  };
+  const auto liver = match_of("liver");
+  CATCH_CHECK(liver.description_match().matched());
+  CATCH_REQUIRE(liver.description_match().contexts_size() == 3);
+  CATCH_CHECK(liver.description_match().contexts(0).id() == "E066");
+  CATCH_CHECK(liver.description_match().contexts(0).name() == "Liver");
+  CATCH_CHECK(liver.description_match().contexts(0).similarity() == Approx(1.0));
+  // The model resolves the description by the same rule: any wording that matches E066 best
+  // gives the same prediction.
+  const auto wording = match_of("RNA-seq of Liver");
+  CATCH_CHECK(wording.description_match().contexts(0).id() == "E066");
+  CATCH_CHECK(wording.expression_log_tpm() == Approx(liver.expression_log_tpm()).margin(1e-5));
+  const auto lung = match_of("lung tissue");
+  CATCH_CHECK(lung.description_match().contexts(0).id() == "E096");
+  CATCH_CHECK(std::abs(lung.expression_log_tpm() - liver.expression_log_tpm()) > 1e-4);
+
+  // Nothing shared: flagged, still answered (the mean over all contexts).
+  const auto nonsense = match_of("qwzx kcdj vbnm");
+  CATCH_CHECK_FALSE(nonsense.description_match().matched());
+  CATCH_CHECK(nonsense.description_match().contexts(0).similarity() < 0.4);
+  CATCH_CHECK(nonsense.expression_log_tpm() >= 0.0);
+}
+
 // ---------------------------------------------------------------- held-out chr20 regions
 
 struct Structure {
