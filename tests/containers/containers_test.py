@@ -646,14 +646,10 @@ def manifests_test(args):
         for key, value in base.env(workload, "x").items():
             if key in image_env and image_env[key] != value:
                 problems.append(f"{where}: image sets {key}={image_env[key]}, manifest {value}")
-        # What the container runs exists and is executable for the user; each mount point's
-        # parent exists; no compiler, build tool or source in a runtime image.
+        # What the container runs exists and is executable for its user; the probes' commands
+        # exist; no compiler, build tool or source in a runtime image.
         entry = (config.get("Entrypoint") or []) + ([] if c.get("args") else (config.get("Cmd") or []))
-        script = ["set -e"]
-        script.append(f'test -x "{entry[0]}" || {{ echo "not executable: {entry[0]}"; exit 1; }}')
-        for mount in c.get("volumeMounts", []):
-            parent = os.path.dirname(mount["mountPath"].rstrip("/")) or "/"
-            script.append(f'test -d "{parent}" || {{ echo "no directory {parent} for {mount["mountPath"]}"; exit 1; }}')
+        script = [f'p=$(command -v "{entry[0]}") && test -x "$p" || {{ echo "not executable: {entry[0]}"; exit 1; }}']
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             command = c.get(probe, {}).get("exec", {}).get("command")
             if command:
@@ -662,10 +658,24 @@ def manifests_test(args):
             script.append(f'! command -v "{tool}" >/dev/null || {{ echo "build tool in runtime image: {tool}"; exit 1; }}')
         script.append('! test -e /src || { echo "source /src in runtime image"; exit 1; }')
         script.append('! ls /usr/include/*.h >/dev/null 2>&1 || { echo "C headers in runtime image"; exit 1; }')
-        # The dev overlay's bundled models: a package per task where its DNASERVE_MODELS_DIR says.
-        dev_models = overlays["dev"].env(workload, "x").get("DNASERVE_MODELS_DIR")
-        if dev_models and workload.startswith("dnaserve-worker-"):
-            script.append(f'ls "{dev_models}"/*/manifest.json >/dev/null || {{ echo "no model packages in {dev_models}"; exit 1; }}')
+        # The paths the settings of each overlay name: on a volume the manifest mounts (writable
+        # when the program writes there), or in the image (the dev overlay's bundled models, the
+        # gateway's docs). A volume hides nothing the image holds at its mount point.
+        for overlay_name, overlay in (("base", base), *overlays.items()):
+            oc = overlay.container(workload)
+            mounts = oc.get("volumeMounts", [])
+            for key, value in sorted(overlay.env(workload, "x").items()):
+                if not value.startswith("/"):
+                    continue
+                mount = next((m for m in mounts if (value + "/").startswith(m["mountPath"].rstrip("/") + "/")), None)
+                if mount is None:
+                    script.append(f'test -e "{value}" || {{ echo "{overlay_name}: {key}={value} is neither mounted nor in the image"; exit 1; }}')
+                    if key == "DNASERVE_MODELS_DIR":
+                        script.append(f'ls "{value}"/*/manifest.json >/dev/null 2>&1 || {{ echo "{overlay_name}: no model packages in {value}"; exit 1; }}')
+                elif key.endswith("_WORK_DIR") and mount.get("readOnly"):
+                    problems.append(f"{where}: {overlay_name}: {key}={value} is on a read-only volume")
+            for m in mounts:
+                script.append(f'test -z "$(ls -A "{m["mountPath"]}" 2>/dev/null)" || {{ echo "{overlay_name}: the volume at {m["mountPath"]} hides image content"; exit 1; }}')
         result = podman("run", "--rm", "--read-only", "--cap-drop", "ALL", "--user", str(run_as),
                         "--entrypoint", "/bin/sh", image, "-c", "\n".join(script), check_rc=False)
         if result.returncode != 0:
