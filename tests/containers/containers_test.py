@@ -466,7 +466,8 @@ def service_test(args):
         check(status == 200, f"/health: {status} {doc}")
         version = json.dumps(doc)
         check(expected_version(root) in version,
-              f"/health reports {version}, expected version {expected_version(root)}")
+              f"/health reports {version}, expected version {expected_version(root)}: the images "
+              "are of another commit (scripts/build-images)")
         log(f"/health: 200, version {expected_version(root)}")
 
         # A prediction of every task (the bodies the integration tests use).
