@@ -629,10 +629,11 @@ def manifests_test(args):
         dev_image = overlays["dev"].container(workload)["image"]
         if dev_image != f"{c['image']}:dev":
             problems.append(f"{where}: the dev overlay runs {dev_image}, not {c['image']}:dev")
-        # The prod overlay runs the same image name from its registry.
+        # The prod overlay runs the same target from its registry: <registry>/dnaserve/<target>.
         prod_image = overlays["prod"].container(workload)["image"]
-        if image_name(prod_image, args.tag) != image:
-            problems.append(f"{where}: the prod overlay runs {prod_image}, another image")
+        target = c["image"].removeprefix("dnaserve-")
+        if not prod_image.rsplit(":", 1)[0].endswith(f"/dnaserve/{target}"):
+            problems.append(f"{where}: the prod overlay runs {prod_image}, not .../dnaserve/{target}")
         # The user: runAsUser is the image's USER, and a user that exists in it.
         run_as = pod["securityContext"]["runAsUser"]
         if config.get("User") != str(run_as):
@@ -650,6 +651,9 @@ def manifests_test(args):
         # What the container runs exists and is executable for its user; the probes' commands
         # exist; no compiler, build tool or source in a runtime image.
         entry = (config.get("Entrypoint") or []) + ([] if c.get("args") else (config.get("Cmd") or []))
+        if not entry:
+            problems.append(f"{where}: the image has no entrypoint (the manifest gives only args)")
+            entry = ["/nonexistent"]
         script = [f'p=$(command -v "{entry[0]}") && test -x "$p" || {{ echo "not executable: {entry[0]}"; exit 1; }}']
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             command = c.get(probe, {}).get("exec", {}).get("command")
