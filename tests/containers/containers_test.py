@@ -245,8 +245,12 @@ class Cluster:
         sc_pod, sc = pod.get("securityContext", {}), c.get("securityContext", {})
         check(sc_pod.get("runAsNonRoot") is True, f"{workload}: runAsNonRoot")
         user, group = sc_pod["runAsUser"], sc_pod.get("runAsGroup", sc_pod["runAsUser"])
+        # A fixed MAC address with the fixed IP: a restarted container keeps both, as a pod keeps
+        # its network across a container restart in Kubernetes (with a new MAC, the others would
+        # send to the old one until their ARP entries expire, some 40 s).
+        mac = "02:00:0a:%02x:%02x:%02x" % tuple(int(x) for x in self.addresses[workload].split(".")[1:])
         argv = ["podman", "run", "-d", "--name", self.names[workload],
-                "--network", self.network, "--ip", self.addresses[workload],
+                "--network", self.network, "--ip", self.addresses[workload], "--mac-address", mac,
                 "--hostname", f"{workload}-0",
                 "--user", f"{user}:{group}"]
         if sc.get("readOnlyRootFilesystem"):
