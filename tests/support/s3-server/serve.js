@@ -12,7 +12,9 @@
 // so a test can show that a request never reached the store, and with which credentials one did.
 //
 // usage: serve.js --port N --directory DIR (--access-key ID --secret-key SECRET)...
-//                 [--bucket NAME]...
+//                 [--bucket NAME]... [--address IP]
+// --address (default 127.0.0.1): the container test binds its podman network's gateway address,
+// which the runner container reaches.
 // Each --access-key/--secret-key pair is one valid key pair (the first is the service's).
 'use strict';
 
@@ -21,7 +23,7 @@ const S3rver = require('@20minutes/s3rver');
 const AWSAccount = require('@20minutes/s3rver/lib/models/account');
 
 function parseArgs(argv) {
-  const args = { buckets: [], accessKeys: [], secretKeys: [] };
+  const args = { buckets: [], accessKeys: [], secretKeys: [], address: '127.0.0.1' };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`missing value for ${flag}`);
@@ -31,6 +33,7 @@ function parseArgs(argv) {
       case '--access-key': args.accessKeys.push(value); break;
       case '--secret-key': args.secretKeys.push(value); break;
       case '--bucket': args.buckets.push(value); break;
+      case '--address': args.address = value; break;
       default: throw new Error(`unknown flag ${flag}`);
     }
   }
@@ -95,7 +98,7 @@ async function main() {
   args.accessKeys.forEach((id, i) => AWSAccount.DUMMY_ACCOUNT.createKeyPair(id, args.secretKeys[i]));
 
   const server = new S3rver({
-    address: '127.0.0.1',
+    address: args.address,
     port: args.port,
     directory: args.directory,
     silent: true,
