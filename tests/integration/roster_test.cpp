@@ -75,8 +75,8 @@ std::string Lower(std::string s) {
 class BundledService {
  public:
   ~BundledService() {
-    gateway_.Stop();
-    for (auto& w : workers_) w.Stop();
+    gateway_.process().Stop();
+    for (auto& w : workers_) w.process().Stop();
     if (redis_) redis_->Stop();
   }
 
@@ -101,53 +101,44 @@ class BundledService {
         }
         models = generated;
       }
-      const int port = FreePort();
+      WorkerLaunch launch;
+      launch.task = task;
+      launch.models_dir = models;
+      launch.log_path = dir_ + "/worker-" + task + ".log";
       workers_.emplace_back();
-      workers_.back().Start(
-          {BinaryDir() + "/worker/dnaserve-worker", "--task", task, "--models-dir", models,
-           "--listen", "127.0.0.1:" + std::to_string(port)},
-          {}, dir_ + "/worker-" + task + ".log");
-      spec += (spec.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
+      workers_.back().Start(std::move(launch));
+      spec += (spec.empty() ? "" : ",") + task + "=" + workers_.back().address();
     }
     const std::string key = gateway::GenerateApiKey();
     std::ofstream(dir_ + "/keys.json")
-        << "{\"keys\": [{\"key_sha256\": \"" << gateway::Sha256Hex(key)
-        << "\", \"client_id\": \"roster\", \"enabled\": true, \"rate_per_minute\": 600, "
-           "\"max_concurrency\": 4}]}";
-    port_ = FreePort();
-    gateway_.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                   {{"DNASERVE_PORT", std::to_string(port_)},
-                    {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-                    {"DNASERVE_REDIS_URL", redis_->url()},
-                    {"DNASERVE_WORKERS", spec}},
-                   dir_ + "/gateway.log");
-    if (!WaitForPort(port_, std::chrono::seconds(20))) {
+        << "{\"keys\": [" << KeyEntry(key, "roster", true, 600, 4) << "]}";
+    GatewayLaunch launch;
+    launch.redis_url = redis_->url();
+    launch.workers = spec;
+    launch.keys_file = dir_ + "/keys.json";
+    launch.generous_ip_limits = false;
+    launch.log_path = dir_ + "/gateway.log";
+    gateway_.Start(std::move(launch));
+    if (!gateway_.WaitUntilListening()) {
       *why = "the gateway did not start; see " + dir_;
       return false;
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (const auto& task : kTasks) {
-      while (Get("/v1/tasks/" + task + "/models").status != 200) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          *why = "the " + task + " worker never reported its models; see " + dir_;
-          return false;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+    if (const std::string silent = WaitForModelLists(gateway_.base_url(), kTasks); !silent.empty()) {
+      *why = "the " + silent + " worker never reported its models; see " + dir_;
+      return false;
     }
     return true;
   }
 
   HttpResult Get(const std::string& path) const {
-    return HttpRequest("GET", "http://127.0.0.1:" + std::to_string(port_) + path);
+    return HttpRequest("GET", gateway_.base_url() + path);
   }
 
  private:
   std::string dir_;
-  int port_ = 0;
   std::optional<RedisServer> redis_;
-  std::vector<ChildProcess> workers_;
-  ChildProcess gateway_;
+  std::vector<LaunchedWorker> workers_;
+  LaunchedGateway gateway_;
 };
 
 TEST_CASE("models list: the bundled roster through the gateway, with honest descriptions",
