@@ -156,16 +156,6 @@ void CheckSameResult(v1::PredictResult a, v1::PredictResult b) {
   CATCH_CHECK(a.SerializeAsString() == b.SerializeAsString());
 }
 
-#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
-  std::string why_skipped;                                                  \
-  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
-  if (!dir) {                                                               \
-    CATCH_WARN("skipped: " << why_skipped);                                 \
-    return;                                                                 \
-  }                                                                         \
-  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
-  CATCH_REQUIRE(fs::exists(WorkerBinary()))
-
 CATCH_TEST_CASE("batching over gRPC: concurrent requests share passes and get their own results",
                 "[grpc][batching]") {
   REQUIRE_MODELS_OR_SKIP(models);

@@ -92,16 +92,6 @@ const char* ModelId(Task task) {
   return "";
 }
 
-#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
-  std::string why_skipped;                                                  \
-  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
-  if (!dir) {                                                               \
-    CATCH_WARN("skipped: " << why_skipped);                                 \
-    return;                                                                 \
-  }                                                                         \
-  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
-  CATCH_REQUIRE(fs::exists(WorkerBinary()))
-
 CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold then warm",
                 "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);

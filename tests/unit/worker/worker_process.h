@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -95,3 +96,16 @@ class WorkerProcess {
 };
 
 }  // namespace dnaserve::worker::testing
+
+// In a worker test case (Catch2 with CATCH_CONFIG_PREFIX_ALL): `dir` = the generated model
+// packages, or the test returns with a warning when they cannot be made; fails when the
+// dnaserve-worker binary has not been built.
+#define REQUIRE_MODELS_OR_SKIP(dir)                                                        \
+  std::string why_skipped;                                                                 \
+  auto dir = ::dnaserve::testing::GeneratedModelsDir(&why_skipped);                        \
+  if (!dir) {                                                                              \
+    CATCH_WARN("skipped: " << why_skipped);                                                \
+    return;                                                                                \
+  }                                                                                        \
+  CATCH_INFO("build the dnaserve-worker target first: " << ::dnaserve::testing::WorkerBinary()); \
+  CATCH_REQUIRE(std::filesystem::exists(::dnaserve::testing::WorkerBinary()))
