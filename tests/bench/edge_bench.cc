@@ -25,17 +25,7 @@ struct WrkResult {
   std::string error;  // wrk did not run or printed no rate
 };
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "'";
-}
+using dnaserve::testing::ShellQuote;
 
 long long NumberAfter(const std::string& text, const std::string& label) {
   const size_t at = text.find(label);

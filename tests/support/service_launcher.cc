@@ -39,6 +39,18 @@ std::optional<std::string> GeneratedModelsDir(std::string* why) {
   return dir;
 }
 
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
 std::string WorkerBinary() { return BinaryDir() + "/worker/dnaserve-worker"; }
 std::string RunnerBinary() { return BinaryDir() + "/runner/dnaserve-runner"; }
 std::string GatewayBinary() { return BinaryDir() + "/gateway/dnaserve-gateway"; }

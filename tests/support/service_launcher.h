@@ -23,6 +23,9 @@ std::string LoopbackUrl(int port);  // "http://127.0.0.1:<port>"
 // the reason in *why, when Debian's python3-torch is missing or the script fails.
 std::optional<std::string> GeneratedModelsDir(std::string* why);
 
+// `s` quoted for sh, for the commands tests run through std::system / popen.
+std::string ShellQuote(const std::string& s);
+
 std::string WorkerBinary();   // <build>/worker/dnaserve-worker
 std::string RunnerBinary();   // <build>/runner/dnaserve-runner
 std::string GatewayBinary();  // <build>/gateway/dnaserve-gateway

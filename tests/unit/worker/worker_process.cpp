@@ -16,12 +16,6 @@ using dnaserve::testing::SourceDir;
 
 std::string SharedDataDir() { return SourceDir() + "/../shared/data"; }
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 bool PythonHasTorch() {
   return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
 }

@@ -22,8 +22,7 @@ namespace dnaserve::worker::testing {
 
 using dnaserve::testing::WorkerBinary;  // tests/support/service_launcher.h
 std::string SharedDataDir();  // <source>/../shared/data
-// `s` quoted for sh.
-std::string ShellQuote(const std::string& s);
+using dnaserve::testing::ShellQuote;  // tests/support/service_launcher.h
 // True when /usr/bin/python3 can import torch.
 bool PythonHasTorch();
 
