@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tests/integration/service_fixture.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -43,11 +44,6 @@ HttpResult AwaitJob(Service* svc, const std::string& job_id, const std::string& 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return poll;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 const std::string kPredictRoute = "route=\"/v1/tasks/{task}/predict\",method=\"POST\"";

@@ -24,6 +24,7 @@
 #include "gateway/dispatch/worker_client.h"
 #include "gateway/validation/predict_request.h"
 #include "tests/integration/service_fixture.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -33,11 +34,6 @@ constexpr int kReplicas = 2;
 // 60 requests/min: a bucket of 10 (rate / 6) refilled at one token per second.
 constexpr int kQuotaRatePerMinute = 60;
 constexpr int kQuotaCapacity = kQuotaRatePerMinute / 6;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 class Topology {
  public:

@@ -26,6 +26,7 @@
 #include "tests/integration/service_fixture.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/variant_data.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -47,17 +48,6 @@ struct TenantKeys {
   std::string eve = dnaserve::gateway::GenerateApiKey();       // her bucket + inputs-eve/ of A's
   std::string reader = dnaserve::gateway::GenerateApiKey();    // reads A's inputs/, writes nothing
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
-}
 
 struct Site {
   std::string symbol, gene_id;

@@ -69,16 +69,4 @@ void RemoveScratch(const std::string& dir) {
   std::filesystem::remove_all(dir, ignored);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
 }  // namespace dnaserve::worker::testing

@@ -15,6 +15,7 @@
 #include "tests/support/predict_requests.h"
 #include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model.h"
 
@@ -48,8 +49,7 @@ using dnaserve::testing::RequestFor;
 // Removes a test's scratch directory unless DNASERVE_KEEP_TEST_FILES is set.
 void RemoveScratch(const std::string& dir);
 
-// Reads a whole file; "" when missing.
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, const std::string& text);
+using dnaserve::testing::ReadFile;  // tests/support/test_files.h
+using dnaserve::testing::WriteFile;
 
 }  // namespace dnaserve::worker::testing
