@@ -10,14 +10,16 @@
 
 using namespace dnaserve;
 
-TEST_CASE("a '+' gene's window is [tss-4599, tss+4599) on the plus strand", "[tss_window]") {
+TEST_CASE("a '+' gene's window is tss-4599 up to tss+4599 (exclusive) on the plus strand",
+          "[tss_window]") {
   const PlusStrandSpan span = TssWindowSpan(10000, /*minus_strand=*/false);
   CHECK(span.start == 10000 - 4599);
   CHECK(span.end == 10000 + 4599);
   CHECK(span.end - span.start == kExpressionWindowBp);
 }
 
-TEST_CASE("a '-' gene's window is [tss-4598, tss+4600) on the plus strand", "[tss_window]") {
+TEST_CASE("a '-' gene's window is tss-4598 up to tss+4600 (exclusive) on the plus strand",
+          "[tss_window]") {
   const PlusStrandSpan span = TssWindowSpan(10000, /*minus_strand=*/true);
   CHECK(span.start == 10000 - 4598);
   CHECK(span.end == 10000 + 4600);
