@@ -10,7 +10,7 @@ struct CodeName {
   std::string_view name;
 };
 
-constexpr std::array<CodeName, 17> kCodeNames = {{
+constexpr std::array<CodeName, 18> kCodeNames = {{
     {ErrorCode::kOk, "ok"},
     {ErrorCode::kBadRequest, "bad_request"},
     {ErrorCode::kUnauthorized, "unauthorized"},
@@ -28,6 +28,7 @@ constexpr std::array<CodeName, 17> kCodeNames = {{
     {ErrorCode::kInternal, "internal_error"},
     {ErrorCode::kModelLoading, "model_loading"},
     {ErrorCode::kServiceUnavailable, "service_unavailable"},
+    {ErrorCode::kCancelled, "cancelled"},
 }};
 
 }  // namespace
@@ -57,6 +58,7 @@ Status Internal(std::string message) { return Status(ErrorCode::kInternal, std::
 Status Unavailable(std::string message) {
   return Status(ErrorCode::kServiceUnavailable, std::move(message));
 }
+Status Cancelled(std::string message) { return Status(ErrorCode::kCancelled, std::move(message)); }
 
 Status ValidationFailed(std::vector<std::string> loc, std::string msg, std::string type) {
   std::string summary = msg;

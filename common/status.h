@@ -34,6 +34,9 @@ enum class ErrorCode {
   kInternal,
   kModelLoading,
   kServiceUnavailable,
+  // The caller went away or withdrew the work, so nobody waits for the answer. Internal only:
+  // the HTTP edge writes it as service_unavailable (503), gRPC carries it as CANCELLED.
+  kCancelled,
 };
 
 // The wire name of a code, e.g. "validation_failed".
@@ -109,6 +112,7 @@ Status BadRequest(std::string message);
 Status NotFound(std::string message);
 Status Internal(std::string message);
 Status Unavailable(std::string message);
+Status Cancelled(std::string message);
 // A single validation error; `message` of the Status summarises it.
 Status ValidationFailed(std::vector<std::string> loc, std::string msg, std::string type);
 

@@ -1,9 +1,9 @@
 // dnaserve-gateway: wiring only. Builds the components from the configuration, serves until
 // SIGINT/SIGTERM, then drains and stops.
-#include <csignal>
 #include <iostream>
 
 #include "common/log.h"
+#include "common/shutdown_signals.h"
 #include "common/version.h"
 #include "gateway/config/gateway_config.h"
 #include "gateway/dispatch/catalogue_refresher.h"
@@ -48,11 +48,7 @@ int main(int argc, char** argv) {
   auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
   if (!trusted_proxies.ok()) return Fail("trusted_proxies_invalid", trusted_proxies.status());
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
+  const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
   SharedStores stores(*redis, *config);
   RedisJobStore& jobs = stores.jobs;
@@ -132,8 +128,7 @@ int main(int argc, char** argv) {
                                 {"keys", static_cast<int64_t>(keys->size())}});
   log::Flush();  // the start is worth seeing at once
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = signals.Wait();
   // Graceful termination: leave the Service (readiness 503), ask keep-alive clients to go
   // elsewhere, finish what was accepted within the drain budget, then stop.
   const auto drain_deadline =

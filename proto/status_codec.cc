@@ -26,6 +26,7 @@ grpc::StatusCode GrpcCodeFor(ErrorCode code) {
     case ErrorCode::kInternal: return grpc::StatusCode::INTERNAL;
     case ErrorCode::kModelLoading: return grpc::StatusCode::UNAVAILABLE;
     case ErrorCode::kServiceUnavailable: return grpc::StatusCode::UNAVAILABLE;
+    case ErrorCode::kCancelled: return grpc::StatusCode::CANCELLED;
   }
   return grpc::StatusCode::INTERNAL;
 }

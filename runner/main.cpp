@@ -1,10 +1,10 @@
 // dnaserve-runner: wiring only. Runs the jobs gateways queue in Redis (async predictions, both
 // workflows) until SIGINT/SIGTERM, then finishes what it can and hands the rest back.
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 
 #include "common/log.h"
+#include "common/shutdown_signals.h"
 #include "common/version.h"
 #include "gateway/dispatch/catalogue_refresher.h"
 #include "gateway/dispatch/worker_client.h"
@@ -59,11 +59,7 @@ int main(int argc, char** argv) {
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
   if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
 
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // every thread started below inherits this
+  const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
   SharedStores stores(*redis, *config);
   RedisJobStore& jobs = stores.jobs;
@@ -122,8 +118,7 @@ int main(int argc, char** argv) {
                                {"object_store", (*variant)->store() != nullptr},
                                {"grch37_catalogue", (*variant)->Genome("GRCh37") != nullptr}});
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = signals.Wait();
   const auto drain_deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(config->drain_timeout_seconds);
   log::Info("runner_stopping",

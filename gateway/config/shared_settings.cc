@@ -48,7 +48,7 @@ Status ParseCommandLine(CLI::App& app, int argc, char** argv, bool* exit_now) {
 }
 
 namespace {
-RedisJobStoreOptions JobStoreOptions(const SharedSettings& s) {
+RedisJobStoreOptions StoreOptions(const SharedSettings& s) {
   RedisJobStoreOptions options;
   options.client_result_bytes = s.client_result_bytes;
   return options;
@@ -62,7 +62,7 @@ JobQueueOptions QueueOptions(const SharedSettings& s) {
 
 SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,
                            const SharedSettings& settings)
-    : jobs(redis, nullptr, JobStoreOptions(settings)),
+    : jobs(redis, nullptr, StoreOptions(settings)),
       quotas(redis),
       queue(redis, QueueOptions(settings)) {}
 

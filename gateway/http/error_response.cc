@@ -94,6 +94,7 @@ int HttpStatusFor(ErrorCode code) {
     case ErrorCode::kInternal: return 500;
     case ErrorCode::kModelLoading: return 503;
     case ErrorCode::kServiceUnavailable: return 503;
+    case ErrorCode::kCancelled: return 503;
   }
   return 500;
 }
@@ -104,7 +105,10 @@ std::string ErrorEnvelopeJson(const Status& status, const std::string& request_i
   w.Key("error");
   w.StartObject();
   w.Key("code");
-  std::string code(ErrorCodeName(status.code()));
+  // kCancelled is not in the contract's vocabulary: to a client it is a service that did not answer.
+  std::string code(ErrorCodeName(status.code() == ErrorCode::kCancelled
+                                     ? ErrorCode::kServiceUnavailable
+                                     : status.code()));
   WriteString(w, code);
   w.Key("message");
   // A server error's own text (an exception's first line, a path) stays in the logs: clients

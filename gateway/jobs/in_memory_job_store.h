@@ -16,14 +16,7 @@
 
 namespace dnaserve::gateway {
 
-struct InMemoryJobStoreOptions {
-  int64_t retention_ms = kJobRetentionSeconds * 1000;
-  int64_t tombstone_ms = 30LL * 24 * 3600 * 1000;
-  int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
-  int64_t max_jobs_per_owner = 500;
-  // Stored result bytes (compressed) each owner may keep; 0 = no limit (job_store.h).
-  int64_t client_result_bytes = kDefaultClientResultBytes;
-};
+using InMemoryJobStoreOptions = JobStoreOptions;
 
 class InMemoryJobStore : public JobStore {
  public:

@@ -47,6 +47,19 @@ struct JobRecord {
 // larger than the whole allowance on its own is stored as 413 payload_too_large instead.
 // Tenants never share an allowance, so one client cannot push out another's results.
 inline constexpr int64_t kDefaultClientResultBytes = 64LL << 20;
+// How long an expired job's owner still gets 410 job_expired (anyone else 404).
+inline constexpr int64_t kJobTombstoneMs = 30LL * 24 * 3600 * 1000;
+inline constexpr int64_t kMaxJobsPerOwner = 500;
+
+// The settings every JobStore implementation honours the same way.
+struct JobStoreOptions {
+  int64_t retention_ms = kJobRetentionSeconds * 1000;
+  int64_t tombstone_ms = kJobTombstoneMs;
+  int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
+  int64_t max_jobs_per_owner = kMaxJobsPerOwner;
+  // Stored result bytes (compressed) each owner may keep; 0 = no limit (see above).
+  int64_t client_result_bytes = kDefaultClientResultBytes;
+};
 
 class JobStore {
  public:

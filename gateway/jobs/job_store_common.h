@@ -12,9 +12,6 @@
 
 namespace dnaserve::gateway {
 
-inline constexpr int64_t kJobTombstoneMs = 30LL * 24 * 3600 * 1000;
-inline constexpr int64_t kMaxJobsPerOwner = 500;
-
 std::optional<JobState> JobStateFromName(std::string_view name);
 bool IsTerminal(JobState state);
 // completed for 2xx, failed otherwise.

@@ -30,14 +30,8 @@
 
 namespace dnaserve::gateway {
 
-struct RedisJobStoreOptions {
-  int64_t retention_ms = kJobRetentionSeconds * 1000;
-  int64_t tombstone_ms = 30LL * 24 * 3600 * 1000;
-  int64_t heartbeat_timeout_ms = kJobHeartbeatTimeoutSeconds * 1000;
-  int64_t max_jobs_per_owner = 500;
+struct RedisJobStoreOptions : JobStoreOptions {
   std::string key_prefix = "dnaserve:";
-  // Stored result bytes (compressed) each owner may keep; 0 = no limit (job_store.h).
-  int64_t client_result_bytes = kDefaultClientResultBytes;
 };
 
 class RedisJobStore : public JobStore {

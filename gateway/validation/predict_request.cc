@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/tss_window.h"
 #include "gateway/validation/json_walk.h"
 #include "gateway/validation/request_schema.h"
 
@@ -109,7 +110,7 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
                                 "value_error"});
       return;
     }
-    tss = half;
+    tss = kTssIndexInWindow;
   }
   if (*tss < half || *tss > length - half) {
     Report(errors,
@@ -122,8 +123,10 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
     return;
   }
   out->tss_index = *tss;
-  out->scored_start = *tss - half;
-  out->scored_end = *tss + half;
+  // The request's sequence is already the gene's sense strand.
+  const PlusStrandSpan window = TssWindowSpan(*tss, /*minus_strand=*/false);
+  out->scored_start = window.start;
+  out->scored_end = window.end;
   out->request.set_sequence(bases.substr(static_cast<size_t>(out->scored_start),
                                          static_cast<size_t>(kExpressionWindowBp)));
 }

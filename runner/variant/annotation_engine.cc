@@ -143,10 +143,8 @@ StatusOr<RecordPlan> AnnotationEngine::Plan(const VariantRecord& record) const {
   int64_t changing_alts = 0;
   for (size_t alt : plan.supported_alts) changing_alts += !SameBases(record.alts[alt], record.ref);
   for (const StartSite* site : plan.sites) {
-    const int64_t window_start = site->strand == Strand::kPlus
-                                     ? site->tss - kTssOffset
-                                     : site->tss - (kWindowBp - kTssOffset - 1);
-    if (start < window_start + kWindowBp && ref_end > window_start) {
+    const PlusStrandSpan window = TssWindowSpan(site->tss, site->strand != Strand::kPlus);
+    if (start < window.end && ref_end > window.start) {
       plan.changed_windows += changing_alts;
     }
   }

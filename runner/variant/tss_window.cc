@@ -10,7 +10,7 @@ namespace {
 
 // Genomic half-open window around `tss` (in whatever coordinates tss is) for the strand.
 int64_t WindowStart(Strand strand, int64_t tss) {
-  return strand == Strand::kPlus ? tss - kTssOffset : tss - (kWindowBp - kTssOffset - 1);
+  return TssWindowSpan(tss, strand != Strand::kPlus).start;
 }
 
 std::string Upper(std::string_view s) {
@@ -27,7 +27,7 @@ std::string SenseStrand(Strand strand, std::string genomic) {
 
 StatusOr<std::string> ReferenceWindow(const StartSite& site, const FetchBases& fetch) {
   const int64_t start = WindowStart(site.strand, site.tss);
-  auto bases = fetch(start, start + kWindowBp);
+  auto bases = fetch(start, start + kExpressionWindowBp);
   if (!bases.ok()) return bases.status();
   return SenseStrand(site.strand, std::move(*bases));
 }
@@ -51,10 +51,10 @@ StatusOr<std::string> AlternateWindow(const StartSite& site, const AlleleChange&
     }
   }
   const int64_t w0 = WindowStart(site.strand, tss);
-  const int64_t w1 = w0 + kWindowBp;
+  const int64_t w1 = w0 + kExpressionWindowBp;
   // Alternate haplotype = reference before s, ALT, reference from s+len(REF) on (shifted).
   std::string genomic;
-  genomic.reserve(kWindowBp);
+  genomic.reserve(kExpressionWindowBp);
   if (w0 < std::min(w1, s)) {
     auto left = fetch(w0, std::min(w1, s));
     if (!left.ok()) return left.status();
@@ -70,7 +70,7 @@ StatusOr<std::string> AlternateWindow(const StartSite& site, const AlleleChange&
     if (!right.ok()) return right.status();
     genomic += *right;
   }
-  if (static_cast<int64_t>(genomic.size()) != kWindowBp) {
+  if (static_cast<int64_t>(genomic.size()) != kExpressionWindowBp) {
     return Internal("alternate window has " + std::to_string(genomic.size()) + " bp");
   }
   return SenseStrand(site.strand, std::move(genomic));

@@ -22,12 +22,12 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/tss_window.h"
 #include "runner/genome/tss_catalogue.h"
 
 namespace dnaserve::variant {
 
-inline constexpr int64_t kWindowBp = 9198;
-inline constexpr int64_t kTssOffset = 4599;
+// The window's geometry (width, where the TSS sits) is common/tss_window.h's.
 
 // Upper-case bases [start, end) of the start site's contig (0-based), N outside the contig.
 using FetchBases = std::function<StatusOr<std::string>(int64_t start, int64_t end)>;

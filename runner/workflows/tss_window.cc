@@ -20,9 +20,9 @@ TssWindowPlan PlanTssWindow(int64_t region_length, int64_t coordinate_offset,
     return plan;
   }
   // The plus-strand bases the window covers; see the drawing in the header.
-  const int64_t start =
-      strand == '+' ? tss - kExpressionHalfWindowBp : tss - (kExpressionHalfWindowBp - 1);
-  const int64_t end = start + kExpressionWindowBp;
+  const PlusStrandSpan span = TssWindowSpan(tss, strand == '-');
+  const int64_t start = span.start;
+  const int64_t end = span.end;
   const int64_t missing_before = std::max<int64_t>(0, -start);
   const int64_t missing_after = std::max<int64_t>(0, end - region_length);
   plan.region_start = std::max<int64_t>(0, start);

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/task.h"
+#include "common/tss_window.h"
 
 namespace dnaserve::gateway {
 

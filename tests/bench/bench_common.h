@@ -7,6 +7,7 @@
 
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.pb.h"
+#include "tests/support/predict_requests.h"
 #include "worker/manifest/manifest.h"
 
 namespace dnaserve::bench {
@@ -45,15 +46,12 @@ double PairedRatio(const std::vector<double>& numerator, const std::vector<doubl
 // Min(numerator) / Min(denominator); 0 when either is empty.
 double BestRatio(const std::vector<double>& numerator, const std::vector<double>& denominator);
 
-// `n` random bases (A/C/G/T) from a fixed seed.
-std::string RandomBases(int64_t n, unsigned seed);
-
-// A worker request for `task` with the contract's default options over `length` random bases
-// (expression: its 9,198 bp window and a description).
-worker::v1::PredictRequest BenchRequest(Task task, int64_t length, unsigned seed = 11);
-
-// The bases a request for `task` really scores at the nominal `length` (expression: 9,198).
-int64_t ScoredBases(Task task, int64_t length);
+// Requests: the worker tests' (tests/support/predict_requests.h), with the benchmarks' own seed.
+using testing::RandomBases;
+using testing::ScoredBases;
+inline worker::v1::PredictRequest BenchRequest(Task task, int64_t length) {
+  return testing::RequestFor(task, length, 11);
+}
 
 // VmHWM and VmRSS of a process from /proc/<pid>/status, in KiB (-1 when unreadable).
 struct ProcessMemory {

@@ -25,17 +25,7 @@ struct WrkResult {
   std::string error;  // wrk did not run or printed no rate
 };
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "'";
-}
+using dnaserve::testing::ShellQuote;
 
 long long NumberAfter(const std::string& text, const std::string& label) {
   const size_t at = text.find(label);
@@ -104,8 +94,8 @@ std::string ReadLoad() {
 struct Gateway {
   std::string name;  // "gateway" or "baseline"
   std::string binary;
+  dnaserve::testing::LaunchedGateway launched;
   int port = 0;
-  ChildProcess process;
   std::string job_id;
 };
 
@@ -122,10 +112,9 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
   const std::string key = IssueBenchKey(settings, keys_file, 64, &f.error);
   if (key.empty()) return f;
 
-  const int worker_port = dnaserve::testing::FreePort();
-  ChildProcess worker;
-  worker.Start(BenchWorkerArgv(settings, Task::kPromoter, settings.models_dir, worker_port, true),
-               {}, settings.work_dir + "/edge-worker.log");
+  dnaserve::testing::LaunchedWorker worker;
+  worker.Start(BenchWorker(settings, Task::kPromoter, settings.models_dir, true,
+                           settings.work_dir + "/edge-worker.log"));
 
   std::vector<std::unique_ptr<Gateway>> gateways;
   gateways.push_back(std::make_unique<Gateway>());
@@ -137,17 +126,16 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
     gateways.back()->binary = edge.baseline_gateway;
   }
   for (auto& g : gateways) {
-    g->port = dnaserve::testing::FreePort();
-    // The per-IP limit is set out of reach: wrk is one address.
-    g->process.Start({g->binary},
-                     {{"DNASERVE_PORT", std::to_string(g->port)},
-                      {"DNASERVE_KEYS_FILE", keys_file},
-                      {"DNASERVE_REDIS_URL", redis->url()},
-                      {"DNASERVE_WORKERS", "promoter=127.0.0.1:" + std::to_string(worker_port)},
-                      {"DNASERVE_HTTP_THREADS", std::to_string(edge.http_threads)},
-                      {"DNASERVE_IP_RATE", "10000000"},
-                      {"DNASERVE_IP_BURST", "10000000"}},
+    dnaserve::testing::GatewayLaunch launch =
+        BenchGateway(settings, keys_file, redis->url(), "promoter=" + worker.address(),
                      settings.work_dir + "/edge-" + g->name + ".log");
+    launch.binary = g->binary;
+    // The per-IP limit is set out of reach: wrk is one address.
+    launch.env = {{"DNASERVE_HTTP_THREADS", std::to_string(edge.http_threads)},
+                  {"DNASERVE_IP_RATE", "10000000"},
+                  {"DNASERVE_IP_BURST", "10000000"}};
+    g->launched.Start(std::move(launch));
+    g->port = g->launched.port();
   }
   const int bare_port = dnaserve::testing::FreePort();
   ChildProcess bare;
@@ -155,7 +143,7 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
               std::to_string(bare_port), "--threads", std::to_string(edge.http_threads)},
              {}, settings.work_dir + "/edge-bare.log");
 
-  bool up = dnaserve::testing::WaitForPort(worker_port, std::chrono::seconds(60)) &&
+  bool up = worker.WaitUntilListening(std::chrono::seconds(60)) &&
             dnaserve::testing::WaitForPort(bare_port, std::chrono::seconds(30));
   for (auto& g : gateways) {
     up = up && dnaserve::testing::WaitForPort(g->port, std::chrono::seconds(30));
@@ -220,7 +208,7 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
   std::vector<Run> poll, predict;
   for (auto& g : gateways) {
     const std::string base = "http://127.0.0.1:" + std::to_string(g->port);
-    const int pid = g->process.pid();
+    const int pid = g->launched.process().pid();
     health.push_back({"health: " + g->name, pid, edge.connections, base + "/health", {}, ""});
     poll.push_back({"job poll: " + g->name, pid, edge.connections,
                     base + "/v1/tasks/jobs/" + g->job_id, {auth}, ""});
@@ -259,9 +247,9 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
       }
     }
   }
-  for (auto& g : gateways) g->process.Stop();
+  for (auto& g : gateways) g->launched.process().Stop();
   bare.Stop();
-  worker.Stop();
+  worker.process().Stop();
   redis->Stop();
   return f;
 }

@@ -48,44 +48,29 @@ PredictOutcome PredictOverGrpc(v1::Worker::Stub& stub, const v1::PredictRequest&
   return outcome;
 }
 
-std::vector<std::string> WorkerArgv(const BenchSettings& settings, Task task,
-                                    const std::string& models_dir, int port, bool batching) {
-  std::vector<std::string> argv = {settings.binary_dir + "/worker/dnaserve-worker",
-                                   "--task",
-                                   std::string(TaskName(task)),
-                                   "--models-dir",
-                                   models_dir,
-                                   "--listen",
-                                   "127.0.0.1:" + std::to_string(port),
-                                   "--threads",
-                                   std::to_string(settings.threads),
-                                   batching ? "--batching" : "--no-batching"};
-  argv.insert(argv.end(), settings.worker_args.begin(), settings.worker_args.end());
-  return argv;
-}
 
 WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
                             const worker::ModelManifest& manifest, const std::string& models_dir) {
   WorkerFigures f;
   f.task = task;
   f.model_id = manifest.id;
-  const int port = dnaserve::testing::FreePort();
-  ChildProcess process;
-  const auto spawned = Clock::now();
   const std::string log = settings.work_dir + "/worker-" + manifest.id + ".log";
-  if (!process.Start(WorkerArgv(settings, task, models_dir, port, true), {}, log)) {
+  dnaserve::testing::LaunchedWorker worker;
+  ChildProcess& process = worker.process();
+  const auto spawned = Clock::now();
+  if (!worker.Start(BenchWorker(settings, task, models_dir, true, log))) {
     f.error = "cannot start dnaserve-worker";
     return f;
   }
-  if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(60))) {
+  if (!worker.WaitUntilListening(std::chrono::seconds(60))) {
     f.error = "the worker did not open its port; see " + log;
     return f;
   }
   f.startup_s = SecondsSince(spawned);
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                           grpc::InsecureChannelCredentials(), args);
+  auto channel =
+      grpc::CreateCustomChannel(worker.address(), grpc::InsecureChannelCredentials(), args);
   auto stub = v1::Worker::NewStub(channel);
 
   std::vector<int64_t> lengths = settings.lengths;
@@ -118,9 +103,33 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
 
 }  // namespace
 
-std::vector<std::string> BenchWorkerArgv(const BenchSettings& settings, Task task,
-                                         const std::string& models_dir, int port, bool batching) {
-  return WorkerArgv(settings, task, models_dir, port, batching);
+dnaserve::testing::WorkerLaunch BenchWorker(const BenchSettings& settings, Task task,
+                                            const std::string& models_dir, bool batching,
+                                            const std::string& log_path) {
+  dnaserve::testing::WorkerLaunch launch;
+  launch.binary = settings.binary_dir + "/worker/dnaserve-worker";
+  launch.task = std::string(TaskName(task));
+  launch.models_dir = models_dir;
+  launch.extra_args = {"--threads", std::to_string(settings.threads),
+                       batching ? "--batching" : "--no-batching"};
+  launch.extra_args.insert(launch.extra_args.end(), settings.worker_args.begin(),
+                           settings.worker_args.end());
+  launch.log_path = log_path;
+  return launch;
+}
+
+dnaserve::testing::GatewayLaunch BenchGateway(const BenchSettings& settings,
+                                              const std::string& keys_file,
+                                              const std::string& redis_url,
+                                              const std::string& workers,
+                                              const std::string& log_path) {
+  dnaserve::testing::GatewayLaunch launch;
+  launch.binary = settings.binary_dir + "/gateway/dnaserve-gateway";
+  launch.redis_url = redis_url;
+  launch.workers = workers;
+  launch.keys_file = keys_file;
+  launch.log_path = log_path;
+  return launch;
 }
 
 std::string IssueBenchKey(const BenchSettings& settings, const std::string& keys_file,
@@ -190,24 +199,20 @@ GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching) {
   const std::string key = IssueBenchKey(settings, keys_file, std::max(8, 2 * f.requests), &f.error);
   if (key.empty()) return f;
 
-  const int worker_port = dnaserve::testing::FreePort();
-  ChildProcess worker_process;
-  worker_process.Start(
-      WorkerArgv(settings, Task::kPromoter, settings.models_dir, worker_port, batching), {},
-      settings.work_dir + "/gateway-worker-" + tag + ".log");
-  const int gateway_port = dnaserve::testing::FreePort();
-  ChildProcess gateway;
-  gateway.Start({settings.binary_dir + "/gateway/dnaserve-gateway"},
-                {{"DNASERVE_PORT", std::to_string(gateway_port)},
-                 {"DNASERVE_KEYS_FILE", keys_file},
-                 {"DNASERVE_REDIS_URL", redis->url()},
-                 {"DNASERVE_WORKERS", "promoter=127.0.0.1:" + std::to_string(worker_port)},
-                 {"DNASERVE_IP_RATE", "100000"},
-                 {"DNASERVE_IP_BURST", "100000"}},
-                settings.work_dir + "/gateway-" + tag + ".log");
-  const std::string base = "http://127.0.0.1:" + std::to_string(gateway_port);
-  if (!dnaserve::testing::WaitForPort(worker_port, std::chrono::seconds(60)) ||
-      !dnaserve::testing::WaitForPort(gateway_port, std::chrono::seconds(30))) {
+  dnaserve::testing::LaunchedWorker worker;
+  worker.Start(BenchWorker(settings, Task::kPromoter, settings.models_dir, batching,
+                           settings.work_dir + "/gateway-worker-" + tag + ".log"));
+  dnaserve::testing::GatewayLaunch gateway_launch =
+      BenchGateway(settings, keys_file, redis->url(), "promoter=" + worker.address(),
+                   settings.work_dir + "/gateway-" + tag + ".log");
+  gateway_launch.env = {{"DNASERVE_IP_RATE", "100000"}, {"DNASERVE_IP_BURST", "100000"}};
+  dnaserve::testing::LaunchedGateway launched_gateway;
+  launched_gateway.Start(std::move(gateway_launch));
+  ChildProcess& gateway = launched_gateway.process();
+  ChildProcess& worker_process = worker.process();
+  const std::string base = launched_gateway.base_url();
+  if (!worker.WaitUntilListening(std::chrono::seconds(60)) ||
+      !launched_gateway.WaitUntilListening(std::chrono::seconds(30))) {
     f.error = "the worker or the gateway did not start; see " + settings.work_dir;
     return f;
   }

@@ -15,6 +15,7 @@
 
 #include "common/task.h"
 #include "tests/bench/bench_common.h"
+#include "tests/support/service_launcher.h"
 
 namespace dnaserve::bench {
 
@@ -50,8 +51,13 @@ GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching);
 // seats) and returns the key; "" with *error set on failure.
 std::string IssueBenchKey(const BenchSettings& settings, const std::string& keys_file,
                           int concurrency, std::string* error);
-// The dnaserve-worker command line the benchmarks use.
-std::vector<std::string> BenchWorkerArgv(const BenchSettings& settings, Task task,
-                                         const std::string& models_dir, int port, bool batching);
+// The dnaserve-worker the benchmarks run (this settings' binary, threads and extra flags).
+testing::WorkerLaunch BenchWorker(const BenchSettings& settings, Task task,
+                                  const std::string& models_dir, bool batching,
+                                  const std::string& log_path);
+// A dnaserve-gateway of settings.binary_dir on `redis_url` calling `workers`.
+testing::GatewayLaunch BenchGateway(const BenchSettings& settings, const std::string& keys_file,
+                                    const std::string& redis_url, const std::string& workers,
+                                    const std::string& log_path);
 
 }  // namespace dnaserve::bench

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "tests/integration/service_fixture.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -43,11 +44,6 @@ HttpResult AwaitJob(Service* svc, const std::string& job_id, const std::string& 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return poll;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 const std::string kPredictRoute = "route=\"/v1/tasks/{task}/predict\",method=\"POST\"";
@@ -172,22 +168,15 @@ TEST_CASE("a gateway given SIGTERM leaves readiness, finishes what it accepted, 
           "[integration][observability]") {
   DNASERVE_REQUIRE_SERVICE(svc);
   // A second gateway of the same service (same Redis, same workers), to be terminated.
-  const int port = FreePort();
-  const int admin_port = FreePort();
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  const std::string admin = "http://127.0.0.1:" + std::to_string(admin_port);
   const std::string log = svc->log_dir() + "/gateway-drained.log";
-  ChildProcess gateway;
-  REQUIRE(gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                        {{"DNASERVE_PORT", std::to_string(port)},
-                         {"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(admin_port)},
-                         {"DNASERVE_KEYS_FILE", svc->keys_file()},
-                         {"DNASERVE_REDIS_URL", svc->redis_url()},
-                         {"DNASERVE_WORKERS", svc->workers_spec()},
-                         {"DNASERVE_IP_RATE", "10000"},
-                         {"DNASERVE_IP_BURST", "10000"},
-                         {"DNASERVE_DRAIN_TIMEOUT", "120"}},
-                        log));
+  GatewayLaunch launch = svc->AnotherGateway(log);
+  launch.admin = true;
+  launch.env["DNASERVE_DRAIN_TIMEOUT"] = "120";
+  LaunchedGateway launched;
+  REQUIRE(launched.Start(std::move(launch)));
+  ChildProcess& gateway = launched.process();
+  const std::string base = launched.base_url();
+  const std::string admin = launched.admin_url();
   REQUIRE(WaitFor([&] { return HttpRequest("GET", admin + "/ready", {}, "", 2).status == 200; },
                   std::chrono::seconds(60)));
 
@@ -232,28 +221,22 @@ TEST_CASE("a worker given SIGTERM finishes its in-flight call and stays live whi
   DNASERVE_REQUIRE_SERVICE(svc);
   // Its own annotation worker (the models of the shared service) behind a second gateway.
   const std::string models = svc->log_dir() + "/models";
-  const int grpc_port = FreePort();
-  const int worker_admin = FreePort();
-  ChildProcess worker;
-  REQUIRE(worker.Start({BinaryDir() + "/worker/dnaserve-worker", "--task", "annotation",
-                        "--models-dir", models, "--listen",
-                        "127.0.0.1:" + std::to_string(grpc_port), "--admin-listen",
-                        "127.0.0.1:" + std::to_string(worker_admin)},
-                       {{"DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS", "120"}},
-                       svc->log_dir() + "/worker-drained.log"));
-  const int port = FreePort();
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  const std::string worker_url = "http://127.0.0.1:" + std::to_string(worker_admin);
-  ChildProcess gateway;
-  REQUIRE(gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                        {{"DNASERVE_PORT", std::to_string(port)},
-                         {"DNASERVE_KEYS_FILE", svc->keys_file()},
-                         {"DNASERVE_REDIS_URL", svc->redis_url()},
-                         {"DNASERVE_WORKERS",
-                          "annotation=127.0.0.1:" + std::to_string(grpc_port)},
-                         {"DNASERVE_IP_RATE", "10000"},
-                         {"DNASERVE_IP_BURST", "10000"}},
-                        svc->log_dir() + "/gateway-for-drained-worker.log"));
+  WorkerLaunch worker_launch;
+  worker_launch.task = "annotation";
+  worker_launch.models_dir = models;
+  worker_launch.admin = true;
+  worker_launch.env = {{"DNASERVE_WORKER_SHUTDOWN_GRACE_SECONDS", "120"}};
+  worker_launch.log_path = svc->log_dir() + "/worker-drained.log";
+  LaunchedWorker launched_worker;
+  REQUIRE(launched_worker.Start(std::move(worker_launch)));
+  ChildProcess& worker = launched_worker.process();
+  const std::string worker_url = launched_worker.admin_url();
+  GatewayLaunch gateway_launch =
+      svc->AnotherGateway(svc->log_dir() + "/gateway-for-drained-worker.log");
+  gateway_launch.workers = "annotation=" + launched_worker.address();
+  LaunchedGateway launched_gateway;
+  REQUIRE(launched_gateway.Start(std::move(gateway_launch)));
+  const std::string base = launched_gateway.base_url();
   REQUIRE(WaitFor([&] { return HttpRequest("GET", base + "/v1/tasks/annotation/models", {}, "", 2)
                                    .status == 200; },
                   std::chrono::seconds(60)));

@@ -155,18 +155,12 @@ TEST_CASE("the per-client result allowance evicts a tenant's own oldest results,
   REQUIRE(StartRunner(&runner, redis_url, svc->workers_spec(),
                       svc->log_dir() + "/runner-small-allowance.log",
                       {{"DNASERVE_CLIENT_RESULT_BYTES", allowance}}));
-  const int port = FreePort();
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  ChildProcess gateway;
-  REQUIRE(gateway.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                        {{"DNASERVE_PORT", std::to_string(port)},
-                         {"DNASERVE_KEYS_FILE", svc->keys_file()},
-                         {"DNASERVE_REDIS_URL", redis_url},
-                         {"DNASERVE_WORKERS", svc->workers_spec()},
-                         {"DNASERVE_IP_RATE", "10000"},
-                         {"DNASERVE_IP_BURST", "10000"},
-                         {"DNASERVE_CLIENT_RESULT_BYTES", allowance}},
-                        svc->log_dir() + "/gateway-small-allowance.log"));
+  GatewayLaunch launch = svc->AnotherGateway(svc->log_dir() + "/gateway-small-allowance.log");
+  launch.redis_url = redis_url;
+  launch.env["DNASERVE_CLIENT_RESULT_BYTES"] = allowance;
+  LaunchedGateway gateway;
+  REQUIRE(gateway.Start(std::move(launch)));
+  const std::string base = gateway.base_url();
   REQUIRE(WaitFor([&] { return HttpRequest("GET", base + "/health", {}, "", 2).status == 200; },
                   std::chrono::seconds(60)));
 
@@ -196,7 +190,7 @@ TEST_CASE("the per-client result allowance evicts a tenant's own oldest results,
   }
   // The other tenant's result is untouched.
   CHECK(Poll(base, JobIdOf(kept), victim).status == 200);
-  CHECK(gateway.Stop());
+  CHECK(gateway.process().Stop());
   CHECK(runner.Stop());
 }
 

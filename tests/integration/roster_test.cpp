@@ -21,6 +21,7 @@
 #include "gateway/auth/key_store.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 
 namespace dnaserve::testing {
 namespace {
@@ -39,13 +40,6 @@ struct Package {
   bool trained_window_null = true;
 };
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // task -> packages of worker/packages, read straight from their manifests.
 std::map<std::string, std::vector<Package>> BundledPackages() {
   std::map<std::string, std::vector<Package>> out;
@@ -53,7 +47,7 @@ std::map<std::string, std::vector<Package>> BundledPackages() {
     const std::string manifest = entry.path().string() + "/manifest.json";
     if (!fs::exists(manifest)) continue;
     rapidjson::Document doc;
-    doc.Parse(Slurp(manifest).c_str());
+    doc.Parse(ReadFile(manifest).c_str());
     REQUIRE_FALSE(doc.HasParseError());
     Package p;
     p.id = doc["id"].GetString();
@@ -77,8 +71,8 @@ std::string Lower(std::string s) {
 class BundledService {
  public:
   ~BundledService() {
-    gateway_.Stop();
-    for (auto& w : workers_) w.Stop();
+    gateway_.process().Stop();
+    for (auto& w : workers_) w.process().Stop();
     if (redis_) redis_->Stop();
   }
 
@@ -103,55 +97,45 @@ class BundledService {
         }
         models = generated;
       }
-      const int port = FreePort();
+      WorkerLaunch launch;
+      launch.task = task;
+      launch.models_dir = models;
+      launch.log_path = dir_ + "/worker-" + task + ".log";
       workers_.emplace_back();
-      workers_.back().Start(
-          {BinaryDir() + "/worker/dnaserve-worker", "--task", task, "--models-dir", models,
-           "--listen", "127.0.0.1:" + std::to_string(port)},
-          {}, dir_ + "/worker-" + task + ".log");
-      spec += (spec.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
+      workers_.back().Start(std::move(launch));
+      spec += (spec.empty() ? "" : ",") + task + "=" + workers_.back().address();
     }
     const std::string key = gateway::GenerateApiKey();
     std::ofstream(dir_ + "/keys.json")
-        << "{\"keys\": [{\"key_sha256\": \"" << gateway::Sha256Hex(key)
-        << "\", \"client_id\": \"roster\", \"enabled\": true, \"rate_per_minute\": 600, "
-           "\"max_concurrency\": 4}]}";
-    port_ = FreePort();
-    gateway_.Start({BinaryDir() + "/gateway/dnaserve-gateway"},
-                   {{"DNASERVE_PORT", std::to_string(port_)},
-                    {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-                    {"DNASERVE_REDIS_URL", redis_->url()},
-                    // The test reads every card and figure from one address.
-                    {"DNASERVE_IP_BURST", "1000"},
-                    {"DNASERVE_WORKERS", spec}},
-                   dir_ + "/gateway.log");
-    if (!WaitForPort(port_, std::chrono::seconds(20))) {
+        << "{\"keys\": [" << KeyEntry(key, "roster", true, 600, 4) << "]}";
+    GatewayLaunch launch;
+    launch.redis_url = redis_->url();
+    launch.workers = spec;
+    launch.keys_file = dir_ + "/keys.json";
+    launch.generous_ip_limits = false;
+    launch.env = {{"DNASERVE_IP_BURST", "1000"}};  // the test reads every card and figure
+    launch.log_path = dir_ + "/gateway.log";
+    gateway_.Start(std::move(launch));
+    if (!gateway_.WaitUntilListening()) {
       *why = "the gateway did not start; see " + dir_;
       return false;
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    for (const auto& task : kTasks) {
-      while (Get("/v1/tasks/" + task + "/models").status != 200) {
-        if (std::chrono::steady_clock::now() > deadline) {
-          *why = "the " + task + " worker never reported its models; see " + dir_;
-          return false;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+    if (const std::string silent = WaitForModelLists(gateway_.base_url(), kTasks); !silent.empty()) {
+      *why = "the " + silent + " worker never reported its models; see " + dir_;
+      return false;
     }
     return true;
   }
 
   HttpResult Get(const std::string& path) const {
-    return HttpRequest("GET", "http://127.0.0.1:" + std::to_string(port_) + path);
+    return HttpRequest("GET", gateway_.base_url() + path);
   }
 
  private:
   std::string dir_;
-  int port_ = 0;
   std::optional<RedisServer> redis_;
-  std::vector<ChildProcess> workers_;
-  ChildProcess gateway_;
+  std::vector<LaunchedWorker> workers_;
+  LaunchedGateway gateway_;
 };
 
 // The card link answers with the committed MODEL_CARD.md (front matter first), and every PNG
@@ -163,7 +147,7 @@ void CheckCardServed(const BundledService& service, const std::string& id,
   const HttpResult card = service.Get(card_url);
   REQUIRE(card.status == 200);
   CHECK(card.Header("content-type").value_or("").rfind("text/markdown", 0) == 0);
-  CHECK(card.body == Slurp(package + "/MODEL_CARD.md"));
+  CHECK(card.body == ReadFile(package + "/MODEL_CARD.md"));
   CHECK(card.body.rfind("---\nlicense: mit\n", 0) == 0);
   const std::string base = card_url.substr(0, card_url.rfind('/') + 1);
   static const std::regex kFigure(R"(!\[[^\]]*\]\(([A-Za-z0-9_.-]+\.png)\))");
@@ -174,7 +158,7 @@ void CheckCardServed(const BundledService& service, const std::string& id,
     const HttpResult png = service.Get(base + name);
     REQUIRE(png.status == 200);
     CHECK(png.Header("content-type").value_or("") == "image/png");
-    CHECK(png.body == Slurp(package + "/" + name));
+    CHECK(png.body == ReadFile(package + "/" + name));
     CHECK(png.body.rfind("\x89PNG", 0) == 0);
   }
 }

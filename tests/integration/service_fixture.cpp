@@ -16,8 +16,6 @@ namespace {
 const std::vector<std::string> kTasks = {"promoter",  "splice",     "enhancer",
                                          "chromatin", "annotation", "expression"};
 
-std::string Exe(const std::string& relative) { return BinaryDir() + "/" + relative; }
-
 bool RunCommand(const std::string& command) { return std::system(command.c_str()) == 0; }
 
 }  // namespace
@@ -38,25 +36,10 @@ std::string KeyEntry(const std::string& key, const std::string& client, bool ena
 }
 
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason) {
-  std::string source;
-  if (const char* env = std::getenv("DNASERVE_TEST_MODELS_DIR"); env && *env) {
-    source = env;
-  } else {
-    if (access("/usr/bin/python3", X_OK) != 0 ||
-        !RunCommand("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1")) {
-      *skip_reason = "Debian's python3-torch is not installed, so the test models cannot be "
-                     "generated (run scripts/test, which installs it)";
-      return std::nullopt;
-    }
-    source = dir + "/generated-models";
-    if (!RunCommand("/usr/bin/python3 " + SourceDir() + "/scripts/make_models.py --out " + source +
-                    " >" + dir + "/make_models.log 2>&1")) {
-      *skip_reason = "scripts/make_models.py failed; see " + dir + "/make_models.log";
-      return std::nullopt;
-    }
-  }
+  const std::optional<std::string> source = GeneratedModelsDir(skip_reason);
+  if (!source) return std::nullopt;
   std::string models = dir + "/models";
-  if (!RunCommand("cp -r " + source + " " + models)) return std::nullopt;
+  if (!RunCommand("cp -r " + *source + " " + models)) return std::nullopt;
   // Copy a real manifest, then make it a second promoter model whose weights are garbage.
   std::string broken = models + "/promoter-broken";
   std::string first_promoter;
@@ -105,15 +88,14 @@ bool Service::Start(std::string* failure) {
 
   std::string workers;
   for (const auto& task : kTasks) {
-    int port = FreePort();
-    worker_admin_ports_[task] = FreePort();
-    worker_argv_[task] = {Exe("worker/dnaserve-worker"), "--task", task, "--models-dir", *models,
-                          "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen",
-                          "127.0.0.1:" + std::to_string(worker_admin_ports_[task])};
-    ChildProcess worker;
-    worker.Start(worker_argv_[task], {}, dir_ + "/worker-" + task + ".log");
-    workers_.emplace(task, std::move(worker));
-    workers += (workers.empty() ? "" : ",") + task + "=127.0.0.1:" + std::to_string(port);
+    LaunchedWorker& worker = workers_[task];
+    WorkerLaunch launch;
+    launch.task = task;
+    launch.models_dir = *models;
+    launch.admin = true;
+    launch.log_path = dir_ + "/worker-" + task + ".log";
+    worker.Start(std::move(launch));
+    workers += (workers.empty() ? "" : ",") + task + "=" + worker.address();
   }
 
   keys_.alice = gateway::GenerateApiKey();
@@ -131,36 +113,22 @@ bool Service::Start(std::string* failure) {
   workers_spec_ = workers;
   runner_admin_port_ = FreePort();
   if (!StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log",
-                   {{"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(runner_admin_port_)}})) {
+                   {{"DNASERVE_ADMIN_LISTEN", Loopback(runner_admin_port_)}})) {
     *skip_reason = "the runner did not start; see " + dir_ + "/runner.log";
     return false;
   }
-  gateway_port_ = FreePort();
-  gateway_admin_port_ = FreePort();
-  gateway_.Start({Exe("gateway/dnaserve-gateway")},
-                 {{"DNASERVE_PORT", std::to_string(gateway_port_)},
-                  {"DNASERVE_ADMIN_LISTEN", "127.0.0.1:" + std::to_string(gateway_admin_port_)},
-                  {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-                  {"DNASERVE_REDIS_URL", redis_->url()},
-                  {"DNASERVE_WORKERS", workers},
-                  {"DNASERVE_IP_RATE", "10000"},
-                  {"DNASERVE_IP_BURST", "10000"},
-                  {"DNASERVE_DOCS_DIR", SourceDir() + "/gateway/docs/node_modules"}},
-                 dir_ + "/gateway.log");
-  if (!WaitForPort(gateway_port_, std::chrono::seconds(20))) {
+  GatewayLaunch gateway = AnotherGateway(dir_ + "/gateway.log");
+  gateway.admin = true;
+  gateway.env["DNASERVE_DOCS_DIR"] = SourceDir() + "/gateway/docs/node_modules";
+  gateway_.Start(std::move(gateway));
+  if (!gateway_.WaitUntilListening(std::chrono::seconds(20))) {
     *skip_reason = "the gateway did not start; see " + dir_ + "/gateway.log";
     return false;
   }
   // Ready when every family has reported its models.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (const auto& task : kTasks) {
-    while (Get("/v1/tasks/" + task + "/models").status != 200) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        *skip_reason = "the " + task + " worker never reported its models; see " + dir_;
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+  if (const std::string silent = WaitForModelLists(base_url(), kTasks); !silent.empty()) {
+    *skip_reason = "the " + silent + " worker never reported its models; see " + dir_;
+    return false;
   }
   // From here on every response is checked against the document this gateway serves.
   HttpResult document = Get("/v1/openapi.json");
@@ -169,30 +137,23 @@ bool Service::Start(std::string* failure) {
 }
 
 Service::~Service() {
-  gateway_.Stop();
+  gateway_.process().Stop();
   runner_.Stop();
-  for (auto& [task, worker] : workers_) worker.Stop();
+  for (auto& [task, worker] : workers_) worker.process().Stop();
   if (redis_) redis_->Stop();
 }
 
-void Service::KillWorker(const std::string& task) { workers_.at(task).Kill(); }
+void Service::KillWorker(const std::string& task) { workers_.at(task).process().Kill(); }
 
-bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
-                 const std::string& log_path, const std::map<std::string, std::string>& extra) {
-  static int counter = 0;
-  std::map<std::string, std::string> env = {
-      {"DNASERVE_REDIS_URL", redis_url},
-      {"DNASERVE_WORKERS", workers},
-      {"DNASERVE_RUNNER_ID", "test-runner-" + std::to_string(getpid()) + "-" +
-                                 std::to_string(++counter)},
-      // Quick hand-overs, so that the runner-death tests take seconds, not minutes.
-      {"DNASERVE_RUNNER_CLAIM_TIMEOUT", "3"}};
-  for (const auto& [k, v] : extra) env[k] = v;
-  return process->Start({Exe("runner/dnaserve-runner")}, env, log_path);
-}
+void Service::RestartWorker(const std::string& task) { workers_.at(task).Restart(); }
 
-void Service::RestartWorker(const std::string& task) {
-  workers_.at(task).Start(worker_argv_.at(task), {}, dir_ + "/worker-" + task + ".log");
+GatewayLaunch Service::AnotherGateway(const std::string& log_path) const {
+  GatewayLaunch launch;
+  launch.redis_url = redis_->url();
+  launch.workers = workers_spec_;
+  launch.keys_file = keys_file();
+  launch.log_path = log_path;
+  return launch;
 }
 
 HttpResult Service::Get(const std::string& path, const std::string& key,

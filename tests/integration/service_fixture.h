@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/openapi_check.h"
+#include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::testing {
@@ -33,19 +34,20 @@ class Service {
   // missing prerequisite such as redis-server counts: scripts/test installs them all).
   static Service* Get(std::string* failure);
 
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(gateway_port_); }
+  std::string base_url() const { return gateway_.base_url(); }
   // The operations listeners (/metrics, /ready, /live) of the gateway and of each worker.
-  std::string gateway_admin_url() const {
-    return "http://127.0.0.1:" + std::to_string(gateway_admin_port_);
-  }
+  std::string gateway_admin_url() const { return gateway_.admin_url(); }
   std::string worker_admin_url(const std::string& task) const {
-    return "http://127.0.0.1:" + std::to_string(worker_admin_ports_.at(task));
+    return workers_.at(task).admin_url();
   }
   // What another gateway needs to join this service (redis URL, DNASERVE_WORKERS, keys file).
   std::string redis_url() const { return redis_->url(); }
   const std::string& workers_spec() const { return workers_spec_; }
   std::string keys_file() const { return dir_ + "/keys.json"; }
   const TestKeys& keys() const { return keys_; }
+  // How to start one more gateway of this service (same Redis, workers and keys), its output in
+  // `log_path`: tests that stop or reconfigure a gateway of their own start it with this.
+  GatewayLaunch AnotherGateway(const std::string& log_path) const;
   std::string log_dir() const { return dir_; }
   // Kills the worker of one task family (SIGKILL), for failure-path tests.
   void KillWorker(const std::string& task);
@@ -53,9 +55,7 @@ class Service {
   void RestartWorker(const std::string& task);
   std::string runner_log() const { return dir_ + "/runner.log"; }
   // The runner's operations listener (/metrics: dnaserve_queue_depth, ...).
-  std::string runner_admin_url() const {
-    return "http://127.0.0.1:" + std::to_string(runner_admin_port_);
-  }
+  std::string runner_admin_url() const { return LoopbackUrl(runner_admin_port_); }
 
   HttpResult Get(const std::string& path, const std::string& key = "",
                  std::vector<std::string> headers = {}) const;
@@ -72,25 +72,15 @@ class Service {
                         HttpResult response) const;
 
   std::string dir_;
-  int gateway_port_ = 0;
-  int gateway_admin_port_ = 0;
   int runner_admin_port_ = 0;
-  std::map<std::string, int> worker_admin_ports_;
   std::string workers_spec_;
   TestKeys keys_;
   std::optional<RedisServer> redis_;
-  std::map<std::string, ChildProcess> workers_;
-  std::map<std::string, std::vector<std::string>> worker_argv_;
+  std::map<std::string, LaunchedWorker> workers_;
   ChildProcess runner_;
-  ChildProcess gateway_;
+  LaunchedGateway gateway_;
   std::unique_ptr<OpenApiCheck> openapi_;
 };
-
-// Starts a dnaserve-runner taking jobs from `redis_url` and calling `workers`, its output in
-// `log_path`; `extra` settings are added to (and override) the defaults. Tests that start a
-// gateway of their own start its runners with this.
-bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
-                 const std::string& log_path, const std::map<std::string, std::string>& extra = {});
 
 // The bundled packages (scripts/test exports their directory in DNASERVE_TEST_MODELS_DIR, else
 // they are generated), copied to dir/models with one deliberately broken promoter package whose

@@ -24,6 +24,7 @@
 #include "gateway/dispatch/worker_client.h"
 #include "gateway/validation/predict_request.h"
 #include "tests/integration/service_fixture.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -33,14 +34,6 @@ constexpr int kReplicas = 2;
 // 60 requests/min: a bucket of 10 (rate / 6) refilled at one token per second.
 constexpr int kQuotaRatePerMinute = 60;
 constexpr int kQuotaCapacity = kQuotaRatePerMinute / 6;
-
-std::string Loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
-std::string Url(int port) { return "http://" + Loopback(port); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 class Topology {
  public:
@@ -59,16 +52,16 @@ class Topology {
     return instance;
   }
   ~Topology() {
-    for (auto& g : gateways_) g.process.Stop();
+    for (auto& g : gateways_) g.process().Stop();
     for (auto& r : runners_) r.Stop();
-    for (auto& w : workers_) w.process.Stop();
+    for (auto& w : workers_) w.process().Stop();
     if (redis_) redis_->Stop();
   }
 
-  std::string gateway(int i) const { return Url(gateways_[i].port); }
-  std::string gateway_admin(int i) const { return Url(gateways_[i].admin_port); }
-  std::string worker_admin(int i) const { return Url(workers_[i].admin_port); }
-  std::string worker_address(int i) const { return Loopback(workers_[i].port); }
+  std::string gateway(int i) const { return gateways_[i].base_url(); }
+  std::string gateway_admin(int i) const { return gateways_[i].admin_url(); }
+  std::string worker_admin(int i) const { return workers_[i].admin_url(); }
+  std::string worker_address(int i) const { return workers_[i].address(); }
   std::string worker_log(int i) const { return ReadFile(dir_ + "/worker-" + std::to_string(i) + ".log"); }
   const std::string& generous_key() const { return generous_key_; }
   const std::string& quota_key() const { return quota_key_; }
@@ -76,15 +69,12 @@ class Topology {
 
   // Both workers behind one gRPC target, as a headless Service's name resolves to every pod.
   std::string both_workers_target() const {
-    return "ipv4:" + Loopback(workers_[0].port) + "," + Loopback(workers_[1].port);
+    return "ipv4:" + workers_[0].address() + "," + workers_[1].address();
   }
-  void KillWorker(int i) { workers_[i].process.Kill(); }
-  void KillGateway(int i) { gateways_[i].process.Kill(); }
+  void KillWorker(int i) { workers_[i].process().Kill(); }
+  void KillGateway(int i) { gateways_[i].process().Kill(); }
   bool RestartGateway(int i) {
-    if (!gateways_[i].process.Start(gateways_[i].argv, gateways_[i].env,
-                                    dir_ + "/gateway-" + std::to_string(i) + ".log")) {
-      return false;
-    }
+    if (!gateways_[i].Restart()) return false;
     return WaitFor(
         [&] { return HttpRequest("GET", gateway_admin(i) + "/ready", {}, "", 2).status == 200; },
         std::chrono::seconds(60));
@@ -98,10 +88,8 @@ class Topology {
                        dir_ + "/runner-" + std::to_string(i) + ".log");
   }
   // SIGSTOP / SIGCONT: a hung worker, alive but silent.
-  void PauseWorker(int i, bool paused) { ::kill(workers_[i].process.pid(), paused ? SIGSTOP : SIGCONT); }
-  bool RestartWorker(int i) {
-    return workers_[i].process.Start(workers_[i].argv, {}, dir_ + "/worker-" + std::to_string(i) + ".log");
-  }
+  void PauseWorker(int i, bool paused) { ::kill(workers_[i].process().pid(), paused ? SIGSTOP : SIGCONT); }
+  bool RestartWorker(int i) { return workers_[i].Restart(); }
   // Predict calls the worker has finished with `code` ("ok", ...), from its own /metrics.
   double WorkerCalls(int i, const std::string& code = "ok") const {
     return MetricSample(worker_admin(i), "dnaserve_worker_predict_requests_total{model=\"" +
@@ -119,14 +107,6 @@ class Topology {
   }
 
  private:
-  struct Process {
-    int port = 0;
-    int admin_port = 0;
-    std::vector<std::string> argv;
-    std::map<std::string, std::string> env;
-    ChildProcess process;
-  };
-
   bool Start(std::string* failure) {
     dir_ = MakeTempDir("dnaserve-topology");
     redis_ = RedisServer::Start();
@@ -139,16 +119,16 @@ class Topology {
 
     std::string replicas;
     for (int i = 0; i < kReplicas; ++i) {
-      Process& w = workers_[i];
-      w.port = FreePort();
-      w.admin_port = FreePort();
-      w.argv = {BinaryDir() + "/worker/dnaserve-worker", "--task", "promoter", "--models-dir",
-                *models, "--listen", Loopback(w.port), "--admin-listen", Loopback(w.admin_port)};
-      if (!RestartWorker(i)) {
+      WorkerLaunch launch;
+      launch.task = "promoter";
+      launch.models_dir = *models;
+      launch.admin = true;
+      launch.log_path = dir_ + "/worker-" + std::to_string(i) + ".log";
+      if (!workers_[i].Start(std::move(launch))) {
         *failure = "cannot start dnaserve-worker";
         return false;
       }
-      replicas += (i ? ";" : "") + Loopback(w.port);
+      replicas += (i ? ";" : "") + workers_[i].address();
     }
 
     generous_key_ = dnaserve::gateway::GenerateApiKey();
@@ -163,18 +143,13 @@ class Topology {
         *failure = "cannot start dnaserve-runner";
         return false;
       }
-      Process& g = gateways_[i];
-      g.port = FreePort();
-      g.admin_port = FreePort();
-      g.argv = {BinaryDir() + "/gateway/dnaserve-gateway"};
-      g.env = {{"DNASERVE_PORT", std::to_string(g.port)},
-               {"DNASERVE_ADMIN_LISTEN", Loopback(g.admin_port)},
-               {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-               {"DNASERVE_REDIS_URL", redis_->url()},
-               {"DNASERVE_WORKERS", workers_spec_},
-               {"DNASERVE_IP_RATE", "10000"},
-               {"DNASERVE_IP_BURST", "10000"}};
-      g.process.Start(g.argv, g.env, dir_ + "/gateway-" + std::to_string(i) + ".log");
+      GatewayLaunch launch;
+      launch.redis_url = redis_->url();
+      launch.workers = workers_spec_;
+      launch.keys_file = dir_ + "/keys.json";
+      launch.admin = true;
+      launch.log_path = dir_ + "/gateway-" + std::to_string(i) + ".log";
+      gateways_[i].Start(std::move(launch));
     }
     for (int i = 0; i < kReplicas; ++i) {
       if (!WaitFor([&] { return HttpRequest("GET", gateway_admin(i) + "/ready", {}, "", 2).status == 200; },
@@ -200,8 +175,8 @@ class Topology {
 
   std::string dir_;
   std::optional<RedisServer> redis_;
-  Process workers_[kReplicas];
-  Process gateways_[kReplicas];
+  LaunchedWorker workers_[kReplicas];
+  LaunchedGateway gateways_[kReplicas];
   ChildProcess runners_[kReplicas];
   std::string workers_spec_;
   std::string generous_key_;

@@ -26,6 +26,7 @@
 #include "tests/integration/service_fixture.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/variant_data.h"
+#include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
 
@@ -48,17 +49,6 @@ struct TenantKeys {
   std::string reader = dnaserve::gateway::GenerateApiKey();    // reads A's inputs/, writes nothing
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
-}
-
 struct Site {
   std::string symbol, gene_id;
   int64_t tss = 0;  // 1-based
@@ -76,7 +66,7 @@ struct VariantService {
   std::string dir;
   std::string work_dir;  // the runner's scratch directory
   std::string base;
-  ChildProcess gateway;
+  LaunchedGateway gateway;
   ChildProcess runner;
   TenantKeys tenants;
   std::string keys_file() const { return dir + "/keys.json"; }
@@ -131,23 +121,18 @@ struct VariantService {
   }
   // Starts this service's gateway, its log <dir>/<name>.log; waits until it knows the
   // expression roster. Its base URL, or nullopt with the reason.
-  std::optional<std::string> StartGateway(ChildProcess* process, const std::string& name,
+  std::optional<std::string> StartGateway(LaunchedGateway* process, const std::string& name,
                                           std::string* why) const {
-    const int port = FreePort();
-    std::map<std::string, std::string> env = {
-        {"DNASERVE_PORT", std::to_string(port)},
-        {"DNASERVE_KEYS_FILE", keys_file()},
-        {"DNASERVE_REDIS_URL", redis_url()},
-        {"DNASERVE_WORKERS", svc->workers_spec()},
-        {"DNASERVE_IP_RATE", "10000"},
-        {"DNASERVE_IP_BURST", "10000"}};
     const std::string log = dir + "/" + name + ".log";
-    process->Start({BinaryDir() + "/gateway/dnaserve-gateway"}, env, log);
-    if (!WaitForPort(port, std::chrono::seconds(30))) {
+    GatewayLaunch launch = svc->AnotherGateway(log);
+    launch.keys_file = keys_file();
+    launch.redis_url = redis_url();
+    process->Start(std::move(launch));
+    if (!process->WaitUntilListening(std::chrono::seconds(30))) {
       *why = "the variant gateway did not start; see " + log;
       return std::nullopt;
     }
-    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    const std::string url = process->base_url();
     for (int i = 0; i < 300; ++i) {
       auto models = HttpRequest("GET", url + "/v1/tasks/expression/models",
                                 {"Authorization: Bearer " + svc->keys().alice}, "");

@@ -25,32 +25,15 @@ using namespace dnaserve::testing;
 
 namespace {
 
-// The bundled packages: the shared ones when scripts/test generated them, else generated here.
-std::string ModelsDir(const std::string& scratch, std::string* skip) {
-  if (const char* env = std::getenv("DNASERVE_TEST_MODELS_DIR"); env && *env) return env;
-  if (access("/usr/bin/python3", X_OK) != 0 ||
-      std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
-    *skip = "Debian's python3-torch is missing, so the test models cannot be generated";
-    return "";
-  }
-  const std::string out = scratch + "/models";
-  const std::string command = "/usr/bin/python3 " + SourceDir() + "/scripts/make_models.py --out " +
-                              out + " >" + scratch + "/make_models.log 2>&1";
-  if (std::system(command.c_str()) != 0) {
-    *skip = "scripts/make_models.py failed; see " + scratch + "/make_models.log";
-    return "";
-  }
-  return out;
-}
 
 // redis-server, one promoter worker started with `worker_flags` (and an admin listener), a
 // runner and a gateway, all on free loopback ports; stopped by the destructor.
 class PromoterStack {
  public:
   ~PromoterStack() {
-    gateway_.Stop();
+    gateway_.process().Stop();
     runner_.Stop();
-    worker_.Stop();
+    worker_.process().Stop();
     if (redis_) redis_->Stop();
     if (!dir_.empty() && !std::getenv("DNASERVE_KEEP_TEST_FILES")) {
       std::system(("rm -rf " + dir_).c_str());
@@ -60,50 +43,40 @@ class PromoterStack {
   // False with `skip` set when the models cannot be made; REQUIREs everything else.
   bool Start(const std::vector<std::string>& worker_flags, std::string* skip) {
     dir_ = MakeTempDir("dnaserve-worker-calls");
-    const std::string models = ModelsDir(dir_, skip);
-    if (models.empty()) return false;
+    const std::optional<std::string> models = GeneratedModelsDir(skip);
+    if (!models) return false;
     redis_ = RedisServer::Start();
     REQUIRE(redis_.has_value());
-    const int worker_port = FreePort();
-    admin_url_ = "http://127.0.0.1:" + std::to_string(FreePort());
-    std::vector<std::string> argv = {BinaryDir() + "/worker/dnaserve-worker",
-                                     "--task",
-                                     "promoter",
-                                     "--models-dir",
-                                     models,
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(worker_port),
-                                     "--admin-listen",
-                                     admin_url_.substr(7)};
-    argv.insert(argv.end(), worker_flags.begin(), worker_flags.end());
-    REQUIRE(worker_.Start(argv, {}, dir_ + "/worker.log"));
+    WorkerLaunch worker;
+    worker.task = "promoter";
+    worker.models_dir = *models;
+    worker.admin = true;
+    worker.extra_args = worker_flags;
+    worker.log_path = dir_ + "/worker.log";
+    REQUIRE(worker_.Start(std::move(worker)));
     key_ = dnaserve::gateway::GenerateApiKey();
     std::ofstream(dir_ + "/keys.json")
         << "{\"keys\": [" << KeyEntry(key_, "loader", true, 60000, 64) << "]}";
-    const std::string workers = "promoter=127.0.0.1:" + std::to_string(worker_port);
+    const std::string workers = "promoter=" + worker_.address();
     REQUIRE(StartRunner(&runner_, redis_->url(), workers, dir_ + "/runner.log"));
-    port_ = FreePort();
-    REQUIRE(gateway_.Start(
-        {BinaryDir() + "/gateway/dnaserve-gateway"},
-        {{"DNASERVE_PORT", std::to_string(port_)},
-         {"DNASERVE_KEYS_FILE", dir_ + "/keys.json"},
-         {"DNASERVE_REDIS_URL", redis_->url()},
-         {"DNASERVE_WORKERS", "promoter=127.0.0.1:" + std::to_string(worker_port)},
-         {"DNASERVE_IP_RATE", "10000"},
-         {"DNASERVE_IP_BURST", "10000"},
-         {"DNASERVE_DOCS_DIR", SourceDir() + "/gateway/docs/node_modules"}},
-        dir_ + "/gateway.log"));
+    GatewayLaunch gateway;
+    gateway.redis_url = redis_->url();
+    gateway.workers = workers;
+    gateway.keys_file = dir_ + "/keys.json";
+    gateway.env["DNASERVE_DOCS_DIR"] = SourceDir() + "/gateway/docs/node_modules";
+    gateway.log_path = dir_ + "/gateway.log";
+    REQUIRE(gateway_.Start(std::move(gateway)));
     INFO("logs in " << dir_);
-    REQUIRE(WaitForPort(port_, std::chrono::seconds(20)));
+    REQUIRE(gateway_.WaitUntilListening());
     REQUIRE(WaitFor([&] { return HttpRequest("GET", base() + "/v1/tasks/promoter/models").status == 200; },
                     std::chrono::seconds(60)));
     return true;
   }
 
-  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  int port() const { return port_; }
+  std::string base() const { return gateway_.base_url(); }
+  int port() const { return gateway_.port(); }
   const std::string& key() const { return key_; }
-  const std::string& worker_admin_url() const { return admin_url_; }
+  std::string worker_admin_url() const { return worker_.admin_url(); }
   const std::string& dir() const { return dir_; }
 
   HttpResult Predict(const std::string& body, std::vector<std::string> headers = {}) const {
@@ -120,13 +93,11 @@ class PromoterStack {
 
  private:
   std::string dir_;
-  std::string admin_url_;
   std::string key_;
-  int port_ = 0;
   std::optional<RedisServer> redis_;
-  ChildProcess worker_;
+  LaunchedWorker worker_;
   ChildProcess runner_;
-  ChildProcess gateway_;
+  LaunchedGateway gateway_;
 };
 
 // A loopback connection to `port` that has sent `bytes`; the caller closes it.

@@ -11,22 +11,11 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::testing {
 namespace {
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "'";
-}
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();

@@ -50,11 +50,10 @@ class Model {
   }
 
   static Status ForwardCancelledStatus() {
-    return Status(ErrorCode::kServiceUnavailable, "the forward pass was withdrawn: caller gone");
+    return Cancelled("the forward pass was withdrawn: caller gone");
   }
   static bool IsForwardCancelled(const Status& status) {
-    return status.code() == ErrorCode::kServiceUnavailable &&
-           status.message() == ForwardCancelledStatus().message();
+    return status.code() == ErrorCode::kCancelled;
   }
 };
 

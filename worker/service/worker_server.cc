@@ -2,8 +2,6 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/shutdown_signals.h"
 #include "common/observability/admin_server.h"
 #include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
@@ -77,11 +76,7 @@ std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const ShutdownSignals signals;
 
   ManifestScan scan = ScanModelsDir(config.models_dir, config.task);
   for (const auto& error : scan.errors) {
@@ -156,8 +151,7 @@ int RunWorkerServer(const WorkerConfig& config) {
                                  {"queue_max_bases", batching.max_queue_bases}});
 
   std::thread waiter([&] {
-    int signal_number = 0;
-    sigwait(&signals, &signal_number);
+    const int signal_number = signals.Wait();
     log::Info("shutdown_started",
               {{"signal", signal_number}, {"grace_seconds", config.shutdown_grace_seconds}});
     server->GetHealthCheckService()->Shutdown();  // report NOT_SERVING while draining

@@ -28,11 +28,9 @@ v1::PredictRequest::OptionsCase OptionsCaseFor(Task task) {
 
 }  // namespace
 
-Status RunCancelledStatus() { return Status(ErrorCode::kServiceUnavailable, kCancelledMessage); }
+Status RunCancelledStatus() { return Cancelled(kCancelledMessage); }
 
-bool IsRunCancelled(const Status& status) {
-  return status.code() == ErrorCode::kServiceUnavailable && status.message() == kCancelledMessage;
-}
+bool IsRunCancelled(const Status& status) { return status.code() == ErrorCode::kCancelled; }
 
 StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
                                           const v1::PredictRequest& request,

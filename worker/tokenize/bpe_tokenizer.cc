@@ -12,25 +12,9 @@
 namespace dnaserve::worker {
 namespace {
 
-constexpr char kAlphabet[] = "ACGTN";
 // ByteLevel's image of the space it prepends with add_prefix_space ("Ġ", U+0120).
 constexpr char kPrefixSpace[] = "\xC4\xA0";
 constexpr int kPrefixSpaceIndex = 5;  // after A C G T N in the initial-symbol table
-
-int AlphabetIndex(char canonical) {
-  switch (canonical) {
-    case 'A':
-      return 0;
-    case 'C':
-      return 1;
-    case 'G':
-      return 2;
-    case 'T':
-      return 3;
-    default:
-      return 4;
-  }
-}
 
 // Where a character sits in its word: decides the continuing-subword prefix (not on the first)
 // and the end-of-word suffix (only on the last).
@@ -194,7 +178,7 @@ class BpeTokenizer final : public Tokenizer {
       const bool last = p == chars - 1;
       const Position position = first && last ? kOnly : first ? kFirst : last ? kLast : kMiddle;
       const bool space = p < shift;
-      const int ch = space ? kPrefixSpaceIndex : AlphabetIndex(CanonicalBase(bases[p - shift]));
+      const int ch = space ? kPrefixSpaceIndex : BaseAlphabetIndex(CanonicalBase(bases[p - shift]));
       const int64_t start = space ? 0 : p - shift;
       const int64_t end = space ? 0 : start + 1;
       const InitialSymbol& initial = c_.initial[ch][position];
@@ -618,7 +602,7 @@ class Parser {
   }
 
   InitialSymbol Resolve(const BpeConfig& c, int ch, Position position) const {
-    std::string text = ch == kPrefixSpaceIndex ? kPrefixSpace : std::string(1, kAlphabet[ch]);
+    std::string text = ch == kPrefixSpaceIndex ? kPrefixSpace : std::string(1, kBaseAlphabet[ch]);
     if (c.lowercase && ch != kPrefixSpaceIndex) text[0] = static_cast<char>(text[0] - 'A' + 'a');
     if (position == kMiddle || position == kLast) text = c.prefix + text;
     if (position == kLast || position == kOnly) text += c.suffix;
@@ -661,7 +645,7 @@ class Parser {
       for (int p = kFirst; p <= kOnly; ++p) {
         if (c->prefix_space && (p == kFirst || p == kOnly)) continue;
         const InitialSymbol& s = c->initial[ch][p];
-        const std::string base(1, kAlphabet[ch]);
+        const std::string base(1, kBaseAlphabet[ch]);
         if (s.kind == InitialSymbol::Kind::kDropped) {
           return Bad("the vocab has no token for the base '" + base + "' " + kPositionName[p] +
                      " and there is no unk_token, so such bases would be dropped");

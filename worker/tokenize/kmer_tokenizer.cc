@@ -11,27 +11,9 @@ namespace {
 // the Nucleotide Transformer 6; the built-in scheme computes ids and takes up to 12.
 constexpr int kMaxVocabK = 10;
 
-constexpr char kAlphabet[] = "ACGTN";
-
-// A=0 C=1 G=2 T=3 for a canonical base, 4 for N.
-int AlphabetIndex(char canonical) {
-  switch (canonical) {
-    case 'A':
-      return 0;
-    case 'C':
-      return 1;
-    case 'G':
-      return 2;
-    case 'T':
-      return 3;
-    default:
-      return 4;
-  }
-}
-
 std::string KmerString(uint64_t value, int k) {
   std::string s(static_cast<size_t>(k), 'A');
-  for (int i = k - 1; i >= 0; --i, value >>= 2) s[i] = kAlphabet[value & 3];
+  for (int i = k - 1; i >= 0; --i, value >>= 2) s[i] = kBaseAlphabet[value & 3];
   return s;
 }
 
@@ -59,7 +41,7 @@ class CharTokenizer final : public Tokenizer {
   std::string Describe() const override { return label_; }
 
  private:
-  int64_t IdOf(char c) const { return ids_[AlphabetIndex(CanonicalBase(c))]; }
+  int64_t IdOf(char c) const { return ids_[BaseAlphabetIndex(CanonicalBase(c))]; }
 
   std::array<int64_t, 5> ids_;  // A, C, G, T, N
   int64_t vocab_size_;
@@ -144,7 +126,7 @@ class KmerTokenizer final : public Tokenizer {
     uint64_t value = 0;   // the last k bases, base-4 (N read as A; last_n says whether one is in)
     int64_t last_n = -1;  // position of the latest N
     for (int64_t i = 0; i < n; ++i) {
-      int b = AlphabetIndex(CanonicalBase(bases[i]));
+      int b = BaseAlphabetIndex(CanonicalBase(bases[i]));
       if (b == 4) {
         last_n = i;
         b = 0;
@@ -173,12 +155,12 @@ class KmerTokenizer final : public Tokenizer {
       for (; p + k <= run_end; p += k) {
         uint64_t value = 0;
         for (int64_t j = p; j < p + k; ++j) {
-          value = (value << 2) | static_cast<uint64_t>(AlphabetIndex(CanonicalBase(bases[j])));
+          value = (value << 2) | static_cast<uint64_t>(BaseAlphabetIndex(CanonicalBase(bases[j])));
         }
         emit(KmerId(value), p, p + k);
       }
       for (; p < run_end; ++p)
-        emit(c_.single_ids[AlphabetIndex(CanonicalBase(bases[p]))], p, p + 1);
+        emit(c_.single_ids[BaseAlphabetIndex(CanonicalBase(bases[p]))], p, p + 1);
       i = run_end;
     }
   }
@@ -204,9 +186,9 @@ StatusOr<std::shared_ptr<const Tokenizer>> MakeCharTokenizer(const TokenizerSpec
   const auto unk = vocab->FindAny({"[UNK]", "<unk>"});
   std::array<int64_t, 5> ids{};
   for (int b = 0; b < 5; ++b) {
-    auto id = vocab->Find(std::string(1, kAlphabet[b]));
+    auto id = vocab->Find(std::string(1, kBaseAlphabet[b]));
     if (!id && !unk) {
-      return Refuse(spec.vocab_file, std::string("has no token for base '") + kAlphabet[b] +
+      return Refuse(spec.vocab_file, std::string("has no token for base '") + kBaseAlphabet[b] +
                                          "' and no unknown token ([UNK] or <unk>)");
     }
     ids[b] = id ? *id : *unk;
@@ -296,9 +278,9 @@ StatusOr<std::shared_ptr<const Tokenizer>> MakeKmerTokenizer(const TokenizerSpec
   }
   if (nt) {
     for (int b = 0; b < 5; ++b) {
-      auto id = vocab.Find(std::string(1, kAlphabet[b]));
+      auto id = vocab.Find(std::string(1, kBaseAlphabet[b]));
       if (!id && !unk) {
-        return Refuse(name, std::string("has no single-nucleotide token for '") + kAlphabet[b] +
+        return Refuse(name, std::string("has no single-nucleotide token for '") + kBaseAlphabet[b] +
                                 "' and no unknown token (<unk>)");
       }
       c.single_ids[b] = id ? *id : *unk;

@@ -116,6 +116,25 @@ inline char CanonicalBase(char c) {
   }
 }
 
+// The tokenizers' base alphabet, in the order their per-base tables use: A C G T, then N.
+inline constexpr char kBaseAlphabet[] = "ACGTN";
+
+// Index of a canonical base (CanonicalBase's output) in kBaseAlphabet: A=0 C=1 G=2 T=3, N=4.
+inline int BaseAlphabetIndex(char canonical) {
+  switch (canonical) {
+    case 'A':
+      return 0;
+    case 'C':
+      return 1;
+    case 'G':
+      return 2;
+    case 'T':
+      return 3;
+    default:
+      return 4;
+  }
+}
+
 // Description text of the expression model: UTF-8 bytes, id = byte + 1, at most `max_tokens`.
 std::vector<int64_t> EncodeTextBytes(std::string_view text, int max_tokens);
 

@@ -52,7 +52,7 @@ TEST_CASE("error code names round-trip", "[common]") {
   for (ErrorCode code : {ErrorCode::kBadRequest, ErrorCode::kValidationFailed,
                          ErrorCode::kModelNotFound, ErrorCode::kSyncTooLarge,
                          ErrorCode::kTaskNotSupportedByModel, ErrorCode::kServiceUnavailable,
-                         ErrorCode::kModelLoading, ErrorCode::kJobExpired}) {
+                         ErrorCode::kModelLoading, ErrorCode::kJobExpired, ErrorCode::kCancelled}) {
     CHECK(ErrorCodeFromName(ErrorCodeName(code)) == code);
   }
   CHECK(ErrorCodeName(ErrorCode::kInternal) == "internal_error");

@@ -23,6 +23,7 @@ TEST_CASE("every error code maps to the HTTP status of the Errors table", "[gate
   CHECK(HttpStatusFor(ErrorCode::kInternal) == 500);
   CHECK(HttpStatusFor(ErrorCode::kModelLoading) == 503);
   CHECK(HttpStatusFor(ErrorCode::kServiceUnavailable) == 503);
+  CHECK(HttpStatusFor(ErrorCode::kCancelled) == 503);
 }
 
 TEST_CASE("the envelope carries code, message, request_id and typed details", "[gateway]") {
@@ -42,6 +43,13 @@ TEST_CASE("the envelope carries code, message, request_id and typed details", "[
     CHECK(std::string(d["error"]["request_id"].GetString()) == "rid-1");
     CHECK_FALSE(d["error"].HasMember("details"));
     CHECK(r.FindHeader("Retry-After") == nullptr);
+  }
+  SECTION("a cancelled call reaches a client as service_unavailable, not as an unlisted code") {
+    auto r = ErrorResponse(Cancelled("the job was cancelled"), "rid-2");
+    auto d = parse(r);
+    CHECK(r.status == 503);
+    CHECK(std::string(d["error"]["code"].GetString()) == "service_unavailable");
+    CHECK(std::string(d["error"]["message"].GetString()) == "the job was cancelled");
   }
   SECTION("validation errors are {errors: [{loc, msg, type}]}") {
     auto d = parse(ErrorResponse(ValidationFailed({"body", "options", "x"}, "extra", "extra_forbidden"), "r"));

@@ -16,22 +16,14 @@
 #include "gateway/jobs/redis_job_store.h"
 #include "gateway/ratelimit/clock.h"
 #include "gateway/redis/redis_connection.h"
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-testing::RedisServer& SharedRedis() {
-  static std::optional<testing::RedisServer> server = testing::RedisServer::Start();
-  REQUIRE(server.has_value());
-  return *server;
-}
-
-std::shared_ptr<RedisConnection> Connect(const std::string& url) {
-  auto conn = RedisConnection::Create(url);
-  REQUIRE(conn.ok());
-  return *conn;
-}
+using testing::SharedRedis;
+std::shared_ptr<RedisConnection> Connect(const std::string& url) { return testing::ConnectRedis(url); }
 
 // A client id unique to this run, so tests sharing the Redis server never share an index.
 std::string Owner(const std::string& name) {

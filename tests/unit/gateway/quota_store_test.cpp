@@ -14,22 +14,14 @@
 #include "gateway/ratelimit/in_memory_quota_store.h"
 #include "gateway/ratelimit/redis_quota_store.h"
 #include "gateway/redis/redis_connection.h"
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-testing::RedisServer& SharedRedis() {
-  static std::optional<testing::RedisServer> server = testing::RedisServer::Start();
-  REQUIRE(server.has_value());
-  return *server;
-}
-
-std::shared_ptr<RedisConnection> Connect(const std::string& url) {
-  auto conn = RedisConnection::Create(url);
-  REQUIRE(conn.ok());
-  return *conn;
-}
+using testing::SharedRedis;
+std::shared_ptr<RedisConnection> Connect(const std::string& url) { return testing::ConnectRedis(url); }
 
 Principal Client(const std::string& id, int64_t rate, int64_t concurrency) {
   static std::atomic<int> counter{0};

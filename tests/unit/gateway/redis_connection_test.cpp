@@ -10,16 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-testing::RedisServer& SharedRedis() {
-  static std::optional<testing::RedisServer> server = testing::RedisServer::Start();
-  REQUIRE(server.has_value());
-  return *server;
-}
+using testing::SharedRedis;
 
 TEST_CASE("Redis URLs parse into host, port, db and credentials", "[redis]") {
   auto plain = RedisUrl::Parse("redis://127.0.0.1:6390");

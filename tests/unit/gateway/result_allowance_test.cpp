@@ -19,21 +19,14 @@
 #include "gateway/jobs/result_codec.h"
 #include "gateway/ratelimit/clock.h"
 #include "gateway/redis/redis_connection.h"
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::gateway {
 namespace {
 
-testing::RedisServer& AllowanceRedis() {
-  static std::optional<testing::RedisServer> server = testing::RedisServer::Start();
-  REQUIRE(server.has_value());
-  return *server;
-}
-
 std::shared_ptr<RedisConnection> Connect() {
-  auto conn = RedisConnection::Create(AllowanceRedis().url());
-  REQUIRE(conn.ok());
-  return *conn;
+  return testing::ConnectRedis(testing::SharedRedis().url());
 }
 
 std::string Owner(const std::string& name) { return name + "-" + NewUuidV4().substr(0, 8); }

@@ -25,6 +25,7 @@
 #include "runner/s3/s3_uri.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -33,17 +34,8 @@ using testing::S3Server;
 
 std::string Md5Hex(const std::string& data) { return HexDigest(DigestAlgorithm::kMd5, data); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary);
-  out << data;
-}
+using testing::ReadFile;
+using testing::WriteFile;
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 

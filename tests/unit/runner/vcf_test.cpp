@@ -20,6 +20,7 @@
 #include "runner/vcf/line_reader.h"
 #include "runner/vcf/vcf_rewriter.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 #include "tests/support/variant_data.h"
 
 namespace dnaserve::variant {
@@ -32,15 +33,8 @@ constexpr const char* kPyvcfDir = "usr/share/doc/python3-vcf/test/";
 
 std::string NewDir() { return testing::MakeTempDir("dnaserve-vcf"); }
 
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream(path, std::ios::binary) << data;
-}
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+using testing::ReadFile;
+using testing::WriteFile;
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 // <dir>/<name> compressed beside itself as <name>.gz (plain gzip) and <name>.bgz (bgzip).
 void Compress(const std::string& dir, const std::string& name) {

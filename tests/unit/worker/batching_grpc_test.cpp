@@ -21,6 +21,7 @@
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "proto/status_codec.h"
 #include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 
 namespace dnaserve::worker {
@@ -30,42 +31,19 @@ namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::RequestFor;
 
-std::string WorkerBinary() { return dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker"; }
+using testing::WorkerBinary;
 
 // One promoter worker with extra flags, on a free loopback port.
 class BatchingWorker {
  public:
-  ~BatchingWorker() {
-    process_.Stop();
-    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
+  bool Start(const std::string& models_dir, const std::vector<std::string>& flags) {
+    return worker_.Start(Task::kPromoter, models_dir, flags);
   }
-  bool Start(const std::string& models_dir, std::vector<std::string> flags) {
-    const int port = dnaserve::testing::FreePort();
-    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-batching-log");
-    log_ = log_dir_ + "/worker.log";
-    std::vector<std::string> argv = {WorkerBinary(),
-                                     "--task",
-                                     "promoter",
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(port),
-                                     "--models-dir",
-                                     models_dir,
-                                     "--shutdown-grace-seconds",
-                                     "3"};
-    argv.insert(argv.end(), flags.begin(), flags.end());
-    if (!process_.Start(argv, {}, log_)) return false;
-    if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), args));
-    return true;
-  }
-  v1::Worker::Stub& stub() { return *stub_; }
+  v1::Worker::Stub& stub() { return worker_.stub(); }
   // SIGTERM, then the value of `field` in the batching_stats line the worker logs on its way out.
   int64_t StopAndReadStat(const std::string& field) {
-    process_.Stop();
-    const std::string log = ReadFile(log_);
+    worker_.process().Stop();
+    const std::string log = worker_.Log();
     std::smatch m;
     const std::regex line("\"event\":\"batching_stats\"[^\n]*");
     if (!std::regex_search(log, m, line)) return -1;
@@ -76,10 +54,7 @@ class BatchingWorker {
   }
 
  private:
-  std::string log_dir_;
-  std::string log_;
-  dnaserve::testing::ChildProcess process_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
+  testing::WorkerProcess worker_;
 };
 
 struct Outcome {
@@ -180,16 +155,6 @@ void CheckSameResult(v1::PredictResult a, v1::PredictResult b) {
   }
   CATCH_CHECK(a.SerializeAsString() == b.SerializeAsString());
 }
-
-#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
-  std::string why_skipped;                                                  \
-  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
-  if (!dir) {                                                               \
-    CATCH_WARN("skipped: " << why_skipped);                                 \
-    return;                                                                 \
-  }                                                                         \
-  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
-  CATCH_REQUIRE(fs::exists(WorkerBinary()))
 
 CATCH_TEST_CASE("batching over gRPC: concurrent requests share passes and get their own results",
                 "[grpc][batching]") {

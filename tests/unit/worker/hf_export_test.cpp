@@ -24,6 +24,7 @@
 
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/torchscript_model.h"
@@ -174,45 +175,12 @@ CATCH_TEST_CASE("HF BERT export: packages pass the worker's manifest, tokenizer 
   }
 }
 
-// One dnaserve-worker process on a free port, stopped at scope exit.
-class WorkerProcess {
- public:
-  bool Start(Task task, const std::string& models_dir, const std::string& log) {
-    port_ = dnaserve::testing::FreePort();
-    if (!process_.Start({dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker", "--task",
-                         std::string(TaskName(task)), "--models-dir", models_dir, "--listen",
-                         "127.0.0.1:" + std::to_string(port_)},
-                        {}, log)) {
-      return false;
-    }
-    if (!dnaserve::testing::WaitForPort(port_, std::chrono::seconds(30))) return false;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials(), args));
-    return true;
-  }
-  grpc::Status Predict(const v1::PredictRequest& request, v1::PredictResult* result) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-    auto reader = stub_->Predict(&context, request);
-    v1::PredictEvent event;
-    while (reader->Read(&event)) {
-      if (event.has_result()) *result = event.result();
-    }
-    return reader->Finish();
-  }
-
- private:
-  int port_ = 0;
-  dnaserve::testing::ChildProcess process_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
-};
+using testing::WorkerProcess;
 
 CATCH_TEST_CASE("HF BERT export: dnaserve-worker serves the exported packages over gRPC",
                 "[hf_export][grpc]") {
   REQUIRE_EXPORT_OR_SKIP(run);
-  const std::string worker_binary = dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker";
+  const std::string worker_binary = testing::WorkerBinary();
   CATCH_INFO("build the dnaserve-worker target first: " << worker_binary);
   CATCH_REQUIRE(fs::exists(worker_binary));
   const std::string models = run.dir + "/models";
@@ -221,7 +189,7 @@ CATCH_TEST_CASE("HF BERT export: dnaserve-worker serves the exported packages ov
 
   CATCH_SECTION("promoter: one probability per window") {
     WorkerProcess worker;
-    CATCH_REQUIRE(worker.Start(Task::kPromoter, models, run.dir + "/worker-promoter.log"));
+    CATCH_REQUIRE(worker.Start(Task::kPromoter, models, {}, run.dir + "/worker-promoter.log"));
     v1::PredictRequest request;
     request.set_sequence(sequence);
     request.mutable_promoter()->set_threshold(0.5);
@@ -245,7 +213,7 @@ CATCH_TEST_CASE("HF BERT export: dnaserve-worker serves the exported packages ov
 
   CATCH_SECTION("splice: token sites tile the sequence and carry the model's scores") {
     WorkerProcess worker;
-    CATCH_REQUIRE(worker.Start(Task::kSplice, models, run.dir + "/worker-splice.log"));
+    CATCH_REQUIRE(worker.Start(Task::kSplice, models, {}, run.dir + "/worker-splice.log"));
     v1::PredictRequest request;
     request.set_sequence(sequence);
     auto* options = request.mutable_splice();
@@ -310,7 +278,7 @@ CATCH_TEST_CASE("HF BERT export: dnaserve-worker serves the exported packages ov
   CATCH_SECTION("enhancer (pre-LayerNorm) and chromatin: one row of outputs per window") {
     {
       WorkerProcess worker;
-      CATCH_REQUIRE(worker.Start(Task::kEnhancer, models, run.dir + "/worker-enhancer.log"));
+      CATCH_REQUIRE(worker.Start(Task::kEnhancer, models, {}, run.dir + "/worker-enhancer.log"));
       v1::PredictRequest request;
       request.set_sequence(sequence);
       request.mutable_enhancer();
@@ -322,7 +290,7 @@ CATCH_TEST_CASE("HF BERT export: dnaserve-worker serves the exported packages ov
       CATCH_CHECK(result.enhancer().windows(0).dev() != result.enhancer().windows(0).hk());
     }
     WorkerProcess worker;
-    CATCH_REQUIRE(worker.Start(Task::kChromatin, models, run.dir + "/worker-chromatin.log"));
+    CATCH_REQUIRE(worker.Start(Task::kChromatin, models, {}, run.dir + "/worker-chromatin.log"));
     v1::PredictRequest request;
     request.set_sequence(sequence);
     request.mutable_chromatin()->set_threshold(0.0);  // every feature is reported

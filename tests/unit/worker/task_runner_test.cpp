@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/task.h"
+#include "proto/status_codec.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/windowing/annotation_decode.h"
 #include "worker/windowing/chromatin_features.h"
@@ -581,7 +582,13 @@ CATCH_TEST_CASE("runner errors: wrong task, bad sequence, bad model output, canc
   auto cancelled = RunPrediction(model, TestManifest(Task::kPromoter), request, hooks);
   CATCH_REQUIRE_FALSE(cancelled.ok());
   CATCH_CHECK(IsRunCancelled(cancelled.status()));
+  CATCH_CHECK(cancelled.status().code() == ErrorCode::kCancelled);
   CATCH_CHECK(model.calls == 1);
+  // Over gRPC the code is CANCELLED and the peer reads it back as kCancelled, whatever the text.
+  const grpc::Status wire = ToGrpcStatus(cancelled.status());
+  CATCH_CHECK(wire.error_code() == grpc::StatusCode::CANCELLED);
+  CATCH_CHECK(FromGrpcStatus(wire).code() == ErrorCode::kCancelled);
+  CATCH_CHECK_FALSE(IsRunCancelled(Unavailable("the request was cancelled before it finished")));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "proto/status_codec.h"
 #include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 
 namespace dnaserve::worker {
@@ -29,59 +30,8 @@ namespace fs = std::filesystem;
 using dnaserve::testing::ChildProcess;
 using testing::ReadFile;
 
-std::string WorkerBinary() { return dnaserve::testing::BinaryDir() + "/worker/dnaserve-worker"; }
-
-// One dnaserve-worker process on a free loopback port, with its log in a scratch directory
-// (kept when DNASERVE_KEEP_TEST_FILES is set).
-class Worker {
- public:
-  Worker() = default;
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-  ~Worker() {
-    process_.Stop();
-    if (!log_dir_.empty()) testing::RemoveScratch(log_dir_);
-  }
-
-  bool Start(Task task, const std::string& models_dir) {
-    port_ = dnaserve::testing::FreePort();
-    log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-worker-log");
-    log_ = log_dir_ + "/worker.log";
-    if (!process_.Start({WorkerBinary(), "--task", std::string(TaskName(task)), "--listen",
-                         "127.0.0.1:" + std::to_string(port_), "--shutdown-grace-seconds", "3"},
-                        {{"DNASERVE_MODELS_DIR", models_dir}}, log_)) {
-      return false;
-    }
-    if (!dnaserve::testing::WaitForPort(port_, std::chrono::seconds(30))) return false;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(-1);
-    channel_ = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port_),
-                                         grpc::InsecureChannelCredentials(), args);
-    stub_ = v1::Worker::NewStub(channel_);
-    return true;
-  }
-  v1::Worker::Stub& stub() { return *stub_; }
-  std::shared_ptr<grpc::Channel> channel() { return channel_; }
-  ChildProcess& process() { return process_; }
-  std::string Log() const { return ReadFile(log_); }
-  // Polls the log for `text` (lines are flushed as they are written).
-  bool WaitForLog(const std::string& text, std::chrono::milliseconds timeout) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (Log().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-
- private:
-  int port_ = 0;
-  std::string log_dir_;
-  std::string log_;
-  ChildProcess process_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Worker::Stub> stub_;
-};
+using testing::WorkerBinary;
+using testing::WorkerProcess;
 
 struct Call {
   grpc::Status status;
@@ -89,7 +39,7 @@ struct Call {
   std::optional<v1::PredictResult> result;
 };
 
-Call Predict(Worker& worker, const v1::PredictRequest& request,
+Call Predict(WorkerProcess& worker, const v1::PredictRequest& request,
              const std::string& request_id = "req-test") {
   Call call;
   grpc::ClientContext context;
@@ -142,22 +92,12 @@ const char* ModelId(Task task) {
   return "";
 }
 
-#define REQUIRE_MODELS_OR_SKIP(dir)                                         \
-  std::string why_skipped;                                                  \
-  auto dir = testing::GeneratedModelsDir(&why_skipped);                     \
-  if (!dir) {                                                               \
-    CATCH_WARN("skipped: " << why_skipped);                                 \
-    return;                                                                 \
-  }                                                                         \
-  CATCH_INFO("build the dnaserve-worker target first: " << WorkerBinary()); \
-  CATCH_REQUIRE(fs::exists(WorkerBinary()))
-
 CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold then warm",
                 "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);
   for (Task task : kAllTasks) {
     CATCH_INFO("task " << TaskName(task));
-    Worker worker;
+    WorkerProcess worker;
     CATCH_REQUIRE(worker.Start(task, *models));
 
     grpc::ClientContext list_context;
@@ -229,7 +169,7 @@ CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold
 
 CATCH_TEST_CASE("worker over gRPC: health, unknown model, invalid input, record cap", "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);
-  Worker worker;
+  WorkerProcess worker;
   CATCH_REQUIRE(worker.Start(Task::kSplice, *models));
 
   // grpc.health.v1.Health/Check with an empty request; SERVING is field 1 = 1.
@@ -302,7 +242,7 @@ CATCH_TEST_CASE(
   fs::create_directory(dir + "/promoter-bad-manifest");
   testing::WriteFile(dir + "/promoter-bad-manifest/manifest.json", "{\"task\": \"promoter\"");
 
-  Worker worker;
+  WorkerProcess worker;
   CATCH_REQUIRE(worker.Start(Task::kPromoter, dir));
   CATCH_CHECK(worker.WaitForLog("model_package_rejected", std::chrono::seconds(5)));
   CATCH_CHECK(worker.Log().find("promoter-bad-manifest: manifest.json: not valid JSON") !=
@@ -343,7 +283,7 @@ CATCH_TEST_CASE(
 CATCH_TEST_CASE("worker over gRPC: cancellation stops the run and SIGTERM shuts down cleanly",
                 "[grpc]") {
   REQUIRE_MODELS_OR_SKIP(models);
-  Worker worker;
+  WorkerProcess worker;
   CATCH_REQUIRE(worker.Start(Task::kChromatin, *models));
 
   // 500 kb = 2,496 windows in batches of 16: cancel after the first progress event.

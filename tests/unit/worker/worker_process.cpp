@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "tests/unit/worker/worker_test_support.h"
 
@@ -13,15 +14,7 @@ namespace fs = std::filesystem;
 using dnaserve::testing::BinaryDir;
 using dnaserve::testing::SourceDir;
 
-std::string WorkerBinary() { return BinaryDir() + "/worker/dnaserve-worker"; }
-
 std::string SharedDataDir() { return SourceDir() + "/../shared/data"; }
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 bool PythonHasTorch() {
   return std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
@@ -104,25 +97,28 @@ std::vector<AnnotatedSite> ReadAnnotatedSites(const std::string& path) {
 }
 
 WorkerProcess::~WorkerProcess() {
-  process_.Stop();
-  if (!log_dir_.empty()) RemoveScratch(log_dir_);
+  process().Stop();
+  if (!scratch_dir_.empty()) RemoveScratch(scratch_dir_);
 }
 
 bool WorkerProcess::Start(Task task, const std::string& models_dir,
-                          const std::vector<std::string>& extra_args) {
-  const int port = dnaserve::testing::FreePort();
-  log_dir_ = dnaserve::testing::MakeTempDir("dnaserve-worker-process");
-  std::vector<std::string> argv = {WorkerBinary(), "--task", std::string(TaskName(task)),
-                                   "--listen", "127.0.0.1:" + std::to_string(port)};
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  if (!process_.Start(argv, {{"DNASERVE_MODELS_DIR", models_dir}}, log_dir_ + "/worker.log")) {
-    return false;
+                          const std::vector<std::string>& extra_args,
+                          const std::string& log_path) {
+  dnaserve::testing::WorkerLaunch launch;
+  launch.task = std::string(TaskName(task));
+  launch.models_dir = models_dir;
+  launch.extra_args = {"--shutdown-grace-seconds", "3"};
+  launch.extra_args.insert(launch.extra_args.end(), extra_args.begin(), extra_args.end());
+  launch.log_path = log_path;
+  if (launch.log_path.empty()) {
+    scratch_dir_ = dnaserve::testing::MakeTempDir("dnaserve-worker-process");
+    launch.log_path = scratch_dir_ + "/worker.log";
   }
-  if (!dnaserve::testing::WaitForPort(port, std::chrono::seconds(30))) return false;
+  if (!worker_.Start(std::move(launch)) || !worker_.WaitUntilListening()) return false;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                                        grpc::InsecureChannelCredentials(), args));
+  channel_ = grpc::CreateCustomChannel(worker_.address(), grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::Worker::NewStub(channel_);
   return true;
 }
 
@@ -146,6 +142,22 @@ PredictCall WorkerProcess::Predict(const v1::PredictRequest& request,
   return call;
 }
 
-std::string WorkerProcess::Log() const { return ReadFile(log_dir_ + "/worker.log"); }
+grpc::Status WorkerProcess::Predict(const v1::PredictRequest& request, v1::PredictResult* result,
+                                    std::chrono::seconds deadline) {
+  PredictCall call = Predict(request, deadline);
+  if (call.result) *result = std::move(*call.result);
+  return call.status;
+}
+
+std::string WorkerProcess::Log() const { return ReadFile(worker_.log_path()); }
+
+bool WorkerProcess::WaitForLog(const std::string& text, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
 
 }  // namespace dnaserve::worker::testing

@@ -6,6 +6,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,14 +15,14 @@
 
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
+#include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::worker::testing {
 
-std::string WorkerBinary();
+using dnaserve::testing::WorkerBinary;  // tests/support/service_launcher.h
 std::string SharedDataDir();  // <source>/../shared/data
-// `s` quoted for sh.
-std::string ShellQuote(const std::string& s);
+using dnaserve::testing::ShellQuote;  // tests/support/service_launcher.h
 // True when /usr/bin/python3 can import torch.
 bool PythonHasTorch();
 
@@ -57,8 +58,10 @@ struct PredictCall {
   std::optional<v1::PredictResult> result;
 };
 
-// One dnaserve-worker serving `task` from `models_dir` on a free loopback port; stopped on
-// destruction. Its log lives in a scratch directory (kept with DNASERVE_KEEP_TEST_FILES).
+// One dnaserve-worker serving `task` from `models_dir` on a free loopback port (launched by
+// tests/support/service_launcher.h) and a gRPC channel to it; stopped on destruction. Its log is
+// `log_path`, else in a scratch directory (kept with DNASERVE_KEEP_TEST_FILES). It stops within
+// 3 s of SIGTERM (--shutdown-grace-seconds), so a test never waits out the default grace.
 class WorkerProcess {
  public:
   WorkerProcess() = default;
@@ -66,18 +69,42 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
   ~WorkerProcess();
 
+  // Starts the worker (`extra_args` appended to its command line), waits until it listens and
+  // connects to it.
   bool Start(Task task, const std::string& models_dir,
-             const std::vector<std::string>& extra_args = {});
+             const std::vector<std::string>& extra_args = {}, const std::string& log_path = "");
   grpc::Status ListModels(v1::ListModelsResponse* out);
   PredictCall Predict(const v1::PredictRequest& request,
                       std::chrono::seconds deadline = std::chrono::seconds(300));
+  // The same, for callers that want the status and the result apart.
+  grpc::Status Predict(const v1::PredictRequest& request, v1::PredictResult* result,
+                       std::chrono::seconds deadline = std::chrono::seconds(300));
+  v1::Worker::Stub& stub() { return *stub_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  dnaserve::testing::ChildProcess& process() { return worker_.process(); }
   std::string Log() const;
-  int pid() const { return process_.pid(); }
+  // Polls the log for `text` (the worker flushes each line as it writes it).
+  bool WaitForLog(const std::string& text, std::chrono::milliseconds timeout) const;
+  int pid() { return process().pid(); }
 
  private:
-  std::string log_dir_;
-  dnaserve::testing::ChildProcess process_;
+  std::string scratch_dir_;  // removed on destruction; "" when the caller chose the log
+  dnaserve::testing::LaunchedWorker worker_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 
 }  // namespace dnaserve::worker::testing
+
+// In a worker test case (Catch2 with CATCH_CONFIG_PREFIX_ALL): `dir` = the generated model
+// packages, or the test returns with a warning when they cannot be made; fails when the
+// dnaserve-worker binary has not been built.
+#define REQUIRE_MODELS_OR_SKIP(dir)                                                        \
+  std::string why_skipped;                                                                 \
+  auto dir = ::dnaserve::testing::GeneratedModelsDir(&why_skipped);                        \
+  if (!dir) {                                                                              \
+    CATCH_WARN("skipped: " << why_skipped);                                                \
+    return;                                                                                \
+  }                                                                                        \
+  CATCH_INFO("build the dnaserve-worker target first: " << ::dnaserve::testing::WorkerBinary()); \
+  CATCH_REQUIRE(std::filesystem::exists(::dnaserve::testing::WorkerBinary()))

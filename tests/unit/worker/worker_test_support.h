@@ -12,17 +12,16 @@
 #include "common/task.h"
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "dnaserve/worker/v1/worker.pb.h"
+#include "tests/support/predict_requests.h"
+#include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/model.h"
 
 namespace dnaserve::worker::testing {
 
-// The generated model packages (never modified by tests): $DNASERVE_TEST_MODELS_DIR when set
-// (scripts/test exports it), else `/usr/bin/python3 scripts/make_models.py --out <tmp>` run once
-// per test process (removed at exit unless DNASERVE_KEEP_TEST_FILES is set). nullopt, with the
-// reason in *why, when LibTorch for Python is not installed.
-std::optional<std::string> GeneratedModelsDir(std::string* why);
+using dnaserve::testing::GeneratedModelsDir;  // tests/support/service_launcher.h
 
 // A fake model: `fn` maps the inputs to the outputs; calls are counted.
 class FakeModel : public Model {
@@ -44,18 +43,13 @@ class FakeModel : public Model {
 // A manifest like the generated package of `task` (no files behind it).
 ModelManifest TestManifest(Task task);
 
-// `n` random bases (A/C/G/T) from a fixed seed.
-std::string RandomBases(size_t n, unsigned seed);
-
-// A request for `task` with the gateway's default options and `length` random bases (expression:
-// exactly its 9,198 bp window), named "chrT".
-v1::PredictRequest RequestFor(Task task, size_t length, unsigned seed = 7);
+using dnaserve::testing::RandomBases;  // tests/support/predict_requests.h
+using dnaserve::testing::RequestFor;
 
 // Removes a test's scratch directory unless DNASERVE_KEEP_TEST_FILES is set.
 void RemoveScratch(const std::string& dir);
 
-// Reads a whole file; "" when missing.
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, const std::string& text);
+using dnaserve::testing::ReadFile;  // tests/support/test_files.h
+using dnaserve::testing::WriteFile;
 
 }  // namespace dnaserve::worker::testing
