@@ -27,7 +27,6 @@ The package id is the name of the --out directory (default name: splice-openspli
 """
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -43,6 +42,7 @@ from torch import nn
 
 sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 from dnaserve_tools import openspliceai_reference as ref  # the architecture and the published usage
+from training.common import sha256_file
 
 FORMAT_VERSION = 1
 DEFAULT_ID = "splice-openspliceai-mane"
@@ -150,13 +150,6 @@ def check_export(module, members: List[ref.SpliceNet]) -> float:
     return float(np.abs(got - expected).max())
 
 
-def sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
 
 def description() -> str:
     return ("OpenSpliceAI MANE 10000nt ensemble (published checkpoints, GPL-3.0): the 5 released "
@@ -186,7 +179,7 @@ def manifest_for(model_id: str, is_default: bool) -> dict:
 
 
 def model_card(model_id: str, checkpoints: List[str], max_diff: float) -> str:
-    rows = "\n".join(f"| `{os.path.basename(p)}` | `{sha256(p)}` |" for p in checkpoints)
+    rows = "\n".join(f"| `{os.path.basename(p)}` | `{sha256_file(p)}` |" for p in checkpoints)
     return f"""# {model_id}
 
 **Published weights, GPL-3.0.** This package is a conversion of the OpenSpliceAI checkpoints

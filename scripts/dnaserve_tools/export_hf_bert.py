@@ -26,7 +26,6 @@ package); bf16/fp16 weights are converted to float32.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
@@ -41,6 +40,7 @@ from dnaserve_models.hf_bert import (BertSpec, ConfigError, SequenceTaskModel,
                                      SpecialTokens, TokenTaskModel, map_state_dict)
 from dnaserve_models.hf_tokenizer_json import (TokenizerJsonError,
                                                read_tokenizer_json)
+from training.common import sha256_file
 
 FORMAT_VERSION = 1
 TASKS = {
@@ -57,13 +57,6 @@ SELF_CHECK_TOLERANCE = 1e-5
 class ExportError(Exception):
     pass
 
-
-def sha256_of(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def generic_labels(id2label: Dict[int, str]) -> bool:
@@ -370,9 +363,9 @@ def export(args) -> str:
     if args.seed is not None:
         manifest["seed"] = args.seed
 
-    files = {name: sha256_of(os.path.join(checkpoint, name))
+    files = {name: sha256_file(os.path.join(checkpoint, name))
              for name in weight_files + ["config.json"]}
-    files["tokenizer.json"] = sha256_of(tokenizer_path)
+    files["tokenizer.json"] = sha256_file(tokenizer_path)
     parent = os.path.dirname(package_dir)
     os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".{model_id}.staging")

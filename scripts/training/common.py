@@ -213,11 +213,8 @@ def seeded(seed: int) -> random.Random:
 
 
 def sha256_file(path: str) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def trained_manifest(model_id: str, task: str, description: str, is_default: bool,

@@ -319,8 +319,8 @@ def openspliceai_package() -> Optional[str]:
         print(f"  OpenSpliceAI comparison skipped: {OPENSPLICEAI_DIR} is absent "
               "(../shared/data beside the repository)", flush=True)
         return None
-    converter = os.path.join(common.SCRIPTS_DIR, "convert_openspliceai.py")
-    reference = os.path.join(common.SCRIPTS_DIR, "openspliceai_reference.py")
+    converter = os.path.join(common.SCRIPTS_DIR, "dnaserve_tools", "convert_openspliceai.py")
+    reference = os.path.join(common.SCRIPTS_DIR, "dnaserve_tools", "openspliceai_reference.py")
     digest = hashlib.sha256()
     for path in (converter, reference):
         with open(path, "rb") as handle:
