@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <memory>
 
+#include "common/task.h"
 #include "runner/variant/tss_window.h"
 
 namespace dnaserve::gateway {
@@ -107,7 +108,7 @@ StatusOr<std::optional<variant::TissueMatch>> BackendExpressionScorer::MatchTiss
   pb::PredictRequest request;
   request.set_model(*model);
   // The match depends on the description only; an all-N window is the cheapest valid input.
-  request.set_sequence(std::string(variant::kWindowBp, 'N'));
+  request.set_sequence(std::string(kExpressionWindowBp, 'N'));
   request.set_sequence_name("description-match");
   request.mutable_expression()->set_description(std::string(description));
   calls_.fetch_add(1);
