@@ -51,9 +51,9 @@ const std::string kPredictRoute = "route=\"/v1/tasks/{task}/predict\",method=\"P
 // A synchronous 400 kb annotation as GFF3: long enough to be in flight when a signal lands.
 std::future<HttpResult> StartLongRequest(const std::string& base, const std::string& key) {
   return std::async(std::launch::async, [base, key] {
-    return HttpRequest("POST", base + "/v1/tasks/annotation/predict?format=gff3",
-                       {"Authorization: Bearer " + key, "Content-Type: application/json"},
-                       MinimalBody("annotation", 400000), 300);
+    return GatewayRequest("POST", base, "/v1/tasks/annotation/predict?format=gff3",
+                          {"Authorization: Bearer " + key, "Content-Type: application/json"},
+                          MinimalBody("annotation", 400000), 300);
   });
 }
 
@@ -182,10 +182,10 @@ TEST_CASE("a gateway given SIGTERM leaves readiness, finishes what it accepted, 
 
   // An async job and a sync request, both long (400 kb annotation), in flight at SIGTERM: the
   // sync one runs on this gateway, the async one on the service's runner.
-  auto submitted = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
-                               {"Authorization: Bearer " + svc->keys().alice,
-                                "Content-Type: application/json", "Prefer: respond-async"},
-                               MinimalBody("annotation", 400000));
+  auto submitted = GatewayRequest("POST", base, "/v1/tasks/annotation/predict",
+                                  {"Authorization: Bearer " + svc->keys().alice,
+                                   "Content-Type: application/json", "Prefer: respond-async"},
+                                  MinimalBody("annotation", 400000));
   REQUIRE(submitted.status == 202);
   auto sync = StartLongRequest(base, svc->keys().alice);
   REQUIRE(WaitForSample(admin, "dnaserve_jobs_in_progress{state=\"running\"}", 1));
@@ -196,7 +196,7 @@ TEST_CASE("a gateway given SIGTERM leaves readiness, finishes what it accepted, 
                   std::chrono::seconds(5)));
   auto draining = HttpRequest("GET", admin + "/ready");
   CHECK(std::string((*ParseJson(draining.body))["status"].GetString()) == "draining");
-  auto health = HttpRequest("GET", base + "/health");
+  auto health = GatewayRequest("GET", base, "/health");
   CHECK(health.status == 200);
   REQUIRE(health.Header("connection"));
   std::string connection = *health.Header("connection");
@@ -252,9 +252,9 @@ TEST_CASE("a worker given SIGTERM finishes its in-flight call and stays live whi
   REQUIRE(exit_code.has_value());
   CHECK(*exit_code == 0);
   // With its only worker gone the family answers 503 with the envelope, never a hang.
-  auto after = HttpRequest("POST", base + "/v1/tasks/annotation/predict",
-                           {"Authorization: Bearer " + svc->keys().alice,
-                            "Content-Type: application/json"},
-                           MinimalBody("annotation", 3000), 60);
+  auto after = GatewayRequest(
+      "POST", base, "/v1/tasks/annotation/predict",
+      {"Authorization: Bearer " + svc->keys().alice, "Content-Type: application/json"},
+      MinimalBody("annotation", 3000), 60);
   CHECK(after.status == 503);
 }

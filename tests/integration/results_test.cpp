@@ -28,7 +28,7 @@ HttpResult Poll(const std::string& base, const std::string& job_id, const std::s
                 std::vector<std::string> extra = {}) {
   std::vector<std::string> headers = {"Authorization: Bearer " + key};
   headers.insert(headers.end(), extra.begin(), extra.end());
-  return HttpRequest("GET", base + "/v1/tasks/jobs/" + job_id, headers);
+  return GatewayRequest("GET", base, "/v1/tasks/jobs/" + job_id, headers);
 }
 
 HttpResult WaitDone(const std::string& base, const std::string& job_id, const std::string& key) {
@@ -42,10 +42,10 @@ HttpResult WaitDone(const std::string& base, const std::string& job_id, const st
 }
 
 HttpResult Submit(const std::string& base, const std::string& body, const std::string& key) {
-  return HttpRequest("POST", base + "/v1/tasks/chromatin/predict",
-                     {"Authorization: Bearer " + key, "Content-Type: application/json",
-                      "Prefer: respond-async"},
-                     body);
+  return GatewayRequest(
+      "POST", base, "/v1/tasks/chromatin/predict",
+      {"Authorization: Bearer " + key, "Content-Type: application/json", "Prefer: respond-async"},
+      body);
 }
 
 TEST_CASE("chromatin: more features above the threshold than the cap is a 422 with the "

@@ -128,7 +128,7 @@ class BundledService {
   }
 
   HttpResult Get(const std::string& path) const {
-    return HttpRequest("GET", gateway_.base_url() + path);
+    return GatewayRequest("GET", gateway_.base_url(), path);
   }
 
  private:

@@ -1,12 +1,17 @@
 #include "tests/integration/service_fixture.h"
 
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "gateway/auth/key_store.h"
 
@@ -202,6 +207,51 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   return condition();
+}
+
+namespace {
+const std::thread::id kTestThread = std::this_thread::get_id();  // set during static init
+std::mutex documents_mutex;
+std::map<std::string, std::shared_ptr<OpenApiCheck>> documents;  // by gateway address
+std::vector<std::string> undocumented_elsewhere;                 // found on other threads
+
+std::shared_ptr<OpenApiCheck> DocumentOf(const std::string& base_url) {
+  std::lock_guard<std::mutex> lock(documents_mutex);
+  auto it = documents.find(base_url);
+  if (it != documents.end()) return it->second;
+  HttpResult document = HttpRequest("GET", base_url + "/v1/openapi.json", {}, "", 10);
+  std::string error;
+  std::shared_ptr<OpenApiCheck> check =
+      document.status == 200 ? OpenApiCheck::FromDocument(document.body, &error) : nullptr;
+  if (check) documents[base_url] = check;
+  return check;
+}
+}  // namespace
+
+HttpResult GatewayRequest(const std::string& method, const std::string& base_url,
+                          const std::string& path, const std::vector<std::string>& headers,
+                          const std::string& body, long timeout_seconds) {
+  HttpResult response = HttpRequest(method, base_url + path, headers, body, timeout_seconds);
+  if (response.status == 0) return response;
+  std::string problem;
+  if (auto check = DocumentOf(base_url)) problem = check->Check(method, path, response);
+  if (!problem.empty())
+    problem = method + " " + path + ": " + problem + "; body: " + response.body.substr(0, 500);
+  if (std::this_thread::get_id() != kTestThread) {
+    if (!problem.empty()) {
+      std::lock_guard<std::mutex> lock(documents_mutex);
+      undocumented_elsewhere.push_back(problem);
+    }
+    return response;
+  }
+  std::vector<std::string> earlier;
+  {
+    std::lock_guard<std::mutex> lock(documents_mutex);
+    earlier.swap(undocumented_elsewhere);
+  }
+  for (const std::string& p : earlier) FAIL_CHECK(p);
+  if (!problem.empty()) FAIL_CHECK(problem);
+  return response;
 }
 
 double MetricSample(const std::string& admin_url, const std::string& series) {

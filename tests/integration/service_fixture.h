@@ -102,6 +102,15 @@ std::string KeyEntry(const std::string& key, const std::string& client, bool ena
   INFO(var##_failure);                                 \
   REQUIRE(var != nullptr)
 
+// HttpRequest to the gateway at `base_url` (no trailing slash) for `path`, checked against the
+// /v1/openapi.json that gateway serves (fetched once per address), as Service::Get/Post check
+// theirs: for tests that run gateways of their own. An undocumented answer fails the test; one
+// received on another thread fails it at the next documented request on the test's thread
+// (Catch2 assertions belong to that thread). No answer at all (status 0) is not checked.
+HttpResult GatewayRequest(const std::string& method, const std::string& base_url,
+                          const std::string& path, const std::vector<std::string>& headers = {},
+                          const std::string& body = "", long timeout_seconds = 60);
+
 // Parses a JSON body; fails the current test when it is not JSON.
 std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body);
 std::string RandomDna(size_t length, unsigned seed = 7);

@@ -78,10 +78,10 @@ struct VariantService {
     std::vector<std::string> headers = {"Authorization: Bearer " + key,
                                         "Content-Type: application/json"};
     if (async) headers.push_back("Prefer: respond-async");
-    return HttpRequest("POST", base + kPath, headers, body, 120);
+    return GatewayRequest("POST", base, kPath, headers, body, 120);
   }
   HttpResult Get(const std::string& path, const std::string& key) const {
-    return HttpRequest("GET", base + path, {"Authorization: Bearer " + key});
+    return GatewayRequest("GET", base, path, {"Authorization: Bearer " + key});
   }
   // The job's final answer (anything but 202), polling every 100 ms for up to 10 minutes.
   HttpResult Poll(const std::string& job_id, const std::string& key,

@@ -82,7 +82,7 @@ class PromoterStack {
   HttpResult Predict(const std::string& body, std::vector<std::string> headers = {}) const {
     headers.push_back("Authorization: Bearer " + key_);
     headers.push_back("Content-Type: application/json");
-    return HttpRequest("POST", base() + "/v1/tasks/promoter/predict", headers, body, 300);
+    return GatewayRequest("POST", base(), "/v1/tasks/promoter/predict", headers, body, 300);
   }
   // The raw HTTP/1.1 request Predict would send (for clients that close their socket).
   std::string RawPredict(const std::string& body, const std::string& extra_header = "") const {
@@ -247,8 +247,8 @@ TEST_CASE("a sync client that disconnects cancels its worker call, an async one 
   HttpResult job;
   REQUIRE(WaitFor(
       [&] {
-        job = HttpRequest("GET", stack.base() + "/v1/tasks/jobs/" + job_id,
-                          {"Authorization: Bearer " + stack.key()});
+        job = GatewayRequest("GET", stack.base(), "/v1/tasks/jobs/" + job_id,
+                             {"Authorization: Bearer " + stack.key()});
         return job.status != 202;
       },
       std::chrono::seconds(60)));
