@@ -161,8 +161,8 @@ TEST_CASE("the per-client result allowance evicts a tenant's own oldest results,
   LaunchedGateway gateway;
   REQUIRE(gateway.Start(std::move(launch)));
   const std::string base = gateway.base_url();
-  REQUIRE(WaitFor([&] { return HttpRequest("GET", base + "/health", {}, "", 2).status == 200; },
-                  std::chrono::seconds(60)));
+  // Ready for chromatin jobs once its catalogue knows the chromatin models (not at /health).
+  REQUIRE(WaitForModelLists(base, {"chromatin"}) == "");
 
   auto kept = Submit(base, body, victim);
   REQUIRE(kept.status == 202);

@@ -259,6 +259,8 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
       {"/redoc/assets/{file}", "get"},
       {"/viewer", "get"},
       {"/viewer/assets/{file}", "get"},
+      {"/v1/models/{model}/card", "get"},
+      {"/v1/models/{model}/card/{file}", "get"},
   };
   for (Task task : kAllTasks) {
     routes.push_back({"/v1/tasks/" + std::string(TaskName(task)) + "/predict", "post"});
