@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -66,18 +67,49 @@ std::string MakeTempDir(const std::string& prefix) {
   return std::string(dir);
 }
 
-int FreePort() {
+namespace {
+
+// A loopback port the kernel says is free now, or 0.
+int KernelFreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
   close(fd);
   return port;
+}
+
+}  // namespace
+
+int FreePort() {
+  // ctest runs test processes side by side, and a port is free only until its server binds it:
+  // two processes can be handed the same one in that window. gRPC servers bind with
+  // SO_REUSEPORT by default, so both would then listen and share connections (a gateway of one
+  // test talking to a worker of another). Each port handed out is therefore claimed across
+  // processes with an flock on a file named after it, held until this process exits.
+  static const std::string dir = [] {
+    std::string d = "/tmp/dnaserve-test-ports";
+    mkdir(d.c_str(), 0777);
+    return d;
+  }();
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const int port = KernelFreePort();
+    if (port == 0) continue;
+    const std::string claim = dir + "/" + std::to_string(port);
+    int fd = open(claim.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return port;  // no claims possible here: the kernel's word alone
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return port;  // fd stays open: the claim lasts
+    close(fd);                                            // another process holds this port
+  }
+  return KernelFreePort();
 }
 
 bool WaitForPort(int port, std::chrono::milliseconds timeout) {

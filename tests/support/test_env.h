@@ -20,7 +20,8 @@ std::string MakeTempDir(const std::string& prefix);
 // Removes `path` (a file or a directory tree) at process exit, as MakeTempDir's directories are.
 void RemoveAtExit(const std::string& path);
 
-// A loopback TCP port that was free a moment ago (bind to port 0, read it back, close).
+// A loopback TCP port that was free a moment ago (bind to port 0, read it back, close), claimed
+// for this process so that no other test process is handed it too (see test_env.cc).
 int FreePort();
 // Polls until something accepts on 127.0.0.1:port, or the timeout passes.
 bool WaitForPort(int port, std::chrono::milliseconds timeout);

@@ -118,6 +118,10 @@ int RunWorkerServer(const WorkerConfig& config) {
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &bound_port);
+  // gRPC binds with SO_REUSEPORT by default: a second worker given a taken address would start
+  // and silently share its connections with the first (a request for one model family reaching
+  // another). Without it the second fails to listen, and says so.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   // Gateways ping connections with calls open (every 10 s by default, never more often than
   // every 5 s) to notice a worker that stopped answering. gRPC's default policy calls pings more

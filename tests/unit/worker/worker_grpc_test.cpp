@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "proto/status_codec.h"
 #include "tests/support/test_env.h"
+#include "tests/support/test_files.h"
 #include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 
@@ -165,6 +167,31 @@ CATCH_TEST_CASE("worker over gRPC: every task lists its model and predicts, cold
     CATCH_CHECK(log.find(request.sequence().substr(5000, 40)) == std::string::npos);
     worker.process().Stop();
   }
+}
+
+CATCH_TEST_CASE("worker: a second worker given a taken address fails to listen, never shares it",
+                "[grpc]") {
+  REQUIRE_MODELS_OR_SKIP(models);
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-taken-port");
+  dnaserve::testing::WorkerLaunch launch;
+  launch.task = "splice";
+  launch.models_dir = *models;
+  launch.log_path = dir + "/first.log";
+  dnaserve::testing::LaunchedWorker first;
+  CATCH_REQUIRE(first.Start(std::move(launch)));
+  CATCH_REQUIRE(first.WaitUntilListening(std::chrono::seconds(60)));
+
+  // With gRPC's default SO_REUSEPORT both would listen and split the connections between them.
+  dnaserve::testing::ChildProcess second;
+  CATCH_REQUIRE(second.Start({WorkerBinary(), "--task", "promoter", "--listen", first.address(),
+                              "--models-dir", *models},
+                             {}, dir + "/second.log"));
+  const std::optional<int> exit_code = second.WaitExit(std::chrono::seconds(60));
+  CATCH_REQUIRE(exit_code.has_value());
+  CATCH_CHECK(*exit_code != 0);
+  CATCH_CHECK(dnaserve::testing::ReadFile(dir + "/second.log").find("listen_failed") !=
+              std::string::npos);
+  CATCH_CHECK(first.process().Running());
 }
 
 CATCH_TEST_CASE("worker over gRPC: health, unknown model, invalid input, record cap", "[grpc]") {
