@@ -70,6 +70,30 @@ std::optional<std::string> Decoded(const HttpResult& response) {
   return out;
 }
 
+// The pointer of the response object `pointer` names, following its local `$ref`s
+// (`#/components/responses/...`), so a shared response is checked like an inline one; empty, with
+// `problem` set, for a reference that leaves the document, dangles or loops.
+std::string ResolvedResponse(const rapidjson::Document& doc, std::string pointer,
+                             std::string* problem) {
+  for (int hops = 0; hops < 8; ++hops) {
+    const rapidjson::Value* response = rapidjson::Pointer(pointer.c_str()).Get(doc);
+    if (response == nullptr || !response->IsObject()) {
+      *problem = "the document's response " + pointer + " is not an object";
+      return "";
+    }
+    const auto ref = response->FindMember("$ref");
+    if (ref == response->MemberEnd()) return pointer;
+    const std::string target = ref->value.IsString() ? ref->value.GetString() : "";
+    if (target.rfind("#/", 0) != 0) {
+      *problem = "the response " + pointer + " refers outside the document: '" + target + "'";
+      return "";
+    }
+    pointer = target.substr(1);
+  }
+  *problem = "the response references starting at " + pointer + " do not end";
+  return "";
+}
+
 }  // namespace
 
 struct OpenApiCheck::Impl {
@@ -185,6 +209,9 @@ std::string OpenApiCheck::Check(const std::string& method, const std::string& ta
       }
     }
     if (response_pointer.empty()) return what + ": status not documented for the operation";
+    std::string problem;
+    response_pointer = ResolvedResponse(doc, response_pointer, &problem);
+    if (response_pointer.empty()) return what + ": " + problem;
   }
 
   const std::string content_type = response.Header("content-type").value_or("");

@@ -199,5 +199,37 @@ TEST_CASE("gzip-encoded job results are checked after inflating", "[openapi]") {
   CHECK(Checker().Check("GET", "/v1/tasks/jobs/j", r).find("not JSON") != std::string::npos);
 }
 
+TEST_CASE("a response shared through $ref is checked like an inline one", "[openapi]") {
+  // A small document whose 200 and 404 responses are references into components/responses.
+  const std::string document = R"({
+    "openapi": "3.1.0",
+    "paths": {"/thing": {"get": {"responses": {
+      "200": {"$ref": "#/components/responses/Thing"},
+      "404": {"$ref": "#/components/responses/Alias"},
+      "500": {"$ref": "#/components/responses/Loop"},
+      "503": {"$ref": "https://example.org/elsewhere.json"}}}}},
+    "components": {
+      "schemas": {"ErrorEnvelope": {"type": "object"}},
+      "responses": {
+        "Thing": {"description": "a thing", "content": {"application/json": {"schema": {
+          "type": "object", "required": ["n"], "additionalProperties": false,
+          "properties": {"n": {"type": "integer"}}}}}},
+        "Alias": {"$ref": "#/components/responses/Thing"},
+        "Loop": {"$ref": "#/components/responses/Loop"}}}})";
+  std::string error;
+  const auto check = OpenApiCheck::FromDocument(document, &error);
+  INFO(error);
+  REQUIRE(check != nullptr);
+  CHECK(check->Check("GET", "/thing", Json(200, R"({"n":1})")) == "");
+  CHECK(check->Check("GET", "/thing", Json(200, R"({"n":"one"})")).find("does not match") !=
+        std::string::npos);
+  CHECK(check->Check("GET", "/thing", Json(404, R"({"n":2})")) == "");  // a chain of two
+  CHECK(check->Check("GET", "/thing", Json(404, R"({"m":2})")).find("does not match") !=
+        std::string::npos);
+  CHECK(check->Check("GET", "/thing", Json(500, "{}")).find("do not end") != std::string::npos);
+  CHECK(check->Check("GET", "/thing", Json(503, "{}")).find("outside the document") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace dnaserve::gateway
