@@ -94,12 +94,7 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
   w.Field("task", TaskName(input.task));
   RendererFor(input.task).counts(w, input, result);
   w.EndObject();
-  if (input.task == Task::kExpression) {
-    w.Key("description_match");
-    WriteDescriptionMatch(w, result.expression().has_description_match()
-                                 ? &result.expression().description_match()
-                                 : nullptr);
-  }
+  RendererFor(input.task).meta(w, input, result);
   w.EndObject();
 
   w.EndObject();

@@ -404,22 +404,33 @@ void ExpressionCounts(JsonWriter& w, const ValidatedPredict& input, const pb::Pr
   WriteSpan(w, input.scored_start, input.scored_end);
 }
 
+// Which training context(s) the description was matched to (null when the model has none).
+void ExpressionMeta(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+  w.Key("description_match");
+  WriteDescriptionMatch(w, result.expression().has_description_match()
+                               ? &result.expression().description_match()
+                               : nullptr);
+}
+
 }  // namespace
 
 const TaskRenderer& RendererFor(Task task) {
-  // input, summary, data, formats, counts
+  // input, summary, data, formats, counts, meta
   static const std::map<Task, TaskRenderer> kRenderers = {
       {Task::kPromoter,
-       {Nothing, PromoterSummary, PromoterData, WorkerFormats, PromoterCounts}},
-      {Task::kSplice, {Nothing, SpliceSummary, SpliceData, WorkerFormats, SpliceCounts}},
+       {Nothing, PromoterSummary, PromoterData, WorkerFormats, PromoterCounts, Nothing}},
+      {Task::kSplice,
+       {Nothing, SpliceSummary, SpliceData, WorkerFormats, SpliceCounts, Nothing}},
       {Task::kEnhancer,
-       {Nothing, EnhancerSummary, EnhancerData, WorkerFormats, EnhancerCounts}},
+       {Nothing, EnhancerSummary, EnhancerData, WorkerFormats, EnhancerCounts, Nothing}},
       {Task::kChromatin,
-       {Nothing, ChromatinSummary, ChromatinData, WorkerFormats, ChromatinCounts}},
+       {Nothing, ChromatinSummary, ChromatinData, WorkerFormats, ChromatinCounts, Nothing}},
       {Task::kAnnotation,
-       {Nothing, AnnotationSummary, AnnotationData, AnnotationFormats, AnnotationCounts}},
+       {Nothing, AnnotationSummary, AnnotationData, AnnotationFormats, AnnotationCounts,
+        Nothing}},
       {Task::kExpression,
-       {ExpressionInput, ExpressionSummary, ExpressionData, WorkerFormats, ExpressionCounts}},
+       {ExpressionInput, ExpressionSummary, ExpressionData, WorkerFormats, ExpressionCounts,
+        ExpressionMeta}},
   };
   return kRenderers.at(task);  // every Task has a row: the render tests go through all six
 }

@@ -21,6 +21,7 @@ struct TaskRenderer {
   TaskWriter data;     // the task's own data keys (regions, sites, windows, transcripts, ...)
   TaskWriter formats;  // data.formats: the text tracks the worker rendered (gff3, bed, ...)
   TaskWriter counts;   // meta.task_specific_counts after its task key
+  TaskWriter meta;     // the task's own meta keys after task_specific_counts
 };
 
 const TaskRenderer& RendererFor(Task task);
