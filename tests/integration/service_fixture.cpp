@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gateway/auth/key_store.h"
+#include "tests/support/openapi_check.h"
 
 namespace dnaserve::testing {
 namespace {
@@ -136,9 +137,7 @@ bool Service::Start(std::string* failure) {
     return false;
   }
   // From here on every response is checked against the document this gateway serves.
-  HttpResult document = Get("/v1/openapi.json");
-  openapi_ = OpenApiCheck::FromDocument(document.body, skip_reason);
-  return openapi_ != nullptr;
+  return LoadGatewayDocument(base_url(), skip_reason);
 }
 
 Service::~Service() {
@@ -164,24 +163,14 @@ GatewayLaunch Service::AnotherGateway(const std::string& log_path) const {
 HttpResult Service::Get(const std::string& path, const std::string& key,
                         std::vector<std::string> headers) const {
   if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
-  return Documented("GET", path, HttpRequest("GET", base_url() + path, headers));
+  return GatewayRequest("GET", base_url(), path, headers);
 }
 
 HttpResult Service::Post(const std::string& path, const std::string& body, const std::string& key,
                          std::vector<std::string> headers) const {
   if (!key.empty()) headers.push_back("Authorization: Bearer " + key);
   headers.push_back("Content-Type: application/json");
-  return Documented("POST", path, HttpRequest("POST", base_url() + path, headers, body, 300));
-}
-
-HttpResult Service::Documented(const std::string& method, const std::string& path,
-                               HttpResult response) const {
-  if (openapi_) {
-    const std::string problem = openapi_->Check(method, path, response);
-    INFO("body: " << response.body.substr(0, 2000));
-    CHECK(problem == "");
-  }
-  return response;
+  return GatewayRequest("POST", base_url(), path, headers, body, 300);
 }
 
 std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body) {
@@ -215,18 +204,46 @@ std::mutex documents_mutex;
 std::map<std::string, std::shared_ptr<OpenApiCheck>> documents;  // by gateway address
 std::vector<std::string> undocumented_elsewhere;                 // found on other threads
 
-std::shared_ptr<OpenApiCheck> DocumentOf(const std::string& base_url) {
-  std::lock_guard<std::mutex> lock(documents_mutex);
-  auto it = documents.find(base_url);
-  if (it != documents.end()) return it->second;
+std::shared_ptr<OpenApiCheck> FetchDocument(const std::string& base_url, std::string* error) {
   HttpResult document = HttpRequest("GET", base_url + "/v1/openapi.json", {}, "", 10);
+  if (document.status != 200) {
+    *error = "GET " + base_url + "/v1/openapi.json answered " + std::to_string(document.status);
+    return nullptr;
+  }
+  return OpenApiCheck::FromDocument(document.body, error);
+}
+
+// The document of the gateway at `base_url`, fetched on first use; null while it has none.
+std::shared_ptr<OpenApiCheck> DocumentOf(const std::string& base_url) {
+  {
+    std::lock_guard<std::mutex> lock(documents_mutex);
+    auto it = documents.find(base_url);
+    if (it != documents.end()) return it->second;
+  }
   std::string error;
-  std::shared_ptr<OpenApiCheck> check =
-      document.status == 200 ? OpenApiCheck::FromDocument(document.body, &error) : nullptr;
+  std::shared_ptr<OpenApiCheck> check = FetchDocument(base_url, &error);
+  std::lock_guard<std::mutex> lock(documents_mutex);
   if (check) documents[base_url] = check;
   return check;
 }
 }  // namespace
+
+bool LoadGatewayDocument(const std::string& base_url, std::string* error) {
+  std::shared_ptr<OpenApiCheck> check = FetchDocument(base_url, error);
+  if (!check) return false;
+  std::lock_guard<std::mutex> lock(documents_mutex);
+  documents[base_url] = check;
+  return true;
+}
+
+void FailUndocumentedElsewhere() {
+  std::vector<std::string> found;
+  {
+    std::lock_guard<std::mutex> lock(documents_mutex);
+    found.swap(undocumented_elsewhere);
+  }
+  for (const std::string& problem : found) FAIL_CHECK(problem);
+}
 
 HttpResult GatewayRequest(const std::string& method, const std::string& base_url,
                           const std::string& path, const std::vector<std::string>& headers,
@@ -244,12 +261,7 @@ HttpResult GatewayRequest(const std::string& method, const std::string& base_url
     }
     return response;
   }
-  std::vector<std::string> earlier;
-  {
-    std::lock_guard<std::mutex> lock(documents_mutex);
-    earlier.swap(undocumented_elsewhere);
-  }
-  for (const std::string& p : earlier) FAIL_CHECK(p);
+  FailUndocumentedElsewhere();
   if (!problem.empty()) FAIL_CHECK(problem);
   return response;
 }

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/openapi_check.h"
 #include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
 
@@ -67,9 +66,6 @@ class Service {
  private:
   Service() = default;
   bool Start(std::string* failure);
-  // Fails the current test when the response is not what /v1/openapi.json documents.
-  HttpResult Documented(const std::string& method, const std::string& path,
-                        HttpResult response) const;
 
   std::string dir_;
   int runner_admin_port_ = 0;
@@ -79,7 +75,6 @@ class Service {
   std::map<std::string, LaunchedWorker> workers_;
   ChildProcess runner_;
   LaunchedGateway gateway_;
-  std::unique_ptr<OpenApiCheck> openapi_;
 };
 
 // The bundled packages (scripts/test exports their directory in DNASERVE_TEST_MODELS_DIR, else
@@ -110,6 +105,18 @@ std::string KeyEntry(const std::string& key, const std::string& client, bool ena
 HttpResult GatewayRequest(const std::string& method, const std::string& base_url,
                           const std::string& path, const std::vector<std::string>& headers = {},
                           const std::string& body = "", long timeout_seconds = 60);
+// Fetches (again) the /v1/openapi.json the gateway at `base_url` serves and checks every later
+// GatewayRequest to it against that; false, with the reason, when it is not a usable document.
+// Fixtures call it once their gateway is ready, so a broken document stops them at once rather
+// than leaving their requests unchecked.
+bool LoadGatewayDocument(const std::string& base_url, std::string* error);
+// Fails the current test for every answer found undocumented on another thread since the last
+// request on the test's thread. Tests whose requests run on threads of their own end with it
+// (UndocumentedElsewhereGuard does that when their scope ends).
+void FailUndocumentedElsewhere();
+struct UndocumentedElsewhereGuard {
+  ~UndocumentedElsewhereGuard() { FailUndocumentedElsewhere(); }
+};
 
 // Parses a JSON body; fails the current test when it is not JSON.
 std::shared_ptr<rapidjson::Document> ParseJson(const std::string& body);

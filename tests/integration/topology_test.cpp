@@ -28,7 +28,6 @@
 #include "gateway/dispatch/worker_client.h"
 #include "gateway/validation/predict_request.h"
 #include "tests/integration/service_fixture.h"
-#include "tests/support/openapi_check.h"
 #include "tests/support/test_files.h"
 
 using namespace dnaserve::testing;
@@ -101,40 +100,19 @@ class Topology {
                                        promoter_model_ + "\",code=\"" + code + "\"}");
   }
 
+  // Checked against the document the gateway serves (GatewayRequest): the tests call these on
+  // threads of their own too, so REQUIRE_TOPOLOGY fails a case at its end for what those found.
   HttpResult Post(int gateway_index, const std::string& path, const std::string& body,
                   const std::string& key, std::vector<std::string> headers = {}) const {
     headers.push_back("Authorization: Bearer " + key);
     headers.push_back("Content-Type: application/json");
-    return Documented("POST", path, HttpRequest("POST", gateway(gateway_index) + path, headers,
-                                                body, 300));
+    return GatewayRequest("POST", gateway(gateway_index), path, headers, body, 300);
   }
   HttpResult Get(int gateway_index, const std::string& path, const std::string& key) const {
-    return Documented("GET", path, HttpRequest("GET", gateway(gateway_index) + path,
-                                               {"Authorization: Bearer " + key}));
-  }
-
-  // What /v1/openapi.json did not describe since the last call. Post and Get run on the tests'
-  // own threads too, where Catch2 assertions are not allowed, so they collect; DocumentedGuard
-  // checks at the end of each test case, on its thread.
-  std::vector<std::string> TakeUndocumented() const {
-    std::lock_guard<std::mutex> lock(undocumented_mutex_);
-    return std::exchange(undocumented_, {});
+    return GatewayRequest("GET", gateway(gateway_index), path, {"Authorization: Bearer " + key});
   }
 
  private:
-  HttpResult Documented(const std::string& method, const std::string& path,
-                        HttpResult response) const {
-    if (openapi_) {
-      std::string problem = openapi_->Check(method, path, response);
-      if (!problem.empty()) {
-        std::lock_guard<std::mutex> lock(undocumented_mutex_);
-        undocumented_.push_back(method + " " + path + ": " + problem + "; body: " +
-                                response.body.substr(0, 500));
-      }
-    }
-    return response;
-  }
-
   bool Start(std::string* failure) {
     dir_ = MakeTempDir("dnaserve-topology");
     redis_ = RedisServer::Start();
@@ -198,10 +176,11 @@ class Topology {
     auto models_list = HttpRequest("GET", gateway(0) + "/v1/tasks/promoter/models");
     auto doc = ParseJson(models_list.body);
     promoter_model_ = (*doc)["default_model"].GetString();
-    // From here on every response is checked against the document the gateways serve.
-    openapi_ = OpenApiCheck::FromDocument(HttpRequest("GET", gateway(0) + "/v1/openapi.json").body,
-                                          failure);
-    return openapi_ != nullptr;
+    // From here on every response is checked against the document each gateway serves.
+    for (int i = 0; i < kReplicas; ++i) {
+      if (!LoadGatewayDocument(gateway(i), failure)) return false;
+    }
+    return true;
   }
 
   std::string dir_;
@@ -213,28 +192,12 @@ class Topology {
   std::string generous_key_;
   std::string quota_key_;
   std::string promoter_model_;
-  std::unique_ptr<OpenApiCheck> openapi_;
-  mutable std::mutex undocumented_mutex_;
-  mutable std::vector<std::string> undocumented_;
-};
-
-// Fails the test case, at its end, for every response the document did not describe.
-class DocumentedGuard {
- public:
-  explicit DocumentedGuard(const Topology* t) : t_(t) {}
-  ~DocumentedGuard() {
-    if (t_ == nullptr) return;
-    for (const std::string& problem : t_->TakeUndocumented()) FAIL_CHECK(problem);
-  }
-
- private:
-  const Topology* t_;
 };
 
 #define REQUIRE_TOPOLOGY(var)                     \
   std::string var##_failure;                      \
   Topology* var = Topology::Get(&var##_failure);  \
-  DocumentedGuard var##_documented(var);          \
+  UndocumentedElsewhereGuard var##_documented;    \
   INFO(var##_failure);                            \
   REQUIRE(var != nullptr)
 
