@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from training import cards, cli, metrics, registry
+from training import cards, cli, expression, metrics, registry
 from training.shuffle import dinucleotide_shuffle
 
 
@@ -213,6 +213,56 @@ class ParallelTrainingOrderTest(unittest.TestCase):
         self.assertEqual(cli.next_ready(["annotation"], names, {"splice"}), "annotation")
         # without splice in the run, annotation embeds the committed splice package
         self.assertEqual(cli.next_ready(["annotation"], ["annotation"], set()), "annotation")
+
+
+class ExpressionFittingTest(unittest.TestCase):
+    def test_block_folds_are_contiguous_and_keep_neighbours_out_of_the_fit(self):
+        rng = np.random.default_rng(5)
+        positions = rng.integers(0, 10_000_000, size=97)
+        folds = expression.block_folds(positions, folds=5, buffer_bp=300_000)
+        self.assertEqual(len(folds), 5)
+        tested = np.concatenate([test for _, test in folds])
+        self.assertEqual(sorted(tested.tolist()), list(range(97)))  # every gene tested once
+        for fit, test in folds:
+            lo, hi = positions[test].min(), positions[test].max()
+            # No other fold's gene lies inside the block: blocks are contiguous stretches.
+            inside = np.flatnonzero((positions >= lo) & (positions <= hi))
+            self.assertEqual(sorted(inside.tolist()), sorted(test.tolist()))
+            # The fit holds exactly the genes more than the buffer away from the block.
+            far = np.flatnonzero((positions < lo - 300_000) | (positions > hi + 300_000))
+            self.assertEqual(fit.tolist(), far.tolist())
+            self.assertFalse(set(fit.tolist()) & set(test.tolist()))
+
+    def test_rank_shapes_follow_the_within_gene_order_with_unit_spread(self):
+        targets = np.array([[0.0, 5.0, 1.0, 1.0],
+                            [2.0, 2.0, 2.0, 2.0],
+                            [1.0, 100.0, 2.0, 3.0]])
+        shapes = expression.within_gene_shapes(targets, "rank")
+        np.testing.assert_allclose(shapes[0].mean(), 0.0, atol=1e-12)
+        np.testing.assert_allclose(shapes[0].std(), 1.0)
+        # Ties share a rank; an extreme value counts as one rank, not as its size.
+        self.assertEqual(shapes[0][2], shapes[0][3])
+        self.assertTrue(shapes[0][0] < shapes[0][2] < shapes[0][1])
+        np.testing.assert_array_equal(shapes[1], np.zeros(4))  # a flat gene has no shape
+        np.testing.assert_allclose(shapes[2], expression.within_gene_shapes(
+            np.array([[1.0, 4.0, 2.0, 3.0]]), "rank")[0])
+        scaled = expression.within_gene_shapes(targets, "scaled")
+        self.assertGreater(scaled[2][1] - scaled[2][3], 1.5)  # the outlier dominates
+        with self.assertRaises(ValueError):
+            expression.within_gene_shapes(targets, "log")
+
+    def test_fit_learns_a_feature_driven_tissue_pattern(self):
+        # Two kinds of gene: feature 0 says which half of the contexts a gene is high in.
+        rng = np.random.default_rng(11)
+        kind = rng.integers(0, 2, size=80)
+        features = np.c_[kind + 0.1 * rng.standard_normal(80), rng.standard_normal((80, 5))]
+        pattern = np.where(np.arange(12) < 6, 1.0, -1.0)
+        targets = 3.0 + np.outer(2 * kind - 1, pattern) + 0.3 * rng.standard_normal((80, 12))
+        fit = expression.Fit(features[:60], targets[:60], 1.0, 1.0, 2)
+        predicted = fit.profiles(features[60:])
+        within = expression.row_spearman(predicted, targets[60:])
+        self.assertGreater(np.median(within), 0.6)
+        np.testing.assert_allclose(predicted.mean(), targets[60:].mean(), atol=0.5)
 
 
 if __name__ == "__main__":
