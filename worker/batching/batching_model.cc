@@ -59,11 +59,8 @@ BatchingModel::~BatchingModel() {
                                {"withdrawn", stats_.withdrawn}});
 }
 
-bool BatchingModel::IsOverloaded(const Status& status) {
-  return status.code() == ErrorCode::kServiceUnavailable &&
-         status.message().rfind(kOverloadedPrefix, 0) == 0;
-}
-
+// What a refused request gets: service_unavailable with a retry hint, which the gateway passes on
+// as 503 with Retry-After (callers tell it from other failures by the hint, not the message).
 Status BatchingModel::OverloadedStatus(int64_t call_bases) const {
   return Status(ErrorCode::kServiceUnavailable,
                 std::string(kOverloadedPrefix) + ": model '" + options_.model_id + "' serves " +

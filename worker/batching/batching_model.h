@@ -90,9 +90,6 @@ class BatchingModel final : public Model {
   BatchingStats stats() const;
   const BatchingOptions& options() const { return options_; }
 
-  // What a refused request gets: service_unavailable with a retry hint of 1 s.
-  static bool IsOverloaded(const Status& status);
-
  private:
   struct Call;
   class Request;
