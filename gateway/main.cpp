@@ -2,6 +2,7 @@
 // SIGINT/SIGTERM, then drains and stops.
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/log.h"
 #include "common/shutdown_signals.h"
 #include "common/version.h"
@@ -22,13 +23,6 @@
 using namespace dnaserve;
 using namespace dnaserve::gateway;
 
-namespace {
-int Fail(std::string_view event, const Status& status) {
-  log::Error(event, {{"error", status.message()}});
-  return 2;
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   // One line per request: buffered, so that logging is not what a request costs.
   log::Init("gateway", log::Output::kBuffered);
@@ -37,16 +31,18 @@ int main(int argc, char** argv) {
   if (exit_now) return 0;
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
-    return 2;
+    return kBadConfigurationExit;
   }
   auto keys = KeyStore::LoadFile(config->keys_file);
-  if (!keys.ok()) return Fail("keys_file_invalid", keys.status());
+  if (!keys.ok()) return FailStartup("keys_file_invalid", keys.status());
   auto endpoints = WorkerEndpoints::Parse(config->workers);
-  if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
+  if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
   auto redis = RedisConnection::Create(config->redis_url);
-  if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
+  if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
   auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
-  if (!trusted_proxies.ok()) return Fail("trusted_proxies_invalid", trusted_proxies.status());
+  if (!trusted_proxies.ok()) {
+    return FailStartup("trusted_proxies_invalid", trusted_proxies.status());
+  }
 
   const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
@@ -114,13 +110,17 @@ int main(int argc, char** argv) {
   std::optional<observability::AdminServer> admin;
   if (!config->admin_listen.empty()) {
     admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
-    if (Status started = admin->Start(); !started.ok()) return Fail("admin_listen_failed", started);
+    if (Status started = admin->Start(); !started.ok()) {
+      return FailStartup("admin_listen_failed", started);
+    }
   }
 
   refresher.Start();
   runner.Start();
   waiter.Start();
-  if (Status started = server.Start(); !started.ok()) return Fail("listen_failed", started);
+  if (Status started = server.Start(); !started.ok()) {
+    return FailStartup("listen_failed", started);
+  }
   log::Info("gateway_started", {{"address", config->listen_address},
                                 {"port", server.port()},
                                 {"admin_port", admin ? admin->port() : 0},

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/command_line.h"
 #include "common/log.h"
 #include "common/shutdown_signals.h"
 #include "common/version.h"
@@ -20,11 +21,6 @@ using namespace dnaserve;
 using namespace dnaserve::gateway;
 
 namespace {
-
-int Fail(std::string_view event, const Status& status) {
-  log::Error(event, {{"error", status.message()}});
-  return 2;
-}
 
 // What is in the scratch directory at start-up was left by a runner that died mid-job (a
 // Kubernetes pod keeps its emptyDir across container restarts): its jobs run again elsewhere.
@@ -49,15 +45,15 @@ int main(int argc, char** argv) {
   if (exit_now) return 0;
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
-    return 2;
+    return kBadConfigurationExit;
   }
   auto endpoints = WorkerEndpoints::Parse(config->workers);
-  if (!endpoints.ok()) return Fail("workers_invalid", endpoints.status());
+  if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
   auto redis = RedisConnection::Create(config->redis_url);
-  if (!redis.ok()) return Fail("redis_url_invalid", redis.status());
+  if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
   ClearScratch(config->variant_work_dir);
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
-  if (!variant.ok()) return Fail("variant_workflow_invalid", variant.status());
+  if (!variant.ok()) return FailStartup("variant_workflow_invalid", variant.status());
 
   const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
@@ -105,7 +101,9 @@ int main(int argc, char** argv) {
   std::optional<observability::AdminServer> admin;
   if (!config->admin_listen.empty()) {
     admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
-    if (Status started = admin->Start(); !started.ok()) return Fail("admin_listen_failed", started);
+    if (Status started = admin->Start(); !started.ok()) {
+      return FailStartup("admin_listen_failed", started);
+    }
   }
 
   refresher.Start();

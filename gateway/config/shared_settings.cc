@@ -1,7 +1,6 @@
 #include "gateway/config/shared_settings.h"
 
 #include <CLI/CLI.hpp>
-#include <iostream>
 
 namespace dnaserve::gateway {
 
@@ -32,19 +31,6 @@ void AddSharedOptions(CLI::App& app, SharedSettings& s) {
                  "evicted beyond it (0 = no limit)")
       ->envname("DNASERVE_CLIENT_RESULT_BYTES")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-}
-
-Status ParseCommandLine(CLI::App& app, int argc, char** argv, bool* exit_now) {
-  *exit_now = false;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    *exit_now = true;
-    std::cout << app.help();
-  } catch (const CLI::ParseError& e) {
-    return BadRequest(e.what());
-  }
-  return Status::Ok();
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/command_line.h"
 #include "common/status.h"
 #include "gateway/dispatch/worker_client.h"
 #include "gateway/jobs/job_queue.h"
@@ -41,10 +42,6 @@ struct SharedSettings {
 
 // Adds the shared flags (each with its environment variable) to `app`, bound to `settings`.
 void AddSharedOptions(CLI::App& app, SharedSettings& settings);
-
-// Parses argv into what `app` binds. --help prints the help and sets *exit_now; a bad flag or
-// value is a bad_request naming it.
-Status ParseCommandLine(CLI::App& app, int argc, char** argv, bool* exit_now);
 
 // The Redis-backed stores a gateway and a runner share, set up from the shared settings.
 struct SharedStores {

@@ -132,7 +132,7 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "expression calls one variant job keeps in flight")
       ->envname("DNASERVE_VARIANT_SCORE_CONCURRENCY")
       ->check(CLI::Range(1, 256));
-  if (Status parsed = gateway::ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
+  if (Status parsed = ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
   if (*exit_now) return c;
   if (c.runner_id.empty()) c.runner_id = DefaultRunnerId();
   if (c.client_slots == 0) c.client_slots = std::max(1, c.slots - 1);
