@@ -93,6 +93,11 @@ PREVIOUS_DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0
 # 0.1: a start away from a promoter peak costs 12 x ln P, so chains begin at peaks). A
 # terminal_weight of 16 raised precision (0.58) at 31 transcripts; a cost for introns that run
 # through a confident peak (a decoder change) moved recall by one gene and was not taken.
+# Then alternative starts (AlternativeStartChains: a transcript from each TSS peak >=
+# alternative_start_min that no chain starts within 2 kb of): 0.353 / 0.409 / 47 / 0.511 /
+# 0.489 / 4 at a minimum of 0.6; 0.349 / 0.408 / 51 / 0.533 / 0.490 / 4 at 0.4 (taken); 0.344 /
+# 0.401 / 55 / 0.533 / 0.455 at 0.3; 0.328 / 0.378 / 83 / 0.578 / 0.325 at 0.1; 1 kb spacing or
+# start_cost 12 or terminal_weight 8 with it scored no better.
 SEGMENT_LENGTH_PRIORS = {
     "intron_log_mean": 7.446, "intron_log_sd": 1.526,
     "first_exon_log_mean": 5.321, "first_exon_log_sd": 0.734,
@@ -104,7 +109,9 @@ DECODER = {"exon_chain": True, "emission_weight": 0.01, "exon_weight": 0.01,
            "start_cost": 6.0, "splice_cost": 0.0, "terminal_weight": 12.0, "site_weight": 1.0,
            "site_pass_weight": 1.0, "min_exon_mean": 0.1, "site_min": 0.01,
            "terminal_block_bp": 100, "length_weight": 0.5, "max_intron_bp": 100000,
-           "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS}
+           "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS,
+           "alternative_starts": True, "alternative_start_min": 0.4,
+           "alternative_start_spacing_bp": 2000, "alternative_span_bp": 200000}
 
 
 def segment_length_priors(region=None) -> Dict[str, float]:
@@ -594,8 +601,14 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "of the confident sites it passes, log-normal length priors of its introns and first / "
         "internal / last / single exons (half weight), a cost per transcript and the TSS / "
         "transcript-end log probabilities at its ends. Dynamic programming over the candidates "
-        "finds the best set of non-overlapping chains per strand. The previous package decoded "
-        "with a per-base three-state Viterbi parse (`ParseStrand`, still used when "
+        "finds the best set of non-overlapping chains per strand. Then alternative starts "
+        "(`AlternativeStartChains`, `alternative_starts`): from each TSS peak (P >= "
+        "alternative_start_min, none within alternative_start_spacing_bp of a stronger one) "
+        "that no chain starts within that spacing of, the best chain that can begin only at "
+        "the peak is added when one scores above nothing: an alternative first exon of a "
+        "parsed gene, or a gene the parse missed or joined to a neighbour. With the promoter "
+        "TSS channels this is what moves gene starts (see scripts/training/annotation.py). An "
+        "earlier package decoded with a per-base three-state Viterbi parse (`ParseStrand`, still used when "
         "`exon_chain` is false). A reading frame from the best ORF (`orf_cds`) is implemented "
         "but off: it scored lower on the tuning block (a chain that misses an exon shifts the "
         "frame), so the CDS is the span of CDS calls, as before.",
@@ -688,8 +701,9 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "exact intron, thanks to the splice network's sites. Whole transcripts are almost "
         f"never right (transcript F1 {_pct(metrics, 'model_transcript_f1')}; "
         f"{metrics['model_transcript_predicted']:.0f} predicted for "
-        f"{metrics['model_transcript_reference']:.0f} annotated, one per locus and strand, so "
-        "isoforms are never predicted and weak genes are missed or joined to a neighbour). "
+        f"{metrics['model_transcript_reference']:.0f} annotated: one chain per locus and "
+        "strand plus alternative starts at promoter peaks, so most isoforms are not predicted "
+        "and weak genes are missed or joined to a neighbour). "
         "AUGUSTUS is far ahead at every exact level (coding exons "
         f"{_pct(metrics, 'augustus_cds_cds_exon_f1')} against "
         f"{_pct(metrics, 'model_cds_exon_f1')}).",
@@ -716,8 +730,9 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "- Exact TSS and polyA ends are rarely right; CDS ends are not snapped to start/stop "
         "codons and the reading frame is not checked (`orf_cds` does both but scored lower, "
         "see Decoder).",
-        "- One transcript per locus and strand (isoforms merged); overlapping genes on the "
-        "same strand are merged.",
+        "- One chain per locus and strand (isoforms merged) plus transcripts from promoter "
+        "peaks no chain starts near; alternative splicing inside a gene is never predicted, "
+        "and overlapping genes on the same strand are often merged.",
         "- Human (GRCh37) only; other species are out of scope.",
         "",
         "## Reproduce",
