@@ -355,7 +355,8 @@ def evaluate(package_dir: str, log=print) -> Dict[str, float]:
 # What manifest() needs before the evaluation has run (the evaluation reads only the windows).
 PROVISIONAL_METRICS = {key: 0.0 for key in (
     "model_exon_f1", "model_transcript_f1", "model_cds_exon_f1", "model_recovered_overlap",
-    "model_recovered_shares_junction", "model_transcript_reference")}
+    "model_recovered_shares_junction", "model_transcript_reference",
+    "model_transcript_predicted", "model_gene_start_recall", "model_gene_start_precision")}
 
 
 def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
@@ -378,7 +379,13 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
             + "; it puts a transcript on the right strand over "
             f"{metrics['model_recovered_overlap']:.0f} of the "
             f"{metrics['model_transcript_reference']:.0f} annotated transcripts and finds an "
-            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}. Small "
+            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}; "
+            f"{metrics['model_transcript_predicted']:.0f} transcripts predicted, and one starts "
+            "within 2 kb of an annotated start (right strand) for "
+            f"{metrics['model_gene_start_recall']:.2f} of the annotated genes "
+            f"({metrics['model_gene_start_precision']:.2f} of the predictions start that near "
+            "one); transcript starts come from promoter peaks, also as alternative starts. "
+            "Small "
             "convolutional models trained on one chromosome: expect gene locations, many exact "
             "introns and partial gene models, not complete ones."),
         "is_default": True,
@@ -806,7 +813,8 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
     with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
         manifest_json = json.load(handle)
     with open(os.path.join(package_dir, manifest_json["model_card"]), encoding="utf-8") as handle:
-        carded = cards.parse_metrics(handle.read())
+        old_card = handle.read()
+    carded = cards.parse_metrics(old_card)
     weights = os.path.join(package_dir, manifest_json["weights"])
     module = torch.jit.load(weights)
     module.eval()
@@ -843,7 +851,27 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
         handle.write(model_card(final, metrics, seconds, sites.splice_package(package_dir)))
     if captured is not None:
         cards.complete(package_dir, metrics, captured, NOT_COMPARED)
+    else:
+        _keep_figures(package_dir, final, metrics, old_card)
     log(f"annotation: rewrote {package_dir}'s manifest and card for DECODER")
+
+
+def _keep_figures(package_dir: str, manifest_json: Dict, metrics: Dict[str, float],
+                  old_card: str) -> None:
+    """What cards.complete does, for a card rewritten from kept metrics (no predictions to
+    plot): the figures of the card it replaced (their PNGs stay) and the front matter."""
+    import re
+    figures = {name: caption for caption, name in
+               re.findall(r"!\[([^\]]*)\]\(([A-Za-z0-9_.-]+\.png)\)", old_card)
+               if os.path.isfile(os.path.join(package_dir, name))}
+    path = os.path.join(package_dir, manifest_json["model_card"])
+    with open(path, encoding="utf-8") as handle:
+        text = cards.with_figures(cards.strip_front_matter(handle.read()), figures)
+    compared = {k: v for k, v in metrics.items() if k not in NOT_COMPARED}
+    block = cards.front_matter(manifest_json, compared, cards.parse_meanings(text),
+                               list(figures))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(cards.render_front_matter(block) + "\n" + text)
 
 
 def package_from(network_path: str, out_dir: str, seed: int, seconds: float) -> None:
