@@ -81,17 +81,37 @@ PREVIOUS_DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0
 # the CDS is still the span of CDS calls. A lower start_cost or exon-mean bar predicts more
 # transcripts (75 at 12 and 0.1) and finds more gene starts (0.40 against 0.33), at exon F1
 # 0.305: not taken.
+# Then the TSS channels became the promoter network's track (annotation_sites.with_promoter_tss;
+# on DECODER_TUNING its top 45 peaks lie within 2 kb of the start of 18 of the 45 annotated
+# genes as served, the annotation network's own TSS channel's of 4), and the start costs were
+# chosen again for it (the previous ones are PREVIOUS_TSS_DECODER), from 40 settings on the
+# same block: exon F1 / CDS-exon F1 / transcripts (101 annotated) / gene-start recall /
+# precision / exact intron chains there: 0.346 / 0.392 / 38 / 0.333 / 0.395 / 2 with the
+# previous package; 0.343 / 0.389 / 35 / 0.311 / 0.400 / 2 with the track and the previous
+# costs; 0.318 / 0.364 / 59 / 0.400 / 0.305 / 2 at start_cost 10, terminal_weight 1.5; 0.346 /
+# 0.396 / 40 / 0.400 / 0.475 / 4 with these (start_cost 6, terminal_weight 12, min_exon_mean
+# 0.1: a start away from a promoter peak costs 12 x ln P, so chains begin at peaks). A
+# terminal_weight of 16 raised precision (0.58) at 31 transcripts; a cost for introns that run
+# through a confident peak (a decoder change) moved recall by one gene and was not taken.
+# Then alternative starts (AlternativeStartChains: a transcript from each TSS peak >=
+# alternative_start_min that no chain starts within 2 kb of): 0.353 / 0.409 / 47 / 0.511 /
+# 0.489 / 4 at a minimum of 0.6; 0.349 / 0.408 / 51 / 0.533 / 0.490 / 4 at 0.4 (taken); 0.344 /
+# 0.401 / 55 / 0.533 / 0.455 at 0.3; 0.328 / 0.378 / 83 / 0.578 / 0.325 at 0.1; 1 kb spacing or
+# start_cost 12 or terminal_weight 8 with it scored no better.
 SEGMENT_LENGTH_PRIORS = {
     "intron_log_mean": 7.446, "intron_log_sd": 1.526,
     "first_exon_log_mean": 5.321, "first_exon_log_sd": 0.734,
     "internal_exon_log_mean": 4.763, "internal_exon_log_sd": 0.537,
     "last_exon_log_mean": 6.885, "last_exon_log_sd": 0.983,
     "single_exon_log_mean": 5.583, "single_exon_log_sd": 1.495}
+PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_mean": 0.3}
 DECODER = {"exon_chain": True, "emission_weight": 0.01, "exon_weight": 0.01,
-           "start_cost": 24.0, "splice_cost": 0.0, "terminal_weight": 3.0, "site_weight": 1.0,
-           "site_pass_weight": 1.0, "min_exon_mean": 0.3, "site_min": 0.01,
+           "start_cost": 6.0, "splice_cost": 0.0, "terminal_weight": 12.0, "site_weight": 1.0,
+           "site_pass_weight": 1.0, "min_exon_mean": 0.1, "site_min": 0.01,
            "terminal_block_bp": 100, "length_weight": 0.5, "max_intron_bp": 100000,
-           "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS}
+           "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS,
+           "alternative_starts": True, "alternative_start_min": 0.4,
+           "alternative_start_spacing_bp": 2000, "alternative_span_bp": 200000}
 
 
 def segment_length_priors(region=None) -> Dict[str, float]:
@@ -335,7 +355,8 @@ def evaluate(package_dir: str, log=print) -> Dict[str, float]:
 # What manifest() needs before the evaluation has run (the evaluation reads only the windows).
 PROVISIONAL_METRICS = {key: 0.0 for key in (
     "model_exon_f1", "model_transcript_f1", "model_cds_exon_f1", "model_recovered_overlap",
-    "model_recovered_shares_junction", "model_transcript_reference")}
+    "model_recovered_shares_junction", "model_transcript_reference",
+    "model_transcript_predicted", "model_gene_start_recall", "model_gene_start_precision")}
 
 
 def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
@@ -347,8 +368,9 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
             "Gene annotator trained on hg19 RefSeq (refGene) structures of GRCh37 chr20 outside "
             "its last 10 Mb: per-base exon/intron/CDS/UTR/TSS/transcript-end probabilities on "
             "both strands and a transcript type (mRNA/lnc_RNA) per 4,096 bp window, with "
-            "splice-site probabilities from the bundled splice-human network, decoded by the "
-            "worker into transcripts. Weak on the held-out 10 Mb: exon-level F1 "
+            "splice-site probabilities from the bundled splice-human network and TSS "
+            "probabilities from the bundled promoter-human network (replacing its own TSS "
+            "channels), decoded by the worker into transcripts. Weak on the held-out 10 Mb: exon-level F1 "
             f"{metrics['model_exon_f1']:.2f}, transcript-level F1 "
             f"{metrics['model_transcript_f1']:.2f}, coding-exon F1 "
             f"{metrics['model_cds_exon_f1']:.2f}"
@@ -357,7 +379,13 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
             + "; it puts a transcript on the right strand over "
             f"{metrics['model_recovered_overlap']:.0f} of the "
             f"{metrics['model_transcript_reference']:.0f} annotated transcripts and finds an "
-            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}. Small "
+            f"exact intron of {metrics['model_recovered_shares_junction']:.0f}; "
+            f"{metrics['model_transcript_predicted']:.0f} transcripts predicted, and one starts "
+            "within 2 kb of an annotated start (right strand) for "
+            f"{metrics['model_gene_start_recall']:.2f} of the annotated genes "
+            f"({metrics['model_gene_start_precision']:.2f} of the predictions start that near "
+            "one); transcript starts come from promoter peaks, also as alternative starts. "
+            "Small "
             "convolutional models trained on one chromosome: expect gene locations, many exact "
             "introns and partial gene models, not complete ones."),
         "is_default": True,
@@ -389,7 +417,9 @@ def package(out_dir: str, seed: int, network, seconds: float, log=print) -> List
     started = time.monotonic()
     splice_dir = sites.splice_package(out_dir)
     log(f"annotation: splice-site channels from {splice_dir}")
-    scripted = sites.composite(network, splice_dir)
+    promoter_dir = sites.promoter_package(out_dir)
+    log(f"annotation: TSS channels from {promoter_dir}")
+    scripted = sites.with_promoter_tss(sites.composite(network, splice_dir), promoter_dir)
     provisional = manifest(seed, PROVISIONAL_METRICS)
     with plots.capture() as captured:
         metrics = evaluate_module(scripted, provisional, log)
@@ -425,7 +455,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
                    ("coding transcripts predicted", "cds_transcript_predicted"),
                    ("coding transcripts in the reference", "cds_transcript_reference")]
     has_previous = "previous_model_exon_f1" in metrics
-    previous_head = " previous package (per-base decoder) |" if has_previous else ""
+    previous_head = " previous package |" if has_previous else ""
     previous_rule = "---|" if has_previous else ""
 
     def previous(key: str) -> str:
@@ -517,6 +547,17 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "block they gave exon F1 0.004 under the default costs, the splice network's 0.03 under "
         "the same costs and 0.32 under the costs in the manifest.",
         "",
+        "The two TSS channels are not the annotation network's either: the promoter network of "
+        f"`{sites.PROMOTER_ID}` (its own card describes it: a 2,000 bp window -> P(an annotated "
+        "TSS near its centre)) runs inside the module on windows centred every "
+        f"{sites.TSS_STRIDE_BP} bp of the 4,096 bp window (N beyond it), on the window and on "
+        "its reverse complement, and each base takes the probability of the window centred in "
+        f"its {sites.TSS_STRIDE_BP} bp block. On the decoder-tuning block (45 annotated genes) "
+        "the top 45 peaks of the served track (one per 2 kb) lie within 2 kb of the start of "
+        "18 genes, those of the network's own TSS channel of 4 (top 90: 26 and 7). The "
+        "promoter network trained on chr20 before the tuning block and chose its epoch count on "
+        "the tuning block (never on the held-out region).",
+        "",
         "## Data and provenance",
         "",
         "- Sequence: GRCh37 chr20 from Debian's `vt-examples` package (MIT), fetched with "
@@ -567,8 +608,14 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "of the confident sites it passes, log-normal length priors of its introns and first / "
         "internal / last / single exons (half weight), a cost per transcript and the TSS / "
         "transcript-end log probabilities at its ends. Dynamic programming over the candidates "
-        "finds the best set of non-overlapping chains per strand. The previous package decoded "
-        "with a per-base three-state Viterbi parse (`ParseStrand`, still used when "
+        "finds the best set of non-overlapping chains per strand. Then alternative starts "
+        "(`AlternativeStartChains`, `alternative_starts`): from each TSS peak (P >= "
+        "alternative_start_min, none within alternative_start_spacing_bp of a stronger one) "
+        "that no chain starts within that spacing of, the best chain that can begin only at "
+        "the peak is added when one scores above nothing: an alternative first exon of a "
+        "parsed gene, or a gene the parse missed or joined to a neighbour. With the promoter "
+        "TSS channels this is what moves gene starts (see scripts/training/annotation.py). An "
+        "earlier package decoded with a per-base three-state Viterbi parse (`ParseStrand`, still used when "
         "`exon_chain` is false). A reading frame from the best ORF (`orf_cds`) is implemented "
         "but off: it scored lower on the tuning block (a chain that misses an exon shifts the "
         "frame), so the CDS is the span of CDS calls, as before.",
@@ -661,21 +708,23 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "exact intron, thanks to the splice network's sites. Whole transcripts are almost "
         f"never right (transcript F1 {_pct(metrics, 'model_transcript_f1')}; "
         f"{metrics['model_transcript_predicted']:.0f} predicted for "
-        f"{metrics['model_transcript_reference']:.0f} annotated, one per locus and strand, so "
-        "isoforms are never predicted and weak genes are missed or joined to a neighbour). "
+        f"{metrics['model_transcript_reference']:.0f} annotated: one chain per locus and "
+        "strand plus alternative starts at promoter peaks, so most isoforms are not predicted "
+        "and weak genes are missed or joined to a neighbour). "
         "AUGUSTUS is far ahead at every exact level (coding exons "
         f"{_pct(metrics, 'augustus_cds_cds_exon_f1')} against "
         f"{_pct(metrics, 'model_cds_exon_f1')}).",
         "- **Gene starts.** A prediction starts within 2 kb of an annotated start for "
         f"{_pct(metrics, 'model_gene_start_recall')} of the reference genes (target: 0.6), and "
         f"{_pct(metrics, 'model_gene_start_precision')} of the predictions start that near one: "
-        "the TSS channel is weak (its maximum over the first 500 kb of the tuning block is "
-        "0.24), and a chain that misses its first exons starts kilobases downstream."
-        + (" The per-base decoder before it predicted more transcripts ("
-           f"{_pct(metrics, 'previous_model_transcript_predicted')}) and found more gene starts "
-           f"({_pct(metrics, 'previous_model_gene_start_recall')}) at a lower precision "
-           f"({_pct(metrics, 'previous_model_gene_start_precision')}) and lower exon and CDS-"
-           "exon F1; no setting of the exon-chain decoder tried on the tuning block had both."
+        "the TSS channels are the promoter network's (much better at ranking annotated starts "
+        "than the annotation network's own), but the decoder starts only the chains it "
+        "builds: genes it misses (weak or absent splice sites), joins to a neighbour on the "
+        "same strand, or whose first exons it misses get no start near theirs."
+        + (" The previous package (the network's own TSS channels, start_cost 24): "
+           f"{_pct(metrics, 'previous_model_gene_start_recall')} recall, "
+           f"{_pct(metrics, 'previous_model_gene_start_precision')} precision, "
+           f"{_pct(metrics, 'previous_model_transcript_predicted')} transcripts."
            if has_previous else ""),
         "- Why: the decoder can only take the sites the splice network offers. On the first 2 "
         "Mb of the tuning block 25-56% of the annotated introns have both sites at P >= 0.5 "
@@ -688,8 +737,9 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "- Exact TSS and polyA ends are rarely right; CDS ends are not snapped to start/stop "
         "codons and the reading frame is not checked (`orf_cds` does both but scored lower, "
         "see Decoder).",
-        "- One transcript per locus and strand (isoforms merged); overlapping genes on the "
-        "same strand are merged.",
+        "- One chain per locus and strand (isoforms merged) plus transcripts from promoter "
+        "peaks no chain starts near; alternative splicing inside a gene is never predicted, "
+        "and overlapping genes on the same strand are often merged.",
         "- Human (GRCh37) only; other species are out of scope.",
         "",
         "## Reproduce",
@@ -700,13 +750,14 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "scripts/evaluate-models --only annotation",
         "```",
         "",
-        "The manifest's `decoder` and this card were rewritten for the exon-chain decoder "
-        "without retraining (`python3 -m training.annotation redecode --find-genes "
-        "FIND_GENES.json`, from scripts/; FIND_GENES.json from `python3 -m "
-        "training.find_genes_eval` against scripts/run).",
+        "The promoter TSS channels, the manifest's `decoder` and this card were added to the "
+        "committed package without retraining its networks (`python3 -m training.annotation "
+        "redecode --promoter-tss`, from scripts/; the previous package column is the figures "
+        "of the card it replaced; `--find-genes FIND_GENES.json` from `python3 -m "
+        "training.find_genes_eval` against scripts/run adds the workflow's).",
         "",
-        "`train` embeds the splice-human package of its output directory, else the committed "
-        "one. This package was composed from the previously committed, already trained "
+        "`train` embeds the splice-human and promoter-human packages of its output directory, "
+        "else the committed ones. This package was composed from the previously committed, already trained "
         "network without retraining it: `python3 -m training.annotation package --network "
         "NET.pt --out DIR --seed 7 --training-seconds 3272` (from scripts/).",
         "",
@@ -746,36 +797,42 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
 
 def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float = 3272,
              metrics_file: Optional[str] = None, find_genes_previous: Optional[str] = None,
-             log=print) -> None:
+             promoter_tss: bool = False, log=print) -> None:
     """`redecode`: rewrites a package's manifest and card for DECODER without retraining its
-    network. The held-out figures are recomputed with DECODER and with PREVIOUS_DECODER (the
-    card's "previous package" column, same network); AUGUSTUS's are carried over from the card
-    (its runs do not depend on this package: about 40 min to recompute, which
-    `scripts/evaluate-models --only annotation` does); `find_genes` (the JSON written by
-    training.find_genes_eval against the service) adds the workflow's gene-start figures.
-    `metrics_file`: where the recomputed figures are kept (JSON); when it exists they are read
-    from it instead (to rewrite the card without decoding again). `find_genes_previous`: the
-    workflow's figures with the previous decoder (the card's last column)."""
+    networks; with `promoter_tss` its module first gets the promoter TSS track
+    (annotation_sites.with_promoter_tss; its model file is rewritten). The held-out figures are
+    recomputed; the card's "previous package" column is the figures of the card it replaces
+    (model_ and find_genes_ keys), AUGUSTUS's are carried over from it (its runs do not depend
+    on this package: about 40 min to recompute, which `scripts/evaluate-models --only
+    annotation` does). `find_genes` (the JSON written by training.find_genes_eval against the
+    service) adds the workflow's gene-start figures, `find_genes_previous` replaces the
+    previous ones. `metrics_file`: where the recomputed figures are kept (JSON); when it exists
+    they are read from it instead (to rewrite the card without decoding again)."""
     import torch
     torch.set_num_threads(int(os.environ.get("DNASERVE_TRAIN_THREADS", "2")))
     with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
         manifest_json = json.load(handle)
     with open(os.path.join(package_dir, manifest_json["model_card"]), encoding="utf-8") as handle:
-        carded = cards.parse_metrics(handle.read())
+        old_card = handle.read()
+    carded = cards.parse_metrics(old_card)
+    weights = os.path.join(package_dir, manifest_json["weights"])
+    module = torch.jit.load(weights)
+    module.eval()
+    if promoter_tss:
+        promoter_dir = sites.promoter_package(os.path.dirname(os.path.abspath(package_dir)))
+        log(f"annotation: TSS channels from {promoter_dir}")
+        module = sites.with_promoter_tss(module, promoter_dir)
+    captured = None
     if metrics_file and os.path.isfile(metrics_file):
         with open(metrics_file, encoding="utf-8") as handle:
             metrics = json.load(handle)
     else:
-        module = torch.jit.load(os.path.join(package_dir, manifest_json["weights"]))
-        module.eval()
-        stitched: Dict = {}
-        metrics = evaluate_module(module, {**manifest_json, "decoder": DECODER}, log,
-                                  with_augustus=False, stitched=stitched)
-        previous = evaluate_module(module, {**manifest_json, "decoder": PREVIOUS_DECODER}, log,
-                                   with_augustus=False, stitched=stitched)
+        with plots.capture() as captured:
+            metrics = evaluate_module(module, {**manifest_json, "decoder": DECODER}, log,
+                                      with_augustus=False)
         metrics.update({k: v for k, v in carded.items() if k.startswith("augustus_")})
-        metrics.update({"previous_" + k: v for k, v in previous.items()
-                        if k.startswith("model_")})
+        metrics.update({"previous_" + k: v for k, v in carded.items()
+                        if k.startswith(("model_", "find_genes_"))})
         if metrics_file:
             with open(metrics_file, "w", encoding="utf-8") as handle:
                 json.dump(metrics, handle, indent=2, sort_keys=True)
@@ -784,13 +841,37 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
             with open(path, encoding="utf-8") as handle:
                 metrics.update({prefix + k: float(v) for k, v in json.load(handle).items()
                                 if k.startswith("find_genes_") and k != "find_genes_seconds"})
+    if promoter_tss:
+        torch.jit.save(module, weights)
     final = manifest(manifest_json["seed"], metrics)
     with open(os.path.join(package_dir, "manifest.json"), "w", encoding="utf-8") as handle:
         json.dump(final, handle, indent=2)
         handle.write("\n")
     with open(os.path.join(package_dir, final["model_card"]), "w", encoding="utf-8") as handle:
         handle.write(model_card(final, metrics, seconds, sites.splice_package(package_dir)))
-    log(f"annotation: rewrote {package_dir}'s manifest and card for the exon-chain decoder")
+    if captured is not None:
+        cards.complete(package_dir, metrics, captured, NOT_COMPARED)
+    else:
+        _keep_figures(package_dir, final, metrics, old_card)
+    log(f"annotation: rewrote {package_dir}'s manifest and card for DECODER")
+
+
+def _keep_figures(package_dir: str, manifest_json: Dict, metrics: Dict[str, float],
+                  old_card: str) -> None:
+    """What cards.complete does, for a card rewritten from kept metrics (no predictions to
+    plot): the figures of the card it replaced (their PNGs stay) and the front matter."""
+    import re
+    figures = {name: caption for caption, name in
+               re.findall(r"!\[([^\]]*)\]\(([A-Za-z0-9_.-]+\.png)\)", old_card)
+               if os.path.isfile(os.path.join(package_dir, name))}
+    path = os.path.join(package_dir, manifest_json["model_card"])
+    with open(path, encoding="utf-8") as handle:
+        text = cards.with_figures(cards.strip_front_matter(handle.read()), figures)
+    compared = {k: v for k, v in metrics.items() if k not in NOT_COMPARED}
+    block = cards.front_matter(manifest_json, compared, cards.parse_meanings(text),
+                               list(figures))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(cards.render_front_matter(block) + "\n" + text)
 
 
 def package_from(network_path: str, out_dir: str, seed: int, seconds: float) -> None:
@@ -814,7 +895,9 @@ def extra_commands(sub):
     d.add_argument("--find-genes", help="metrics JSON of training.find_genes_eval")
     d.add_argument("--metrics", help="keep the recomputed figures here (JSON); reuse if present")
     d.add_argument("--find-genes-previous",
-                   help="the same JSON measured with the previous package's decoder")
+                   help="the same JSON measured with the previous package (replaces the card's)")
+    d.add_argument("--promoter-tss", action="store_true",
+                   help="first give the module the promoter network's TSS channels")
     p = sub.add_parser("package", help="package a network trained earlier (no training)")
     p.add_argument("--network", required=True, help="TorchScript AnnotationNet (export())")
     p.add_argument("--out", required=True)
@@ -827,7 +910,8 @@ def extra_commands(sub):
             return write_region(args.start, args.end, args.package, args.out_prefix)
         if args.command == "redecode":
             return redecode(args.package, args.find_genes, metrics_file=args.metrics,
-                            find_genes_previous=args.find_genes_previous)
+                            find_genes_previous=args.find_genes_previous,
+                            promoter_tss=args.promoter_tss)
         return package_from(args.network, args.out, args.seed, args.training_seconds)
     return run
 

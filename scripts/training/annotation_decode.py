@@ -64,6 +64,12 @@ class DecodeOptions:        # worker: DecodeOptions (a manifest's "decoder" over
     single_exon_log_sd: float = 1.495
     orf_cds: bool = False         # CDS = the best-scoring ORF (ATG..stop) of the spliced exons
     min_orf_bp: int = 90
+    # Alternative starts (alternative_start_chains): a transcript from each confident TSS peak
+    # no chain starts near.
+    alternative_starts: bool = False
+    alternative_start_min: float = 0.5       # a peak: a BlockPeaks TSS probability >= this
+    alternative_start_spacing_bp: int = 2000  # peaks closer than this to a start are not used
+    alternative_span_bp: int = 200000         # how far downstream of its peak the chain may go
 
 
 @dataclass
@@ -557,6 +563,44 @@ def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tupl
 MIN_INTRON_BP = 30  # kMinChainIntronBp
 
 
+def alternative_start_chains(sense: dict, seq: str, options: DecodeOptions,
+                             chains: List[List[Tuple[int, int]]]) -> List[List[Tuple[int, int]]]:
+    """AlternativeStartChains: for each confident TSS peak (BlockPeaks >= alternative_start_min,
+    strongest first, leftmost on ties, none within alternative_start_spacing_bp of a stronger
+    one), ascending, that lies farther than the spacing from every chain's start: the first
+    chain of ChainParse over [peak, peak + alternative_span_bp) with no TSS evidence there (so
+    it can start only at the peak), when it starts at the peak; in sense coordinates."""
+    n = len(sense["tss"])
+    if n == 0 or len(seq) != n:
+        return []
+    o = options
+    tss = sense["tss"].astype(np.float64)
+    peaks = [int(p) for p in block_peaks(sense["tss"], o.terminal_block_bp,
+                                         o.alternative_start_min)]
+    peaks.sort(key=lambda p: -tss[p])  # stable: leftmost first on ties
+
+    def near(positions, p):
+        return any(abs(p - q) <= o.alternative_start_spacing_bp for q in positions)
+
+    kept: List[int] = []
+    for p in peaks:
+        if not near(kept, p):
+            kept.append(p)
+    starts = [chain[0][0] for chain in chains if chain]
+    out = []
+    for p in sorted(kept):
+        if near(starts, p):
+            continue
+        end = min(n, p + o.alternative_span_bp)
+        sub = {name: values[p:end] for name, values in sense.items()}
+        sub["tss"] = np.zeros(end - p, dtype=np.float64)
+        found = chain_paths(sub, seq[p:end], o)
+        if not found or found[0][0][0] != 0:
+            continue
+        out.append([(a + p, b + p) for a, b in found[0]])
+    return out
+
+
 def best_orf(seq: str, coding: np.ndarray, options: DecodeOptions) -> Optional[Tuple[int, int]]:
     """BestOrf: in a spliced sense sequence, the ORF [ATG .. stop codon] (stop included)
     maximising the summed CDS log-odds, if positive and at least min_orf_bp long."""
@@ -602,7 +646,10 @@ def decode_chain_strand(scores: np.ndarray, channels: dict, strand: str,
     sense = sense_channels(scores, channels, strand)
     seq = sequence if strand == "+" else sequence.translate(_COMPLEMENT)[::-1]
     out = []
-    for exons in chain_paths(sense, seq, options):
+    chains = chain_paths(sense, seq, options)
+    if options.alternative_starts:
+        chains = chains + alternative_start_chains(sense, seq, options, chains)
+    for exons in chains:
         start, end = exons[0][0], exons[-1][1]
         if end - start < options.min_transcript_bp:
             continue

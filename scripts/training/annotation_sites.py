@@ -95,3 +95,87 @@ def composite(annotation, splice_dir: str):
 
     model = AnnotationWithSites().eval()
     return torch.jit.freeze(torch.jit.script(model))
+
+
+# --- transcript-start evidence from the promoter model ---------------------------------------
+#
+# The annotation network's own TSS channels hardly rank annotated starts: on DECODER_TUNING the
+# top 45 peaks (one per 2 kb, 45 annotated genes) lie within 2 kb of the start of 4 of them,
+# the promoter network's (sliding 2,000 bp windows every 250 bp over the genome) of 21 (top 90:
+# 7 and 26). So the served TSS channels are the promoter network's: run on 2,000 bp windows
+# centred every `stride` bases of the window (N beyond it), on both strands, each base taking
+# the probability of the window centred in its block of `stride` bases.
+
+PROMOTER_ID = "promoter-human"
+TSS_STRIDE_BP = 512
+TSS_CHANNELS = (5, 11)  # TSS_plus, TSS_minus in annotation_data.LABELS
+
+
+def promoter_package(out_dir: str) -> str:
+    """The promoter package the composite embeds (as splice_package)."""
+    for root in (out_dir, os.path.join(common.ROOT, "worker", "packages")):
+        path = os.path.join(root, PROMOTER_ID)
+        if os.path.isfile(os.path.join(path, "manifest.json")):
+            return path
+    raise FileNotFoundError(f"no {PROMOTER_ID} package in {out_dir} or worker/packages")
+
+
+def with_promoter_tss(annotated, promoter_dir: str, stride: int = TSS_STRIDE_BP,
+                      only_tss: bool = False):
+    """A scripted, frozen module: the 17-channel annotation module `annotated` (a composite)
+    with its TSS channels replaced by the promoter track (see above). `only_tss`: every other
+    channel zero and no annotation pass (to measure the track alone; the worker's stitching
+    treats channels independently)."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from training import nets
+    from training.annotation_data import COMPLEMENT_IDS
+
+    manifest, promoter = nets.load_package(promoter_dir)
+    context = int(manifest["context_window_bp"])
+    buffer = io.BytesIO()
+    torch.jit.save(annotated, buffer)
+    buffer.seek(0)
+    annotated = torch.jit.load(buffer)
+    annotated.eval()
+
+    class AnnotationWithPromoterTss(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.annotated = annotated
+            self.promoter = promoter
+            self.context = context
+            self.stride = stride
+            self.only_tss = only_tss
+            self.tss_plus = TSS_CHANNELS[0]
+            self.tss_minus = TSS_CHANNELS[1]
+            self.register_buffer("complement", torch.tensor(COMPLEMENT_IDS, dtype=torch.long))
+
+        def track(self, ids: torch.Tensor) -> torch.Tensor:
+            """[B, L] sense ids -> [B, L]: per block of `stride` bases the promoter probability
+            of the window centred on the block's middle base."""
+            batch, length = ids.size(0), ids.size(1)
+            blocks = (length + self.stride - 1) // self.stride
+            half = self.context // 2
+            padded = F.pad(ids, [half, half + blocks * self.stride - length], value=5.0)
+            windows = padded[:, self.stride // 2:].unfold(1, self.context, self.stride)
+            windows = windows[:, :blocks].reshape(batch * blocks, self.context)
+            probabilities = self.promoter(windows).reshape(batch, blocks)
+            return probabilities.repeat_interleave(self.stride, dim=1)[:, :length]
+
+        def forward(self, ids: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+            plus = self.track(ids)
+            minus = torch.flip(self.track(torch.flip(self.complement[ids], [1])), [1])
+            if self.only_tss:
+                out = torch.zeros(ids.size(0), ids.size(1), 17)
+                types = torch.zeros(ids.size(0), 2)
+            else:
+                out, types = self.annotated(ids)
+            return torch.cat([out[:, :, :self.tss_plus], plus.unsqueeze(2),
+                              out[:, :, self.tss_plus + 1:self.tss_minus], minus.unsqueeze(2),
+                              out[:, :, self.tss_minus + 1:]], 2), types
+
+    model = AnnotationWithPromoterTss().eval()
+    return torch.jit.freeze(torch.jit.script(model))

@@ -84,6 +84,23 @@ class ChainDecoderTest(unittest.TestCase):
         far = chain_options(length_weight=50, intron_log_mean=math.log(1e6), intron_log_sd=1.0)
         self.assertEqual(decoding.chain_paths(sense, seq, far), [[(50, 360)]])
 
+    def test_alternative_start_chains_as_the_worker(self):
+        sense, seq = three_exon_gene()
+        gene = [(50, 100), (200, 260), (320, 360)]
+        o = chain_options(alternative_start_min=0.5, alternative_start_spacing_bp=20)
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, []), [gene])
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, [[(60, 100)]]), [])
+        o.alternative_start_spacing_bp = 5
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, [[(60, 100)]]), [gene])
+        o.alternative_start_min = 0.95
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, []), [])
+        o.alternative_start_min, o.alternative_start_spacing_bp = 0.5, 20
+        sense["tss"][300] = 0.8
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, [gene]),
+                         [[(300, 360)]])
+        o.alternative_start_spacing_bp = 300
+        self.assertEqual(decoding.alternative_start_chains(sense, seq, o, []), [gene])
+
     def test_minus_strand_and_orf(self):
         sense, seq = three_exon_gene()
         n = len(seq)

@@ -1,6 +1,6 @@
-"""The annotation composite's splice-site channels (scripts/training/annotation_sites.py): which
-splice output lands on which base and channel, checked with stand-in networks whose outputs are
-the bases themselves."""
+"""The annotation composite's splice-site and TSS channels (scripts/training/annotation_sites.py):
+which splice or promoter output lands on which base and channel, checked with stand-in networks
+whose outputs are the bases themselves."""
 
 import json
 import os
@@ -32,6 +32,13 @@ if torch is not None:
         def forward(self, ids: torch.Tensor):
             return (torch.full((ids.size(0), ids.size(1), 17), 0.25),
                     torch.full((ids.size(0), 2), 0.5))
+
+    class FakePromoter(nn.Module):
+        """[B, W] ids -> [B]: the id of the window's centre base (index W // 2) / 10, so a
+        track value names the base its window was centred on (N = 0.5)."""
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return ids[:, ids.size(1) // 2].float() / 10.0
 
 
 @unittest.skipIf(torch is None, "skipped: /usr/bin/python3 cannot import torch")
@@ -77,6 +84,55 @@ class CompositeSitesTest(unittest.TestCase):
         with open(os.path.join(fresh, "manifest.json"), "w", encoding="utf-8") as handle:
             handle.write("{}")
         self.assertEqual(self.sites.splice_package(out), fresh)
+
+
+@unittest.skipIf(torch is None, "skipped: /usr/bin/python3 cannot import torch")
+class PromoterTssTest(unittest.TestCase):
+    WINDOW, STRIDE = 6, 4
+
+    def setUp(self):
+        from training import annotation_sites
+        self.sites = annotation_sites
+        self.dir = tempfile.mkdtemp()
+        torch.jit.script(FakePromoter()).save(os.path.join(self.dir, "model.pt"))
+        with open(os.path.join(self.dir, "manifest.json"), "w", encoding="utf-8") as handle:
+            json.dump({"weights": "model.pt", "context_window_bp": self.WINDOW,
+                       "output_labels": ["promoter"]}, handle)
+
+    def test_tss_channels_take_the_window_centred_in_each_block_on_both_strands(self):
+        bases = [A, C, G, T, G, A, C, T, N, C]  # 10 bases: blocks of 4, the last one short
+        n, stride = len(bases), self.STRIDE
+        complement = {A: T, C: G, G: C, T: A, N: N}
+        annotated = torch.jit.freeze(torch.jit.script(FakeAnnotation().eval()))
+        model = self.sites.with_promoter_tss(annotated, self.dir, stride)
+        out, types = model(torch.tensor([bases, bases[::-1]]))
+        self.assertEqual(tuple(out.shape), (2, n, 17))
+        self.assertTrue(torch.all(types == 0.5))
+        plus, minus = self.sites.TSS_CHANNELS
+        others = [c for c in range(17) if c not in (plus, minus)]
+        self.assertTrue(torch.all(out[:, :, others] == 0.25))
+        for k in range(n):
+            # '+': the window centred on the middle base of k's block; beyond the sequence, N.
+            centre = k // stride * stride + stride // 2
+            expected_plus = (bases[centre] if centre < n else N) / 10
+            # '-': the same on the reverse complement, whose base r is plus base n - 1 - r.
+            r = n - 1 - k
+            rc_centre = r // stride * stride + stride // 2
+            expected_minus = (complement[bases[n - 1 - rc_centre]] if rc_centre < n else N) / 10
+            self.assertAlmostEqual(float(out[0, k, plus]), expected_plus, 6, f"base {k}")
+            self.assertAlmostEqual(float(out[0, k, minus]), expected_minus, 6, f"base {k}")
+        # Each row of the batch is its own sequence.
+        self.assertAlmostEqual(float(out[1, 0, plus]), bases[::-1][stride // 2] / 10, 6)
+
+    def test_only_tss_leaves_the_other_channels_at_zero(self):
+        annotated = torch.jit.freeze(torch.jit.script(FakeAnnotation().eval()))
+        model = self.sites.with_promoter_tss(annotated, self.dir, self.STRIDE, only_tss=True)
+        out, types = model(torch.tensor([[A, C, G, T, A, C, G, T]]))
+        plus, minus = self.sites.TSS_CHANNELS
+        others = [c for c in range(17) if c not in (plus, minus)]
+        self.assertTrue(torch.all(out[:, :, others] == 0))
+        self.assertTrue(torch.all(types == 0))
+        self.assertTrue(torch.all(out[:, :, plus] > 0))
 
 
 if __name__ == "__main__":

@@ -254,7 +254,9 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
                                        "first_exon_log_sd", "internal_exon_log_mean",
                                        "internal_exon_log_sd", "last_exon_log_mean",
                                        "last_exon_log_sd", "single_exon_log_mean",
-                                       "single_exon_log_sd", "orf_cds", "min_orf_bp"}));
+                                       "single_exon_log_sd", "orf_cds", "min_orf_bp",
+                                       "alternative_starts", "alternative_start_min",
+                                       "alternative_start_spacing_bp", "alternative_span_bp"}));
   constexpr double kMaxCost = 1000.0;
   DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("start_cost", &out->start_cost, 0.0, kMaxCost));
@@ -271,6 +273,11 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
   // The exon-chain decoder's settings (DecodeOptions::exon_chain and what follows it).
   if (f.Has("exon_chain")) DNASERVE_RETURN_IF_ERROR(f.Bool("exon_chain", &out->exon_chain));
   if (f.Has("orf_cds")) DNASERVE_RETURN_IF_ERROR(f.Bool("orf_cds", &out->orf_cds));
+  if (f.Has("alternative_starts")) {
+    DNASERVE_RETURN_IF_ERROR(f.Bool("alternative_starts", &out->alternative_starts));
+  }
+  DNASERVE_RETURN_IF_ERROR(
+      f.Number("alternative_start_min", &out->alternative_start_min, 0.0, 1.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("site_min", &out->site_min, 0.0, 1.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("terminal_min", &out->terminal_min, 0.0, 1.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("length_weight", &out->length_weight, 0.0, 100.0));
@@ -284,6 +291,10 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
       f.Int("max_exon_bp", &out->max_exon_bp, 1, kMaxSegmentBp, /*required=*/false));
   DNASERVE_RETURN_IF_ERROR(
       f.Int("min_orf_bp", &out->min_orf_bp, 0, kMaxSegmentBp, /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(f.Int("alternative_start_spacing_bp", &out->alternative_start_spacing_bp,
+                                 0, kMaxSegmentBp, /*required=*/false));
+  DNASERVE_RETURN_IF_ERROR(f.Int("alternative_span_bp", &out->alternative_span_bp, 1,
+                                 kMaxSegmentBp, /*required=*/false));
   // Log-length priors: means of ln(bp), standard deviations strictly positive.
   constexpr double kMaxLogLength = 20.0, kMinLogSd = 0.01;
   for (auto [key, target] : {std::pair{"intron_log_mean", &out->intron_log_mean},

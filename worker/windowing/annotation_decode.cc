@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <tuple>
 
@@ -573,6 +574,49 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
   return chains;
 }
 
+std::vector<std::vector<Span>> AlternativeStartChains(
+    const SenseChannels& sense, std::string_view sense_sequence, const DecodeOptions& o,
+    const std::vector<std::vector<Span>>& chains) {
+  std::vector<std::vector<Span>> out;
+  const int64_t n = static_cast<int64_t>(sense.tss.size());
+  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return out;
+  std::vector<int64_t> peaks = BlockPeaks(sense.tss, o.terminal_block_bp, o.alternative_start_min);
+  std::stable_sort(peaks.begin(), peaks.end(),
+                   [&](int64_t a, int64_t b) { return sense.tss[a] > sense.tss[b]; });
+  auto near = [&](const std::vector<int64_t>& positions, int64_t p) {
+    for (int64_t q : positions) {
+      if (std::abs(p - q) <= o.alternative_start_spacing_bp) return true;
+    }
+    return false;
+  };
+  std::vector<int64_t> kept;
+  for (int64_t p : peaks) {
+    if (!near(kept, p)) kept.push_back(p);
+  }
+  std::sort(kept.begin(), kept.end());
+  std::vector<int64_t> starts;
+  for (const auto& chain : chains) {
+    if (!chain.empty()) starts.push_back(chain.front().start);
+  }
+  for (int64_t p : kept) {
+    if (near(starts, p)) continue;
+    const int64_t end = std::min(n, p + o.alternative_span_bp);
+    auto slice = [p, end](const std::vector<double>& v) {
+      return std::vector<double>(v.begin() + p, v.begin() + end);
+    };
+    SenseChannels sub{slice(sense.exon),  slice(sense.intron), slice(sense.cds),
+                      std::vector<double>(end - p, 0.0), slice(sense.transcript_end),
+                      slice(sense.donor), slice(sense.acceptor)};
+    std::vector<std::vector<Span>> found =
+        ChainParse(sub, sense_sequence.substr(p, end - p), o);
+    if (found.empty() || found.front().front().start != 0) continue;
+    std::vector<Span> chain = std::move(found.front());
+    for (Span& e : chain) e = {e.start + p, e.end + p};
+    out.push_back(std::move(chain));
+  }
+  return out;
+}
+
 std::optional<Span> BestOrf(std::string_view spliced, const std::vector<double>& coding,
                             int64_t min_orf_bp) {
   const int64_t n = static_cast<int64_t>(spliced.size());
@@ -632,7 +676,13 @@ void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, c
   const int64_t n = scores.length;
   const SenseChannels sense = ReadSense(scores, ch, strand);
   const std::string sense_sequence = SenseSequence(sequence, strand);
-  for (std::vector<Span>& exons : ChainParse(sense, sense_sequence, options)) {
+  std::vector<std::vector<Span>> chains = ChainParse(sense, sense_sequence, options);
+  if (options.alternative_starts) {
+    for (auto& chain : AlternativeStartChains(sense, sense_sequence, options, chains)) {
+      chains.push_back(std::move(chain));
+    }
+  }
+  for (std::vector<Span>& exons : chains) {
     const int64_t start = exons.front().start, end = exons.back().end;
     if (end - start < options.min_transcript_bp) continue;
     double exon_sum = 0;

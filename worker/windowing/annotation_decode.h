@@ -131,6 +131,12 @@ struct DecodeOptions {
   // CDS = the best ORF of the spliced exons (BestOrf) instead of the CDS-probability span.
   bool orf_cds = false;
   int64_t min_orf_bp = 90;
+  // Alternative starts (AlternativeStartChains): a transcript also from each confident TSS peak
+  // that no chain of the parse starts near.
+  bool alternative_starts = false;
+  double alternative_start_min = 0.5;            // a peak: BlockPeaks of TSS >= this
+  int64_t alternative_start_spacing_bp = 2000;   // peaks this close to a start are not used
+  int64_t alternative_span_bp = 200000;          // how far downstream of its peak a chain goes
 };
 
 // Per-base states of one strand's parse.
@@ -237,6 +243,19 @@ std::string SenseSequence(std::string_view sequence, char strand);
 // Empty when the sequence's length is not the channels'.
 std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense, std::string_view sense_sequence,
                                           const DecodeOptions& options);
+
+// Transcripts from the TSS peaks a parse passed by: the peaks are BlockPeaks of TSS (block
+// terminal_block_bp) >= alternative_start_min, taken strongest first (leftmost on ties) and each
+// dropped when within alternative_start_spacing_bp of one taken; in ascending order, each that
+// lies farther than that from the first base of every chain in `chains` gets the first chain of
+// ChainParse over [peak, peak + alternative_span_bp) (clipped to the sequence) with TSS set to 0
+// there, so a chain can begin only at the peak (the sequence edge), when that chain begins at
+// it. Sense coordinates; the chains may overlap those of `chains` (alternative first exons of a
+// gene, or a gene the parse joined to a neighbour). Used by DecodeTranscripts when
+// alternative_starts is set.
+std::vector<std::vector<Span>> AlternativeStartChains(
+    const SenseChannels& sense, std::string_view sense_sequence, const DecodeOptions& options,
+    const std::vector<std::vector<Span>>& chains);
 
 // In a spliced sense sequence, the ORF [ATG, stop codon] (stop included, half-open) with the
 // largest sum of log(P(CDS) / (1 - P(CDS))) (`coding`, one per base), when that sum is > 0 and

@@ -569,6 +569,38 @@ CATCH_TEST_CASE("ChainParse pairs donors with acceptors into one exon chain", "[
   CATCH_CHECK(ChainParse(g.sense, g.sequence.substr(0, 100), ChainOptions()).empty());
 }
 
+CATCH_TEST_CASE("AlternativeStartChains starts a chain at each TSS peak no chain starts near",
+                "[annotation]") {
+  SenseGene g = ThreeExonGene();
+  DecodeOptions o = ChainOptions();
+  o.alternative_start_min = 0.5;
+  o.alternative_start_spacing_bp = 20;
+  const std::vector<Span> gene = {{50, 100}, {200, 260}, {320, 360}};
+  // No chain yet: the gene from its TSS peak at 50.
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {}) ==
+              std::vector<std::vector<Span>>{gene});
+  // A chain starting within the spacing of the peak: nothing; farther: the gene again.
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {{{60, 100}}}).empty());
+  o.alternative_start_spacing_bp = 5;
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {{{60, 100}}}) ==
+              std::vector<std::vector<Span>>{gene});
+  // A peak below the minimum is none.
+  o.alternative_start_min = 0.95;
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {}).empty());
+  // A second peak inside the second intron, the gene already parsed: an alternative first exon
+  // from that peak to the end (no donor follows it).
+  o.alternative_start_min = 0.5;
+  o.alternative_start_spacing_bp = 20;
+  g.sense.tss[300] = 0.8;
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {gene}) ==
+              std::vector<std::vector<Span>>{{{300, 360}}});
+  // Two peaks within the spacing of each other: only the stronger one is tried.
+  o.alternative_start_spacing_bp = 300;
+  CATCH_CHECK(AlternativeStartChains(g.sense, g.sequence, o, {}) ==
+              std::vector<std::vector<Span>>{gene});
+  CATCH_CHECK(AlternativeStartChains(SenseChannels{}, "", o, {}).empty());
+}
+
 CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinates with its ORF",
                 "[annotation]") {
   const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());

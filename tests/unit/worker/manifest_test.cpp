@@ -198,6 +198,19 @@ CATCH_TEST_CASE("an annotation manifest may set the decoder's costs", "[manifest
   CATCH_CHECK(chain->decoder.exon_chain);
   CATCH_CHECK(chain->decoder.orf_cds);
   CATCH_CHECK(chain->decoder.site_min == 0.05);
+  auto alternative = ParseManifest(with_decoder(
+      R"({"alternative_starts": true, "alternative_start_min": 0.4,
+          "alternative_start_spacing_bp": 1500, "alternative_span_bp": 100000})"));
+  CATCH_REQUIRE(alternative.ok());
+  CATCH_CHECK(alternative->decoder.alternative_starts);
+  CATCH_CHECK(alternative->decoder.alternative_start_min == 0.4);
+  CATCH_CHECK(alternative->decoder.alternative_start_spacing_bp == 1500);
+  CATCH_CHECK(alternative->decoder.alternative_span_bp == 100000);
+  CATCH_CHECK_FALSE(plain->decoder.alternative_starts);
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"alternative_start_min": 2})")),
+                       "'decoder.alternative_start_min' must be a number in [0, 1]"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"alternative_span_bp": 0})")),
+                       "'decoder.alternative_span_bp'"));
   CATCH_CHECK(chain->decoder.terminal_block_bp == 200);
   CATCH_CHECK(chain->decoder.intron_log_mean == 7.5);
   CATCH_CHECK(chain->decoder.intron_log_sd == 1.5);
