@@ -5,6 +5,7 @@
 #include "common/sequence.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/annotation_decode.h"
+#include "worker/windowing/gene_groups.h"
 #include "worker/writers/bed.h"
 #include "worker/writers/gff3.h"
 #include "worker/writers/text_util.h"
@@ -105,15 +106,17 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
   auto* annotation = result.mutable_annotation();
   annotation->set_windows_processed(total);
   annotation->set_forward_passes(forward_passes);
+  std::vector<DecodedTranscript> transcripts =
+      DecodeTranscripts(stitched, channels, manifest.decoder, sequence);
+  std::vector<std::string> type_names;
   std::vector<BedRecord> bed;
-  std::vector<Gff3Feature> gff;
-  int n = 0;
-  for (DecodedTranscript& t : DecodeTranscripts(stitched, channels, manifest.decoder, sequence)) {
+  for (size_t i = 0; i < transcripts.size(); ++i) {
+    DecodedTranscript& t = transcripts[i];
     const TypeCall type = AssignTranscriptType(t.span, type_scores);
     const std::string& type_name = manifest.transcript_types[type.index];
     if (type_name != "mRNA") t.cds.clear();  // only mRNAs are coding
-    const std::string id = "tx_" + std::to_string(++n);
-    const std::string gene_id = "gene_" + std::to_string(n);
+    type_names.push_back(type_name);
+    const std::string id = "tx_" + std::to_string(i + 1);
     const Span span = Shifted(t.span, offset);
 
     auto* tx = annotation->add_transcripts();
@@ -135,41 +138,68 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
     record.thick_end = t.cds.empty() ? span.start : t.cds.back().end + offset;
     for (const Span& e : t.exons) record.blocks.push_back(Shifted(e, offset));
     bed.push_back(std::move(record));
+  }
 
-    auto feature = [&](const std::string& type, const Span& s) {
-      Gff3Feature f;
-      f.seqid = seqid;
-      f.source = manifest.id;
-      f.type = type;
-      f.start = s.start;
-      f.end = s.end;
-      f.strand = t.strand;
-      return f;
-    };
-    Gff3Feature gene = feature("gene", span);
-    gene.score = t.score;
-    gene.attributes = {{"ID", gene_id}};
-    gff.push_back(std::move(gene));
-    Gff3Feature transcript = feature(type_name, span);
-    transcript.score = t.score;
-    transcript.attributes = {{"ID", id},
-                             {"Parent", gene_id},
-                             {"transcript_type_score", FormatValue(type.score)},
-                             {"tss_position", std::to_string(t.tss_position + offset)},
-                             {"polya_position", std::to_string(t.polya_position + offset)}};
-    gff.push_back(std::move(transcript));
-    for (size_t e = 0; e < t.exons.size(); ++e) {
-      Gff3Feature exon = feature("exon", Shifted(t.exons[e], offset));
-      exon.attributes = {{"ID", id + ".exon_" + std::to_string(e + 1)}, {"Parent", id}};
-      gff.push_back(std::move(exon));
+  // GFF3: one gene per group of isoforms (exons sharing a base on one strand), each gene
+  // followed by its transcripts, so a reader sees the hierarchy in order.
+  const std::vector<int> gene_of = GeneOfTranscript(transcripts);
+  std::vector<Gff3Feature> genes;  // by gene index: its span and score cover its transcripts
+  std::vector<std::vector<size_t>> members;
+  auto feature = [&](const std::string& type, const Span& s, char strand) {
+    Gff3Feature f;
+    f.seqid = seqid;
+    f.source = manifest.id;
+    f.type = type;
+    f.start = s.start;
+    f.end = s.end;
+    f.strand = strand;
+    return f;
+  };
+  for (size_t i = 0; i < transcripts.size(); ++i) {
+    const DecodedTranscript& t = transcripts[i];
+    const size_t g = static_cast<size_t>(gene_of[i]);
+    const Span span = Shifted(t.span, offset);
+    if (g == genes.size()) {
+      genes.push_back(feature("gene", span, t.strand));
+      genes.back().score = t.score;
+      genes.back().attributes = {{"ID", "gene_" + std::to_string(g + 1)}};
+      members.emplace_back();
     }
-    const std::vector<int> phases = CdsPhases(t.cds, t.strand);
-    for (size_t c = 0; c < t.cds.size(); ++c) {
-      Gff3Feature cds = feature("CDS", Shifted(t.cds[c], offset));
-      cds.phase = phases[c];
-      // GFF3: the segments of one CDS share an ID.
-      cds.attributes = {{"ID", id + ".cds"}, {"Parent", id}};
-      gff.push_back(std::move(cds));
+    Gff3Feature& gene = genes[g];
+    gene.start = std::min(gene.start, span.start);
+    gene.end = std::max(gene.end, span.end);
+    gene.score = std::max(*gene.score, t.score);
+    members[g].push_back(i);
+  }
+  std::vector<Gff3Feature> gff;
+  for (size_t g = 0; g < genes.size(); ++g) {
+    const std::string gene_id = "gene_" + std::to_string(g + 1);
+    gff.push_back(genes[g]);
+    for (size_t i : members[g]) {
+      const DecodedTranscript& t = transcripts[i];
+      const std::string id = "tx_" + std::to_string(i + 1);
+      const auto& tx = annotation->transcripts(static_cast<int>(i));
+      Gff3Feature transcript = feature(type_names[i], Shifted(t.span, offset), t.strand);
+      transcript.score = t.score;
+      transcript.attributes = {{"ID", id},
+                               {"Parent", gene_id},
+                               {"transcript_type_score", FormatValue(tx.transcript_type_score())},
+                               {"tss_position", std::to_string(t.tss_position + offset)},
+                               {"polya_position", std::to_string(t.polya_position + offset)}};
+      gff.push_back(std::move(transcript));
+      for (size_t e = 0; e < t.exons.size(); ++e) {
+        Gff3Feature exon = feature("exon", Shifted(t.exons[e], offset), t.strand);
+        exon.attributes = {{"ID", id + ".exon_" + std::to_string(e + 1)}, {"Parent", id}};
+        gff.push_back(std::move(exon));
+      }
+      const std::vector<int> phases = CdsPhases(t.cds, t.strand);
+      for (size_t c = 0; c < t.cds.size(); ++c) {
+        Gff3Feature cds = feature("CDS", Shifted(t.cds[c], offset), t.strand);
+        cds.phase = phases[c];
+        // GFF3: the segments of one CDS share an ID.
+        cds.attributes = {{"ID", id + ".cds"}, {"Parent", id}};
+        gff.push_back(std::move(cds));
+      }
     }
   }
   (*result.mutable_formats())["bed"] = WriteBed(bed);

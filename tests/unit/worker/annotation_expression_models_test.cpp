@@ -316,6 +316,79 @@ const Region kRegions[] = {
 constexpr double kMinOverlapShare = 0.8;  // of distinct annotated structures (measured 0.89)
 constexpr int kMinSharesJunction = 50;    // structures with an exact intron found (measured 63)
 
+// The GFF3 track's gene -> transcript -> exon hierarchy, checked as a reader of the track sees
+// it: a gene line comes before its transcripts, spans exactly their union on their strand, and
+// transcripts of different genes on one strand share no exonic base (isoforms whose exons
+// overlap are one gene). Problems found, or empty; the gene and transcript counts.
+std::string GeneHierarchyProblems(const std::string& gff, int* genes, int* transcripts) {
+  struct Feature {
+    char strand;
+    int64_t start, end;
+    std::string parent;
+  };
+  std::map<std::string, Feature> gene, transcript;
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> exons;  // by transcript
+  std::ostringstream problems;
+  std::istringstream lines(gff);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() != 9) {
+      problems << "not 9 columns: " << line << "\n";
+      continue;
+    }
+    std::map<std::string, std::string> attributes;
+    std::istringstream pairs(f[8]);
+    for (std::string kv; std::getline(pairs, kv, ';');) {
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) attributes[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    const Feature feature{f[6][0], std::stoll(f[3]) - 1, std::stoll(f[4]), attributes["Parent"]};
+    if (f[2] == "gene") {
+      gene[attributes["ID"]] = feature;
+    } else if (f[2] == "mRNA" || f[2] == "lnc_RNA") {
+      if (!gene.count(feature.parent)) problems << attributes["ID"] << " before its gene\n";
+      transcript[attributes["ID"]] = feature;
+    } else if (f[2] == "exon") {
+      exons[feature.parent].emplace_back(feature.start, feature.end);
+    }
+  }
+  *genes = static_cast<int>(gene.size());
+  *transcripts = static_cast<int>(transcript.size());
+  std::map<std::string, std::pair<int64_t, int64_t>> union_of;
+  for (const auto& [id, t] : transcript) {
+    if (!gene.count(t.parent) || gene.at(t.parent).strand != t.strand) {
+      problems << id << ": no gene " << t.parent << " on its strand\n";
+      continue;
+    }
+    auto [it, fresh] = union_of.emplace(t.parent, std::make_pair(t.start, t.end));
+    if (!fresh) {
+      it->second = {std::min(it->second.first, t.start), std::max(it->second.second, t.end)};
+    }
+  }
+  for (const auto& [id, g] : gene) {
+    if (!union_of.count(id) || union_of.at(id) != std::make_pair(g.start, g.end)) {
+      problems << id << " does not span exactly its transcripts\n";
+    }
+  }
+  for (const auto& [a, ta] : transcript) {
+    for (const auto& [b, tb] : transcript) {
+      if (a >= b || ta.parent == tb.parent || ta.strand != tb.strand) continue;
+      for (const auto& ea : exons[a]) {
+        for (const auto& eb : exons[b]) {
+          if (ea.first < eb.second && eb.first < ea.second) {
+            problems << a << " (" << ta.parent << ") and " << b << " (" << tb.parent
+                     << ") share exonic bases but are different genes\n";
+          }
+        }
+      }
+    }
+  }
+  return problems.str();
+}
+
 CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 transcripts",
                 "[trained][grpc]") {
   SHARED_DATA_OR_SKIP();
@@ -323,6 +396,7 @@ CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 tran
   CATCH_REQUIRE(worker.Start(Task::kAnnotation));
   const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-annotation-region");
   int references = 0, overlapped = 0, shares_junction = 0;
+  int total_genes = 0, total_transcripts = 0;  // in the GFF3 tracks
   std::ostringstream listing;
   for (const Region& region : kRegions) {
     CATCH_INFO("chr20:" << region.start << "-" << region.end);
@@ -349,6 +423,12 @@ CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 tran
     CATCH_REQUIRE(result.has_value());
     std::vector<Structure> served;
     for (const auto& t : result->annotation().transcripts()) served.push_back(FromResult(t));
+    int genes = 0, gff_transcripts = 0;
+    CATCH_CHECK(GeneHierarchyProblems(result->formats().at("gff3"), &genes, &gff_transcripts) ==
+                "");
+    CATCH_CHECK(gff_transcripts == result->annotation().transcripts_size());
+    total_genes += genes;
+    total_transcripts += gff_transcripts;
 
     // Distinct annotated structures (isoforms with the same exons count once, as in the card).
     std::set<std::pair<char, std::vector<std::pair<int64_t, int64_t>>>> seen;
@@ -380,6 +460,9 @@ CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 tran
   CATCH_INFO(overlapped << " of " << references << " annotated structures overlapped on their "
                         << "strand, " << shares_junction << " with an exact intron found");
   CATCH_CHECK(references > 0);
+  // Alternative starts give some genes more than one transcript, grouped under one gene.
+  CATCH_INFO(total_transcripts << " transcripts in " << total_genes << " genes");
+  CATCH_CHECK(total_genes < total_transcripts);
   CATCH_CHECK(overlapped >= kMinOverlapShare * references);
   CATCH_CHECK(shares_junction >= kMinSharesJunction);
   testing::RemoveScratch(dir);

@@ -21,8 +21,8 @@ StatusOr<WorkerConfig> Parse(std::vector<std::string> args, bool* exit_now = nul
                            exit_now ? exit_now : &ignored);
 }
 
-const std::vector<std::string> kRequired = {"--task", "splice", "--models-dir", "/m",
-                                            "--listen", "127.0.0.1:50051"};
+const std::vector<std::string> kRequired = {"--task", "splice",   "--models-dir",
+                                            "/m",     "--listen", "127.0.0.1:50051"};
 
 std::vector<std::string> With(std::vector<std::string> more) {
   std::vector<std::string> args = kRequired;
