@@ -30,8 +30,9 @@ CATCH_TEST_CASE("gene groups: shared exonic bases on one strand make one gene", 
   CATCH_CHECK(gene == std::vector<int>{0, 0, 1, 0, 2, 0});
 }
 
-CATCH_TEST_CASE("gene groups: touching exons share no base; numbering follows first transcripts",
-                "[gene-groups]") {
+CATCH_TEST_CASE(
+    "gene groups: touching exons share no base, and genes are numbered by first transcript",
+    "[gene-groups]") {
   const std::vector<DecodedTranscript> transcripts = {
       Transcript('-', {{1000, 1100}}),
       Transcript('-', {{1100, 1200}}),  // half-open: 1100 is not in the first exon
