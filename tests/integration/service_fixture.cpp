@@ -26,21 +26,6 @@ bool RunCommand(const std::string& command) { return std::system(command.c_str()
 
 }  // namespace
 
-std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
-                     int concurrency, const S3KeyGrants& grants) {
-  auto list = [](const char* field, const std::vector<std::string>& items) {
-    if (items.empty()) return std::string();
-    std::string out = std::string(", \"") + field + "\": [";
-    for (size_t i = 0; i < items.size(); ++i) out += (i ? ", \"" : "\"") + items[i] + "\"";
-    return out + "]";
-  };
-  return "{\"key_sha256\": \"" + gateway::Sha256Hex(key) + "\", \"client_id\": \"" + client +
-         "\", \"enabled\": " + (enabled ? "true" : "false") +
-         ", \"rate_per_minute\": " + std::to_string(rate) +
-         ", \"max_concurrency\": " + std::to_string(concurrency) + list("s3_read", grants.read) +
-         list("s3_write", grants.write) + "}";
-}
-
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason) {
   const std::optional<std::string> source = GeneratedModelsDir(skip_reason);
   if (!source) return std::nullopt;

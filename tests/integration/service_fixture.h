@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/key_entries.h"
 #include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
 
@@ -81,16 +82,6 @@ class Service {
 // they are generated), copied to dir/models with one deliberately broken promoter package whose
 // weights cannot load. nullopt, with the reason, when they cannot be made.
 std::optional<std::string> PrepareModels(const std::string& dir, std::string* skip_reason);
-// Object-storage grants of a keys-file entry (`s3://bucket/prefix/` strings, written as given:
-// a test may write malformed ones). None by default.
-struct S3KeyGrants {
-  std::vector<std::string> read;
-  std::vector<std::string> write;
-};
-// One entry of a keys file.
-std::string KeyEntry(const std::string& key, const std::string& client, bool enabled, int rate,
-                     int concurrency, const S3KeyGrants& grants = {});
-
 #define DNASERVE_REQUIRE_SERVICE(var)                 \
   std::string var##_failure;                           \
   auto* var = ::dnaserve::testing::Service::Get(&var##_failure); \

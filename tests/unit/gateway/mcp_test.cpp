@@ -16,6 +16,7 @@
 #include "gateway/mcp/tool_catalogue.h"
 #include "gateway/mcp/tool_results.h"
 #include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/key_entries.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -254,11 +255,8 @@ struct Endpoint {
   std::unique_ptr<RequestPipeline> pipeline;
 
   explicit Endpoint(int rate_per_minute = 600, int max_concurrency = 4) {
-    auto parsed =
-        KeyStore::FromJson("{\"keys\":[{\"key_sha256\":\"" + Sha256Hex(kKey) +
-                           "\",\"client_id\":\"agent\",\"enabled\":true,\"rate_per_minute\":" +
-                           std::to_string(rate_per_minute) +
-                           ",\"max_concurrency\":" + std::to_string(max_concurrency) + "}]}");
+    auto parsed = KeyStore::FromJson(testing::KeysFile(
+        {testing::KeyEntry(kKey, "agent", true, rate_per_minute, max_concurrency)}));
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     pb::ModelInfo m;

@@ -12,6 +12,7 @@
 #include "gateway/jobs/job_queue.h"
 #include "gateway/jobs/redis_job_store.h"
 #include "runner/queue_runner.h"
+#include "tests/support/key_entries.h"
 #include "tests/support/test_env.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
@@ -109,15 +110,10 @@ struct Harness {
       : jobs(MakeJobs(with_runner)),
         runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
         runner(*runner_holder) {
-    auto entry = [](const char* key, const char* client, bool enabled, int rate, int conc) {
-      return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
-             "\",\"enabled\":" + (enabled ? "true" : "false") +
-             ",\"rate_per_minute\":" + std::to_string(rate) +
-             ",\"max_concurrency\":" + std::to_string(conc) + "}";
-    };
-    auto parsed = KeyStore::FromJson("{\"keys\":[" + entry(kAliceKey, "alice", true, 600, 4) + "," +
-                                     entry(kSingleKey, "single", true, 600, 1) + "," +
-                                     entry(kOffKey, "off", false, 600, 4) + "]}");
+    auto parsed = KeyStore::FromJson(testing::KeysFile(
+        {testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
+         testing::KeyEntry(kSingleKey, "single", true, 600, 1),
+         testing::KeyEntry(kOffKey, "off", false, 600, 4)}));
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     pb::ModelInfo m;

@@ -38,6 +38,7 @@
 #include "runner/workflows/backend_expression_scorer.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_resources.h"
+#include "tests/support/key_entries.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
@@ -1276,17 +1277,12 @@ struct RouteHarness {
   // itself waits for a verdict that never comes.
   explicit RouteHarness(bool start_runner = true) {
     backend.delay_ms = 0;
-    auto entry = [](const char* key, const char* client) {
-      return "{\"key_sha256\":\"" + Sha256Hex(key) + "\",\"client_id\":\"" + client +
-             "\",\"enabled\":true,\"rate_per_minute\":6000,\"max_concurrency\":8," +
-             "\"s3_read\":[\"s3://inputs/\"],\"s3_write\":[\"s3://inputs/\"]}";
-    };
-    const std::string carol =
-        "{\"key_sha256\":\"" + Sha256Hex(kCarolKey) +
-        "\",\"client_id\":\"carol\",\"rate_per_minute\":6000,\"max_concurrency\":8,"
-        "\"s3_read\":[\"s3://inputs/carol/\"],\"s3_write\":[\"s3://inputs/carol/\"]}";
-    auto parsed = KeyStore::FromJson("{\"keys\":[" + entry(kAliceKey, "alice") + "," +
-                                     entry(kBobKey, "bob") + "," + carol + "]}");
+    const testing::S3KeyGrants inputs{{"s3://inputs/"}, {"s3://inputs/"}};
+    const testing::S3KeyGrants carol{{"s3://inputs/carol/"}, {"s3://inputs/carol/"}};
+    auto parsed = KeyStore::FromJson(
+        testing::KeysFile({testing::KeyEntry(kAliceKey, "alice", true, 6000, 8, inputs),
+                           testing::KeyEntry(kBobKey, "bob", true, 6000, 8, inputs),
+                           testing::KeyEntry(kCarolKey, "carol", true, 6000, 8, carol)}));
     REQUIRE(parsed.ok());
     keys = std::make_unique<KeyStore>(std::move(parsed).value());
     GatewayServices s;
