@@ -46,6 +46,21 @@ def load_splice(package_dir: str):
     return module, int(manifest["flank_bp"]), labels.index("acceptor"), labels.index("donor")
 
 
+def plain_script_module(module):
+    """A saved and reloaded copy of a scripted module, in eval mode. A module scripted in this
+    process (export() in training) keeps its Python class's type, which TorchScript will not
+    accept as an attribute of another scripted module; the reloaded copy is a plain
+    ScriptModule."""
+    import torch
+
+    buffer = io.BytesIO()
+    torch.jit.save(module, buffer)
+    buffer.seek(0)
+    copy = torch.jit.load(buffer)
+    copy.eval()
+    return copy
+
+
 def composite(annotation, splice_dir: str):
     """A scripted, frozen module: char ids [B, L] -> ([B, L, 17] probabilities, [B, T] types),
     the annotation module's outputs with channels 13-16 from the splice module."""
@@ -56,14 +71,7 @@ def composite(annotation, splice_dir: str):
     from training.annotation_data import COMPLEMENT_IDS
 
     splice, flank, acceptor, donor = load_splice(splice_dir)
-    # A module scripted in this process (export() in training) keeps its Python class's type,
-    # which TorchScript will not accept as an attribute of another scripted module; a saved and
-    # reloaded copy of it is a plain ScriptModule.
-    buffer = io.BytesIO()
-    torch.jit.save(annotation, buffer)
-    buffer.seek(0)
-    annotation = torch.jit.load(buffer)
-    annotation.eval()
+    annotation = plain_script_module(annotation)
 
     class AnnotationWithSites(nn.Module):
         def __init__(self):
@@ -135,11 +143,7 @@ def with_promoter_tss(annotated, promoter_dir: str, stride: int = TSS_STRIDE_BP,
 
     manifest, promoter = nets.load_package(promoter_dir)
     context = int(manifest["context_window_bp"])
-    buffer = io.BytesIO()
-    torch.jit.save(annotated, buffer)
-    buffer.seek(0)
-    annotated = torch.jit.load(buffer)
-    annotated.eval()
+    annotated = plain_script_module(annotated)
 
     class AnnotationWithPromoterTss(nn.Module):
         def __init__(self):
