@@ -116,6 +116,15 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
   worker.Start(BenchWorker(settings, Task::kPromoter, settings.models_dir, true,
                            settings.work_dir + "/edge-worker.log"));
 
+  // Async jobs run in a runner since the gateway became thin: without one, the job to poll
+  // would stay queued.
+  ChildProcess runner;
+  if (!dnaserve::testing::StartRunner(&runner, redis->url(), "promoter=" + worker.address(),
+                                      settings.work_dir + "/edge-runner.log")) {
+    f.error = "cannot start dnaserve-runner; see " + settings.work_dir + "/edge-runner.log";
+    return f;
+  }
+
   std::vector<std::unique_ptr<Gateway>> gateways;
   gateways.push_back(std::make_unique<Gateway>());
   gateways.back()->name = "gateway";
