@@ -38,7 +38,7 @@ NormalizedSequence NormalizeSequence(std::string_view raw) {
 std::string ReverseComplement(std::string_view bases) {
   std::string out(bases.rbegin(), bases.rend());
   for (char& c : out) {
-    switch (c) {
+    switch (UpperBase(c)) {
       case 'A': c = 'T'; break;
       case 'T': c = 'A'; break;
       case 'C': c = 'G'; break;

@@ -20,7 +20,8 @@ struct NormalizedSequence {
 // stripped string is what the Limits section measures.
 NormalizedSequence NormalizeSequence(std::string_view raw);
 
-// Reverse complement over the alphabet ACGTN (N stays N).
+// Reverse complement, upper case: a/c/g/t in either case are complemented (a worker caller may
+// send lower case, which the tokenizers read as bases), anything else becomes N.
 std::string ReverseComplement(std::string_view bases);
 
 }  // namespace dnaserve

@@ -108,14 +108,14 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
   annotation->set_forward_passes(forward_passes);
   std::vector<DecodedTranscript> transcripts =
       DecodeTranscripts(stitched, channels, manifest.decoder, sequence);
-  std::vector<std::string> type_names;
+  std::vector<TypeCall> type_calls;  // per transcript, for the GFF3 below
   std::vector<BedRecord> bed;
   for (size_t i = 0; i < transcripts.size(); ++i) {
     DecodedTranscript& t = transcripts[i];
     const TypeCall type = AssignTranscriptType(t.span, type_scores);
     const std::string& type_name = manifest.transcript_types[type.index];
     if (type_name != "mRNA") t.cds.clear();  // only mRNAs are coding
-    type_names.push_back(type_name);
+    type_calls.push_back(type);
     const std::string id = "tx_" + std::to_string(i + 1);
     const Span span = Shifted(t.span, offset);
 
@@ -178,12 +178,12 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
     for (size_t i : members[g]) {
       const DecodedTranscript& t = transcripts[i];
       const std::string id = "tx_" + std::to_string(i + 1);
-      const auto& tx = annotation->transcripts(static_cast<int>(i));
-      Gff3Feature transcript = feature(type_names[i], Shifted(t.span, offset), t.strand);
+      const std::string& type_name = manifest.transcript_types[type_calls[i].index];
+      Gff3Feature transcript = feature(type_name, Shifted(t.span, offset), t.strand);
       transcript.score = t.score;
       transcript.attributes = {{"ID", id},
                                {"Parent", gene_id},
-                               {"transcript_type_score", FormatValue(tx.transcript_type_score())},
+                               {"transcript_type_score", FormatValue(type_calls[i].score)},
                                {"tss_position", std::to_string(t.tss_position + offset)},
                                {"polya_position", std::to_string(t.polya_position + offset)}};
       gff.push_back(std::move(transcript));

@@ -6,6 +6,8 @@
 #include <limits>
 #include <tuple>
 
+#include "common/sequence.h"
+
 namespace dnaserve::worker {
 namespace {
 
@@ -371,22 +373,7 @@ SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& ch, 
 }
 
 std::string SenseSequence(std::string_view sequence, char strand) {
-  if (strand == '+') return std::string(sequence);
-  std::string out(sequence.rbegin(), sequence.rend());
-  for (char& c : out) {
-    switch (c) {
-      case 'A': c = 'T'; break;
-      case 'C': c = 'G'; break;
-      case 'G': c = 'C'; break;
-      case 'T': c = 'A'; break;
-      case 'a': c = 't'; break;
-      case 'c': c = 'g'; break;
-      case 'g': c = 'c'; break;
-      case 't': c = 'a'; break;
-      default: break;
-    }
-  }
-  return out;
+  return strand == '+' ? std::string(sequence) : ReverseComplement(sequence);
 }
 
 namespace {

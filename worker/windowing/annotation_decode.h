@@ -220,8 +220,7 @@ struct SenseChannels {
 };
 SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& channels, char strand);
 
-// The sense sequence of a strand: `sequence` itself on '+', its reverse complement on '-'
-// (A/C/G/T either case complemented, anything else kept).
+// The sense sequence of a strand: `sequence` itself on '+', ReverseComplement(sequence) on '-'.
 std::string SenseSequence(std::string_view sequence, char strand);
 
 // The best parse of one strand into transcripts, each a chain of exons (sense coordinates,

@@ -45,6 +45,7 @@ TEST_CASE("NormalizeSequence reports the first character outside ACGTN", "[commo
 TEST_CASE("ReverseComplement", "[common]") {
   CHECK(ReverseComplement("ACGTN") == "NACGT");
   CHECK(ReverseComplement("AAAC") == "GTTT");
+  CHECK(ReverseComplement("acgtNx") == "NNACGT");  // either case in, upper case out
   CHECK(ReverseComplement("") == "");
 }
 
