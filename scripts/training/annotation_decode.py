@@ -9,11 +9,13 @@ held-out chr20 regions through the real worker.
 """
 
 import math
+import os
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from training import annotation_coding as coding_mod
 from training.annotation_data import COMPLEMENT_IDS
 
 # Channel indices of LABELS (annotation_data), splice sites included.
@@ -62,6 +64,13 @@ class DecodeOptions:        # worker: DecodeOptions (a manifest's "decoder" over
     last_exon_log_sd: float = 0.983
     single_exon_log_mean: float = 5.583
     single_exon_log_sd: float = 1.495
+    # The coding content sensor (annotation_coding; worker: CodingModel, ChainParseFramed):
+    # with coding_weight > 0 the chain decoder keeps a reading frame through the CDS
+    # (chain_paths_framed) and the CDS is the chain's ORF. `coding_model` names the table file
+    # in the package; `coding` is that model once read (manifest_options), not a manifest key.
+    coding_model: str = ""
+    coding_weight: float = 0.0
+    coding: Optional[object] = None
     orf_cds: bool = False         # CDS = the best-scoring ORF (ATG..stop) of the spliced exons
     min_orf_bp: int = 90
     # Alternative starts (alternative_start_chains): a transcript from each confident TSS peak
@@ -360,9 +369,23 @@ def assign_type(span: Tuple[int, int], types, names: Sequence[str]) -> Tuple[str
     return names[best], float(sums[best] / total)
 
 
-def manifest_options(manifest_json) -> DecodeOptions:
-    """The decoder options a package asks for (ModelManifest::decoder)."""
-    return DecodeOptions(**manifest_json.get("decoder", {}))
+_CODING_TABLES: dict = {}
+
+
+def coding_table(path: str) -> "coding_mod.CodingModel":
+    """The coding model of a table file, read once per process."""
+    if path not in _CODING_TABLES:
+        _CODING_TABLES[path] = coding_mod.CodingModel.load(path)
+    return _CODING_TABLES[path]
+
+
+def manifest_options(manifest_json, package_dir: Optional[str] = None) -> DecodeOptions:
+    """The decoder options a package asks for (ModelManifest::decoder), its coding model read
+    from `package_dir` (LoadManifest)."""
+    options = DecodeOptions(**manifest_json.get("decoder", {}))
+    if options.coding_model and package_dir:
+        options.coding = coding_table(os.path.join(package_dir, options.coding_model))
+    return options
 
 
 def decode(scores: np.ndarray, types, names: Sequence[str],
@@ -423,11 +446,10 @@ def sense_channels(scores: np.ndarray, channels: dict, strand: str):
     return {name: np.ascontiguousarray(column(name)) for name in channels}
 
 
-def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tuple[int, int]]]:
-    """ChainParse: the best exon chains (exons in sense coordinates) of one strand."""
+def _chain_inputs(sense: dict, seq: str, options: DecodeOptions):
+    """What ChainParse and ChainParseFramed score: per-base prefix sums, candidate nodes and
+    their terms (the caller has checked len(seq) == n > 0)."""
     n = len(sense["exon"])
-    if n == 0 or len(seq) != n:
-        return []
     exon = sense["exon"].astype(np.float64)
     intron = sense["intron"].astype(np.float64)
     outside = 1.0 - exon - intron
@@ -476,7 +498,19 @@ def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tupl
     donor_term = sw * _floored_log(donor_p[donors])
     acceptor_term = sw * _floored_log(acc_at[acceptors])
 
+    return (ce, ci, donors, acceptors, starts, ends, start_term, end_term, donor_term,
+            acceptor_term)
+
+
+def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tuple[int, int]]]:
+    """ChainParse: the best exon chains (exons in sense coordinates) of one strand."""
+    n = len(sense["exon"])
+    if n == 0 or len(seq) != n:
+        return []
+    (ce, ci, donors, acceptors, starts, ends, start_term, end_term, donor_term,
+     acceptor_term) = _chain_inputs(sense, seq, options)
     o = options
+    lw = options.length_weight
     # Events: (position, kind order T=0, D=1, A=2, S=3, index).
     events = ([(int(p), 0, k) for k, p in enumerate(ends)]
               + [(int(p), 1, k) for k, p in enumerate(donors)]
@@ -562,6 +596,218 @@ def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tupl
 
 MIN_INTRON_BP = 30  # kMinChainIntronBp
 
+# Coding states of ChainParseFramed's acceptor and donor nodes: before the CDS (5' UTR, or a
+# non-coding transcript), in it with the codon position q of the next exonic base (1 + q), after
+# it (3' UTR).
+BEFORE_CDS, AFTER_CDS, CODING_STATES = 0, 4, 5
+
+
+def _coding_tables(sense: dict, seq: str):
+    """(frame sums [3, n + 1], next in-frame stop [3, n + 1], previous in-frame stop [3, n] (the
+    last stop codon start j <= i with (j - g) % 3 == 0, -3: none), in-frame ATG starts per
+    frame): see annotation_coding."""
+    llr = np.stack([sense["llr0"], sense["llr1"], sense["llr2"]]).astype(np.float64)
+    sums = coding_mod.frame_sums(llr)
+    nxt = coding_mod.next_stops(seq)
+    n = len(seq)
+    up = seq.upper()
+    raw = np.frombuffer(up.encode("ascii"), dtype=np.uint8)
+    is_stop = np.zeros(n, dtype=bool)
+    is_atg = np.zeros(n, dtype=bool)
+    if n >= 3:
+        def codon(c):
+            return (raw[:-2] == ord(c[0])) & (raw[1:-1] == ord(c[1])) & (raw[2:] == ord(c[2]))
+        for stop in coding_mod.STOPS:
+            is_stop[:n - 2] |= codon(stop)
+        is_atg[:n - 2] = codon("ATG")
+    j = np.arange(n)
+    prev = np.full((3, n), -3, dtype=np.int64)
+    atgs = []
+    for g in range(3):
+        in_frame = (j - g) % 3 == 0
+        at = np.where(is_stop & in_frame, j, -3)
+        prev[g] = np.maximum.accumulate(at) if n else at
+        atgs.append(np.nonzero(is_atg & in_frame)[0])
+    return sums, nxt, prev, atgs
+
+
+def chain_paths_framed(sense: dict, seq: str, options: DecodeOptions):
+    """ChainParseFramed: ChainParse with a reading frame kept through the CDS. Returns the best
+    chains as (exons, cds) in sense coordinates, cds = (ATG start, stop codon end) or None."""
+    n = len(sense["exon"])
+    if n == 0 or len(seq) != n:
+        return []
+    (ce, ci, donors, acceptors, starts, ends, start_term, end_term, donor_term,
+     acceptor_term) = _chain_inputs(sense, seq, options)
+    o = options
+    lw, cw = o.length_weight, o.coding_weight
+    sums, nxt, prev, atgs = _coding_tables(sense, seq)
+    events = ([(int(p), 0, k) for k, p in enumerate(ends)]
+              + [(int(p), 1, k) for k, p in enumerate(donors)]
+              + [(int(p), 2, k) for k, p in enumerate(acceptors)]
+              + [(int(p), 3, k) for k, p in enumerate(starts)])
+    events.sort()
+    neg = -math.inf
+    S = CODING_STATES
+    sv = np.full(len(starts), neg)
+    sback = np.full(len(starts), -1, dtype=np.int64)
+    av = np.full((len(acceptors), S), neg)
+    aback = np.full((len(acceptors), S), -1, dtype=np.int64)
+    dv = np.full((len(donors), S), neg)
+    # (origin kind 0 start / 1 acceptor, origin index, origin state, mark): the mark is the ATG
+    # of an exon that enters the CDS, the stop codon's end of one that leaves it, else -1.
+    dback = np.full((len(donors), S, 4), -1, dtype=np.int64)
+    tv = np.full(len(ends), neg)
+    tback = np.full((len(ends), 4), -1, dtype=np.int64)
+    best_g, best_g_node = 0.0, -1
+
+    def window(positions, p):
+        lo = int(np.searchsorted(positions, p - o.max_exon_bp, "left"))
+        hi = int(np.searchsorted(positions, p, "left"))
+        return lo, hi
+
+    def base(values, positions, p, mean, sd):
+        return values + (ce[p] - ce[positions]) + lw * log_normal(p - positions, mean, sd)
+
+    def entering(p, g, positions):
+        """Per origin position: the best ATG of frame g in [max(origin, last stop end), p - 3]
+        (smallest prefix sum, leftmost on ties), -1: none."""
+        last = int(prev[g][p - 3]) + 3 if p >= 3 else 0
+        frame_atgs = atgs[g]
+        lo = int(np.searchsorted(frame_atgs, last, "left"))
+        hi = int(np.searchsorted(frame_atgs, p - 3, "right"))
+        cand = frame_atgs[lo:hi]
+        if len(cand) == 0:
+            return np.full(len(positions), -1, dtype=np.int64)
+        # best[k]: the best of cand[k:] (leftmost on ties)
+        best = np.empty(len(cand), dtype=np.int64)
+        keep = len(cand) - 1
+        for k in range(len(cand) - 1, -1, -1):
+            if sums[g, cand[k]] <= sums[g, cand[keep]]:
+                keep = k
+            best[k] = cand[keep]
+        idx = np.searchsorted(cand, np.maximum(positions, last), "left")
+        out = np.full(len(positions), -1, dtype=np.int64)
+        ok = idx < len(cand)
+        out[ok] = best[idx[ok]]
+        return out
+
+    def exon_into(p, target, first_mean, first_sd, inner_mean, inner_sd):
+        """The best exon ending at p whose end is in coding state `target` (-1: a transcript
+        end): (value, origin kind, origin index, origin state, mark)."""
+        groups = []   # (kind, lo, state, values, marks) in tie order
+        s_lo, s_hi = window(starts, p)
+        a_lo, a_hi = window(acceptors, p)
+        spos = starts[s_lo:s_hi]
+        apos = acceptors[a_lo:a_hi]
+        none_s = np.full(len(spos), -1, dtype=np.int64)
+        none_a = np.full(len(apos), -1, dtype=np.int64)
+        s_base = base(sv[s_lo:s_hi], spos, p, first_mean, first_sd)
+        if target in (BEFORE_CDS, -1):
+            groups.append((0, s_lo, BEFORE_CDS, s_base, none_s))
+            groups.append((1, a_lo, BEFORE_CDS,
+                           base(av[a_lo:a_hi, BEFORE_CDS], apos, p, inner_mean, inner_sd),
+                           none_a))
+        if target in (AFTER_CDS, -1):
+            groups.append((1, a_lo, AFTER_CDS,
+                           base(av[a_lo:a_hi, AFTER_CDS], apos, p, inner_mean, inner_sd),
+                           none_a))
+            for q in range(3):   # leaving the CDS: the first in-frame stop lies inside
+                g = (apos - q) % 3
+                stop = nxt[g, apos]
+                ok = stop + 3 <= p
+                end = np.where(ok, stop + 3, apos)
+                values = base(av[a_lo:a_hi, 1 + q], apos, p, inner_mean, inner_sd) + cw * (
+                    sums[g, end] - sums[g, apos])
+                groups.append((1, a_lo, 1 + q, np.where(ok, values, neg),
+                               np.where(ok, end, -1)))
+        if 1 <= target <= 3:
+            g = (p - (target - 1)) % 3
+            for kind, lo, pos, values, mean, sd in (
+                    (0, s_lo, spos, sv[s_lo:s_hi], first_mean, first_sd),
+                    (1, a_lo, apos, av[a_lo:a_hi, BEFORE_CDS], inner_mean, inner_sd)):
+                atg = entering(p, g, pos)   # entering the CDS at an ATG
+                ok = atg >= 0
+                cand = base(values, pos, p, mean, sd) + cw * (
+                    sums[g, p] - sums[g, np.where(ok, atg, p)])
+                groups.append((kind, lo, BEFORE_CDS, np.where(ok, cand, neg), atg))
+            q = (apos - g) % 3   # staying in it: no in-frame stop
+            ok = nxt[g, apos] + 3 > p
+            values = av[a_lo:a_hi][np.arange(len(apos)), 1 + q] if len(apos) else av[a_lo:a_hi, 0]
+            cand = base(values, apos, p, inner_mean, inner_sd) + cw * (sums[g, p] - sums[g, apos])
+            # the state of each origin differs: encoded as -(1 + q) below
+            groups.append((1, a_lo, -1, np.where(ok, cand, neg), -1 - q))
+        best = (neg, -1, -1, -1, -1)
+        for kind, lo, state, values, marks in groups:
+            if len(values) == 0:
+                continue
+            k = int(np.argmax(values))
+            if values[k] > best[0]:
+                if state == -1:   # continuing: origin state 1 + q, no mark
+                    best = (float(values[k]), kind, lo + k, int(-marks[k]), -1)
+                else:
+                    best = (float(values[k]), kind, lo + k, state, int(marks[k]))
+        return best
+
+    for p, kind, k in events:
+        if kind == 0:
+            best = exon_into(p, -1, o.single_exon_log_mean, o.single_exon_log_sd,
+                             o.last_exon_log_mean, o.last_exon_log_sd)
+            if best[0] > neg:
+                tv[k] = best[0] + end_term[k]
+                tback[k] = best[1:]
+                if tv[k] > best_g:
+                    best_g, best_g_node = float(tv[k]), k
+        elif kind == 1:
+            for target in range(S):
+                best = exon_into(p, target, o.first_exon_log_mean, o.first_exon_log_sd,
+                                 o.internal_exon_log_mean, o.internal_exon_log_sd)
+                if best[0] > neg:
+                    dv[k, target] = best[0] + donor_term[k]
+                    dback[k, target] = best[1:]
+        elif kind == 2:
+            lo = int(np.searchsorted(donors, p - o.max_intron_bp, "left"))
+            hi = int(np.searchsorted(donors, p - MIN_INTRON_BP, "right"))
+            if hi > lo:
+                pos = donors[lo:hi]
+                length = lw * log_normal(p - pos, o.intron_log_mean, o.intron_log_sd)
+                for state in range(S):
+                    cand = dv[lo:hi, state] + (ci[p] - ci[pos]) + length
+                    j = int(np.argmax(cand))
+                    if cand[j] > neg:
+                        av[k, state] = float(cand[j]) - o.splice_cost + acceptor_term[k]
+                        aback[k, state] = lo + j
+        else:
+            sv[k] = best_g - o.start_cost + start_term[k]
+            sback[k] = best_g_node
+    chains = []
+    node = best_g_node
+    while node >= 0:
+        exons, cds_start, cds_end = [], -1, -1
+        stop = int(ends[node])
+        kind, idx, state, mark = (int(x) for x in tback[node])
+        if mark >= 0:
+            cds_end = mark
+        while True:
+            if kind == 0:
+                exons.append((int(starts[idx]), stop))
+                node = int(sback[idx])
+                break
+            exons.append((int(acceptors[idx]), stop))
+            d = int(aback[idx, state])
+            stop = int(donors[d])
+            kind, idx, origin, mark = (int(x) for x in dback[d, state])
+            if mark >= 0:
+                if state == BEFORE_CDS or state == AFTER_CDS:
+                    cds_end = mark     # this exon left the CDS
+                else:
+                    cds_start = mark   # this exon entered it
+            state = origin
+        exons = exons[::-1]
+        cds = (cds_start, cds_end) if cds_start >= 0 and cds_end >= 0 else None
+        chains.append((exons, cds))
+    return chains[::-1]
+
 
 def alternative_start_chains(sense: dict, seq: str, options: DecodeOptions,
                              chains: List[List[Tuple[int, int]]]) -> List[List[Tuple[int, int]]]:
@@ -570,6 +816,15 @@ def alternative_start_chains(sense: dict, seq: str, options: DecodeOptions,
     one), ascending, that lies farther than the spacing from every chain's start: the first
     chain of ChainParse over [peak, peak + alternative_span_bp) with no TSS evidence there (so
     it can start only at the peak), when it starts at the peak; in sense coordinates."""
+    found = _alternative_starts(sense, seq, options, chains,
+                                lambda *args: [(c, None) for c in chain_paths(*args)])
+    return [exons for exons, _ in found]
+
+
+def _alternative_starts(sense: dict, seq: str, options: DecodeOptions,
+                        chains: List[List[Tuple[int, int]]], parse):
+    """alternative_start_chains over `parse` (chain_paths or chain_paths_framed as (exons, cds)
+    pairs); returns (exons, cds) pairs."""
     n = len(sense["tss"])
     if n == 0 or len(seq) != n:
         return []
@@ -594,10 +849,12 @@ def alternative_start_chains(sense: dict, seq: str, options: DecodeOptions,
         end = min(n, p + o.alternative_span_bp)
         sub = {name: values[p:end] for name, values in sense.items()}
         sub["tss"] = np.zeros(end - p, dtype=np.float64)
-        found = chain_paths(sub, seq[p:end], o)
-        if not found or found[0][0][0] != 0:
+        found = parse(sub, seq[p:end], o)
+        if not found or found[0][0][0][0] != 0:
             continue
-        out.append([(a + p, b + p) for a, b in found[0]])
+        exons, cds = found[0]
+        out.append(([(a + p, b + p) for a, b in exons],
+                    None if cds is None else (cds[0] + p, cds[1] + p)))
     return out
 
 
@@ -645,11 +902,28 @@ def decode_chain_strand(scores: np.ndarray, channels: dict, strand: str,
     n = scores.shape[0]
     sense = sense_channels(scores, channels, strand)
     seq = sequence if strand == "+" else sequence.translate(_COMPLEMENT)[::-1]
+    framed = options.coding_weight > 0
+    if framed:
+        if options.coding is None and not os.path.isfile(options.coding_model):
+            raise ValueError(f"decoder.coding_model {options.coding_model!r}: not read (pass "
+                             "the package directory to manifest_options)")
+        model = options.coding if options.coding is not None else coding_table(
+            options.coding_model)
+        llr = model.llr(seq)
+        for q in range(3):
+            sense[f"llr{q}"] = llr[q]
     out = []
-    chains = chain_paths(sense, seq, options)
-    if options.alternative_starts:
-        chains = chains + alternative_start_chains(sense, seq, options, chains)
-    for exons in chains:
+    if framed:
+        found = chain_paths_framed(sense, seq, options)
+        if options.alternative_starts:
+            found = found + _alternative_starts(sense, seq, options, [e for e, _ in found],
+                                                chain_paths_framed)
+    else:
+        found = [(c, None) for c in chain_paths(sense, seq, options)]
+        if options.alternative_starts:
+            found = found + [(c, None) for c in alternative_start_chains(
+                sense, seq, options, [e for e, _ in found])]
+    for exons, frame in found:
         start, end = exons[0][0], exons[-1][1]
         if end - start < options.min_transcript_bp:
             continue
@@ -658,7 +932,11 @@ def decode_chain_strand(scores: np.ndarray, channels: dict, strand: str,
                         for a, b in exons) / exon_bases
         if exon_mean < options.min_exon_mean:
             continue
-        if options.orf_cds:
+        if framed:
+            cds = [] if frame is None else [(max(a, frame[0]), min(b, frame[1]))
+                                            for a, b in exons
+                                            if min(b, frame[1]) > max(a, frame[0])]
+        elif options.orf_cds:
             cds = _orf_cds(exons, seq, sense["cds"], options)
         else:
             cds = contiguous_cds(exons, sense["cds"], options.cds_threshold)

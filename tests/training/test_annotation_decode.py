@@ -12,6 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 
+from training import annotation_coding as coding  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
 
@@ -122,6 +123,105 @@ class ChainDecoderTest(unittest.TestCase):
         self.assertEqual(t.exons, [mirror(320, 360), mirror(200, 260), mirror(50, 100)])
         self.assertEqual(t.tss_position, n - 51)
         self.assertEqual(t.cds, [mirror(320, 334), mirror(200, 260), mirror(60, 100)])
+
+
+def true_frame_ratios(sense, n):
+    """TrueFrameRatios of the C++ test: +0.5 at each ORF base's codon position, else -0.5."""
+    rows = np.full((3, n), -0.5)
+    k = 0
+    for a, b in ((60, 100), (200, 260), (320, 334)):
+        for i in range(a, b):
+            rows[k % 3, i] = 0.5
+            k += 1
+    for q in range(3):
+        sense[f"llr{q}"] = rows[q]
+
+
+def coding_text(groups):
+    """An order-1 table whose three coding groups are `groups` (ln P of A C G T) for every
+    context, the non-coding one flat."""
+    flat = " -1.386294 -1.386294 -1.386294 -1.386294"
+    return "order 1\n" + "".join(context + groups * 3 + flat + "\n" for context in "ACGT")
+
+
+class FramedChainTest(unittest.TestCase):
+    """The cases of the C++ tests of ChainParseFramed and CodingModel, same expectations."""
+
+    def test_framed_chain_as_the_worker(self):
+        sense, seq = three_exon_gene()
+        true_frame_ratios(sense, len(seq))
+        o = chain_options(coding_weight=1.0)
+        gene = [(50, 100), (200, 260), (320, 360)]
+        self.assertEqual(decoding.chain_paths_framed(sense, seq, o), [(gene, (60, 334))])
+        stopped = seq[:229] + "TAA" + seq[232:]
+        self.assertEqual(decoding.chain_paths_framed(sense, stopped, o), [(gene, (60, 232))])
+        out_of_frame = seq[:230] + "TAA" + seq[233:]
+        self.assertEqual(decoding.chain_paths_framed(sense, out_of_frame, o)[0][1], (60, 334))
+        shifted = seq[:316] + "AG" + seq[318:]
+        sense_shifted = {k: v.copy() for k, v in sense.items()}
+        sense_shifted["acceptor"][317] = 0.99
+        self.assertEqual(decoding.chain_paths(sense_shifted, shifted, o),
+                         [[(50, 100), (200, 260), (318, 360)]])
+        self.assertEqual(decoding.chain_paths_framed(sense_shifted, shifted, o),
+                         [(gene, (60, 334))])
+        no_atg = seq[:60] + "CCC" + seq[63:]
+        self.assertEqual(decoding.chain_paths_framed(sense, no_atg, o),
+                         [(decoding.chain_paths(sense, no_atg, o)[0], None)])
+        self.assertEqual(decoding.chain_paths_framed(sense, "", o), [])
+
+    def test_coding_ratios_and_tables_as_the_worker(self):
+        likely_c = " -2.302585 -0.356675 -2.302585 -2.302585"
+        unlikely_c = " -1.203973 -2.302585 -1.203973 -1.203973"
+        flat = " -1.386294 -1.386294 -1.386294 -1.386294"
+        text = "# test table\n\norder 1\n" + "".join(
+            c + (likely_c if c == "C" else flat) + flat + (unlikely_c if c == "C" else flat)
+            + flat + "\n" for c in "ACGT")
+        model = coding.CodingModel.from_text(text)
+        r = model.llr("ACCNCcG")
+        likely, unlikely = math.log(0.7 / 0.25), math.log(0.1 / 0.25)
+        self.assertEqual(list(r[:, 0]), [0.0, 0.0, 0.0])
+        self.assertAlmostEqual(r[0, 2], likely, places=5)
+        self.assertAlmostEqual(r[1, 2], 0.0, places=5)
+        self.assertAlmostEqual(r[2, 2], unlikely, places=5)
+        self.assertEqual(list(r[:, 3]) + list(r[:, 4]), [0.0] * 6)
+        self.assertAlmostEqual(r[0, 5], likely, places=5)
+        self.assertAlmostEqual(r[2, 6], math.log(0.3 / 0.25), places=5)
+        seq = "ATGAAATAGCTGAtaa"
+        n = len(seq)
+        sums = coding.frame_sums(np.array([[1.0] * n, [2.0] * n, [3.0] * n]))
+        self.assertEqual((sums[0, 3], sums[0, 4], sums[1, 1], sums[1, 2]), (6.0, 7.0, 3.0, 4.0))
+        stops = coding.next_stops(seq)
+        self.assertEqual((stops[0, 0], stops[0, 7], stops[1, 0], stops[1, 2], stops[1, 11],
+                          stops[2, 0], stops[0, n]), (6, n + 3, 1, 10, 13, n + 3, n + 3))
+        # A model's text reads back to the same numbers.
+        again = coding.CodingModel.from_text(model.text("comment"))
+        self.assertTrue(np.array_equal(again.log_cds, model.log_cds))
+
+    def test_decode_reads_the_cds_off_the_framed_chain(self):
+        sense, seq = three_exon_gene()
+        n = len(seq)
+        sense["cds"][:] = 0.01
+        seq = seq[:102] + "A" * 96 + seq[198:262] + "A" * 56 + seq[318:]
+        scores = np.zeros((n, decoding.CHANNELS), dtype=np.float32)
+        scores[:, decoding.PLUS["exon"]] = scores[:, decoding.PLUS["intron"]] = 0.02
+        for name, channel in decoding.MINUS.items():
+            if name in sense:
+                scores[:, channel] = sense[name][::-1]
+        plus_sequence = seq.translate(str.maketrans("ACGT", "TGCA"))[::-1]
+        model = coding.CodingModel.from_text(
+            coding_text(" -2.302585 -0.356675 -2.302585 -2.302585"))
+        options = chain_options(coding_weight=0.5, coding=model)
+        found = decoding.decode(scores, [((0, n), np.array([1.0, 0.0]))], ["mRNA", "lnc_RNA"],
+                                options, plus_sequence)
+        self.assertEqual(len(found), 1)
+
+        def mirror(a, b):
+            return (n - b, n - a)
+        self.assertEqual(found[0].exons, [mirror(320, 360), mirror(200, 260), mirror(50, 100)])
+        self.assertEqual(found[0].cds, [mirror(320, 334), mirror(200, 260), mirror(60, 100)])
+        options.coding_weight = 0
+        self.assertEqual(decoding.decode(scores, [((0, n), np.array([1.0, 0.0]))],
+                                         ["mRNA", "lnc_RNA"], options, plus_sequence)[0].cds, [])
 
 
 class GeneStartsTest(unittest.TestCase):

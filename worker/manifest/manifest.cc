@@ -256,7 +256,8 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
                                        "last_exon_log_sd", "single_exon_log_mean",
                                        "single_exon_log_sd", "orf_cds", "min_orf_bp",
                                        "alternative_starts", "alternative_start_min",
-                                       "alternative_start_spacing_bp", "alternative_span_bp"}));
+                                       "alternative_start_spacing_bp", "alternative_span_bp",
+                                       "coding_model", "coding_weight"}));
   constexpr double kMaxCost = 1000.0;
   DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("start_cost", &out->start_cost, 0.0, kMaxCost));
@@ -295,6 +296,15 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
                                  0, kMaxSegmentBp, /*required=*/false));
   DNASERVE_RETURN_IF_ERROR(f.Int("alternative_span_bp", &out->alternative_span_bp, 1,
                                  kMaxSegmentBp, /*required=*/false));
+  // The coding content sensor: a table file of the package (LoadManifest reads it).
+  DNASERVE_RETURN_IF_ERROR(f.Number("coding_weight", &out->coding_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.String("coding_model", &out->coding_model, /*required=*/false));
+  if (!out->coding_model.empty() && !IsPlainFileName(out->coding_model)) {
+    return f.Wrong("coding_model", "a file name inside the package");
+  }
+  if (out->coding_weight > 0 && out->coding_model.empty()) {
+    return Invalid("'decoder.coding_weight' > 0 needs 'decoder.coding_model'");
+  }
   // Log-length priors: means of ln(bp), standard deviations strictly positive.
   constexpr double kMaxLogLength = 20.0, kMinLogSd = 0.01;
   for (auto [key, target] : {std::pair{"intron_log_mean", &out->intron_log_mean},
@@ -521,6 +531,15 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
   }
   if (!m.tokenizer.file.empty() && !FileExists(package_dir + "/" + m.tokenizer.file)) {
     return Invalid("tokenizer file '" + m.tokenizer.file + "' is missing from the package");
+  }
+  if (!m.decoder.coding_model.empty()) {
+    const std::string path = package_dir + "/" + m.decoder.coding_model;
+    if (!FileExists(path)) {
+      return Invalid("coding model '" + m.decoder.coding_model + "' is missing from the package");
+    }
+    auto coding = LoadCodingModel(path);
+    if (!coding.ok()) return Invalid("decoder.coding_model: " + coding.status().message());
+    m.decoder.coding = std::make_shared<const CodingModel>(std::move(coding).value());
   }
   return m;
 }

@@ -1,6 +1,7 @@
 #include "worker/windowing/annotation_decode.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -390,15 +391,28 @@ struct ChainNode {
   int64_t from = -1;   // index of that origin, of the donor (acceptor), of the end (start)
 };
 
-}  // namespace
+// What ChainParse and ChainParseFramed score: per-base prefix sums of the exon and intron
+// scores, the candidate nodes and their terms. REQUIRES sense_sequence.size() == n > 0.
+struct ChainInputs {
+  std::vector<double> ce, ci;
+  std::vector<ChainNode> starts, ends, donors, acceptors;
+  std::vector<double> start_term, end_term, donor_term, acceptor_term;
+};
 
-std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
-                                          std::string_view sense_sequence,
-                                          const DecodeOptions& o) {
+ChainInputs BuildChainInputs(const SenseChannels& sense, std::string_view sense_sequence,
+                             const DecodeOptions& o) {
   const int64_t n = static_cast<int64_t>(sense.exon.size());
-  std::vector<std::vector<Span>> chains;
-  // No sequence of the channels' length: no motifs to pair, so no chain.
-  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return chains;
+  ChainInputs in;
+  auto& ce = in.ce;
+  auto& ci = in.ci;
+  auto& starts = in.starts;
+  auto& ends = in.ends;
+  auto& donors = in.donors;
+  auto& acceptors = in.acceptors;
+  auto& start_term = in.start_term;
+  auto& end_term = in.end_term;
+  auto& donor_term = in.donor_term;
+  auto& acceptor_term = in.acceptor_term;
   const double w = o.emission_weight, xw = o.exon_weight, pw = o.site_pass_weight;
   std::vector<bool> donor_motif(n, false), acceptor_motif(n, false);
   for (int64_t i = 0; i + 1 < n; ++i) {
@@ -410,7 +424,8 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
   std::vector<double> acceptor_before(n, 0.0);
   for (int64_t i = 1; i < n; ++i) acceptor_before[i] = sense.acceptor[i - 1];
   // Prefix sums of the per-base exon and intron scores.
-  std::vector<double> ce(n + 1, 0.0), ci(n + 1, 0.0);
+  ce.assign(n + 1, 0.0);
+  ci.assign(n + 1, 0.0);
   for (int64_t i = 0; i < n; ++i) {
     const double outside = 1.0 - sense.exon[i] - sense.intron[i];
     const double log_outside = std::log(std::max(outside, kProbabilityFloor));
@@ -426,7 +441,6 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
     ci[i + 1] = ci[i] + intron_score;
   }
 
-  std::vector<ChainNode> starts, ends, donors, acceptors;
   std::vector<int64_t> start_positions = BlockPeaks(sense.tss, o.terminal_block_bp, o.terminal_min);
   if (start_positions.empty() || start_positions.front() != 0) {
     start_positions.insert(start_positions.begin(), 0);
@@ -435,7 +449,6 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
       BlockPeaks(sense.transcript_end, o.terminal_block_bp, o.terminal_min);
   for (int64_t& p : end_positions) ++p;
   if (end_positions.empty() || end_positions.back() != n) end_positions.push_back(n);
-  std::vector<double> start_term, end_term, donor_term, acceptor_term;
   for (int64_t p : start_positions) {
     starts.push_back({p});
     start_term.push_back(p == 0 ? 0.0 : o.terminal_weight * LogFloored(sense.tss[p]));
@@ -454,6 +467,29 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
       acceptor_term.push_back(o.site_weight * LogFloored(acceptor_before[i]));
     }
   }
+  return in;
+}
+
+}  // namespace
+
+std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
+                                          std::string_view sense_sequence,
+                                          const DecodeOptions& o) {
+  const int64_t n = static_cast<int64_t>(sense.exon.size());
+  std::vector<std::vector<Span>> chains;
+  // No sequence of the channels' length: no motifs to pair, so no chain.
+  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return chains;
+  ChainInputs in = BuildChainInputs(sense, sense_sequence, o);
+  const auto& ce = in.ce;
+  const auto& ci = in.ci;
+  auto& starts = in.starts;
+  auto& ends = in.ends;
+  auto& donors = in.donors;
+  auto& acceptors = in.acceptors;
+  const auto& start_term = in.start_term;
+  const auto& end_term = in.end_term;
+  const auto& donor_term = in.donor_term;
+  const auto& acceptor_term = in.acceptor_term;
   // Events in position order; at one position ends, donors, acceptors, then starts (a start may
   // follow an end at the same base; the others look strictly back).
   std::vector<std::tuple<int64_t, int, int64_t>> events;
@@ -561,10 +597,269 @@ std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense,
   return chains;
 }
 
-std::vector<std::vector<Span>> AlternativeStartChains(
-    const SenseChannels& sense, std::string_view sense_sequence, const DecodeOptions& o,
-    const std::vector<std::vector<Span>>& chains) {
-  std::vector<std::vector<Span>> out;
+namespace {
+
+// Coding states of ChainParseFramed's acceptor and donor nodes.
+constexpr int kBeforeCds = 0, kAfterCds = 4, kCodingStates = 5;  // in it: 1 + codon position
+
+int Mod3(int64_t x) { return static_cast<int>(((x % 3) + 3) % 3); }
+
+// A framed node: per coding state its best score and where that came from.
+struct FramedNode {
+  int64_t position = 0;
+  std::array<double, kCodingStates> value;
+  // Per state: origin kind (0 start, 1 acceptor), origin index, origin state, and the mark: the
+  // ATG of an exon entering the CDS, the stop codon's end of one leaving it, else -1. For an
+  // acceptor only `from` (the donor) is used.
+  std::array<int, kCodingStates> from_kind, from_state;
+  std::array<int64_t, kCodingStates> from, mark;
+  explicit FramedNode(int64_t p) : position(p) {
+    value.fill(-std::numeric_limits<double>::infinity());
+    from_kind.fill(-1), from_state.fill(-1), from.fill(-1), mark.fill(-1);
+  }
+};
+
+// The best exon into one target, as a candidate of FramedNode fields.
+struct ExonChoice {
+  double value = -std::numeric_limits<double>::infinity();
+  int kind = -1, state = -1;
+  int64_t from = -1, mark = -1;
+};
+
+}  // namespace
+
+std::vector<FramedChain> ChainParseFramed(const SenseChannels& sense,
+                                          std::string_view sense_sequence,
+                                          const DecodeOptions& o) {
+  const int64_t n = static_cast<int64_t>(sense.exon.size());
+  std::vector<FramedChain> chains;
+  if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return chains;
+  for (const auto& row : sense.coding) {
+    if (static_cast<int64_t>(row.size()) != n) return chains;
+  }
+  const ChainInputs in = BuildChainInputs(sense, sense_sequence, o);
+  const CodingTables tables = BuildCodingTables(sense_sequence, sense.coding);
+  const auto& sums = tables.frame_sums;
+  const auto& next_stop = tables.next_stop;
+  const double none = -std::numeric_limits<double>::infinity();
+  const double lw = o.length_weight, cw = o.coding_weight;
+  // Starts are before the CDS: one value each (state kBeforeCds).
+  std::vector<double> start_value(in.starts.size(), none);
+  std::vector<int64_t> start_from(in.starts.size(), -1);
+  std::vector<FramedNode> donors, acceptors;
+  for (const auto& d : in.donors) donors.emplace_back(d.position);
+  for (const auto& a : in.acceptors) acceptors.emplace_back(a.position);
+  std::vector<ExonChoice> ends(in.ends.size());
+
+  auto lower = [](const auto& nodes, int64_t position) {
+    return static_cast<int64_t>(
+        std::lower_bound(nodes.begin(), nodes.end(), position,
+                         [](const auto& node, int64_t p) { return node.position < p; }) -
+        nodes.begin());
+  };
+  auto upper = [](const auto& nodes, int64_t position) {
+    return static_cast<int64_t>(
+        std::upper_bound(nodes.begin(), nodes.end(), position,
+                         [](int64_t p, const auto& node) { return p < node.position; }) -
+        nodes.begin());
+  };
+  auto exon_base = [&](double value, int64_t from, int64_t p, double mean, double sd) {
+    return value + (in.ce[p] - in.ce[from]) + lw * LengthPrior(p - from, mean, sd);
+  };
+  // One group of candidates: the best (first on ties) replaces `best` when strictly better.
+  auto offer = [](ExonChoice* best, const ExonChoice& group_best) {
+    if (group_best.kind >= 0 && group_best.value > best->value) *best = group_best;
+  };
+  // Per origin position: the best ATG of frame g in [max(origin, the last in-frame stop's end),
+  // p - 3] (smallest prefix sum, leftmost on ties), -1: none.
+  struct AtgRange {
+    std::vector<int64_t> positions, best;  // ATGs in range, best ATG from each on
+    int64_t floor = 0;
+  };
+  auto atg_range = [&](int64_t p, int g) {
+    AtgRange r;
+    r.floor = p >= 3 ? tables.previous_stop[g][p - 3] + 3 : 0;
+    const auto& atgs = tables.atg[g];
+    auto lo = std::lower_bound(atgs.begin(), atgs.end(), r.floor);
+    auto hi = std::upper_bound(atgs.begin(), atgs.end(), p - 3);
+    if (lo < hi) r.positions.assign(lo, hi);
+    r.best.resize(r.positions.size());
+    int64_t keep = static_cast<int64_t>(r.positions.size()) - 1;
+    for (int64_t k = keep; k >= 0; --k) {
+      if (sums[g][r.positions[k]] <= sums[g][r.positions[keep]]) keep = k;
+      r.best[k] = r.positions[keep];
+    }
+    return r;
+  };
+  auto best_atg = [](const AtgRange& r, int64_t origin) -> int64_t {
+    auto at = std::lower_bound(r.positions.begin(), r.positions.end(), std::max(origin, r.floor));
+    return at == r.positions.end() ? -1 : r.best[at - r.positions.begin()];
+  };
+
+  // The best exon ending at p into `target` (a coding state, or -1: a transcript end).
+  auto exon_into = [&](int64_t p, int target, double first_mean, double first_sd,
+                       double inner_mean, double inner_sd) {
+    const int64_t s_lo = lower(in.starts, p - o.max_exon_bp), s_hi = lower(in.starts, p);
+    const int64_t a_lo = lower(acceptors, p - o.max_exon_bp), a_hi = lower(acceptors, p);
+    ExonChoice best;
+    // Exons outside the CDS: from starts (state kBeforeCds) or acceptors in `state`.
+    auto plain = [&](int kind, int state) {
+      ExonChoice g;
+      const int64_t lo = kind == 0 ? s_lo : a_lo, hi = kind == 0 ? s_hi : a_hi;
+      for (int64_t j = lo; j < hi; ++j) {
+        const int64_t from = kind == 0 ? in.starts[j].position : acceptors[j].position;
+        const double value = kind == 0 ? start_value[j] : acceptors[j].value[state];
+        const double c = kind == 0 ? exon_base(value, from, p, first_mean, first_sd)
+                                   : exon_base(value, from, p, inner_mean, inner_sd);
+        if (g.kind < 0 || c > g.value) g = {c, kind, state, j, -1};
+      }
+      offer(&best, g);
+    };
+    if (target == kBeforeCds || target == -1) {
+      plain(0, kBeforeCds);
+      plain(1, kBeforeCds);
+    }
+    if (target == kAfterCds || target == -1) {
+      plain(1, kAfterCds);
+      for (int q = 0; q < 3; ++q) {  // leaving the CDS: its first in-frame stop lies inside
+        ExonChoice g;
+        for (int64_t j = a_lo; j < a_hi; ++j) {
+          const int64_t a = acceptors[j].position;
+          const int f = Mod3(a - q);
+          const int64_t stop = next_stop[f][a];
+          if (stop + 3 > p) continue;
+          const double c = exon_base(acceptors[j].value[1 + q], a, p, inner_mean, inner_sd) +
+                           cw * (sums[f][stop + 3] - sums[f][a]);
+          if (g.kind < 0 || c > g.value) g = {c, 1, 1 + q, j, stop + 3};
+        }
+        offer(&best, g);
+      }
+    }
+    if (target >= 1 && target <= 3) {
+      const int f = Mod3(p - (target - 1));
+      const AtgRange range = atg_range(p, f);
+      for (int kind = 0; kind < 2; ++kind) {  // entering the CDS at an ATG
+        ExonChoice g;
+        const int64_t lo = kind == 0 ? s_lo : a_lo, hi = kind == 0 ? s_hi : a_hi;
+        for (int64_t j = lo; j < hi; ++j) {
+          const int64_t from = kind == 0 ? in.starts[j].position : acceptors[j].position;
+          const int64_t atg = best_atg(range, from);
+          if (atg < 0) continue;
+          const double value = kind == 0 ? start_value[j] : acceptors[j].value[kBeforeCds];
+          const double c = (kind == 0 ? exon_base(value, from, p, first_mean, first_sd)
+                                      : exon_base(value, from, p, inner_mean, inner_sd)) +
+                           cw * (sums[f][p] - sums[f][atg]);
+          if (g.kind < 0 || c > g.value) g = {c, kind, kBeforeCds, j, atg};
+        }
+        offer(&best, g);
+      }
+      ExonChoice g;  // staying in it: no in-frame stop
+      for (int64_t j = a_lo; j < a_hi; ++j) {
+        const int64_t a = acceptors[j].position;
+        if (next_stop[f][a] + 3 <= p) continue;
+        const int q = Mod3(a - f);
+        const double c = exon_base(acceptors[j].value[1 + q], a, p, inner_mean, inner_sd) +
+                         cw * (sums[f][p] - sums[f][a]);
+        if (g.kind < 0 || c > g.value) g = {c, 1, 1 + q, j, -1};
+      }
+      offer(&best, g);
+    }
+    return best;
+  };
+
+  std::vector<std::tuple<int64_t, int, int64_t>> events;
+  for (size_t k = 0; k < in.ends.size(); ++k) events.emplace_back(in.ends[k].position, 0, k);
+  for (size_t k = 0; k < donors.size(); ++k) events.emplace_back(donors[k].position, 1, k);
+  for (size_t k = 0; k < acceptors.size(); ++k) events.emplace_back(acceptors[k].position, 2, k);
+  for (size_t k = 0; k < in.starts.size(); ++k) events.emplace_back(in.starts[k].position, 3, k);
+  std::sort(events.begin(), events.end());
+  double best_before = 0.0;
+  int64_t best_end = -1;
+  std::vector<double> end_value(in.ends.size(), none);
+  for (const auto& [p, kind, k] : events) {
+    if (kind == 0) {
+      const ExonChoice c = exon_into(p, -1, o.single_exon_log_mean, o.single_exon_log_sd,
+                                     o.last_exon_log_mean, o.last_exon_log_sd);
+      if (c.value > none) {
+        ends[k] = c;
+        end_value[k] = c.value + in.end_term[k];
+        if (end_value[k] > best_before) best_before = end_value[k], best_end = k;
+      }
+    } else if (kind == 1) {
+      FramedNode& node = donors[k];
+      for (int target = 0; target < kCodingStates; ++target) {
+        const ExonChoice c = exon_into(p, target, o.first_exon_log_mean, o.first_exon_log_sd,
+                                       o.internal_exon_log_mean, o.internal_exon_log_sd);
+        if (c.value > none) {
+          node.value[target] = c.value + in.donor_term[k];
+          node.from_kind[target] = c.kind, node.from[target] = c.from;
+          node.from_state[target] = c.state, node.mark[target] = c.mark;
+        }
+      }
+    } else if (kind == 2) {
+      FramedNode& node = acceptors[k];
+      const int64_t lo = lower(donors, p - o.max_intron_bp);
+      const int64_t hi = upper(donors, p - kMinChainIntronBp);
+      for (int state = 0; state < kCodingStates; ++state) {
+        double best = none;
+        int64_t at = -1;
+        for (int64_t j = lo; j < hi; ++j) {
+          const double candidate =
+              donors[j].value[state] + (in.ci[p] - in.ci[donors[j].position]) +
+              lw * LengthPrior(p - donors[j].position, o.intron_log_mean, o.intron_log_sd);
+          if (at < 0 || candidate > best) best = candidate, at = j;
+        }
+        if (at >= 0 && best > none) {
+          node.value[state] = best - o.splice_cost + in.acceptor_term[k];
+          node.from[state] = at;
+        }
+      }
+    } else {
+      start_value[k] = best_before - o.start_cost + in.start_term[k];
+      start_from[k] = best_end;
+    }
+  }
+  for (int64_t end = best_end; end >= 0;) {
+    FramedChain chain;
+    int64_t cds_start = -1, cds_end = ends[end].mark;
+    int64_t stop = in.ends[end].position;
+    int kind = ends[end].kind, state = ends[end].state;
+    int64_t index = ends[end].from;
+    while (true) {
+      if (kind == 0) {
+        chain.exons.push_back({in.starts[index].position, stop});
+        end = start_from[index];
+        break;
+      }
+      chain.exons.push_back({acceptors[index].position, stop});
+      const FramedNode& donor = donors[acceptors[index].from[state]];
+      stop = donor.position;
+      if (donor.mark[state] >= 0) {
+        // This exon left the CDS (its end is after it) or entered it.
+        (state == kBeforeCds || state == kAfterCds ? cds_end : cds_start) = donor.mark[state];
+      }
+      kind = donor.from_kind[state];
+      index = donor.from[state];
+      state = donor.from_state[state];
+    }
+    std::reverse(chain.exons.begin(), chain.exons.end());
+    if (cds_start >= 0 && cds_end >= 0) chain.cds = Span{cds_start, cds_end};
+    chains.push_back(std::move(chain));
+  }
+  std::reverse(chains.begin(), chains.end());
+  return chains;
+}
+
+namespace {
+
+// AlternativeStartChains over `parse` (ChainParse as FramedChains, or ChainParseFramed).
+template <typename Parse>
+std::vector<FramedChain> AlternativeStarts(const SenseChannels& sense,
+                                           std::string_view sense_sequence,
+                                           const DecodeOptions& o,
+                                           const std::vector<std::vector<Span>>& chains,
+                                           Parse parse) {
+  std::vector<FramedChain> out;
   const int64_t n = static_cast<int64_t>(sense.tss.size());
   if (n == 0 || static_cast<int64_t>(sense_sequence.size()) != n) return out;
   std::vector<int64_t> peaks = BlockPeaks(sense.tss, o.terminal_block_bp, o.alternative_start_min);
@@ -589,17 +884,39 @@ std::vector<std::vector<Span>> AlternativeStartChains(
     if (near(starts, p)) continue;
     const int64_t end = std::min(n, p + o.alternative_span_bp);
     auto slice = [p, end](const std::vector<double>& v) {
-      return std::vector<double>(v.begin() + p, v.begin() + end);
+      return v.empty() ? v : std::vector<double>(v.begin() + p, v.begin() + end);
     };
     SenseChannels sub{slice(sense.exon),  slice(sense.intron), slice(sense.cds),
                       std::vector<double>(end - p, 0.0), slice(sense.transcript_end),
-                      slice(sense.donor), slice(sense.acceptor)};
-    std::vector<std::vector<Span>> found =
-        ChainParse(sub, sense_sequence.substr(p, end - p), o);
-    if (found.empty() || found.front().front().start != 0) continue;
-    std::vector<Span> chain = std::move(found.front());
-    for (Span& e : chain) e = {e.start + p, e.end + p};
+                      slice(sense.donor), slice(sense.acceptor),
+                      {slice(sense.coding[0]), slice(sense.coding[1]), slice(sense.coding[2])}};
+    std::vector<FramedChain> found = parse(sub, sense_sequence.substr(p, end - p), o);
+    if (found.empty() || found.front().exons.front().start != 0) continue;
+    FramedChain chain = std::move(found.front());
+    for (Span& e : chain.exons) e = {e.start + p, e.end + p};
+    if (chain.cds) chain.cds = Span{chain.cds->start + p, chain.cds->end + p};
     out.push_back(std::move(chain));
+  }
+  return out;
+}
+
+std::vector<FramedChain> UnframedChainParse(const SenseChannels& sense,
+                                            std::string_view sense_sequence,
+                                            const DecodeOptions& o) {
+  std::vector<FramedChain> out;
+  for (auto& exons : ChainParse(sense, sense_sequence, o)) out.push_back({std::move(exons), {}});
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<Span>> AlternativeStartChains(
+    const SenseChannels& sense, std::string_view sense_sequence, const DecodeOptions& o,
+    const std::vector<std::vector<Span>>& chains) {
+  std::vector<std::vector<Span>> out;
+  for (FramedChain& chain :
+       AlternativeStarts(sense, sense_sequence, o, chains, UnframedChainParse)) {
+    out.push_back(std::move(chain.exons));
   }
   return out;
 }
@@ -661,15 +978,27 @@ void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, c
                        const DecodeOptions& options, std::string_view sequence,
                        std::vector<DecodedTranscript>* out) {
   const int64_t n = scores.length;
-  const SenseChannels sense = ReadSense(scores, ch, strand);
+  SenseChannels sense = ReadSense(scores, ch, strand);
   const std::string sense_sequence = SenseSequence(sequence, strand);
-  std::vector<std::vector<Span>> chains = ChainParse(sense, sense_sequence, options);
-  if (options.alternative_starts) {
-    for (auto& chain : AlternativeStartChains(sense, sense_sequence, options, chains)) {
-      chains.push_back(std::move(chain));
-    }
+  const bool framed = options.coding_weight > 0 && options.coding != nullptr;
+  std::vector<FramedChain> chains;
+  if (framed) {
+    sense.coding = CodingLogRatios(*options.coding, sense_sequence);
+    chains = ChainParseFramed(sense, sense_sequence, options);
+  } else {
+    chains = UnframedChainParse(sense, sense_sequence, options);
   }
-  for (std::vector<Span>& exons : chains) {
+  if (options.alternative_starts) {
+    std::vector<std::vector<Span>> exon_chains;
+    for (const auto& chain : chains) exon_chains.push_back(chain.exons);
+    std::vector<FramedChain> more =
+        framed ? AlternativeStarts(sense, sense_sequence, options, exon_chains, ChainParseFramed)
+               : AlternativeStarts(sense, sense_sequence, options, exon_chains,
+                                   UnframedChainParse);
+    for (auto& chain : more) chains.push_back(std::move(chain));
+  }
+  for (FramedChain& chain : chains) {
+    std::vector<Span>& exons = chain.exons;
     const int64_t start = exons.front().start, end = exons.back().end;
     if (end - start < options.min_transcript_bp) continue;
     double exon_sum = 0;
@@ -681,7 +1010,15 @@ void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, c
     if (exon_sum / static_cast<double>(exon_bases) < options.min_exon_mean) continue;
     DecodedTranscript t;
     t.strand = strand;
-    if (options.orf_cds) {
+    if (framed) {
+      // The chain's ORF, cut at the exon boundaries (none: a non-coding chain).
+      for (const Span& e : exons) {
+        if (!chain.cds) break;
+        const int64_t lo = std::max(e.start, chain.cds->start);
+        const int64_t hi = std::min(e.end, chain.cds->end);
+        if (lo < hi) t.cds.push_back({lo, hi});
+      }
+    } else if (options.orf_cds) {
       t.cds = OrfCds(exons, sense_sequence, sense.cds, options.min_orf_bp);
     } else {
       PositionScores coding(n, 1);

@@ -9,12 +9,14 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "worker/windowing/coding_model.h"
 #include "worker/windowing/window_plan.h"
 
 namespace dnaserve::worker {
@@ -137,6 +139,13 @@ struct DecodeOptions {
   double alternative_start_min = 0.5;            // a peak: BlockPeaks of TSS >= this
   int64_t alternative_start_spacing_bp = 2000;   // peaks this close to a start are not used
   int64_t alternative_span_bp = 200000;          // how far downstream of its peak a chain goes
+  // The coding content sensor (ChainParseFramed): with coding_weight > 0 and a model, the chain
+  // decoder keeps a reading frame through the CDS and weighs its coding log-likelihood ratios
+  // by coding_weight; the CDS is then the chain's ORF. `coding_model` is the table file named
+  // by the manifest (package-relative); LoadManifest reads it into `coding`.
+  double coding_weight = 0.0;
+  std::string coding_model;
+  std::shared_ptr<const CodingModel> coding;
 };
 
 // Per-base states of one strand's parse.
@@ -217,6 +226,8 @@ std::vector<int64_t> BlockPeaks(const std::vector<double>& values, int64_t block
 // One strand's channels in its sense direction (double), as ChainParse reads them.
 struct SenseChannels {
   std::vector<double> exon, intron, cds, tss, transcript_end, donor, acceptor;
+  // CodingLogRatios of the sense sequence (empty without a coding model).
+  std::array<std::vector<double>, 3> coding;
 };
 SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& channels, char strand);
 
@@ -241,6 +252,32 @@ std::string SenseSequence(std::string_view sequence, char strand);
 // candidate; starts before acceptors). Probabilities are floored at 1e-4 before their logs.
 // Empty when the sequence's length is not the channels'.
 std::vector<std::vector<Span>> ChainParse(const SenseChannels& sense, std::string_view sense_sequence,
+                                          const DecodeOptions& options);
+
+// A chain of ChainParseFramed: its exons and, when it is coding, its CDS [ATG start, stop codon
+// end) (sense coordinates; the stop codon included).
+struct FramedChain {
+  std::vector<Span> exons;
+  std::optional<Span> cds;
+};
+
+// ChainParse with a reading frame kept through the CDS (coding_weight > 0, `sense.coding`
+// filled). Acceptor and donor nodes carry a coding state: before the CDS (5' UTR, or a
+// non-coding transcript), in it with the codon position of the next exonic base (3 states), or
+// after it (3' UTR); starts are before it. An exon that enters the CDS holds an ATG in the frame
+// of its end's state with no in-frame stop after it; one that stays in it holds no in-frame stop
+// (the codon position runs on from its origin's); one that leaves it ends it at its first
+// in-frame stop codon, and a transcript may end only before or after its CDS. Each exon adds
+// coding_weight x the sum of its coding bases' log-ratios at their codon positions (the
+// coding bases from the ATG or the exon start to the exon end or the stop codon's end;
+// CodingTables); exons outside the CDS add 0, so a chain is coding only where that pays. Stop
+// codons split by an intron are not seen, and a CDS within a single exon is not considered (such
+// an exon counts as non-coding). Candidates are compared in this order, the first kept on ties:
+// for a state before the CDS starts then acceptors before it; for after it (or an end) acceptors
+// after it then those in it leaving it (codon position 0, 1, 2), after those before it for an end;
+// for a state in it starts then acceptors before it entering, then acceptors in it staying.
+std::vector<FramedChain> ChainParseFramed(const SenseChannels& sense,
+                                          std::string_view sense_sequence,
                                           const DecodeOptions& options);
 
 // Transcripts from the TSS peaks a parse passed by: the peaks are BlockPeaks of TSS (block

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -649,6 +651,125 @@ CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinate
   // A higher exon-mean bar drops it.
   o.min_exon_mean = 0.95;
   CATCH_CHECK(DecodeTranscripts(scores, ch, o, plus_sequence).empty());
+}
+
+// ThreeExonGene's coding log-ratios: +0.5 at the codon position each base of its ORF (60..333,
+// spliced) has, -0.5 at the two others and everywhere outside it.
+void TrueFrameRatios(SenseGene* g) {
+  const int64_t n = static_cast<int64_t>(g->sequence.size());
+  for (auto& row : g->sense.coding) row.assign(n, -0.5);
+  int64_t k = 0;  // spliced ORF offset
+  for (const Span& part : {Span{60, 100}, Span{200, 260}, Span{320, 334}}) {
+    for (int64_t i = part.start; i < part.end; ++i, ++k) g->sense.coding[k % 3][i] = 0.5;
+  }
+}
+
+CATCH_TEST_CASE("ChainParseFramed keeps one reading frame from the ATG to the stop codon",
+                "[annotation][coding]") {
+  SenseGene g = ThreeExonGene();
+  TrueFrameRatios(&g);
+  DecodeOptions o = ChainOptions();
+  o.coding_weight = 1.0;
+  const std::vector<Span> gene = {{50, 100}, {200, 260}, {320, 360}};
+  auto chains = ChainParseFramed(g.sense, g.sequence, o);
+  CATCH_REQUIRE(chains.size() == 1);
+  CATCH_CHECK(chains[0].exons == gene);
+  CATCH_REQUIRE(chains[0].cds.has_value());
+  CATCH_CHECK(*chains[0].cds == Span{60, 334});  // ATG at 60, TAA at 331 (included)
+
+  // An in-frame stop in the second exon (its codon position 0 bases are 202, 205, ...): the CDS
+  // ends there and the rest is 3' UTR; the exons stay.
+  SenseGene stopped = g;
+  stopped.sequence.replace(229, 3, "TAA");
+  chains = ChainParseFramed(stopped.sense, stopped.sequence, o);
+  CATCH_REQUIRE(chains.size() == 1);
+  CATCH_CHECK(chains[0].exons == gene);
+  CATCH_CHECK(chains[0].cds == std::optional<Span>(Span{60, 232}));
+  // A stop out of frame (codon position 1) changes nothing.
+  SenseGene out_of_frame = g;
+  out_of_frame.sequence.replace(230, 3, "TAA");
+  CATCH_CHECK(ChainParseFramed(out_of_frame.sense, out_of_frame.sequence, o)[0].cds ==
+              std::optional<Span>(Span{60, 334}));
+
+  // A stronger acceptor two bases before the third exon: the plain parse takes it, the framed
+  // one keeps the exon whose frame reaches the stop codon.
+  SenseGene shifted = g;
+  shifted.sequence.replace(316, 2, "AG");
+  shifted.sense.acceptor[317] = 0.99;
+  CATCH_CHECK(First(ChainParse(shifted.sense, shifted.sequence, o)) ==
+              std::vector<Span>{{50, 100}, {200, 260}, {318, 360}});
+  chains = ChainParseFramed(shifted.sense, shifted.sequence, o);
+  CATCH_REQUIRE(chains.size() == 1);
+  CATCH_CHECK(chains[0].exons == gene);
+  CATCH_CHECK(chains[0].cds == std::optional<Span>(Span{60, 334}));
+
+  // No ATG: a non-coding chain, the plain parse's exons.
+  SenseGene no_atg = g;
+  no_atg.sequence.replace(60, 3, "CCC");
+  chains = ChainParseFramed(no_atg.sense, no_atg.sequence, o);
+  CATCH_REQUIRE(chains.size() == 1);
+  CATCH_CHECK(chains[0].exons == First(ChainParse(no_atg.sense, no_atg.sequence, o)));
+  CATCH_CHECK_FALSE(chains[0].cds.has_value());
+
+  // Ratios that do not match the sequence, or no sequence: nothing.
+  SenseGene short_ratios = g;
+  short_ratios.sense.coding[1].pop_back();
+  CATCH_CHECK(ChainParseFramed(short_ratios.sense, short_ratios.sequence, o).empty());
+  CATCH_CHECK(ChainParseFramed(g.sense, "", o).empty());
+}
+
+CATCH_TEST_CASE("DecodeTranscripts reads the CDS off the framed chain with a coding model",
+                "[annotation][coding]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  SenseGene g = ThreeExonGene();
+  const int64_t n = static_cast<int64_t>(g.sequence.size());
+  // The CDS channel now backs nothing: the CDS must come from the coding model. The introns
+  // become A-rich (their motifs kept), which that model finds non-coding, so no exon runs on
+  // through them.
+  g.sense.cds.assign(n, 0.01);
+  g.sequence.replace(102, 96, std::string(96, 'A'));
+  g.sequence.replace(262, 56, std::string(56, 'A'));
+  PositionScores scores(n, ch.count);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t p = n - 1 - i;  // the gene on the minus strand
+    const SenseChannels& s = g.sense;
+    for (auto [channel, value] : {std::pair{ch.minus.exon, s.exon[i]},
+                                  {ch.minus.intron, s.intron[i]},
+                                  {ch.minus.cds, s.cds[i]},
+                                  {ch.minus.tss, s.tss[i]},
+                                  {ch.minus.transcript_end, s.transcript_end[i]},
+                                  {ch.minus.donor, s.donor[i]},
+                                  {ch.minus.acceptor, s.acceptor[i]}}) {
+      scores.at(p, channel) = static_cast<float>(value);
+    }
+    scores.at(i, ch.plus.exon) = scores.at(i, ch.plus.intron) = 0.02f;
+  }
+  // Order 1: after any base a C is likely in coding sequence at every codon position, an A
+  // (or G, T) unlikely.
+  std::string table = "order 1\n";
+  for (const char* context : {"A", "C", "G", "T"}) {
+    table += context;
+    for (int group = 0; group < 3; ++group) table += " -2.302585 -0.356675 -2.302585 -2.302585";
+    table += " -1.386294 -1.386294 -1.386294 -1.386294\n";
+  }
+  DecodeOptions o = ChainOptions();
+  o.coding_weight = 0.5;
+  o.coding = std::make_shared<const CodingModel>(*ParseCodingModel(table, "t.tsv"));
+  const std::string plus_sequence = SenseSequence(g.sequence, '-');
+  auto transcripts = DecodeTranscripts(scores, ch, o, plus_sequence);
+  CATCH_REQUIRE(transcripts.size() == 1);
+  auto mirror = [n](int64_t a, int64_t b) { return Span{n - b, n - a}; };
+  CATCH_CHECK(transcripts[0].strand == '-');
+  CATCH_CHECK(transcripts[0].exons ==
+              std::vector<Span>{mirror(320, 360), mirror(200, 260), mirror(50, 100)});
+  CATCH_CHECK(transcripts[0].cds ==
+              std::vector<Span>{mirror(320, 334), mirror(200, 260), mirror(60, 100)});
+  // Off (weight 0, or no model): the CDS-probability span, empty here.
+  o.coding_weight = 0;
+  CATCH_CHECK(DecodeTranscripts(scores, ch, o, plus_sequence)[0].cds.empty());
+  o.coding_weight = 0.5;
+  o.coding = nullptr;
+  CATCH_CHECK(DecodeTranscripts(scores, ch, o, plus_sequence)[0].cds.empty());
 }
 
 }  // namespace

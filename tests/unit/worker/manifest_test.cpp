@@ -226,6 +226,65 @@ CATCH_TEST_CASE("an annotation manifest may set the decoder's costs", "[manifest
                        "'decoder' is only valid for annotation models"));
 }
 
+CATCH_TEST_CASE("an annotation package's coding model is read and checked at load",
+                "[manifest][annotation]") {
+  std::string annotation = With("\"task\": \"promoter\"", "\"task\": \"annotation\"");
+  annotation.replace(annotation.find("\"stride_bp\": 1000,"), 18, "");
+  annotation.replace(annotation.find("[\"promoter\"]"), 12,
+                     "[\"intergenic\", \"exon_plus\", \"intron_plus\", \"CDS_plus\", "
+                     "\"UTR_plus\", \"TSS_plus\", \"transcript_end_plus\", \"exon_minus\", "
+                     "\"intron_minus\", \"CDS_minus\", \"UTR_minus\", \"TSS_minus\", "
+                     "\"transcript_end_minus\"], \"transcript_types\": [\"mRNA\"]");
+  auto with_decoder = [&](const std::string& decoder) {
+    std::string json = annotation;
+    json.replace(json.find("\"trained\""), 0, "\"decoder\": " + decoder + ", ");
+    return json;
+  };
+  // Parsing alone: the keys, their ranges, a file name inside the package, and a weight needs
+  // a model.
+  auto parsed = ParseManifest(with_decoder(R"({"coding_model": "c.tsv", "coding_weight": 0.3})"));
+  CATCH_REQUIRE(parsed.ok());
+  CATCH_CHECK(parsed->decoder.coding_model == "c.tsv");
+  CATCH_CHECK(parsed->decoder.coding_weight == 0.3);
+  CATCH_CHECK(parsed->decoder.coding == nullptr);  // read by LoadManifest
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"coding_weight": 0.3})")),
+                       "'decoder.coding_weight' > 0 needs 'decoder.coding_model'"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"coding_model": "../c.tsv"})")),
+                       "'decoder.coding_model' must be a file name inside the package"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"coding_model": "c.tsv", "coding_weight": -1})")),
+                       "'decoder.coding_weight' must be a number in [0, 100]"));
+
+  // Loading: the file must exist and parse; then the model is there.
+  const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-manifest-coding");
+  const std::string package = dir + "/promoter-x";  // the id the manifest carries
+  mkdir(package.c_str(), 0755);
+  WriteFile(package + "/manifest.json",
+            with_decoder(R"({"coding_model": "c.tsv", "coding_weight": 0.3})"));
+  WriteFile(package + "/model.pt", "x");
+  WriteFile(package + "/MODEL_CARD.md", "# card");
+  auto missing = LoadManifest(package);
+  CATCH_REQUIRE_FALSE(missing.ok());
+  CATCH_CHECK(Contains(missing.status().message(), "coding model 'c.tsv' is missing"));
+  WriteFile(package + "/c.tsv", "order 1\nAAAA\n");
+  auto bad = LoadManifest(package);
+  CATCH_REQUIRE_FALSE(bad.ok());
+  CATCH_CHECK(Contains(bad.status().message(), "decoder.coding_model: c.tsv: line 2"));
+  std::string table = "# a flat model\norder 1\n";
+  for (const char* context : {"A", "C", "G", "T"}) {
+    table += context;
+    for (int k = 0; k < 16; ++k) table += " -1.386294";
+    table += "\n";
+  }
+  WriteFile(package + "/c.tsv", table);
+  auto loaded = LoadManifest(package);
+  CATCH_INFO(loaded.status().message());
+  CATCH_REQUIRE(loaded.ok());
+  CATCH_REQUIRE(loaded->decoder.coding != nullptr);
+  CATCH_CHECK(loaded->decoder.coding->order == 1);
+  CATCH_CHECK(loaded->decoder.coding->noncoding.size() == 16);
+  testing::RemoveScratch(dir);
+}
+
 CATCH_TEST_CASE("ScanModelsDir keeps valid packages of its task and reports broken ones",
                 "[manifest]") {
   const std::string dir = dnaserve::testing::MakeTempDir("dnaserve-manifest-scan");
