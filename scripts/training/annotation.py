@@ -814,7 +814,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "than the annotation network's own), but the decoder starts only the chains it "
         "builds: genes it misses (weak or absent splice sites), joins to a neighbour on the "
         "same strand, or whose first exons it misses get no start near theirs."
-        + (" The previous package (the network's own TSS channels, start_cost 24): "
+        + (" The previous package (the same networks and TSS channels, no coding sensor): "
            f"{_pct(metrics, 'previous_model_gene_start_recall')} recall, "
            f"{_pct(metrics, 'previous_model_gene_start_precision')} precision, "
            f"{_pct(metrics, 'previous_model_transcript_predicted')} transcripts."
@@ -843,11 +843,13 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "scripts/evaluate-models --only annotation",
         "```",
         "",
-        "The promoter TSS channels, the manifest's `decoder` and this card were added to the "
-        "committed package without retraining its networks (`python3 -m training.annotation "
-        "redecode --promoter-tss`, from scripts/; the previous package column is the figures "
-        "of the card it replaced; `--find-genes FIND_GENES.json` from `python3 -m "
-        "training.find_genes_eval` against scripts/run adds the workflow's).",
+        "The promoter TSS channels (`python3 -m training.annotation redecode --promoter-tss`, "
+        f"from scripts/), then the coding content sensor (`{CODING_MODEL_FILE}`), the "
+        "manifest's `decoder` and this card were added to the committed package without "
+        "retraining its networks (`python3 -m training.annotation redecode`; the previous "
+        "package column is the figures of the card it replaced; `--find-genes "
+        "FIND_GENES.json` from `python3 -m training.find_genes_eval` against scripts/run adds "
+        "the workflow's).",
         "",
         "`train` embeds the splice-human and promoter-human packages of its output directory, "
         "else the committed ones. This package was composed from the previously committed, already trained "
@@ -863,7 +865,7 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
     plus strand), PREFIX.reference.tsv (the refGene transcripts wholly inside, region
     coordinates: name, strand, start, end, exon starts, exon ends) and PREFIX.mirror.tsv (what
     the package's transcripts should be through the worker, by this mirror: strand, start,
-    end, exon starts, exon ends, cds count, type)."""
+    end, exon starts, exon ends, cds count, type, cds starts, cds ends ("." for none))."""
     import torch
     torch.set_num_threads(1)
     with open(os.path.join(package_dir, "manifest.json"), encoding="utf-8") as handle:
@@ -887,7 +889,9 @@ def write_region(start: int, end: int, package_dir: str, prefix: str) -> None:
             handle.write("\t".join([t.strand, str(t.start - start), str(t.end - start),
                                     ",".join(str(a - start) for a, _ in t.exons),
                                     ",".join(str(b - start) for _, b in t.exons),
-                                    str(len(t.cds)), t.transcript_type]) + "\n")
+                                    str(len(t.cds)), t.transcript_type,
+                                    ",".join(str(a - start) for a, _ in t.cds) or ".",
+                                    ",".join(str(b - start) for _, b in t.cds) or "."]) + "\n")
 
 
 def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float = 3272,

@@ -177,10 +177,12 @@ struct Structure {
   std::vector<std::pair<int64_t, int64_t>> exons;
   int cds_segments = 0;       // mirror only
   std::string type;           // mirror only
+  std::vector<std::pair<int64_t, int64_t>> cds;  // mirror only
 };
 
 std::vector<int64_t> Numbers(const std::string& csv) {
   std::vector<int64_t> out;
+  if (csv == ".") return out;  // an empty list
   std::stringstream in(csv);
   std::string item;
   while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
@@ -188,7 +190,8 @@ std::vector<int64_t> Numbers(const std::string& csv) {
 }
 
 // Lines of PREFIX.reference.tsv (name strand start end starts ends) or PREFIX.mirror.tsv
-// (strand start end starts ends cds_segments type); see `annotation.py region`.
+// (strand start end starts ends cds_segments type cds_starts cds_ends, "." for no CDS); see
+// `annotation.py region`.
 std::vector<Structure> ReadStructures(const std::string& path, bool reference) {
   std::vector<Structure> out;
   std::ifstream in(path);
@@ -198,7 +201,7 @@ std::vector<Structure> ReadStructures(const std::string& path, bool reference) {
     std::stringstream fields(line);
     std::string field;
     while (std::getline(fields, field, '\t')) f.push_back(field);
-    if (f.size() != (reference ? 6u : 7u)) continue;
+    if (f.size() != (reference ? 6u : 9u)) continue;
     Structure s;
     size_t k = 0;
     if (reference) s.name = f[k++];
@@ -213,6 +216,11 @@ std::vector<Structure> ReadStructures(const std::string& path, bool reference) {
     if (!reference) {
       s.cds_segments = std::stoi(f[k++]);
       s.type = f[k++];
+      auto cds_starts = Numbers(f[k++]);
+      auto cds_ends = Numbers(f[k++]);
+      for (size_t i = 0; i < cds_starts.size() && i < cds_ends.size(); ++i) {
+        s.cds.emplace_back(cds_starts[i], cds_ends[i]);
+      }
     }
     out.push_back(std::move(s));
   }
@@ -226,6 +234,7 @@ Structure FromResult(const v1::Transcript& t) {
   s.end = t.end();
   for (const auto& e : t.exons()) s.exons.emplace_back(e.start(), e.end());
   s.cds_segments = t.cds_size();
+  for (const auto& c : t.cds()) s.cds.emplace_back(c.start(), c.end());
   s.type = t.transcript_type();
   return s;
 }
@@ -453,6 +462,7 @@ CATCH_TEST_CASE("trained packages: annotation-human recovers held-out chr20 tran
       CATCH_CHECK(served[i].strand == mirror[i].strand);
       CATCH_CHECK(served[i].exons == mirror[i].exons);
       CATCH_CHECK(served[i].cds_segments == mirror[i].cds_segments);
+      CATCH_CHECK(served[i].cds == mirror[i].cds);  // the framed chain's ORF, base for base
       CATCH_CHECK(served[i].type == mirror[i].type);
     }
   }
