@@ -13,11 +13,20 @@ namespace {
 
 int BaseCode(char c) {
   switch (c) {
-    case 'A': case 'a': return 0;
-    case 'C': case 'c': return 1;
-    case 'G': case 'g': return 2;
-    case 'T': case 't': return 3;
-    default: return -1;
+    case 'A':
+    case 'a':
+      return 0;
+    case 'C':
+    case 'c':
+      return 1;
+    case 'G':
+    case 'g':
+      return 2;
+    case 'T':
+    case 't':
+      return 3;
+    default:
+      return -1;
   }
 }
 
@@ -72,8 +81,8 @@ StatusOr<CodingModel> ParseCodingModel(std::string_view text, std::string_view n
       double order = 0;
       if (words.size() != 2 || words[0] != "order" || !ParseDouble(words[1], &order) ||
           order != std::floor(order) || order < 1 || order > kMaxCodingOrder) {
-        return error(line_number, "expected \"order K\" with K in 1.." +
-                                      std::to_string(kMaxCodingOrder));
+        return error(line_number,
+                     "expected \"order K\" with K in 1.." + std::to_string(kMaxCodingOrder));
       }
       model.order = static_cast<int>(order);
       contexts = int64_t{1} << (2 * model.order);

@@ -20,8 +20,8 @@ std::string Table() {
   std::string t = "# test table\n\norder 1\n";
   for (const char* context : {"A", "C", "G", "T"}) {
     const bool c = std::string(context) == "C";
-    t += std::string(context) + (c ? likely_c : flat) + flat + (c ? unlikely_c : flat) + flat +
-         "\n";
+    t +=
+        std::string(context) + (c ? likely_c : flat) + flat + (c ? unlikely_c : flat) + flat + "\n";
   }
   return t;
 }
@@ -69,8 +69,9 @@ CATCH_TEST_CASE("ParseCodingModel reads a table and names the line of what is wr
   CATCH_CHECK(Contains(ErrorOf(infinite), "finite numbers <= 0"));
   std::string unnormalised = text;
   unnormalised.replace(unnormalised.find("-1.386294"), 9, "-2.000000");
-  CATCH_CHECK(Contains(ErrorOf(unnormalised), "line 4: a group of four log-probabilities does not "
-                                              "sum to 1"));
+  CATCH_CHECK(Contains(ErrorOf(unnormalised),
+                       "line 4: a group of four log-probabilities does not "
+                       "sum to 1"));
 
   auto absent = LoadCodingModel("/nonexistent/dir/c.tsv");
   CATCH_REQUIRE_FALSE(absent.ok());
