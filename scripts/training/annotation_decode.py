@@ -16,6 +16,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from training import annotation_coding as coding_mod
+from training import annotation_splice_signal as signal_mod
 from training.annotation_data import COMPLEMENT_IDS
 
 # Channel indices of LABELS (annotation_data), splice sites included.
@@ -71,6 +72,13 @@ class DecodeOptions:        # worker: DecodeOptions (a manifest's "decoder" over
     coding_model: str = ""
     coding_weight: float = 0.0
     coding: Optional[object] = None
+    # Splice-site signal sensors (annotation_splice_signal; worker: SpliceSignal): with
+    # signal_weight > 0 each candidate site's term adds signal_weight x the log-odds of its
+    # sequence window (true sites against motif-matching non-sites). `splice_signal` names the
+    # table file in the package; `signal` is that model once read, not a manifest key.
+    splice_signal: str = ""
+    signal_weight: float = 0.0
+    signal: Optional[object] = None
     orf_cds: bool = False         # CDS = the best-scoring ORF (ATG..stop) of the spliced exons
     min_orf_bp: int = 90
     # Alternative starts (alternative_start_chains): a transcript from each confident TSS peak
@@ -370,6 +378,7 @@ def assign_type(span: Tuple[int, int], types, names: Sequence[str]) -> Tuple[str
 
 
 _CODING_TABLES: dict = {}
+_SIGNAL_TABLES: dict = {}
 
 
 def coding_table(path: str) -> "coding_mod.CodingModel":
@@ -379,12 +388,21 @@ def coding_table(path: str) -> "coding_mod.CodingModel":
     return _CODING_TABLES[path]
 
 
+def signal_table(path: str) -> "signal_mod.SpliceSignal":
+    """The splice signal model of a table file, read once per process."""
+    if path not in _SIGNAL_TABLES:
+        _SIGNAL_TABLES[path] = signal_mod.SpliceSignal.load(path)
+    return _SIGNAL_TABLES[path]
+
+
 def manifest_options(manifest_json, package_dir: Optional[str] = None) -> DecodeOptions:
     """The decoder options a package asks for (ModelManifest::decoder), its coding model read
     from `package_dir` (LoadManifest)."""
     options = DecodeOptions(**manifest_json.get("decoder", {}))
     if options.coding_model and package_dir:
         options.coding = coding_table(os.path.join(package_dir, options.coding_model))
+    if options.splice_signal and package_dir:
+        options.signal = signal_table(os.path.join(package_dir, options.splice_signal))
     return options
 
 
@@ -497,6 +515,9 @@ def _chain_inputs(sense: dict, seq: str, options: DecodeOptions):
     end_term[ends == n] = 0.0
     donor_term = sw * _floored_log(donor_p[donors])
     acceptor_term = sw * _floored_log(acc_at[acceptors])
+    if "donor_signal" in sense:
+        donor_term = donor_term + options.signal_weight * sense["donor_signal"][donors]
+        acceptor_term = acceptor_term + options.signal_weight * sense["acceptor_signal"][acceptors]
 
     return (ce, ci, donors, acceptors, starts, ends, start_term, end_term, donor_term,
             acceptor_term)
@@ -912,6 +933,13 @@ def decode_chain_strand(scores: np.ndarray, channels: dict, strand: str,
         llr = model.llr(seq)
         for q in range(3):
             sense[f"llr{q}"] = llr[q]
+    if options.signal_weight > 0:
+        if options.signal is None and not os.path.isfile(options.splice_signal):
+            raise ValueError(f"decoder.splice_signal {options.splice_signal!r}: not read (pass "
+                             "the package directory to manifest_options)")
+        signal = options.signal if options.signal is not None else signal_table(
+            options.splice_signal)
+        sense["donor_signal"], sense["acceptor_signal"] = signal.scores(seq)
     out = []
     if framed:
         found = chain_paths_framed(sense, seq, options)

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from training import annotation_coding as coding  # noqa: E402
 from training import annotation_decode as decoding  # noqa: E402
 from training import annotation_metrics as scoring  # noqa: E402
+from training import annotation_splice_signal as signal  # noqa: E402
 
 
 def three_exon_gene():
@@ -222,6 +223,70 @@ class FramedChainTest(unittest.TestCase):
         options.coding_weight = 0
         self.assertEqual(decoding.decode(scores, [((0, n), np.array([1.0, 0.0]))],
                                          ["mRNA", "lnc_RNA"], options, plus_sequence)[0].cds, [])
+
+
+FLAT = " -1.386294 -1.386294 -1.386294 -1.386294"
+LIKELY_G = " -2.302585 -2.302585 -0.356675 -2.302585"
+
+
+def signal_row(offset, site_group, after_t_only=False):
+    """Row of the C++ splice_signal_test: `site_group` after every previous base (or only
+    after a T), flat at non-sites."""
+    return (str(offset) + "".join(site_group if (not after_t_only or prev == 3) else FLAT
+                                  for prev in range(4)) + FLAT * 4 + "\n")
+
+
+def signal_text():
+    return ("# test table\n\ndonor 0 2\n" + signal_row(0, LIKELY_G) + signal_row(1, FLAT)
+            + "acceptor -1 1\n" + signal_row(-1, LIKELY_G, after_t_only=True))
+
+
+class SpliceSignalTest(unittest.TestCase):
+    def test_scores_as_the_worker(self):
+        model = signal.SpliceSignal.from_text(signal_text())
+        likely, unlikely = math.log(0.7 / 0.25), math.log(0.1 / 0.25)
+        donor, _ = model.scores("AGCgTNGA")
+        self.assertEqual(donor[0], 0.0)
+        self.assertAlmostEqual(donor[1], likely, places=5)
+        self.assertAlmostEqual(donor[2], unlikely, places=5)
+        self.assertAlmostEqual(donor[3], likely, places=5)
+        self.assertEqual(list(donor[4:]), [0.0] * 4)
+        _, acceptor = model.scores("TGAGC")
+        self.assertEqual(list(acceptor[:2]), [0.0, 0.0])
+        self.assertAlmostEqual(acceptor[2], likely, places=5)
+        self.assertAlmostEqual(acceptor[3], 0.0, places=5)
+        self.assertAlmostEqual(acceptor[4], 0.0, places=5)
+        again = signal.SpliceSignal.from_text(model.text("comment"))
+        self.assertTrue(np.array_equal(again.log_site["acceptor"], model.log_site["acceptor"]))
+        with self.assertRaises(ValueError):
+            signal.SpliceSignal.from_text(signal_text().split("acceptor")[0])
+
+    def test_motif_positions(self):
+        donors, acceptors = signal.motif_positions("CGTAGGCAG")
+        self.assertEqual(list(donors), [1, 5])
+        self.assertEqual(list(acceptors), [5])  # the AG at 7, 8 would resume at n
+
+    def test_signal_weighs_the_site_terms_as_the_worker(self):
+        sense, seq = three_exon_gene()
+        o = chain_options()
+        sense["acceptor"][199] = 0.02
+        sense["donor"][260] = 0.02
+        skipped = [[(50, 100), (320, 360)]]
+        self.assertEqual(decoding.chain_paths(sense, seq, o), skipped)
+        n = len(seq)
+        sense["donor_signal"], sense["acceptor_signal"] = np.zeros(n), np.zeros(n)
+        sense["acceptor_signal"][200] = 6.0
+        sense["donor_signal"][260] = 6.0
+        self.assertEqual(decoding.chain_paths(sense, seq, o), skipped)
+        o.signal_weight = 1.0
+        self.assertEqual(decoding.chain_paths(sense, seq, o),
+                         [[(50, 100), (200, 260), (320, 360)]])
+        confident, seq = three_exon_gene()
+        confident["donor_signal"], confident["acceptor_signal"] = np.zeros(n), np.zeros(n)
+        confident["acceptor_signal"][200] = -20.0
+        self.assertEqual(decoding.chain_paths(confident, seq, o), skipped)
+        o.signal_weight = 0.0
+        self.assertEqual(len(decoding.chain_paths(confident, seq, o)[0]), 3)
 
 
 class GeneStartsTest(unittest.TestCase):

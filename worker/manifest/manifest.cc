@@ -257,7 +257,8 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
                                        "single_exon_log_sd", "orf_cds", "min_orf_bp",
                                        "alternative_starts", "alternative_start_min",
                                        "alternative_start_spacing_bp", "alternative_span_bp",
-                                       "coding_model", "coding_weight"}));
+                                       "coding_model", "coding_weight", "splice_signal",
+                                       "signal_weight"}));
   constexpr double kMaxCost = 1000.0;
   DNASERVE_RETURN_IF_ERROR(f.Number("emission_weight", &out->emission_weight, 0.0, 100.0));
   DNASERVE_RETURN_IF_ERROR(f.Number("start_cost", &out->start_cost, 0.0, kMaxCost));
@@ -304,6 +305,15 @@ Status ParseDecoder(const rapidjson::Value& value, DecodeOptions* out) {
   }
   if (out->coding_weight > 0 && out->coding_model.empty()) {
     return Invalid("'decoder.coding_weight' > 0 needs 'decoder.coding_model'");
+  }
+  // The splice-site signal sensors: a table file of the package (LoadManifest reads it).
+  DNASERVE_RETURN_IF_ERROR(f.Number("signal_weight", &out->signal_weight, 0.0, 100.0));
+  DNASERVE_RETURN_IF_ERROR(f.String("splice_signal", &out->splice_signal, /*required=*/false));
+  if (!out->splice_signal.empty() && !IsPlainFileName(out->splice_signal)) {
+    return f.Wrong("splice_signal", "a file name inside the package");
+  }
+  if (out->signal_weight > 0 && out->splice_signal.empty()) {
+    return Invalid("'decoder.signal_weight' > 0 needs 'decoder.splice_signal'");
   }
   // Log-length priors: means of ln(bp), standard deviations strictly positive.
   constexpr double kMaxLogLength = 20.0, kMinLogSd = 0.01;
@@ -540,6 +550,15 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
     auto coding = LoadCodingModel(path);
     if (!coding.ok()) return Invalid("decoder.coding_model: " + coding.status().message());
     m.decoder.coding = std::make_shared<const CodingModel>(std::move(coding).value());
+  }
+  if (!m.decoder.splice_signal.empty()) {
+    const std::string path = package_dir + "/" + m.decoder.splice_signal;
+    if (!FileExists(path)) {
+      return Invalid("splice signal '" + m.decoder.splice_signal + "' is missing from the package");
+    }
+    auto signal = LoadSpliceSignal(path);
+    if (!signal.ok()) return Invalid("decoder.splice_signal: " + signal.status().message());
+    m.decoder.signal = std::make_shared<const SpliceSignal>(std::move(signal).value());
   }
   return m;
 }

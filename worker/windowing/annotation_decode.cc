@@ -460,11 +460,15 @@ ChainInputs BuildChainInputs(const SenseChannels& sense, std::string_view sense_
   for (int64_t i = 0; i < n; ++i) {
     if (donor_motif[i] && sense.donor[i] >= o.site_min) {
       donors.push_back({i});
-      donor_term.push_back(o.site_weight * LogFloored(sense.donor[i]));
+      donor_term.push_back(
+          o.site_weight * LogFloored(sense.donor[i]) +
+          (sense.donor_signal.empty() ? 0.0 : o.signal_weight * sense.donor_signal[i]));
     }
     if (acceptor_motif[i] && acceptor_before[i] >= o.site_min) {
       acceptors.push_back({i});
-      acceptor_term.push_back(o.site_weight * LogFloored(acceptor_before[i]));
+      acceptor_term.push_back(
+          o.site_weight * LogFloored(acceptor_before[i]) +
+          (sense.acceptor_signal.empty() ? 0.0 : o.signal_weight * sense.acceptor_signal[i]));
     }
   }
   return in;
@@ -889,7 +893,8 @@ std::vector<FramedChain> AlternativeStarts(const SenseChannels& sense,
     SenseChannels sub{slice(sense.exon),  slice(sense.intron), slice(sense.cds),
                       std::vector<double>(end - p, 0.0), slice(sense.transcript_end),
                       slice(sense.donor), slice(sense.acceptor),
-                      {slice(sense.coding[0]), slice(sense.coding[1]), slice(sense.coding[2])}};
+                      {slice(sense.coding[0]), slice(sense.coding[1]), slice(sense.coding[2])},
+                      slice(sense.donor_signal), slice(sense.acceptor_signal)};
     std::vector<FramedChain> found = parse(sub, sense_sequence.substr(p, end - p), o);
     if (found.empty() || found.front().exons.front().start != 0) continue;
     FramedChain chain = std::move(found.front());
@@ -981,6 +986,10 @@ void DecodeChainStrand(const PositionScores& scores, const StrandChannels& ch, c
   SenseChannels sense = ReadSense(scores, ch, strand);
   const std::string sense_sequence = SenseSequence(sequence, strand);
   const bool framed = options.coding_weight > 0 && options.coding != nullptr;
+  if (options.signal_weight > 0 && options.signal != nullptr) {
+    sense.donor_signal = SignalScores(options.signal->donor, sense_sequence);
+    sense.acceptor_signal = SignalScores(options.signal->acceptor, sense_sequence);
+  }
   std::vector<FramedChain> chains;
   if (framed) {
     sense.coding = CodingLogRatios(*options.coding, sense_sequence);

@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "worker/windowing/coding_model.h"
+#include "worker/windowing/splice_signal.h"
 #include "worker/windowing/window_plan.h"
 
 namespace dnaserve::worker {
@@ -146,6 +147,13 @@ struct DecodeOptions {
   double coding_weight = 0.0;
   std::string coding_model;
   std::shared_ptr<const CodingModel> coding;
+  // Splice-site signal sensors (BuildChainInputs): with signal_weight > 0 and a model, each
+  // candidate donor's and acceptor's term adds signal_weight x SignalScores of its sequence
+  // window. `splice_signal` is the table file named by the manifest (package-relative);
+  // LoadManifest reads it into `signal`.
+  double signal_weight = 0.0;
+  std::string splice_signal;
+  std::shared_ptr<const SpliceSignal> signal;
 };
 
 // Per-base states of one strand's parse.
@@ -228,6 +236,8 @@ struct SenseChannels {
   std::vector<double> exon, intron, cds, tss, transcript_end, donor, acceptor;
   // CodingLogRatios of the sense sequence (empty without a coding model).
   std::array<std::vector<double>, 3> coding;
+  // SignalScores of the sense sequence for donors and acceptors (empty without a signal model).
+  std::vector<double> donor_signal, acceptor_signal;
 };
 SenseChannels ReadSense(const PositionScores& scores, const StrandChannels& channels, char strand);
 
@@ -244,7 +254,8 @@ std::string SenseSequence(std::string_view sequence, char strand);
 // get emission_weight x (log P(exon or intron) - log P(outside)), plus exon_weight x the log of
 // their share, exon bases passing a donor candidate's motif site_pass_weight x log(1 - P(donor))
 // and intron bases passing an acceptor's likewise; per intron site_weight x (log P(donor) + log
-// P(acceptor)) - splice_cost and length_weight x LengthPrior; per exon length_weight x
+// P(acceptor)) - splice_cost (plus signal_weight x the sites' donor_signal / acceptor_signal
+// when those are filled) and length_weight x LengthPrior; per exon length_weight x
 // LengthPrior by kind (first, internal, last, single); per transcript -start_cost +
 // terminal_weight x (log P(TSS) at its first base + log P(transcript_end) at its last), the
 // terminal terms 0 at the sequence edges. Bases outside transcripts score 0. Exons are at most

@@ -7,28 +7,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "worker/windowing/table_text.h"
+
 namespace dnaserve::worker {
 
 namespace {
 
-int BaseCode(char c) {
-  switch (c) {
-    case 'A':
-    case 'a':
-      return 0;
-    case 'C':
-    case 'c':
-      return 1;
-    case 'G':
-    case 'g':
-      return 2;
-    case 'T':
-    case 't':
-      return 3;
-    default:
-      return -1;
-  }
-}
+using table_text::BaseCode;
+using table_text::ParseDouble;
+using table_text::Words;
 
 std::string ContextName(int64_t context, int order) {
   std::string out(static_cast<size_t>(order), 'A');
@@ -36,27 +23,6 @@ std::string ContextName(int64_t context, int order) {
     out[order - 1 - d] = "ACGT"[(context >> (2 * d)) & 3];
   }
   return out;
-}
-
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-bool ParseDouble(std::string_view word, double* out) {
-  std::string text(word);
-  char* end = nullptr;
-  errno = 0;
-  *out = std::strtod(text.c_str(), &end);
-  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(*out);
 }
 
 }  // namespace

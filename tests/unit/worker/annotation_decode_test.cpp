@@ -571,6 +571,35 @@ CATCH_TEST_CASE("ChainParse pairs donors with acceptors into one exon chain", "[
   CATCH_CHECK(ChainParse(g.sense, g.sequence.substr(0, 100), ChainOptions()).empty());
 }
 
+CATCH_TEST_CASE("splice signal scores weigh each candidate site's term", "[annotation]") {
+  SenseGene g = ThreeExonGene();
+  DecodeOptions o = ChainOptions();
+  // Weak network sites around the middle exon: the chain skips it.
+  g.sense.acceptor[199] = 0.02;
+  g.sense.donor[260] = 0.02;
+  const std::vector<Span> skipped{{50, 100}, {320, 360}};
+  CATCH_REQUIRE(First(ChainParse(g.sense, g.sequence, o)) == skipped);
+  // Strong sequence signals at those two sites (an acceptor at the exon's first base, a donor
+  // at the intron's): ignored at signal_weight 0, they bring the exon back at weight 1.
+  const int64_t n = static_cast<int64_t>(g.sequence.size());
+  g.sense.donor_signal.assign(n, 0.0);
+  g.sense.acceptor_signal.assign(n, 0.0);
+  g.sense.acceptor_signal[200] = 6.0;
+  g.sense.donor_signal[260] = 6.0;
+  CATCH_CHECK(First(ChainParse(g.sense, g.sequence, o)) == skipped);
+  o.signal_weight = 1.0;
+  CATCH_CHECK(First(ChainParse(g.sense, g.sequence, o)) ==
+              std::vector<Span>{{50, 100}, {200, 260}, {320, 360}});
+  // A signal against confident network sites takes the exon away again.
+  SenseGene h = ThreeExonGene();
+  h.sense.donor_signal.assign(n, 0.0);
+  h.sense.acceptor_signal.assign(n, 0.0);
+  h.sense.acceptor_signal[200] = -20.0;
+  CATCH_CHECK(First(ChainParse(h.sense, h.sequence, o)) == skipped);
+  o.signal_weight = 0.0;
+  CATCH_CHECK(First(ChainParse(h.sense, h.sequence, o)).size() == 3);
+}
+
 CATCH_TEST_CASE("AlternativeStartChains starts a chain at each TSS peak no chain starts near",
                 "[annotation]") {
   SenseGene g = ThreeExonGene();

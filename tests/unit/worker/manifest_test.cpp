@@ -282,6 +282,41 @@ CATCH_TEST_CASE("an annotation package's coding model is read and checked at loa
   CATCH_REQUIRE(loaded->decoder.coding != nullptr);
   CATCH_CHECK(loaded->decoder.coding->order == 1);
   CATCH_CHECK(loaded->decoder.coding->noncoding.size() == 16);
+  CATCH_CHECK(loaded->decoder.signal == nullptr);  // none named
+
+  // The splice signal table likewise: parsed keys, a weight needs a table, the file must exist
+  // and parse.
+  auto signal = ParseManifest(with_decoder(R"({"splice_signal": "s.tsv", "signal_weight": 0.05})"));
+  CATCH_REQUIRE(signal.ok());
+  CATCH_CHECK(signal->decoder.splice_signal == "s.tsv");
+  CATCH_CHECK(signal->decoder.signal_weight == 0.05);
+  CATCH_CHECK(signal->decoder.signal == nullptr);
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"signal_weight": 0.1})")),
+                       "'decoder.signal_weight' > 0 needs 'decoder.splice_signal'"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"splice_signal": "a/s.tsv"})")),
+                       "'decoder.splice_signal' must be a file name inside the package"));
+  CATCH_CHECK(Contains(ErrorOf(with_decoder(R"({"splice_signal": "s.tsv", "signal_weight": 101})")),
+                       "'decoder.signal_weight' must be a number in [0, 100]"));
+  WriteFile(package + "/manifest.json",
+            with_decoder(R"({"coding_model": "c.tsv", "coding_weight": 0.3, )"
+                         R"("splice_signal": "s.tsv", "signal_weight": 0.05})"));
+  auto no_signal = LoadManifest(package);
+  CATCH_REQUIRE_FALSE(no_signal.ok());
+  CATCH_CHECK(Contains(no_signal.status().message(), "splice signal 's.tsv' is missing"));
+  WriteFile(package + "/s.tsv", "donor 0 1\n0 -1\n");
+  auto bad_signal = LoadManifest(package);
+  CATCH_REQUIRE_FALSE(bad_signal.ok());
+  CATCH_CHECK(Contains(bad_signal.status().message(), "decoder.splice_signal: s.tsv: line 2"));
+  std::string row = " -1.386294 -1.386294 -1.386294 -1.386294";
+  std::string rows;
+  for (int k = 0; k < 8; ++k) rows += row;
+  WriteFile(package + "/s.tsv", "donor 0 1\n0" + rows + "\nacceptor -1 1\n-1" + rows + "\n");
+  auto with_signal = LoadManifest(package);
+  CATCH_INFO(with_signal.status().message());
+  CATCH_REQUIRE(with_signal.ok());
+  CATCH_REQUIRE(with_signal->decoder.signal != nullptr);
+  CATCH_CHECK(with_signal->decoder.signal->acceptor.first == -1);
+  CATCH_CHECK(with_signal->decoder.signal->donor.site.size() == 1);
   testing::RemoveScratch(dir);
 }
 
