@@ -171,7 +171,11 @@ PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_me
 # 0.15: 0.370 / 0.588 / 57 / 3. The gain is small (three more internal exons found, 101 of the
 # block's 200 distinct internal exons against 98); no first or last exon is matched exactly with
 # or without it (their outer ends are a TSS and a transcript end, the decoder's 100 bp block
-# peaks), so about a third of the annotated exons lie out of the exon F1's reach here.
+# peaks), so about a third of the annotated exons lie out of the exon F1's reach here. Of the
+# 99 internal exons still missed with these settings, 59 have a site the splice network scores
+# below site_min (no candidate; lowering site_min lost, grid 2 above), 40 have both sites as
+# candidates (the lower of the two at median P 0.54: the chain scoring passes them by), and 43
+# lie in no predicted transcript at all.
 CODING_MODEL_FILE = "coding_model.tsv"
 CODING_ORDER = 4
 SPLICE_SIGNAL_FILE = "splice_signal.tsv"
