@@ -453,8 +453,8 @@ def build_module(fit: Fit, dataset: data.Dataset, chromatin):
         context_wordings(dataset))
     matcher = ContextMatcher(vocab, entry_wording, entry_vocab, entry_value, per_context,
                              matching.THRESHOLD)
-    return ExpressionModel(REGIONS, chromatin, fit.mean, fit.scale, fit.weights, fit.bias, fit.components,
-                           fit.context_mean, matcher).eval()
+    return ExpressionModel(REGIONS, chromatin, fit.mean, fit.scale, fit.weights, fit.bias,
+                           fit.components, fit.context_mean, matcher).eval()
 
 
 def export(model):
