@@ -3,10 +3,14 @@
     prediction = level(x) + spread(x) * sum_c w_c(description) * (m_c + sum_k u_k(x) V[k, c])
 
 - x: normalised k-mer spectra of the TSS window (k-mer counts over a few TSS-relative regions,
-  divided by the region's k-mer total), standardised with the training genes' mean and spread.
+  divided by the region's k-mer total) and the promoter's predicted TF binding
+  (`PromoterChromatin`: the chromatin-human network on 1,000 bp windows tiling TSS +-2 kb, mean
+  and max of ln(p + floor) per learned (cell line, TF) pair), standardised with the training
+  genes' mean and spread.
 - level(x) (the gene's mean over the contexts), ln spread(x) (its across-context standard
-  deviation) and the loadings u(x) are linear in x (ridge regression, fitted in closed form by
-  scripts/training/expression.py).
+  deviation) and the loadings u(x) are linear in x (ridge regressions, fitted in closed form by
+  scripts/training/expression.py; the loadings are a fixed mix of one ridge on the spectra and
+  one on the binding features).
 - m (the training genes' mean scaled within-gene deviation per context) and V (the top K
   principal components of the training genes' within-gene profiles, centred and scaled to unit
   spread) are per-context parameters from the training matrix: they carry how the 56 contexts
@@ -106,13 +110,40 @@ class ContextMatcher(nn.Module):
         return torch.stack(rows)
 
 
+class PromoterChromatin(nn.Module):
+    """Char ids [B, L] -> [B, 2P]: a chromatin network (the chromatin-human package's frozen
+    module, char ids [N, width] -> [N, 919] probabilities) run on `count` windows of `width`
+    bases starting at `first` and every `step` bases after it; of its outputs the P `columns`
+    (one per learned (cell line, TF) pair), as ln(p + floor), averaged and maximised over the
+    windows."""
+
+    def __init__(self, chromatin: nn.Module, first: int, count: int, step: int, width: int,
+                 columns: Sequence[int], floor: float):
+        super().__init__()
+        self.chromatin = chromatin
+        self.first, self.count, self.step, self.width = first, count, step, width
+        self.register_buffer("columns", torch.tensor(list(columns), dtype=torch.int64))
+        self.floor = float(floor)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        batch = ids.size(0)
+        span = ids[:, self.first:self.first + (self.count - 1) * self.step + self.width]
+        windows = span.unfold(1, self.width, self.step).reshape(batch * self.count, self.width)
+        probabilities = self.chromatin(windows).index_select(1, self.columns)
+        x = torch.log(probabilities.reshape(batch, self.count, -1) + self.floor)
+        return torch.cat([x.mean(dim=1), x.amax(dim=1)], dim=1)
+
+
 class ExpressionModel(nn.Module):
-    def __init__(self, regions: Sequence[Sequence[int]], feature_mean, feature_scale, weights,
-                 bias, components, context_mean, matcher: ContextMatcher):
-        """regions: (lo, hi, k) per spectrum; weights [F, 2 + K] and bias [2 + K] map standardised
+    def __init__(self, regions: Sequence[Sequence[int]], chromatin: PromoterChromatin,
+                 feature_mean, feature_scale, weights, bias, components, context_mean,
+                 matcher: ContextMatcher):
+        """regions: (lo, hi, k) per spectrum; chromatin: the promoter's predicted TF binding
+        (features after the spectra); weights [F, 2 + K] and bias [2 + K] map standardised
         features to (level, ln spread, loadings); components [K, C]; context_mean [C]."""
         super().__init__()
         self.spectra = nn.ModuleList([KmerSpectrum(lo, hi, k) for lo, hi, k in regions])
+        self.chromatin = chromatin
         as_tensor = lambda a: torch.as_tensor(a, dtype=torch.float32).clone()  # noqa: E731
         self.register_buffer("feature_mean", as_tensor(feature_mean))
         self.register_buffer("feature_scale", as_tensor(feature_scale))
@@ -124,6 +155,7 @@ class ExpressionModel(nn.Module):
 
     def features(self, ids: torch.Tensor) -> torch.Tensor:
         parts = [spectrum(ids) for spectrum in self.spectra]
+        parts.append(self.chromatin(ids))
         return (torch.cat(parts, dim=1) - self.feature_mean) / self.feature_scale
 
     def profiles(self, ids: torch.Tensor) -> torch.Tensor:

@@ -258,11 +258,88 @@ class ExpressionFittingTest(unittest.TestCase):
         features = np.c_[kind + 0.1 * rng.standard_normal(80), rng.standard_normal((80, 5))]
         pattern = np.where(np.arange(12) < 6, 1.0, -1.0)
         targets = 3.0 + np.outer(2 * kind - 1, pattern) + 0.3 * rng.standard_normal((80, 12))
-        fit = expression.Fit(features[:60], targets[:60], 1.0, 1.0, 2)
+        form = expression.Form(level_alpha=1.0, kmer_alpha=1.0, chromatin_alpha=1.0,
+                               kmer_share=1.0, components=2)
+        fit = expression.Fit(features[:60], targets[:60], features.shape[1], form)
         predicted = fit.profiles(features[60:])
         within = expression.row_spearman(predicted, targets[60:])
         self.assertGreater(np.median(within), 0.6)
         np.testing.assert_allclose(predicted.mean(), targets[60:].mean(), atol=0.5)
+
+    @staticmethod
+    def two_block_genes(seed: int):
+        """Genes whose tissue pattern is told by the second feature block only (columns 3-5,
+        the 'binding' block); the first block (columns 0-2) is noise."""
+        rng = np.random.default_rng(seed)
+        kind = rng.integers(0, 2, size=100)
+        features = np.c_[rng.standard_normal((100, 3)),
+                         kind + 0.1 * rng.standard_normal(100), rng.standard_normal((100, 2))]
+        pattern = np.where(np.arange(12) < 6, 1.0, -1.0)
+        targets = 3.0 + np.outer(2 * kind - 1, pattern) + 0.3 * rng.standard_normal((100, 12))
+        return features, targets
+
+    def test_loadings_mix_the_two_blocks_by_their_share(self):
+        features, targets = self.two_block_genes(3)
+        forms = {share: expression.Form(level_alpha=1.0, kmer_alpha=1.0, chromatin_alpha=1.0,
+                                        kmer_share=share, components=2)
+                 for share in (0.0, 0.5, 1.0)}
+        fits = {share: expression.Fit(features[:70], targets[:70], 3, form)
+                for share, form in forms.items()}
+        within = {share: np.median(expression.row_spearman(fit.profiles(features[70:]),
+                                                           targets[70:]))
+                  for share, fit in fits.items()}
+        self.assertGreater(within[0.0], 0.6)   # the loadings read the informative block
+        self.assertLess(within[1.0], 0.3)      # the noise block alone cannot tell
+        # The mix is one linear map: its loadings are the shares' weighted sum, and the level
+        # (one ridge on all features) does not depend on the share.
+        np.testing.assert_allclose(fits[0.5].weights[:, 2:],
+                                   0.5 * fits[0.0].weights[:, 2:] + 0.5 * fits[1.0].weights[:, 2:])
+        np.testing.assert_allclose(fits[0.5].weights[:, :2], fits[1.0].weights[:, :2])
+        self.assertFalse(fits[0.0].weights[:3, 2:].any())  # share 0: no spectra rows
+        self.assertFalse(fits[1.0].weights[3:, 2:].any())  # share 1: no binding rows
+
+    def test_fold_parts_assemble_what_out_of_fold_fits(self):
+        features, targets = self.two_block_genes(8)
+        positions = np.arange(100) * 50_000
+        folds = expression.block_folds(positions, folds=4, buffer_bp=100_000)
+        parts = expression.FoldParts(folds, features, targets, 3)
+        for share, k in ((0.0, 4), (0.35, 8), (1.0, 12)):
+            form = expression.Form(level_alpha=expression.LEVEL_ALPHAS[1],
+                                   kmer_alpha=expression.LOADING_ALPHAS[0],
+                                   chromatin_alpha=expression.CHROMATIN_ALPHAS[2],
+                                   kmer_share=share, components=k)
+            np.testing.assert_allclose(parts.predict(form),
+                                       expression.out_of_fold(folds, features, targets, 3, form),
+                                       rtol=1e-9, atol=1e-9)
+
+
+@unittest.skipUnless(HAVE_TORCH, "python3-torch is not installed")
+class PromoterChromatinTest(unittest.TestCase):
+    def test_windows_tile_the_span_and_features_are_mean_and_max_of_ln_p(self):
+        import torch
+        from torch import nn
+        from training.expression_net import PromoterChromatin
+
+        class FirstBase(nn.Module):
+            """A stand-in network: output j of a window is (its first id + j) / 100."""
+            def forward(self, ids: torch.Tensor) -> torch.Tensor:
+                first = ids[:, :1].to(torch.float32)
+                return (first + torch.arange(4, dtype=torch.float32)) / 100.0
+
+        ids = torch.zeros(2, 40, dtype=torch.int64)
+        ids[0, 5], ids[0, 9], ids[0, 13] = 1, 2, 3   # the first bases of the three windows
+        ids[1, 5], ids[1, 9], ids[1, 13] = 4, 4, 4
+        module = PromoterChromatin(FirstBase(), first=5, count=3, step=4, width=10,
+                                   columns=[3, 1], floor=0.5)
+        out = module(ids)
+        self.assertEqual(list(out.shape), [2, 4])
+        p = np.array([[1, 2, 3], [4, 4, 4]], dtype=np.float64)[:, :, None]
+        p = (p + np.array([3, 1])[None, None, :]) / 100.0   # columns 3 and 1, in that order
+        x = np.log(p + 0.5)
+        expected = np.c_[x.mean(axis=1), x.max(axis=1)]
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+        scripted = torch.jit.script(module)  # the served module is scripted
+        np.testing.assert_allclose(scripted(ids).numpy(), expected, rtol=1e-6)
 
 
 if __name__ == "__main__":
