@@ -6,14 +6,11 @@
 #include <rapidjson/error/en.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "common/digest.h"
+#include "common/file_text.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -81,9 +78,8 @@ StatusOr<std::vector<S3Grant>> GrantList(const rapidjson::Value& entry, const ch
 
 StatusOr<KeyEntry> ParseEntry(const rapidjson::Value& entry, size_t index) {
   if (!entry.IsObject()) return ConfigError(EntryName(index) + " must be an object");
-  static const std::set<std::string> kKnown = {"key_sha256",      "client_id",
-                                               "enabled",         "rate_per_minute",
-                                               "max_concurrency", "s3_read",
+  static const std::set<std::string> kKnown = {"key_sha256",      "client_id",       "enabled",
+                                               "rate_per_minute", "max_concurrency", "s3_read",
                                                "s3_write"};
   for (auto m = entry.MemberBegin(); m != entry.MemberEnd(); ++m) {
     std::string name(m->name.GetString(), m->name.GetStringLength());
@@ -216,14 +212,12 @@ StatusOr<KeyStore> KeyStore::FromJson(std::string_view json) {
 }
 
 StatusOr<KeyStore> KeyStore::LoadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status(ErrorCode::kNotFound,
-                  "keys file " + path + ": cannot open (" + std::strerror(errno) + ")");
+  std::string reason;
+  auto content = ReadFileText(path, &reason);
+  if (!content) {
+    return Status(ErrorCode::kNotFound, "keys file " + path + ": cannot open (" + reason + ")");
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  auto store = FromJson(content.str());
+  auto store = FromJson(*content);
   if (!store.ok()) {
     return Status(store.status().code(), path + ": " + store.status().message());
   }

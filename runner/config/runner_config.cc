@@ -3,19 +3,17 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
-#include <sstream>
+
+#include "common/file_text.h"
 
 namespace dnaserve::runner {
 namespace {
 
 // A secret mounted as a file (Kubernetes Secret): its bytes, without one trailing newline.
 StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return BadRequest("cannot read the secret file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  auto text = ReadFileText(path);
+  if (!text) return BadRequest("cannot read the secret file " + path);
+  std::string secret = std::move(*text);
   if (!secret.empty() && secret.back() == '\n') secret.pop_back();
   if (!secret.empty() && secret.back() == '\r') secret.pop_back();
   if (secret.empty()) return BadRequest("the secret file " + path + " is empty");

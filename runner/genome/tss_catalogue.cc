@@ -1,11 +1,10 @@
 #include "runner/genome/tss_catalogue.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "common/digest.h"
+#include "common/file_text.h"
 #include "runner/genome/contig_name.h"
 
 namespace dnaserve::variant {
@@ -51,11 +50,9 @@ bool Printable(std::string_view field) {
 }  // namespace
 
 StatusOr<TssCatalogue> TssCatalogue::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Internal("start-site catalogue " + path + " cannot be opened");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string content = buffer.str();
+  auto text = ReadFileText(path);
+  if (!text) return Internal("start-site catalogue " + path + " cannot be opened");
+  const std::string content = std::move(*text);
   auto fail = [&](int64_t line, const std::string& why) {
     return Internal("start-site catalogue " + path + " line " + std::to_string(line) + ": " + why);
   };

@@ -4,10 +4,7 @@
 #include <rapidjson/error/en.h>
 #include <sys/stat.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "common/file_text.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -80,14 +77,13 @@ StatusOr<std::map<std::string, S3Credentials>> ParseS3ClientCredentials(std::str
 }
 
 StatusOr<std::map<std::string, S3Credentials>> LoadS3ClientCredentials(const std::string& path,
-                                                                      bool* too_open) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return FileError(path + ": cannot open (" + std::strerror(errno) + ")");
+                                                                       bool* too_open) {
+  std::string reason;
+  auto content = ReadFileText(path, &reason);
+  if (!content) return FileError(path + ": cannot open (" + reason + ")");
   struct stat info {};
   *too_open = stat(path.c_str(), &info) == 0 && (info.st_mode & (S_IRWXG | S_IRWXO)) != 0;
-  std::ostringstream content;
-  content << in.rdbuf();
-  auto parsed = ParseS3ClientCredentials(content.str());
+  auto parsed = ParseS3ClientCredentials(*content);
   if (!parsed.ok()) return BadRequest(path + ": " + parsed.status().message());
   return parsed;
 }

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
+#include "common/file_text.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
@@ -521,12 +521,10 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
 
 StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
   std::string path = package_dir + "/manifest.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorCode::kInternal, "manifest.json: cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  auto text = ReadFileText(path);
+  if (!text) return Status(ErrorCode::kInternal, "manifest.json: cannot be read");
   std::string dir_name = package_dir.substr(package_dir.find_last_of('/') + 1);
-  auto parsed = ParseManifest(buffer.str(), dir_name);
+  auto parsed = ParseManifest(*text, dir_name);
   if (!parsed.ok()) return parsed.status();
   ModelManifest m = std::move(parsed).value();
   m.package_dir = package_dir;
@@ -586,11 +584,9 @@ ManifestScan ScanModelsDir(const std::string& models_dir, Task task) {
     if (!manifest.ok()) {
       // Only this task's packages are our business, but a package whose task cannot even be
       // read could be ours: report it too.
-      std::ifstream in(package_dir + "/manifest.json");
-      std::stringstream text;
-      text << in.rdbuf();
+      const std::string text = ReadFileText(package_dir + "/manifest.json").value_or("");
       rapidjson::Document doc;
-      doc.Parse(text.str().c_str());
+      doc.Parse(text.c_str());
       bool other_task = !doc.HasParseError() && doc.IsObject() && doc.HasMember("task") &&
                         doc["task"].IsString() && TaskFromName(doc["task"].GetString()) &&
                         *TaskFromName(doc["task"].GetString()) != task;

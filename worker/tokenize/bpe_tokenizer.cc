@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
+
+#include "common/file_text.h"
 
 namespace dnaserve::worker {
 namespace {
@@ -691,11 +691,9 @@ StatusOr<std::shared_ptr<const Tokenizer>> ParseHfBpeTokenizer(std::string_view 
 
 StatusOr<std::shared_ptr<const Tokenizer>> ReadHfBpeTokenizer(const std::string& path,
                                                               const std::string& name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Internal(name + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseHfBpeTokenizer(buffer.str(), name);
+  auto text = ReadFileText(path);
+  if (!text) return Internal(name + ": cannot be read");
+  return ParseHfBpeTokenizer(*text, name);
 }
 
 }  // namespace dnaserve::worker

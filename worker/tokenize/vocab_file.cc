@@ -1,7 +1,6 @@
 #include "worker/tokenize/vocab_file.h"
 
-#include <fstream>
-#include <sstream>
+#include "common/file_text.h"
 
 namespace dnaserve::worker {
 
@@ -22,11 +21,9 @@ StatusOr<VocabFile> VocabFile::Parse(std::string_view text, const std::string& n
 }
 
 StatusOr<VocabFile> VocabFile::Read(const std::string& path, const std::string& name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Internal(name + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return Parse(buffer.str(), name);
+  auto text = ReadFileText(path);
+  if (!text) return Internal(name + ": cannot be read");
+  return Parse(*text, name);
 }
 
 std::optional<int64_t> VocabFile::Find(std::string_view token) const {

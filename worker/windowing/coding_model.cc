@@ -1,12 +1,10 @@
 #include "worker/windowing/coding_model.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {
@@ -86,12 +84,10 @@ StatusOr<CodingModel> ParseCodingModel(std::string_view text, std::string_view n
 }
 
 StatusOr<CodingModel> LoadCodingModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
   const std::string name = path.substr(path.find_last_of('/') + 1);
-  if (!in) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseCodingModel(buffer.str(), name);
+  auto text = ReadFileText(path);
+  if (!text) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
+  return ParseCodingModel(*text, name);
 }
 
 std::array<std::vector<double>, 3> CodingLogRatios(const CodingModel& model,

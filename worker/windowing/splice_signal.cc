@@ -2,9 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {
@@ -82,12 +81,10 @@ StatusOr<SpliceSignal> ParseSpliceSignal(std::string_view text, std::string_view
 }
 
 StatusOr<SpliceSignal> LoadSpliceSignal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
   const std::string name = path.substr(path.find_last_of('/') + 1);
-  if (!in) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseSpliceSignal(buffer.str(), name);
+  auto text = ReadFileText(path);
+  if (!text) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
+  return ParseSpliceSignal(*text, name);
 }
 
 std::vector<double> SignalScores(const SignalWindow& window, std::string_view sequence) {
