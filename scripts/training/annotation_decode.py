@@ -523,6 +523,17 @@ def _chain_inputs(sense: dict, seq: str, options: DecodeOptions):
             acceptor_term)
 
 
+def _chain_events(ends, donors, acceptors, starts) -> List[Tuple[int, int, int]]:
+    """The chain DP's events in the order it visits them: (position, kind, index), kinds at one
+    position ordered transcript end 0, donor 1, acceptor 2, start 3."""
+    events = ([(int(p), 0, k) for k, p in enumerate(ends)]
+              + [(int(p), 1, k) for k, p in enumerate(donors)]
+              + [(int(p), 2, k) for k, p in enumerate(acceptors)]
+              + [(int(p), 3, k) for k, p in enumerate(starts)])
+    events.sort()
+    return events
+
+
 def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tuple[int, int]]]:
     """ChainParse: the best exon chains (exons in sense coordinates) of one strand."""
     n = len(sense["exon"])
@@ -532,12 +543,7 @@ def chain_paths(sense: dict, seq: str, options: DecodeOptions) -> List[List[Tupl
      acceptor_term) = _chain_inputs(sense, seq, options)
     o = options
     lw = options.length_weight
-    # Events: (position, kind order T=0, D=1, A=2, S=3, index).
-    events = ([(int(p), 0, k) for k, p in enumerate(ends)]
-              + [(int(p), 1, k) for k, p in enumerate(donors)]
-              + [(int(p), 2, k) for k, p in enumerate(acceptors)]
-              + [(int(p), 3, k) for k, p in enumerate(starts)])
-    events.sort()
+    events = _chain_events(ends, donors, acceptors, starts)
     neg = -math.inf
     sv = np.full(len(starts), neg)
     sback = np.full(len(starts), -1, dtype=np.int64)   # T node before, -1: none
@@ -663,11 +669,7 @@ def chain_paths_framed(sense: dict, seq: str, options: DecodeOptions):
     o = options
     lw, cw = o.length_weight, o.coding_weight
     sums, nxt, prev, atgs = _coding_tables(sense, seq)
-    events = ([(int(p), 0, k) for k, p in enumerate(ends)]
-              + [(int(p), 1, k) for k, p in enumerate(donors)]
-              + [(int(p), 2, k) for k, p in enumerate(acceptors)]
-              + [(int(p), 3, k) for k, p in enumerate(starts)])
-    events.sort()
+    events = _chain_events(ends, donors, acceptors, starts)
     neg = -math.inf
     S = CODING_STATES
     sv = np.full(len(starts), neg)

@@ -40,6 +40,22 @@ bool FileExists(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// A decoder table the manifest names under decoder.`key` (a file of the package; empty: none),
+// loaded by `load` into *out. Missing or malformed, the package does not load.
+template <typename Table, typename Load>
+Status LoadDecoderTable(const std::string& package_dir, const std::string& file, const char* key,
+                        const char* what, Load load, std::shared_ptr<const Table>* out) {
+  if (file.empty()) return Status::Ok();
+  const std::string path = package_dir + "/" + file;
+  if (!FileExists(path)) {
+    return Invalid(std::string(what) + " '" + file + "' is missing from the package");
+  }
+  auto table = load(path);
+  if (!table.ok()) return Invalid("decoder." + std::string(key) + ": " + table.status().message());
+  *out = std::make_shared<const Table>(std::move(table).value());
+  return Status::Ok();
+}
+
 bool DirExists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -540,24 +556,10 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
   if (!m.tokenizer.file.empty() && !FileExists(package_dir + "/" + m.tokenizer.file)) {
     return Invalid("tokenizer file '" + m.tokenizer.file + "' is missing from the package");
   }
-  if (!m.decoder.coding_model.empty()) {
-    const std::string path = package_dir + "/" + m.decoder.coding_model;
-    if (!FileExists(path)) {
-      return Invalid("coding model '" + m.decoder.coding_model + "' is missing from the package");
-    }
-    auto coding = LoadCodingModel(path);
-    if (!coding.ok()) return Invalid("decoder.coding_model: " + coding.status().message());
-    m.decoder.coding = std::make_shared<const CodingModel>(std::move(coding).value());
-  }
-  if (!m.decoder.splice_signal.empty()) {
-    const std::string path = package_dir + "/" + m.decoder.splice_signal;
-    if (!FileExists(path)) {
-      return Invalid("splice signal '" + m.decoder.splice_signal + "' is missing from the package");
-    }
-    auto signal = LoadSpliceSignal(path);
-    if (!signal.ok()) return Invalid("decoder.splice_signal: " + signal.status().message());
-    m.decoder.signal = std::make_shared<const SpliceSignal>(std::move(signal).value());
-  }
+  DNASERVE_RETURN_IF_ERROR(LoadDecoderTable(package_dir, m.decoder.coding_model, "coding_model",
+                                            "coding model", LoadCodingModel, &m.decoder.coding));
+  DNASERVE_RETURN_IF_ERROR(LoadDecoderTable(package_dir, m.decoder.splice_signal, "splice_signal",
+                                            "splice signal", LoadSpliceSignal, &m.decoder.signal));
   return m;
 }
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "common/file_text.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {
@@ -13,6 +12,7 @@ namespace {
 
 using table_text::BaseCode;
 using table_text::ParseDouble;
+using table_text::ParseLogProbabilities;
 using table_text::Words;
 
 std::string ContextName(int64_t context, int order) {
@@ -60,18 +60,13 @@ StatusOr<CodingModel> ParseCodingModel(std::string_view text, std::string_view n
       return error(line_number, "expected context \"" + expected + "\" and 16 log-probabilities");
     }
     for (int group = 0; group < 4; ++group) {
-      double total = 0;
-      for (int b = 0; b < 4; ++b) {
-        double value = 0;
-        if (!ParseDouble(words[1 + group * 4 + b], &value) || value > 0) {
-          return error(line_number, "log-probabilities must be finite numbers <= 0");
-        }
-        total += std::exp(value);
-        (group < 3 ? model.coding[group] : model.noncoding).push_back(value);
+      std::array<double, 4> values{};
+      std::string why;
+      if (!ParseLogProbabilities(words, 1 + group * 4, &values, &why)) {
+        return error(line_number, why);
       }
-      if (std::abs(total - 1.0) > 1e-3) {
-        return error(line_number, "a group of four log-probabilities does not sum to 1");
-      }
+      auto& target = group < 3 ? model.coding[group] : model.noncoding;
+      target.insert(target.end(), values.begin(), values.end());
     }
     ++next_context;
   }
@@ -84,10 +79,7 @@ StatusOr<CodingModel> ParseCodingModel(std::string_view text, std::string_view n
 }
 
 StatusOr<CodingModel> LoadCodingModel(const std::string& path) {
-  const std::string name = path.substr(path.find_last_of('/') + 1);
-  auto text = ReadFileText(path);
-  if (!text) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
-  return ParseCodingModel(*text, name);
+  return table_text::LoadTableFile(path, ParseCodingModel);
 }
 
 std::array<std::vector<double>, 3> CodingLogRatios(const CodingModel& model,

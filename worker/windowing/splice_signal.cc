@@ -1,9 +1,9 @@
 #include "worker/windowing/splice_signal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "common/file_text.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {
@@ -55,18 +55,13 @@ StatusOr<SpliceSignal> ParseSpliceSignal(std::string_view text, std::string_view
     }
     std::array<double, 16> site{}, nonsite{};
     for (int group = 0; group < 8; ++group) {
-      double total = 0;
-      for (int b = 0; b < 4; ++b) {
-        double value = 0;
-        if (!table_text::ParseDouble(words[1 + group * 4 + b], &value) || value > 0) {
-          return error(line_number, "log-probabilities must be finite numbers <= 0");
-        }
-        total += std::exp(value);
-        (group < 4 ? site[group * 4 + b] : nonsite[(group - 4) * 4 + b]) = value;
+      std::array<double, 4> values{};
+      std::string why;
+      if (!table_text::ParseLogProbabilities(words, 1 + group * 4, &values, &why)) {
+        return error(line_number, why);
       }
-      if (std::abs(total - 1.0) > 1e-3) {
-        return error(line_number, "a group of four log-probabilities does not sum to 1");
-      }
+      std::copy(values.begin(), values.end(),
+                (group < 4 ? site.begin() + group * 4 : nonsite.begin() + (group - 4) * 4));
     }
     window->site.push_back(site);
     window->nonsite.push_back(nonsite);
@@ -81,10 +76,7 @@ StatusOr<SpliceSignal> ParseSpliceSignal(std::string_view text, std::string_view
 }
 
 StatusOr<SpliceSignal> LoadSpliceSignal(const std::string& path) {
-  const std::string name = path.substr(path.find_last_of('/') + 1);
-  auto text = ReadFileText(path);
-  if (!text) return Status(ErrorCode::kValidationFailed, name + ": cannot be read");
-  return ParseSpliceSignal(*text, name);
+  return table_text::LoadTableFile(path, ParseSpliceSignal);
 }
 
 std::vector<double> SignalScores(const SignalWindow& window, std::string_view sequence) {

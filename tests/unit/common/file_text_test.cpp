@@ -1,11 +1,12 @@
-#include <catch2/catch.hpp>
+#include "common/file_text.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
 
-#include "common/file_text.h"
 #include "tests/support/test_env.h"
 
 using dnaserve::ReadFileText;
