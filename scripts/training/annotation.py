@@ -202,6 +202,10 @@ PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_me
 # as above: margin x per chain 2 x 1: 0.369 / 0.585 / 72; 5 x 2: 0.369 / 0.575 / 88; 5 x 4:
 # 0.370 / 0.574 / 95; 10 x 4: 0.367 / 0.569 / 99; 20 x 4: 0.365 / 0.567 / 107 / recall 0.556 /
 # 4 exact; exon recall at most 0.355 (0.341): the forced exons are mostly not annotated ones.
+# Card metrics other runs record: the previous package's figures (its own evaluation) and the
+# find-genes workflow through the running service (find_genes_eval.py, `redecode
+# --find-genes`). scripts/evaluate-models carries them over rather than recomputing them.
+CARRIED_METRICS = ("previous_", "find_genes_")
 CODING_MODEL_FILE = "coding_model.tsv"
 CODING_ORDER = 4
 SPLICE_SIGNAL_FILE = "splice_signal.tsv"

@@ -156,8 +156,9 @@ def cmd_evaluate(args) -> int:
             failures += 1
             continue
         informative = getattr(module, "NOT_COMPARED", set())
+        carried = getattr(module, "CARRIED_METRICS", ())
         if args.write_cards:
-            figures = cards.complete(path, results, captured, informative)
+            figures = cards.complete(path, results, captured, informative, carried)
             print(f"  card written: front matter, {len(figures)} figure(s)"
                   + "".join(f"\n    {name} ({os.path.getsize(os.path.join(path, name)):,} bytes)"
                             for name in figures))
@@ -169,8 +170,15 @@ def cmd_evaluate(args) -> int:
             suffix = "  (not compared)" if name in informative else ""
             print(f"  {name:45s} {cards.format_value(value)}{suffix}")
         compared = {k: v for k, v in results.items() if k not in informative}
-        problems = cards.compare(compared, carded)
-        problems += check_card_extras(path, manifest, card_text, compared, captured)
+        problems = cards.compare(compared, carded, carried=carried)
+        kept = cards.carried_metrics(carded, carried)
+        if kept:
+            prefixes = [p for p in carried if any(k.startswith(p) for k in kept)]
+            print(f"  {len(kept)} card metrics recorded by other runs carried over "
+                  f"({', '.join(p + '*' for p in prefixes)})")
+        # The front matter must say what the card's table says (compare checked the table).
+        tabled = {k: carded.get(k, v) for k, v in compared.items()}
+        problems += check_card_extras(path, manifest, card_text, {**tabled, **kept}, captured)
         if problems:
             failures += 1
             print("  DIFFERS FROM THE MODEL CARD:")

@@ -93,6 +93,36 @@ class CardsTest(unittest.TestCase):
         problems = cards.compare({"auroc": 0.95, "heldout_tss": 201, "new": 1.0}, parsed)
         self.assertEqual(len(problems), 3)  # changed, not in card, in card but not recomputed
 
+    def test_carried_metrics_and_prediction_counts(self):
+        card = {"exon_f1": 0.40, "exon_predicted": 1068, "exon_reference": 1290,
+                "previous_exon_f1": 0.39, "find_genes_recall": 0.58}
+        recomputed = {"exon_f1": 0.4005, "exon_predicted": 1067, "exon_reference": 1290}
+        carried = ("previous_", "find_genes_")
+        self.assertEqual(cards.carried_metrics(card, carried),
+                         {"previous_exon_f1": 0.39, "find_genes_recall": 0.58})
+        self.assertEqual(cards.carried_metrics(card, ()), {})
+        self.assertEqual(cards.compare(recomputed, card, carried=carried), [])
+        # Without the prefixes the card's other runs are "not recomputed".
+        self.assertEqual(len(cards.compare(recomputed, card)), 2)
+        # A count of predictions may move by 0.2% of itself, nothing else may.
+        far = dict(recomputed, exon_predicted=1065)
+        self.assertEqual(len(cards.compare(far, card, carried=carried)), 1)
+        reference = dict(recomputed, exon_reference=1289)
+        self.assertEqual(len(cards.compare(reference, card, carried=carried)), 1)
+
+    def test_front_matter_metrics_match_by_type(self):
+        manifest = {"task": "annotation", "id": "annotation-human", "trained": True,
+                    "is_default": True}
+        metrics = {"b": 0.5, "a": 12}
+        expected = cards.front_matter(manifest, metrics, {}, [])
+        shuffled = cards.front_matter(manifest, {"a": 12, "b": 0.5}, {}, [])
+        self.assertEqual(cards.compare_front_matter(expected, shuffled), [])
+        changed = cards.front_matter(manifest, {"a": 13, "b": 0.5}, {}, [])
+        self.assertEqual(len(cards.compare_front_matter(expected, changed)), 1)
+        missing = cards.front_matter(manifest, {"b": 0.5}, {}, [])
+        self.assertTrue(any("a: missing" in p
+                            for p in cards.compare_front_matter(expected, missing)))
+
 
 try:
     import torch  # noqa: F401
