@@ -32,13 +32,10 @@ StatusOr<CodingModel> ParseCodingModel(std::string_view text, std::string_view n
   };
   CodingModel model;
   int64_t contexts = -1, next_context = 0, line_number = 0;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
-    ++line_number;
+  table_text::Lines lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    line_number = lines.number();
     const std::vector<std::string_view> words = Words(line);
     if (words.empty() || words.front().front() == '#') continue;
     if (contexts < 0) {

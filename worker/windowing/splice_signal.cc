@@ -18,13 +18,10 @@ StatusOr<SpliceSignal> ParseSpliceSignal(std::string_view text, std::string_view
   SignalWindow* window = nullptr;
   int64_t rows = 0, line_number = 0;
   int sections = 0;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
-    ++line_number;
+  table_text::Lines lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    line_number = lines.number();
     const std::vector<std::string_view> words = table_text::Words(line);
     if (words.empty() || words.front().front() == '#') continue;
     if (window == nullptr || static_cast<int64_t>(window->site.size()) == rows) {

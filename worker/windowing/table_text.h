@@ -5,6 +5,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -34,6 +35,28 @@ inline int BaseCode(char c) {
       return -1;
   }
 }
+
+// The lines of a text one at a time ('\n'-separated; a last line without one counts too), and
+// the 1-based number of the line last returned, for error messages.
+class Lines {
+ public:
+  explicit Lines(std::string_view text) : text_(text) {}
+  bool Next(std::string_view* line) {
+    if (at_ >= text_.size()) return false;
+    size_t end = text_.find('\n', at_);
+    if (end == std::string_view::npos) end = text_.size();
+    *line = text_.substr(at_, end - at_);
+    at_ = end + 1;
+    ++number_;
+    return true;
+  }
+  int64_t number() const { return number_; }
+
+ private:
+  std::string_view text_;
+  size_t at_ = 0;
+  int64_t number_ = 0;
+};
 
 // The words of a line separated by spaces or tabs (a trailing '\r' ignored).
 inline std::vector<std::string_view> Words(std::string_view line) {

@@ -70,8 +70,7 @@ CATCH_TEST_CASE("PlaceWindow maps reverse-complement windows back to plus coordi
   CATCH_CHECK(forward.weights[0] == 2 * EdgeWeight(0, 4));
 }
 
-CATCH_TEST_CASE("EdgeWeight ramps up over kEdgeRampBp from both ends of a window",
-                "[annotation]") {
+CATCH_TEST_CASE("EdgeWeight ramps up over kEdgeRampBp from both ends of a window", "[annotation]") {
   CATCH_CHECK(EdgeWeight(0, 4096) == Approx(1.0 / kEdgeRampBp));
   CATCH_CHECK(EdgeWeight(4095, 4096) == Approx(1.0 / kEdgeRampBp));
   CATCH_CHECK(EdgeWeight(127, 4096) == Approx(0.5));
@@ -114,7 +113,8 @@ PositionScores Track(const std::string& pattern, const StrandChannels& s, int ch
 
 std::string Parsed(const std::vector<StrandState>& path) {
   std::string out;
-  for (StrandState s : path) out += s == StrandState::kExon ? 'e' : s == StrandState::kIntron ? 'i' : '.';
+  for (StrandState s : path)
+    out += s == StrandState::kExon ? 'e' : s == StrandState::kIntron ? 'i' : '.';
   return out;
 }
 
@@ -152,13 +152,13 @@ CATCH_TEST_CASE("ParseStrand splits adjacent genes at transcript_end and TSS cal
   options.start_cost = 6;
   options.splice_cost = 4;
   // Two exons with 4 intron-looking bases between them: one transcript with an intron...
-  std::string joined = std::string(5, '.') + std::string(20, 'e') + "iiii" +
-                       std::string(20, 'e') + std::string(5, '.');
+  std::string joined = std::string(5, '.') + std::string(20, 'e') + "iiii" + std::string(20, 'e') +
+                       std::string(5, '.');
   CATCH_CHECK(Parsed(ParseStrand(Track(joined, ch.plus, ch.count), ch.plus, '+', options)) ==
               joined);
   // ... unless the gap holds a strong 3' end then a strong TSS: two transcripts on '+'.
-  std::string split = std::string(5, '.') + std::string(20, 'e') + "PiiT" +
-                      std::string(20, 'e') + std::string(5, '.');
+  std::string split = std::string(5, '.') + std::string(20, 'e') + "PiiT" + std::string(20, 'e') +
+                      std::string(5, '.');
   // (P and T are outside-looking bases: the first gene ends before P, the second starts at the
   // base after T, where the TSS call is. On '+' the TSS is the leftmost base of a transcript.)
   std::string parsed = Parsed(ParseStrand(Track(split, ch.plus, ch.count), ch.plus, '+', options));
@@ -278,8 +278,7 @@ CATCH_TEST_CASE("ParseStrand puts introns on splice motifs and follows the site 
   CATCH_CHECK(parsed.substr(20, 24) == std::string(2, 'e') + std::string(20, 'i') + "ee");
 }
 
-CATCH_TEST_CASE("a low emission_weight lets the site channels place the introns",
-                "[annotation]") {
+CATCH_TEST_CASE("a low emission_weight lets the site channels place the introns", "[annotation]") {
   const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
   DecodeOptions options;
   options.start_cost = 6;
@@ -433,9 +432,11 @@ CATCH_TEST_CASE("LengthPrior is 0 at the typical length and falls off in log spa
   CATCH_CHECK(LengthPrior(100, std::log(100.0), 1.0) == Approx(0.0).margin(1e-12));
   CATCH_CHECK(LengthPrior(272, std::log(100.0), 1.0) == Approx(-0.5 * std::pow(std::log(2.72), 2)));
   // One sd either way (x e, x 1/e) costs the same half nat.
-  CATCH_CHECK(LengthPrior(1000, std::log(1000.0) , 0.5) == Approx(0.0).margin(1e-12));
-  const double longer = LengthPrior(static_cast<int64_t>(std::round(100 * std::exp(1.0))), std::log(100.0), 1.0);
-  const double shorter = LengthPrior(static_cast<int64_t>(std::round(100 / std::exp(1.0))), std::log(100.0), 1.0);
+  CATCH_CHECK(LengthPrior(1000, std::log(1000.0), 0.5) == Approx(0.0).margin(1e-12));
+  const double longer =
+      LengthPrior(static_cast<int64_t>(std::round(100 * std::exp(1.0))), std::log(100.0), 1.0);
+  const double shorter =
+      LengthPrior(static_cast<int64_t>(std::round(100 / std::exp(1.0))), std::log(100.0), 1.0);
   CATCH_CHECK(longer == Approx(-0.5).epsilon(0.01));
   CATCH_CHECK(shorter == Approx(-0.5).epsilon(0.02));
 }
@@ -632,17 +633,13 @@ CATCH_TEST_CASE("AlternativeStartChains starts a chain at each TSS peak no chain
   CATCH_CHECK(AlternativeStartChains(SenseChannels{}, "", o, {}).empty());
 }
 
-CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinates with its ORF",
-                "[annotation]") {
-  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
-  const SenseGene g = ThreeExonGene();
-  const int64_t n = static_cast<int64_t>(g.sequence.size());
+// Scores that hold `sense` as a gene on the minus strand (sense base i at n - 1 - i) and a weak
+// plus strand, as the worker's reverse-complement pass would have averaged them.
+PositionScores MinusStrandScores(const SenseChannels& s, const AnnotationChannels& ch) {
+  const int64_t n = static_cast<int64_t>(s.exon.size());
   PositionScores scores(n, ch.count);
   for (int64_t i = 0; i < n; ++i) {
-    scores.at(i, ch.plus.exon) = 0.02f;
-    scores.at(i, ch.plus.intron) = 0.02f;
-    const int64_t p = n - 1 - i;  // sense base i of the minus strand
-    const SenseChannels& s = g.sense;
+    const int64_t p = n - 1 - i;
     for (auto [channel, value] : {std::pair{ch.minus.exon, s.exon[i]},
                                   {ch.minus.intron, s.intron[i]},
                                   {ch.minus.cds, s.cds[i]},
@@ -652,7 +649,17 @@ CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinate
                                   {ch.minus.acceptor, s.acceptor[i]}}) {
       scores.at(p, channel) = static_cast<float>(value);
     }
+    scores.at(i, ch.plus.exon) = scores.at(i, ch.plus.intron) = 0.02f;
   }
+  return scores;
+}
+
+CATCH_TEST_CASE("an exon chain on the minus strand comes back in plus coordinates with its ORF",
+                "[annotation]") {
+  const AnnotationChannels ch = *ResolveAnnotationChannels(LabelsWithSites());
+  const SenseGene g = ThreeExonGene();
+  const int64_t n = static_cast<int64_t>(g.sequence.size());
+  const PositionScores scores = MinusStrandScores(g.sense, ch);
   const std::string plus_sequence = SenseSequence(g.sequence, '-');
   CATCH_CHECK(SenseSequence(plus_sequence, '-') == g.sequence);
   DecodeOptions o = ChainOptions();
@@ -758,21 +765,7 @@ CATCH_TEST_CASE("DecodeTranscripts reads the CDS off the framed chain with a cod
   g.sense.cds.assign(n, 0.01);
   g.sequence.replace(102, 96, std::string(96, 'A'));
   g.sequence.replace(262, 56, std::string(56, 'A'));
-  PositionScores scores(n, ch.count);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t p = n - 1 - i;  // the gene on the minus strand
-    const SenseChannels& s = g.sense;
-    for (auto [channel, value] : {std::pair{ch.minus.exon, s.exon[i]},
-                                  {ch.minus.intron, s.intron[i]},
-                                  {ch.minus.cds, s.cds[i]},
-                                  {ch.minus.tss, s.tss[i]},
-                                  {ch.minus.transcript_end, s.transcript_end[i]},
-                                  {ch.minus.donor, s.donor[i]},
-                                  {ch.minus.acceptor, s.acceptor[i]}}) {
-      scores.at(p, channel) = static_cast<float>(value);
-    }
-    scores.at(i, ch.plus.exon) = scores.at(i, ch.plus.intron) = 0.02f;
-  }
+  const PositionScores scores = MinusStrandScores(g.sense, ch);
   // Order 1: after any base a C is likely in coding sequence at every codon position, an A
   // (or G, T) unlikely.
   std::string table = "order 1\n";
