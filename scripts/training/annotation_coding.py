@@ -20,8 +20,7 @@ The table file (the package's `decoder.coding_model`) is text, one line per cont
     the context at codon position 0, 1 and 2, then non-coding), 6 decimals.
 """
 
-import math
-from typing import List, Tuple
+from typing import Tuple
 
 import numpy as np
 

@@ -475,14 +475,8 @@ def _chain_inputs(sense: dict, seq: str, options: DecodeOptions):
     w = options.emission_weight
     donor_p = sense["donor"].astype(np.float64)
     acceptor_p = sense["acceptor"].astype(np.float64)
-    up = seq.upper()
-    codes = np.frombuffer(up.encode("ascii"), dtype=np.uint8)
-    donor_motif = np.zeros(n, dtype=bool)      # intron may begin at i (GT / GC at i, i+1)
-    acceptor_motif = np.zeros(n, dtype=bool)   # exon may resume at i (AG at i-2, i-1)
-    if n >= 2:
-        g_next = codes[1:]
-        donor_motif[:-1] = (codes[:-1] == ord("G")) & ((g_next == ord("T")) | (g_next == ord("C")))
-        acceptor_motif[2:] = (codes[:-2] == ord("A")) & (codes[1:-1] == ord("G"))
+    # An intron may begin at i (GT / GC at i, i+1), an exon resume at i (AG at i-2, i-1).
+    donor_motif, acceptor_motif = splice_motifs(seq, "+")
     pw = options.site_pass_weight
     # Per-base segment scores against "outside": exon bases pay for confident donors they pass,
     # intron bases for confident acceptors.
@@ -506,7 +500,7 @@ def _chain_inputs(sense: dict, seq: str, options: DecodeOptions):
     end = sense["end"].astype(np.float64)
     starts = block_peaks(sense["tss"], options.terminal_block_bp, options.terminal_min)
     ends = block_peaks(sense["end"], options.terminal_block_bp, options.terminal_min) + 1
-    tw, sw, lw = options.terminal_weight, options.site_weight, options.length_weight
+    tw, sw = options.terminal_weight, options.site_weight
     starts = np.union1d(starts, [0]).astype(np.int64)
     ends = np.union1d(ends, [n]).astype(np.int64)
     start_term = tw * _floored_log(tss[np.minimum(starts, n - 1)])

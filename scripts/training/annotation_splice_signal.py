@@ -30,30 +30,19 @@ from typing import Dict, Tuple
 
 import numpy as np
 
+from training.annotation_coding import base_codes
+
 DONOR_WINDOW = (-3, 9)      # first offset, length
 ACCEPTOR_WINDOW = (-20, 23)
 KINDS = ("donor", "acceptor")
 
 
-def _codes(seq: str) -> np.ndarray:
-    """0-3 for ACGT (either case), -1 for anything else."""
-    raw = np.frombuffer(seq.upper().encode("ascii"), dtype=np.uint8)
-    out = np.full(len(raw), -1, dtype=np.int64)
-    for code, base in enumerate("ACGT"):
-        out[raw == ord(base)] = code
-    return out
-
-
 def motif_positions(seq: str) -> Tuple[np.ndarray, np.ndarray]:
     """(donors, acceptors) of a sense sequence: i with GT / GC at i, i + 1; i with AG at i - 2,
-    i - 1 (annotation_decode._chain_inputs's motif rule)."""
-    c = _codes(seq)
-    n = len(c)
-    donors = np.zeros(n, dtype=bool)
-    acceptors = np.zeros(n, dtype=bool)
-    if n >= 2:
-        donors[:-1] = (c[:-1] == 2) & ((c[1:] == 3) | (c[1:] == 1))
-        acceptors[2:] = (c[:-2] == 0) & (c[1:-1] == 2)
+    i - 1: the chain decoder's candidates (annotation_decode.splice_motifs on '+')."""
+    # Imported here: annotation_decode imports this module for its tables.
+    from training.annotation_decode import splice_motifs
+    donors, acceptors = splice_motifs(seq, "+")
     return np.nonzero(donors)[0], np.nonzero(acceptors)[0]
 
 
@@ -84,7 +73,7 @@ class SpliceSignal:
     def scores(self, seq: str) -> Tuple[np.ndarray, np.ndarray]:
         """(donor, acceptor) log-odds at every base of a sense sequence (the score of a site at
         i; 0 where the window runs off the sequence or holds a base that is not ACGT)."""
-        codes = _codes(seq)
+        codes = base_codes(seq)
         positions = np.arange(len(seq), dtype=np.int64)
         out = []
         for kind in KINDS:
@@ -171,7 +160,7 @@ def fit(region: Tuple[int, int]) -> SpliceSignal:
     site = {k: np.ones((windows[k][1], 16)) for k in KINDS}
     nonsite = {k: np.ones((windows[k][1], 16)) for k in KINDS}
     for strand, seq in (("+", piece), ("-", common.reverse_complement(piece))):
-        codes = _codes(seq)
+        codes = base_codes(seq)
         motifs = dict(zip(KINDS, motif_positions(seq)))
         for kind in KINDS:
             positions = motifs[kind]
