@@ -24,6 +24,12 @@ inline int BaseIndex(char c) {
   }
 }
 
+// The canonical base of an input character: A/C/G/T for a, c, g, t in either case, N otherwise.
+inline char CanonicalBase(char c) {
+  const int index = BaseIndex(c);
+  return index < 0 ? 'N' : kAcgt[index];
+}
+
 // Result of normalising a submitted sequence: ASCII whitespace removed, letters upper-cased.
 struct NormalizedSequence {
   std::string bases;                     // only A, C, G, T, N when valid

@@ -97,12 +97,6 @@ inline StatusOr<std::shared_ptr<const Tokenizer>> LoadTokenizer(const ModelManif
   return LoadTokenizer(manifest.tokenizer, manifest.package_dir);
 }
 
-// The canonical base of an input character: A/C/G/T for a, c, g, t in either case, N otherwise.
-inline char CanonicalBase(char c) {
-  const int index = BaseIndex(c);
-  return index < 0 ? 'N' : kAcgt[index];
-}
-
 // The tokenizers' base alphabet, in the order their per-base tables use: A C G T, then N.
 inline constexpr char kBaseAlphabet[] = "ACGTN";
 
