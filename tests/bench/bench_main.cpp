@@ -17,6 +17,7 @@
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
 #include "tests/support/test_env.h"
+#include "worker/models/host_memory.h"
 
 namespace {
 
@@ -229,6 +230,12 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", out_md, "write the Markdown tables here too");
   app.add_option("--json", out_json, "write raw figures (every repetition) as JSON");
   CLI11_PARSE(app, argc, argv);
+  // The in-process runs (bare forward, runner) get the worker's malloc policy, so that the bare
+  // forward, the denominator of every ratio, is the same forward the worker runs: without it
+  // whether a pass re-faults its freed activations depends on what else this process left on
+  // its heap (worker/models/host_memory.cc).
+  dnaserve::worker::ApplyForwardPassMallocPolicy(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   s.runner = suites.find("runner") != std::string::npos;
   s.workers = suites.find("workers") != std::string::npos;
   s.gateway = suites.find("gateway") != std::string::npos;
