@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -82,6 +83,31 @@ CATCH_TEST_CASE("with the malloc policy a warm pass maps no new pages", "[memory
 }
 
 #endif  // __GLIBC__
+
+CATCH_TEST_CASE("malloc settings in the environment win over the policy",
+                "[memory]") {
+  // glibc read its environment at startup, so setting a variable now changes only what the
+  // policy sees.
+  for (const char* name : {"MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"}) {
+    CATCH_INFO(name);
+    CATCH_REQUIRE(std::getenv(name) == nullptr);
+    const char* value = std::strcmp(name, "GLIBC_TUNABLES") == 0
+                            ? "glibc.malloc.trim_threshold=1048576"
+                            : "4";
+    setenv(name, value, 1);
+    const MallocPolicy policy = ApplyForwardPassMallocPolicy(/*max_arenas=*/2);
+    unsetenv(name);
+#if defined(__GLIBC__)
+    CATCH_CHECK(policy.left_to_environment);
+#endif
+    CATCH_CHECK_FALSE(policy.applied);
+  }
+  // Tunables of another part of glibc leave the policy on.
+  setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0", 1);
+  const MallocPolicy policy = ApplyForwardPassMallocPolicy(/*max_arenas=*/0);
+  unsetenv("GLIBC_TUNABLES");
+  CATCH_CHECK_FALSE(policy.left_to_environment);
+}
 
 CATCH_TEST_CASE("the malloc policy names the limits it set", "[memory]") {
   const MallocPolicy policy = ApplyForwardPassMallocPolicy(/*max_arenas=*/0);
