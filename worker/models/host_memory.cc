@@ -28,10 +28,10 @@ bool EnvironmentTunesMalloc() {
 // returns everything above its trim threshold to the kernel (madvise(MADV_DONTNEED) in a
 // thread's arena, brk in the main one). With glibc's defaults that threshold follows the largest
 // mmapped block freed so far (2x it, at most 64 MiB): 6 MiB in a chromatin worker, whose
-// 16-window batches use about 45 MiB. Then every pass gave its memory back and the next mapped it
-// again: up to 11,500 minor page faults (zeroed pages) and 20 ms of CPU per 10 kb chromatin
+// 16-window batches use about 40-45 MiB. Then every pass gave its memory back and the next mapped it
+// again: up to 12,000 minor page faults (zeroed pages) and 20 ms of CPU per 10 kb chromatin
 // request, which made chromatin-human and expression-human about 3x their bare forward over gRPC
-// (BENCHMARKS.md, table B). Whether it happened depended on what else lay on the heap, so it came
+// (BENCHMARKS.md, tables B and I). Whether it happened depended on what else lay on the heap, so it came
 // and went between runs and processes. Fixed thresholds keep up to kForwardTrimThresholdBytes of
 // free memory in each arena and serve blocks up to 32 MiB from it, so a warm pass maps nothing
 // new; larger blocks are still mmapped per pass, as before. Capping the arenas bounds what they
