@@ -115,13 +115,18 @@ class PromoterChromatin(nn.Module):
     module, char ids [N, width] -> [N, 919] probabilities) run on `count` windows of `width`
     bases starting at `first` and every `step` bases after it; of its outputs the P `columns`
     (one per learned (cell line, TF) pair), as ln(p + floor), averaged and maximised over the
-    windows."""
+    windows. With `placements` > 1 the windows are that many interleaved placements (window i
+    belongs to placement i % placements): the mean and the max are taken within each
+    placement and then averaged over the placements."""
 
     def __init__(self, chromatin: nn.Module, first: int, count: int, step: int, width: int,
-                 columns: Sequence[int], floor: float):
+                 columns: Sequence[int], floor: float, placements: int = 1):
         super().__init__()
+        if placements < 1 or count % placements != 0:
+            raise ValueError(f"{count} windows do not split into {placements} placements")
         self.chromatin = chromatin
         self.first, self.count, self.step, self.width = first, count, step, width
+        self.placements = int(placements)
         self.register_buffer("columns", torch.tensor(list(columns), dtype=torch.int64))
         self.floor = float(floor)
 
@@ -130,8 +135,9 @@ class PromoterChromatin(nn.Module):
         span = ids[:, self.first:self.first + (self.count - 1) * self.step + self.width]
         windows = span.unfold(1, self.width, self.step).reshape(batch * self.count, self.width)
         probabilities = self.chromatin(windows).index_select(1, self.columns)
-        x = torch.log(probabilities.reshape(batch, self.count, -1) + self.floor)
-        return torch.cat([x.mean(dim=1), x.amax(dim=1)], dim=1)
+        x = torch.log(probabilities.reshape(batch, self.count // self.placements,
+                                            self.placements, -1) + self.floor)
+        return torch.cat([x.mean(dim=1).mean(dim=1), x.amax(dim=1).mean(dim=1)], dim=1)
 
 
 class ExpressionModel(nn.Module):
