@@ -184,7 +184,24 @@ CHROMATIN_PLACEMENTS = 1
 #   alone 0.358, binding alone 0.357; mean-profile baseline 0.256), I 0.3909 / 0.6917 (1000,
 #   10000, 300, share 0.35, K 8; binding alone 0.383): within-gene +0.0156 (>= 0.005),
 #   all-pairs +0.003 (no fall). Paired I - P per gene +0.0066 (standard error 0.0029), 6 of 7
-#   blocks better. The forward cost is measured on the exported package (below).
+#   blocks better. Forward (`forward_ms`, the same first training window, three runs side by
+#   side, 2026-11-27 05:52 UTC): current package 6.05, 5.85, 6.17 ms; I exported 11.30, 11.32,
+#   11.01 ms: 1.78x to 1.93x (<= 2x). All three conditions held, so I was trained as a package
+#   (penalties and K chosen by `cross_validate` on the 5 blocks as before) and read on held-out
+#   once: within-gene 0.3146 (the package's 0.3435), all-pairs 0.4925 (0.5133; below the
+#   issue's 0.5, which the package meets). **Not shipped**: the rule's CV gain did not carry to
+#   held-out genes, and I costs about 2x the forward (served C++ bare forward 21 ms against
+#   11 ms). This decision used the held-out reading (as a final gate, not for tuning): the
+#   package stays the one with CHROMATIN_CENTRES / CHROMATIN_PLACEMENTS above, and its
+#   held-out figures are the ones it was shipped with. The held-out genes (about 100) move the
+#   within-gene median by a few hundredths between CV-equivalent variants, so the binding
+#   features are now at the limit of what CV on 411 training genes can tell apart.
+#   Measured on the way, as BENCHMARKS does, I's served C++ bare forward was first 30.4 ms
+#   against 11.0 ms (2.7x): the chromatin network's activations for 40 windows in one call
+#   exceed glibc's largest dynamic mmap threshold (32 MB), so each forward mapped and faulted
+#   them in (the network alone: 20 windows 4.1 ms, 40 windows 22 ms, 40 with the threshold
+#   lifted 9.7 ms). PromoterChromatin runs the network on at most `chunk` (20) windows per call
+#   since (the same features; the package's 20 windows are one call as before).
 
 
 @dataclass(frozen=True)
@@ -719,8 +736,12 @@ def model_agreement(arrays: Dict, dataset: data.Dataset, module, max_tokens: int
     canonical = arrays["predicted"]  # [genes, contexts], one per context (its own wording)
     descriptions = ([data.canonical_description(e) for e in dataset.epigenomes]
                     + [data.unseen_description(e) for e in dataset.epigenomes] + list(PROBES))
+    # The model's predictions for the canonical and unseen wordings are already in `arrays`
+    # (the same module on the same inputs, `predict_all`): only the probes are run again, which
+    # halves the cost of this check (each forward runs the embedded chromatin network).
+    served = np.c_[canonical, arrays["unseen"]]
     agree = 0
-    for d in descriptions:
+    for index, d in enumerate(descriptions):
         sims = np.array(matching.similarities(d, wordings))
         if sims.max() >= matching.THRESHOLD:
             chosen = sims >= sims.max() - 1e-9
@@ -728,7 +749,8 @@ def model_agreement(arrays: Dict, dataset: data.Dataset, module, max_tokens: int
             chosen = np.ones(len(sims), dtype=bool)
         # Outputs are clamped at 0 after mixing; compare where no clamp can have acted.
         expected = canonical[:, chosen].mean(axis=1)
-        got = predict_all(module, max_tokens, arrays["windows"], [d])[:, 0]
+        got = (served[:, index] if index < served.shape[1]
+               else predict_all(module, max_tokens, arrays["windows"], [d])[:, 0])
         keep = canonical[:, chosen].min(axis=1) > 0
         agree += int(np.allclose(got[keep], expected[keep], atol=1e-4))
     return agree / len(descriptions)

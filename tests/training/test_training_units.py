@@ -371,6 +371,44 @@ class PromoterChromatinTest(unittest.TestCase):
         scripted = torch.jit.script(module)  # the served module is scripted
         np.testing.assert_allclose(scripted(ids).numpy(), expected, rtol=1e-6)
 
+    def test_interleaved_placements_average_each_placements_mean_and_max(self):
+        import torch
+        from torch import nn
+        from training.expression_net import PromoterChromatin
+
+        class FirstBase(nn.Module):
+            """A stand-in network: output j of a window is (its first id + j) / 100."""
+            def forward(self, ids: torch.Tensor) -> torch.Tensor:
+                first = ids[:, :1].to(torch.float32)
+                return (first + torch.arange(3, dtype=torch.float32)) / 100.0
+
+        # Four windows starting at 2, 5, 8, 11: placement 0 holds windows 0 and 2, placement 1
+        # windows 1 and 3.
+        ids = torch.zeros(1, 30, dtype=torch.int64)
+        firsts = [7, 1, 2, 9]
+        for i, value in enumerate(firsts):
+            ids[0, 2 + 3 * i] = value
+        module = PromoterChromatin(FirstBase(), first=2, count=4, step=3, width=6,
+                                   columns=[0, 2], floor=0.1, placements=2)
+        x = np.log((np.array(firsts, dtype=np.float64)[:, None] + np.array([0, 2])) / 100.0
+                   + 0.1)
+        a, b = x[[0, 2]], x[[1, 3]]
+        expected = np.r_[(a.mean(axis=0) + b.mean(axis=0)) / 2,
+                         (a.max(axis=0) + b.max(axis=0)) / 2][None, :]
+        # Not the max over all four windows: the placements' maxima are averaged.
+        self.assertFalse(np.allclose(expected[0, 2:], x.max(axis=0)))
+        np.testing.assert_allclose(module(ids).numpy(), expected, rtol=1e-6)
+        np.testing.assert_allclose(torch.jit.script(module)(ids).numpy(), expected, rtol=1e-6)
+        # The network's calls are cut into chunks of windows; any chunk gives the same features.
+        for chunk in (1, 3, 100):
+            chunked = PromoterChromatin(FirstBase(), first=2, count=4, step=3, width=6,
+                                        columns=[0, 2], floor=0.1, placements=2, chunk=chunk)
+            np.testing.assert_allclose(torch.jit.script(chunked)(ids.repeat(3, 1)).numpy(),
+                                       np.repeat(expected, 3, axis=0), rtol=1e-6)
+        with self.assertRaises(ValueError):
+            PromoterChromatin(FirstBase(), first=2, count=5, step=3, width=6, columns=[0],
+                              floor=0.1, placements=2)
+
 
 if __name__ == "__main__":
     unittest.main()
