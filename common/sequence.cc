@@ -7,15 +7,11 @@ bool IsAsciiWhitespace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+// Upper-case base for A/C/G/T/N in either case, 0 for anything else.
 char UpperBase(char c) {
-  switch (c) {
-    case 'A': case 'a': return 'A';
-    case 'C': case 'c': return 'C';
-    case 'G': case 'g': return 'G';
-    case 'T': case 't': return 'T';
-    case 'N': case 'n': return 'N';
-    default: return 0;
-  }
+  const int index = BaseIndex(c);
+  if (index >= 0) return kAcgt[index];
+  return c == 'N' || c == 'n' ? 'N' : 0;
 }
 
 }  // namespace
@@ -38,13 +34,8 @@ NormalizedSequence NormalizeSequence(std::string_view raw) {
 std::string ReverseComplement(std::string_view bases) {
   std::string out(bases.rbegin(), bases.rend());
   for (char& c : out) {
-    switch (UpperBase(c)) {
-      case 'A': c = 'T'; break;
-      case 'T': c = 'A'; break;
-      case 'C': c = 'G'; break;
-      case 'G': c = 'C'; break;
-      default: c = 'N'; break;
-    }
+    const int index = BaseIndex(c);
+    c = index < 0 ? 'N' : kAcgt[3 - index];
   }
   return out;
 }

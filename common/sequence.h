@@ -8,6 +8,28 @@
 
 namespace dnaserve {
 
+// The four bases in the order every per-base table of the project uses (tokenizers, decoder
+// tables): A=0, C=1, G=2, T=3. A base's complement is at 3 - its index.
+inline constexpr char kAcgt[] = "ACGT";
+
+// Index of a base in kAcgt, either case; -1 for N and anything else. The one base-code table:
+// normalisation, reverse complement, the tokenizers and the decoder tables all read it.
+inline int BaseIndex(char c) {
+  switch (c) {
+    case 'A': case 'a': return 0;
+    case 'C': case 'c': return 1;
+    case 'G': case 'g': return 2;
+    case 'T': case 't': return 3;
+    default: return -1;
+  }
+}
+
+// The canonical base of an input character: A/C/G/T for a, c, g, t in either case, N otherwise.
+inline char CanonicalBase(char c) {
+  const int index = BaseIndex(c);
+  return index < 0 ? 'N' : kAcgt[index];
+}
+
 // Result of normalising a submitted sequence: ASCII whitespace removed, letters upper-cased.
 struct NormalizedSequence {
   std::string bases;                     // only A, C, G, T, N when valid

@@ -69,7 +69,7 @@ FIT_REGION = (common.TRAIN[0], DECODER_TUNING[0])
 PREVIOUS_DECODER = {"emission_weight": 0.01, "start_cost": 8.0, "splice_cost": 0.0,
                     "terminal_weight": 0.2, "site_weight": 1.0, "site_pass_weight": 1.0,
                     "min_exon_mean": 0.3}
-# The exon-chain decoder (ChainParse in worker/windowing/annotation_decode.h): transcripts are
+# The exon-chain decoder (ChainParse in worker/windowing/exon_chain.h): transcripts are
 # chains of exons between candidate donor/acceptor sites of the splice network, scored whole
 # with log-normal length priors per segment kind (SEGMENT_LENGTH_PRIORS, measured on the
 # training part), the site probabilities, the per-base channels and a cost per transcript.

@@ -6,7 +6,7 @@ the log-likelihood ratio log P_cds(base | previous `order` bases, codon position
 log P_noncoding(base | previous `order` bases). The decoder sums them over an exon in the frame
 the chain carries and forbids in-frame stop codons (annotation_decode.chain_paths_framed;
 worker: CodingModel in worker/windowing/coding_model.h, ChainParseFramed in
-annotation_decode.h).
+exon_chain.h).
 
 Training data: the spliced CDS (start codon to stop codon, sense strand) of the distinct NM_
 refGene chr20 structures wholly inside the region, and for the background their introns (sense

@@ -1,10 +1,15 @@
 #include "tests/bench/bench_common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace dnaserve::bench {
 
@@ -64,6 +69,24 @@ ProcessMemory ReadProcessMemory(int pid) {
     if (std::sscanf(line.c_str(), "VmRSS: %lld kB", &kib) == 1) memory.rss_kib = kib;
   }
   return memory;
+}
+
+ProcessCounters ReadProcessCounters(int pid) {
+  ProcessCounters counters;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name (field 2) may hold spaces: fields are counted after its closing ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return counters;
+  std::istringstream fields(stat.substr(close + 1));
+  std::vector<std::string> after;  // after[0] is field 3 (state)
+  for (std::string field; fields >> field;) after.push_back(field);
+  if (after.size() < 13) return counters;
+  const long ticks = sysconf(_SC_CLK_TCK);
+  counters.minor_faults = std::stoll(after[10 - 3]);
+  counters.cpu_s = static_cast<double>(std::stoll(after[14 - 3]) + std::stoll(after[15 - 3])) /
+                   static_cast<double>(ticks > 0 ? ticks : 100);
+  return counters;
 }
 
 std::string FormatSeconds(double seconds) {

@@ -60,6 +60,14 @@ struct ProcessMemory {
 };
 ProcessMemory ReadProcessMemory(int pid);
 
+// CPU time (user + system, every thread that ever ran, in clock ticks of 10 ms) and minor page
+// faults of a process so far, from /proc/<pid>/stat; cpu_s < 0 when unreadable.
+struct ProcessCounters {
+  double cpu_s = -1;
+  int64_t minor_faults = -1;
+};
+ProcessCounters ReadProcessCounters(int pid);
+
 std::string FormatSeconds(double seconds);            // "12.3 ms" / "1.23 s"
 std::string FormatBpPerSecond(double bp_per_second);  // "1.23 Mbp/s"
 

@@ -17,6 +17,7 @@
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
 #include "tests/support/test_env.h"
+#include "worker/models/host_memory.h"
 
 namespace {
 
@@ -88,9 +89,12 @@ std::string Markdown(const BenchSettings& s, const std::vector<RunnerFigures>& r
   if (!workers.empty()) {
     md << "### Worker processes (gRPC, fresh process per model)\n\n"
        << "| model | startup | cold load (reported) | first request | ";
-    for (int64_t len : s.lengths) md << "warm " << Kb(len) << " | ratio " << Kb(len) << " | ";
+    for (int64_t len : s.lengths) {
+      md << "warm " << Kb(len) << " | ratio " << Kb(len) << " | CPU " << Kb(len) << " | faults "
+         << Kb(len) << " | ";
+    }
     md << "peak RSS (VmHWM) |\n|---|---:|---:|---:|";
-    for (size_t i = 0; i < s.lengths.size(); ++i) md << "---:|---:|";
+    for (size_t i = 0; i < s.lengths.size(); ++i) md << "---:|---:|---:|---:|";
     md << "---:|\n";
     for (const auto& f : workers) {
       if (!f.error.empty()) {
@@ -104,16 +108,24 @@ std::string Markdown(const BenchSettings& s, const std::vector<RunnerFigures>& r
         auto it = f.warm_s.find(bases);
         if (it == f.warm_s.end() ||
             (f.task == dnaserve::Task::kExpression && len != s.lengths[0])) {
-          md << "n/a | n/a | ";
+          md << "n/a | n/a | n/a | n/a | ";
           continue;
         }
         const RunnerFigures* r = FindRunner(runner, f.model_id, bases);
         md << FormatSeconds(it->second) << " | "
            << (r ? Fixed(r->bare_s / it->second) : std::string("n/a")) << " | ";
+        auto cpu = f.warm_cpu_s.find(bases);
+        auto faults = f.warm_faults.find(bases);
+        md << (cpu != f.warm_cpu_s.end() ? FormatSeconds(cpu->second) : std::string("n/a"))
+           << " | "
+           << (faults != f.warm_faults.end() ? Fixed(faults->second, 0) : std::string("n/a"))
+           << " | ";
       }
       md << Fixed(f.memory.hwm_kib / 1024.0, 0) << " MiB |\n";
     }
-    md << "\nratio = bare forward time (table above) / warm Predict wall time over gRPC.\n\n";
+    md << "\nratio = bare forward time (table above) / warm Predict wall time over gRPC. CPU = "
+          "the worker's CPU time per warm Predict (user + system, 10 ms ticks averaged over the "
+          "timed calls); faults = its minor page faults per warm Predict.\n\n";
   }
   if (!gateway.empty()) {
     md << "### Concurrent promoter requests through the gateway\n\n"
@@ -170,6 +182,16 @@ std::string Json(const BenchSettings& s, const std::vector<RunnerFigures>& runne
     size_t k = 0;
     for (const auto& [bases, seconds] : f.warm_s) {
       j << (k++ ? ", " : "") << "\"" << bases << "\": " << Fixed(seconds, 6);
+    }
+    j << "}, \"warm_cpu_s\": {";
+    k = 0;
+    for (const auto& [bases, seconds] : f.warm_cpu_s) {
+      j << (k++ ? ", " : "") << "\"" << bases << "\": " << Fixed(seconds, 6);
+    }
+    j << "}, \"warm_minor_faults\": {";
+    k = 0;
+    for (const auto& [bases, faults] : f.warm_faults) {
+      j << (k++ ? ", " : "") << "\"" << bases << "\": " << Fixed(faults, 1);
     }
     j << "}, \"vm_hwm_kib\": " << f.memory.hwm_kib << ", \"vm_rss_kib\": " << f.memory.rss_kib
       << ", \"error\": \"" << f.error << "\"}";
@@ -229,6 +251,12 @@ int main(int argc, char** argv) {
   app.add_option("--markdown", out_md, "write the Markdown tables here too");
   app.add_option("--json", out_json, "write raw figures (every repetition) as JSON");
   CLI11_PARSE(app, argc, argv);
+  // The in-process runs (bare forward, runner) get the worker's malloc policy, so that the bare
+  // forward, the denominator of every ratio, is the same forward the worker runs: without it
+  // whether a pass re-faults its freed activations depends on what else this process left on
+  // its heap (worker/models/host_memory.cc).
+  dnaserve::worker::ApplyForwardPassMallocPolicy(
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   s.runner = suites.find("runner") != std::string::npos;
   s.workers = suites.find("workers") != std::string::npos;
   s.gateway = suites.find("gateway") != std::string::npos;

@@ -14,6 +14,7 @@
 #include "tests/bench/bare_forward.h"
 #include "worker/batching/batching_model.h"
 #include "worker/manifest/manifest.h"
+#include "worker/models/host_memory.h"
 #include "worker/models/torchscript_model.h"
 #include "worker/service/worker_server.h"
 #include "worker/tasks/task_runner.h"
@@ -142,9 +143,15 @@ bool DumpCalls(const std::string& prefix, const std::string& model_path, int thr
 // Runs tests/bench/python_peer.py; fills figures.python_s or figures.python_error.
 void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
                    RunnerFigures* figures) {
-  const std::string command = settings.python + " " + settings.source_dir +
-                              "/tests/bench/python_peer.py --index " + prefix + ".json --data " +
-                              prefix + ".bin 2>" + prefix + ".python.log";
+  // The peer's malloc gets the worker's thresholds (worker/models/host_memory.h) through glibc's
+  // environment variables, so that both sides reuse their freed activations and the comparison
+  // is LibTorch's C++ against its Python; with glibc's defaults the peer re-faulted them on every
+  // call (Python / C++ 0.26-0.43 instead of 0.84-0.94 for chromatin-human at 100 kb).
+  const std::string command =
+      "MALLOC_MMAP_THRESHOLD_=" + std::to_string(worker::kForwardMmapThresholdBytes) +
+      " MALLOC_TRIM_THRESHOLD_=" + std::to_string(worker::kForwardTrimThresholdBytes) + " " +
+      settings.python + " " + settings.source_dir + "/tests/bench/python_peer.py --index " +
+      prefix + ".json --data " + prefix + ".bin 2>" + prefix + ".python.log";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) {
     figures->python_error = "cannot start " + settings.python;

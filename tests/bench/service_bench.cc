@@ -81,7 +81,9 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
     request.set_model(manifest.id);
     const int reps = length <= 10000 ? settings.reps : std::max(2, settings.reps / 2);
     std::vector<double> warm;
+    ProcessCounters before;
     for (int r = 0; r < reps + 1; ++r) {  // the first call of each length is a warm-up
+      if (r == 1) before = ReadProcessCounters(process.pid());
       PredictOutcome outcome = PredictOverGrpc(*stub, request);
       if (!outcome.status.ok()) {
         f.error = "Predict failed: " + outcome.status.error_message();
@@ -95,6 +97,12 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
       if (r > 0) warm.push_back(outcome.seconds);
     }
     f.warm_s[ScoredBases(task, length)] = Median(warm);
+    const ProcessCounters after = ReadProcessCounters(process.pid());
+    if (before.cpu_s >= 0 && after.cpu_s >= 0) {
+      f.warm_cpu_s[ScoredBases(task, length)] = (after.cpu_s - before.cpu_s) / reps;
+      f.warm_faults[ScoredBases(task, length)] =
+          static_cast<double>(after.minor_faults - before.minor_faults) / reps;
+    }
   }
   f.memory = ReadProcessMemory(process.pid());
   process.Stop();

@@ -26,6 +26,11 @@ struct WorkerFigures {
   int64_t cold_load_ms = -1;         // model_load_time_ms of the first request
   double cold_request_s = 0;         // wall time of the first request (first length)
   std::map<int64_t, double> warm_s;  // bases -> median wall time of a warm Predict over gRPC
+  // bases -> the worker's CPU time and minor page faults per warm Predict (mean over the timed
+  // calls): CPU time is less disturbed by other load than wall time, and faults show memory the
+  // worker maps again on every request (BENCHMARKS.md, table I).
+  std::map<int64_t, double> warm_cpu_s;
+  std::map<int64_t, double> warm_faults;
   ProcessMemory memory;              // after every request
   std::string error;
 };

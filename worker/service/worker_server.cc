@@ -16,6 +16,7 @@
 #include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
 #include "worker/manifest/manifest.h"
+#include "worker/models/host_memory.h"
 #include "worker/models/model_registry.h"
 #include "worker/models/torchscript_model.h"
 #include "worker/service/worker_metrics.h"
@@ -24,11 +25,12 @@
 namespace dnaserve::worker {
 namespace {
 
+int Cpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 // One concurrent forward pass per group of intra-op threads, so that a busy model keeps every
 // CPU busy without oversubscribing them.
 int AutoExecutors() {
-  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cpus / std::max(1, TorchThreads()));
+  return std::max(1, Cpus() / std::max(1, TorchThreads()));
 }
 
 // The TorchScript module of a package, behind a batching queue unless batching is off. The load
@@ -77,6 +79,10 @@ int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
   const ShutdownSignals signals;
+  // Before any thread allocates: forward passes keep their freed activations mapped instead of
+  // page-faulting them back in on every request (worker/models/host_memory.cc says why). One
+  // arena per CPU bounds what the arenas keep: no more threads than CPUs run at once anyway.
+  const MallocPolicy malloc_policy = ApplyForwardPassMallocPolicy(Cpus());
 
   ManifestScan scan = ScanModelsDir(config.models_dir, config.task);
   for (const auto& error : scan.errors) {
@@ -152,7 +158,9 @@ int RunWorkerServer(const WorkerConfig& config) {
                                  {"batch_max_bases", batching.max_batch_bases},
                                  {"batch_max_wait_us", batching.max_wait_us},
                                  {"batch_executors", batching.executors},
-                                 {"queue_max_bases", batching.max_queue_bases}});
+                                 {"queue_max_bases", batching.max_queue_bases},
+                                 {"malloc_policy", malloc_policy.applied},
+                                 {"malloc_arenas", malloc_policy.max_arenas}});
 
   std::thread waiter([&] {
     const int signal_number = signals.Wait();

@@ -178,7 +178,7 @@ class BpeTokenizer final : public Tokenizer {
       const bool last = p == chars - 1;
       const Position position = first && last ? kOnly : first ? kFirst : last ? kLast : kMiddle;
       const bool space = p < shift;
-      const int ch = space ? kPrefixSpaceIndex : BaseAlphabetIndex(CanonicalBase(bases[p - shift]));
+      const int ch = space ? kPrefixSpaceIndex : BaseAlphabetIndex(bases[p - shift]);
       const int64_t start = space ? 0 : p - shift;
       const int64_t end = space ? 0 : start + 1;
       const InitialSymbol& initial = c_.initial[ch][position];

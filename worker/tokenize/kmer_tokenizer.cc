@@ -41,7 +41,7 @@ class CharTokenizer final : public Tokenizer {
   std::string Describe() const override { return label_; }
 
  private:
-  int64_t IdOf(char c) const { return ids_[BaseAlphabetIndex(CanonicalBase(c))]; }
+  int64_t IdOf(char c) const { return ids_[BaseAlphabetIndex(c)]; }
 
   std::array<int64_t, 5> ids_;  // A, C, G, T, N
   int64_t vocab_size_;
@@ -126,7 +126,7 @@ class KmerTokenizer final : public Tokenizer {
     uint64_t value = 0;   // the last k bases, base-4 (N read as A; last_n says whether one is in)
     int64_t last_n = -1;  // position of the latest N
     for (int64_t i = 0; i < n; ++i) {
-      int b = BaseAlphabetIndex(CanonicalBase(bases[i]));
+      int b = BaseAlphabetIndex(bases[i]);
       if (b == 4) {
         last_n = i;
         b = 0;
@@ -144,23 +144,23 @@ class KmerTokenizer final : public Tokenizer {
     const int64_t k = c_.k;
     int64_t i = 0;
     while (i < n) {
-      if (CanonicalBase(bases[i]) == 'N') {
+      if (BaseIndex(bases[i]) < 0) {
         emit(c_.single_ids[4], i, i + 1);
         ++i;
         continue;
       }
       int64_t run_end = i;
-      while (run_end < n && CanonicalBase(bases[run_end]) != 'N') ++run_end;
+      while (run_end < n && BaseIndex(bases[run_end]) >= 0) ++run_end;
       int64_t p = i;
       for (; p + k <= run_end; p += k) {
         uint64_t value = 0;
         for (int64_t j = p; j < p + k; ++j) {
-          value = (value << 2) | static_cast<uint64_t>(BaseAlphabetIndex(CanonicalBase(bases[j])));
+          value = (value << 2) | static_cast<uint64_t>(BaseAlphabetIndex(bases[j]));
         }
         emit(KmerId(value), p, p + k);
       }
       for (; p < run_end; ++p)
-        emit(c_.single_ids[BaseAlphabetIndex(CanonicalBase(bases[p]))], p, p + 1);
+        emit(c_.single_ids[BaseAlphabetIndex(bases[p])], p, p + 1);
       i = run_end;
     }
   }

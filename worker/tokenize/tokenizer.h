@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/sequence.h"
 #include "common/status.h"
 #include "worker/manifest/manifest.h"
 
@@ -96,43 +97,14 @@ inline StatusOr<std::shared_ptr<const Tokenizer>> LoadTokenizer(const ModelManif
   return LoadTokenizer(manifest.tokenizer, manifest.package_dir);
 }
 
-// The canonical base of an input character: A/C/G/T for a, c, g, t in either case, N otherwise.
-inline char CanonicalBase(char c) {
-  switch (c) {
-    case 'A':
-    case 'a':
-      return 'A';
-    case 'C':
-    case 'c':
-      return 'C';
-    case 'G':
-    case 'g':
-      return 'G';
-    case 'T':
-    case 't':
-      return 'T';
-    default:
-      return 'N';
-  }
-}
-
 // The tokenizers' base alphabet, in the order their per-base tables use: A C G T, then N.
 inline constexpr char kBaseAlphabet[] = "ACGTN";
 
-// Index of a canonical base (CanonicalBase's output) in kBaseAlphabet: A=0 C=1 G=2 T=3, N=4.
-inline int BaseAlphabetIndex(char canonical) {
-  switch (canonical) {
-    case 'A':
-      return 0;
-    case 'C':
-      return 1;
-    case 'G':
-      return 2;
-    case 'T':
-      return 3;
-    default:
-      return 4;
-  }
+// Index of an input character in kBaseAlphabet: A=0 C=1 G=2 T=3 (either case), N (or anything
+// else) 4.
+inline int BaseAlphabetIndex(char c) {
+  const int index = BaseIndex(c);
+  return index < 0 ? 4 : index;
 }
 
 // Description text of the expression model: UTF-8 bytes, id = byte + 1, at most `max_tokens`.

@@ -10,7 +10,6 @@ namespace dnaserve::worker {
 
 namespace {
 
-using table_text::BaseCode;
 using table_text::ParseDouble;
 using table_text::ParseLogProbabilities;
 using table_text::Words;
@@ -87,7 +86,7 @@ std::array<std::vector<double>, 3> CodingLogRatios(const CodingModel& model,
   const int64_t mask = (int64_t{1} << (2 * model.order)) - 1;
   int64_t context = 0, valid = 0;  // valid: ACGT bases in a row ending before i
   for (int64_t i = 0; i < n; ++i) {
-    const int base = BaseCode(sequence[i]);
+    const int base = BaseIndex(sequence[i]);
     if (base >= 0 && valid >= model.order) {
       const size_t k = static_cast<size_t>(context * 4 + base);
       for (int q = 0; q < 3; ++q) out[q][i] = model.coding[q][k] - model.noncoding[k];

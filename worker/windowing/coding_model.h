@@ -1,4 +1,4 @@
-// A coding content sensor for the exon-chain decoder (ChainParseFramed in annotation_decode.h):
+// A coding content sensor for the exon-chain decoder (ChainParseFramed in exon_chain.h):
 // a 3-periodic Markov model of protein-coding sequence against a homogeneous one of non-coding
 // sequence. scripts/training/annotation_coding.py counts it on the training part of chr20 and
 // writes the table file a package's manifest names ("decoder.coding_model"); the file format is

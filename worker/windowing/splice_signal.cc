@@ -84,10 +84,10 @@ std::vector<double> SignalScores(const SignalWindow& window, std::string_view se
     const int64_t lo = i + window.first;  // the window's first base; its context is lo - 1
     if (lo - 1 < 0 || lo + length > n) continue;
     double score = 0;
-    int previous = table_text::BaseCode(sequence[lo - 1]);
+    int previous = BaseIndex(sequence[lo - 1]);
     bool ok = previous >= 0;
     for (int64_t j = 0; ok && j < length; ++j) {
-      const int base = table_text::BaseCode(sequence[lo + j]);
+      const int base = BaseIndex(sequence[lo + j]);
       if (base < 0) {
         ok = false;
         break;

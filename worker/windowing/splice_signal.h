@@ -1,5 +1,5 @@
 // Splice-site signal sensors for the exon-chain decoder (BuildChainInputs in
-// annotation_decode.cc): first-order position-specific log-odds models of the sequence around
+// exon_chain.cc): first-order position-specific log-odds models of the sequence around
 // donor and acceptor sites, true sites against motif-matching non-sites.
 // scripts/training/annotation_splice_signal.py counts them on the training part of chr20 and
 // writes the table file a package's manifest names ("decoder.splice_signal"); the format is

@@ -1,5 +1,6 @@
 // Small helpers for the decoder's sequence-sensor table files (coding_model.h, splice_signal.h):
-// reading one, the base codes they index by, and the words and numbers of a text line.
+// reading one, and the words and numbers of a text line (their bases are indexed by
+// common/sequence.h BaseIndex).
 #pragma once
 
 #include <array>
@@ -12,29 +13,10 @@
 #include <vector>
 
 #include "common/file_text.h"
+#include "common/sequence.h"
 #include "common/status.h"
 
 namespace dnaserve::worker::table_text {
-
-// 0-3 for ACGT (either case), -1 for anything else.
-inline int BaseCode(char c) {
-  switch (c) {
-    case 'A':
-    case 'a':
-      return 0;
-    case 'C':
-    case 'c':
-      return 1;
-    case 'G':
-    case 'g':
-      return 2;
-    case 'T':
-    case 't':
-      return 3;
-    default:
-      return -1;
-  }
-}
 
 // The lines of a text one at a time ('\n'-separated; a last line without one counts too), and
 // the 1-based number of the line last returned, for error messages.

@@ -49,6 +49,16 @@ TEST_CASE("ReverseComplement", "[common]") {
   CHECK(ReverseComplement("") == "");
 }
 
+TEST_CASE("BaseIndex: ACGT in either case, complements at 3 - index, -1 for the rest", "[common]") {
+  for (int i = 0; i < 4; ++i) {
+    CHECK(BaseIndex(kAcgt[i]) == i);
+    CHECK(BaseIndex(static_cast<char>(kAcgt[i] - 'A' + 'a')) == i);
+  }
+  CHECK(kAcgt[3 - BaseIndex('A')] == 'T');
+  CHECK(kAcgt[3 - BaseIndex('c')] == 'G');
+  for (char other : std::string("NnUu-*> \0", 9)) CHECK(BaseIndex(other) == -1);
+}
+
 TEST_CASE("error code names round-trip", "[common]") {
   for (ErrorCode code : {ErrorCode::kBadRequest, ErrorCode::kValidationFailed,
                          ErrorCode::kModelNotFound, ErrorCode::kSyncTooLarge,

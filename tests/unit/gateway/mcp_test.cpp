@@ -17,6 +17,7 @@
 #include "gateway/mcp/tool_results.h"
 #include "gateway/ratelimit/in_memory_quota_store.h"
 #include "tests/support/key_entries.h"
+#include "tests/support/pipeline_calls.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -255,10 +256,8 @@ struct Endpoint {
   std::unique_ptr<RequestPipeline> pipeline;
 
   explicit Endpoint(int rate_per_minute = 600, int max_concurrency = 4) {
-    auto parsed = KeyStore::FromJson(testing::KeysFile(
-        {testing::KeyEntry(kKey, "agent", true, rate_per_minute, max_concurrency)}));
-    REQUIRE(parsed.ok());
-    keys = std::make_unique<KeyStore>(std::move(parsed).value());
+    keys = testing::KeyStoreOf({testing::KeyEntry(kKey, "agent", true, rate_per_minute,
+                                                  max_concurrency)});
     pb::ModelInfo m;
     m.set_id("enhancer-test");
     m.set_task(pb::TASK_ENHANCER);
@@ -297,10 +296,7 @@ struct Endpoint {
     req.headers = std::move(headers);
     req.body = body;
     req.request_id = "req-mcp";
-    auto done = std::make_shared<std::promise<HttpResponse>>();
-    auto future = done->get_future();
-    pipeline->Handle(req, [done](HttpResponse r) { done->set_value(std::move(r)); });
-    return future;
+    return testing::StartPipelineCall(*pipeline, std::move(req));
   }
 };
 

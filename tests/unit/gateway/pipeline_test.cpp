@@ -13,6 +13,7 @@
 #include "gateway/jobs/redis_job_store.h"
 #include "runner/queue_runner.h"
 #include "tests/support/key_entries.h"
+#include "tests/support/pipeline_calls.h"
 #include "tests/support/test_env.h"
 #include "gateway/http/routes.h"
 #include "gateway/jobs/in_memory_job_store.h"
@@ -110,12 +111,9 @@ struct Harness {
       : jobs(MakeJobs(with_runner)),
         runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
         runner(*runner_holder) {
-    auto parsed = KeyStore::FromJson(testing::KeysFile(
-        {testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
-         testing::KeyEntry(kSingleKey, "single", true, 600, 1),
-         testing::KeyEntry(kOffKey, "off", false, 600, 4)}));
-    REQUIRE(parsed.ok());
-    keys = std::make_unique<KeyStore>(std::move(parsed).value());
+    keys = testing::KeyStoreOf({testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
+                                testing::KeyEntry(kSingleKey, "single", true, 600, 1),
+                                testing::KeyEntry(kOffKey, "off", false, 600, 4)});
     pb::ModelInfo m;
     m.set_id("enhancer-test");
     m.set_task(pb::TASK_ENHANCER);
@@ -199,12 +197,7 @@ struct Harness {
     req.body = body;
     req.request_id = "req-" + std::to_string(++counter);
     req.peer_ip = "10.0.0.1";
-    std::promise<HttpResponse> done;
-    auto future = done.get_future();
-    auto shared = std::make_shared<std::promise<HttpResponse>>(std::move(done));
-    pipeline->Handle(req, [shared](HttpResponse r) { shared->set_value(std::move(r)); });
-    REQUIRE(future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-    return future.get();
+    return testing::CallPipeline(*pipeline, std::move(req));
   }
   int counter = 0;
 };

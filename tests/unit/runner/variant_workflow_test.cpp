@@ -39,6 +39,7 @@
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_resources.h"
 #include "tests/support/key_entries.h"
+#include "tests/support/pipeline_calls.h"
 #include "tests/support/s3_server.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
@@ -1279,12 +1280,9 @@ struct RouteHarness {
     backend.delay_ms = 0;
     const testing::S3KeyGrants inputs{{"s3://inputs/"}, {"s3://inputs/"}};
     const testing::S3KeyGrants carol{{"s3://inputs/carol/"}, {"s3://inputs/carol/"}};
-    auto parsed = KeyStore::FromJson(
-        testing::KeysFile({testing::KeyEntry(kAliceKey, "alice", true, 6000, 8, inputs),
-                           testing::KeyEntry(kBobKey, "bob", true, 6000, 8, inputs),
-                           testing::KeyEntry(kCarolKey, "carol", true, 6000, 8, carol)}));
-    REQUIRE(parsed.ok());
-    keys = std::make_unique<KeyStore>(std::move(parsed).value());
+    keys = testing::KeyStoreOf({testing::KeyEntry(kAliceKey, "alice", true, 6000, 8, inputs),
+                                testing::KeyEntry(kBobKey, "bob", true, 6000, 8, inputs),
+                                testing::KeyEntry(kCarolKey, "carol", true, 6000, 8, carol)});
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
@@ -1330,11 +1328,7 @@ struct RouteHarness {
     req.body = body;
     req.request_id = "req-" + std::to_string(++counter);
     req.peer_ip = "10.0.0.1";
-    auto done = std::make_shared<std::promise<HttpResponse>>();
-    auto future = done->get_future();
-    pipeline->Handle(req, [done](HttpResponse r) { done->set_value(std::move(r)); });
-    REQUIRE(future.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
-    return future.get();
+    return testing::CallPipeline(*pipeline, std::move(req), std::chrono::seconds(30));
   }
 
   std::string Submit(const std::string& body, const std::string& key = kAliceKey) {

@@ -1,4 +1,5 @@
 #include "worker/windowing/annotation_decode.h"
+#include "worker/windowing/exon_chain.h"
 
 #include <catch2/catch.hpp>
 #include <cctype>
