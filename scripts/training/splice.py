@@ -43,9 +43,39 @@ TRAIN_OUTPUT = 4000
 EVAL_FLANK = 5000
 CLASSES = ["neither", "acceptor", "donor"]
 # 16 epochs of 3,000 crops, 32 channels: validation top-k rose from 0.17 (2 x 1,000, 24
-# channels) to 0.63 (10 x 3,000, 24 channels) and 0.66 (this), still creeping up at the end of the
-# one-cycle schedule; about 25 CPU-minutes on one thread.
-EPOCHS = 16
+# channels) to 0.63 (10 x 3,000, 24 channels) and 0.66 (16 x 3,000, 32 channels), still creeping
+# up at the end of the one-cycle schedule; about 25 CPU-minutes on one thread. Now 28 epochs
+# (below).
+#
+# 2026-11-27, longer schedule (issue 15: the annotation composite's missed exons are mostly sites
+# this network scores below site_min). Rule written before any result: one run, same network
+# (32 channels), same data and one-cycle schedule stretched to 28 epochs of 3,000 crops (~45
+# CPU-minutes on one thread). Ship it as splice-human only if its best validation top-k (the
+# VALIDATION block chr20:48,025,520-53,025,520, as before) is >= 0.6573 + 0.015 = 0.6723; then
+# re-compose annotation-human around it and ship that only if, on the DECODER_TUNING block (same
+# decoder settings, cached network outputs as `annotation redecode`), exon F1 + CDS-exon F1 beats
+# today's 0.378 + 0.598 and exon F1 does not fall. Held-out is read once, by the card.
+# Result: validation top-k by epoch 0.01, 0.22, 0.48, 0.49, 0.55, 0.53, 0.56, 0.59, 0.61, 0.62,
+# 0.62, 0.61, 0.62, 0.64, 0.63, 0.60, 0.65, 0.65, 0.674, 0.668, 0.645, 0.664, 0.683, 0.670, 0.672,
+# 0.677, 0.674, 0.672: best 0.6829 at epoch 23 (+0.026; the last six epochs all >= 0.670, mean
+# 0.675, so not one lucky epoch); 36 min wall, 23 CPU-minutes on one thread (the 16-epoch run's
+# 25 CPU-minutes were measured on a busier machine). Qualified: shipped. Held-out (read once,
+# after the choice): top-k 0.6698 (acceptors 0.6410, donors 0.6987) against the 16-epoch
+# package's 0.6705, PR-AUC 0.7207 against 0.7159; comparison subset top-k 0.6812 against 0.6612.
+# The validation gain did not carry over to held-out top-k (flat); PR-AUC rose a little.
+# The annotation composite around it (the committed annotation network and promoter TSS track,
+# `annotation redecode --network`) on DECODER_TUNING, same decoder settings, exon F1 / CDS-exon
+# F1 / intron F1 / transcripts (101 annotated) / gene-start recall / precision / exact intron
+# chains: 0.376 / 0.558 / 0.429 / 49 / 0.556 / 0.510 / 6 against 0.378 / 0.598 / 0.403 / 57 /
+# 0.556 / 0.456 / 4 with the committed package (recomputed on the same path). Sharper sites:
+# exon precision 0.424 -> 0.455, recall 0.341 -> 0.321, and the CDS falls. Did not qualify:
+# annotation-human keeps the 16-epoch network it embeds (its model file holds its own copy).
+# Follow-up, rule written before its results: the sharper network loses recall at the decoder's
+# site_min 0.03, so site_min {0.01, 0.003} x signal_weight {0.05, 0.1} on the same cached
+# outputs (4 settings); feasible with exon F1 >= 0.378, >= 51 transcripts and gene-start recall
+# >= 0.556; the feasible setting with the largest exon F1 + CDS-exon F1 ships with the new
+# network if that beats 0.976, else nothing.
+EPOCHS = 28
 # Crops per epoch (a fresh draw each epoch from the tiling below: about 3,100 crops).
 CROPS_PER_EPOCH = 3000
 CHANNELS = 32
@@ -424,6 +454,16 @@ DESCRIPTION = (
     "top-k and PR-AUC beside OpenSpliceAI in its model card.")
 
 
+# What the package this one replaced measured (its card; not recomputed).
+PREVIOUS_PACKAGE = (
+    "The same network and data trained for 16 epochs (best validation epoch 14, validation "
+    "top-k 0.6573, 25 CPU-minutes): held-out top-k 0.6581 acceptors, 0.6828 donors, mean "
+    "0.6705; PR-AUC mean 0.7159; comparison subset top-k mean 0.6612, PR-AUC mean 0.7260. "
+    "Its validation top-k was still rising at the end of the schedule; this one trained for "
+    f"{EPOCHS} epochs under the same one-cycle schedule (scripts/training/splice.py records the "
+    "rule it had to pass, written before the run).")
+
+
 def write(model: SpliceNet, out_dir: str, seed: int, summary: Dict) -> str:
     example = torch.randint(1, 6, (1, CONTEXT))
     scripted = nets.export(model, (example,))
@@ -500,6 +540,7 @@ def write_card(package: str, manifest: Dict, model: SpliceNet, seed: int, summar
           "scored. Top-k accuracy (SpliceAI): with k the number of annotated sites of a class, "
           "the share of the k highest-scoring positions that are annotated sites."),
          ("Metrics", cards.metrics_table(compared, METRIC_MEANINGS)),
+         ("Previous package", PREVIOUS_PACKAGE),
          ("Beside OpenSpliceAI",
           "The published OpenSpliceAI MANE checkpoints (five 10,000-nt-flank models, GPL-3.0, "
           "`../shared/data/published-models`) on the comparison subset: the same positions, "
