@@ -761,7 +761,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "## Decoder",
         "",
         "The worker decodes each strand with an exon-chain decoder (`ChainParse`, worker/"
-        "windowing/annotation_decode.h; settings in the manifest's `decoder`): candidate "
+        "windowing/exon_chain.h; settings in the manifest's `decoder`): candidate "
         "donors (GT/GC with P(donor) >= site_min) and acceptors (AG with P(acceptor) >= "
         "site_min) from the splice network, candidate transcript starts and ends (one TSS and "
         "one transcript-end peak per 100 bp, and the sequence edges); a transcript is a chain "
