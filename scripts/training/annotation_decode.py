@@ -427,7 +427,6 @@ def decode(scores: np.ndarray, types, names: Sequence[str],
 # Mirrors DecodeChainStrand, BestOrf and their helpers in worker/windowing/exon_chain.cc
 # (see the comments there); every sum and comparison is made in the same order, in doubles.
 
-_CODE = {ord("A"): "A", ord("C"): "C", ord("G"): "G", ord("T"): "T"}
 _COMPLEMENT = str.maketrans("ACGTacgt", "TGCAtgca")
 
 
