@@ -10,7 +10,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -568,23 +570,95 @@ class GatewayHandler : public Http::Handler {
   // A large body through ResponseWriter::send exists five times at once (our copy, Pistache's
   // stream buffer, its RawBuffer, the write lambda's capture, the queued BufferHolder): 55 MB of
   // peak RSS for an 11.5 MB chromatin result. Written here instead, as the status line and
-  // headers ResponseWriter would write, then the body in kPieceBytes pieces queued on the peer:
-  // the body and the queued pieces, at most twice the body, and the body is freed at once.
+  // headers ResponseWriter would write, then the body in kPieceBytes pieces, each queued on the
+  // peer only once the one before it is written (PieceWriter): queuing them all at once would
+  // copy the whole body into the queue, twice the body at the gateway's peak.
   static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response) {
     auto peer = writer.getPeer();
     if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
     SendHead(*peer, writer, response.status,
              "Content-Length: " + std::to_string(response.body.size()));
-    const std::string body = std::move(response.body);
-    // Pieces are queued in order on the peer's one write queue; the last one's completion is
-    // the response's (the body is at least kLargeBodyBytes, so there is a last piece).
-    size_t offset = 0;
-    for (; body.size() - offset > kPieceBytes; offset += kPieceBytes) {
-      peer->send(RawBuffer(body.substr(offset, kPieceBytes), kPieceBytes), MSG_NOSIGNAL);
-    }
-    const size_t rest = body.size() - offset;
-    return peer->send(RawBuffer(body.substr(offset), rest), MSG_NOSIGNAL);
+    auto pieces = std::make_shared<PieceWriter>(std::move(peer), std::move(response.body));
+    return Async::Promise<ssize_t>([pieces](Async::Resolver& resolve, Async::Rejection& reject) {
+      pieces->Start(std::move(resolve), std::move(reject));
+    });
   }
+
+  // One large body on its way to the peer, a piece at a time: the body plus one piece (and
+  // Pistache's transient copies of that piece) is all it holds. The peer's write queue keeps the
+  // pieces after the head in order; each completion, on the reactor thread, queues the next. The
+  // body is freed as soon as its last piece is copied out. The response's promise is settled
+  // exactly once: resolved by the last piece written, rejected by a failed write or when the
+  // client leaves (see the destructor).
+  class PieceWriter : public std::enable_shared_from_this<PieceWriter> {
+   public:
+    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::string body)
+        : peer_(std::move(peer)), body_(std::move(body)), total_(body_.size()) {}
+    PieceWriter(const PieceWriter&) = delete;
+    PieceWriter& operator=(const PieceWriter&) = delete;
+
+    // A client that closes its connection makes Pistache drop the writes still queued for it
+    // without settling them (Transport::removePeer); the continuation of the dropped piece holds
+    // the last reference to this writer. Unsettled, the response would stay in flight until the
+    // server's drain timeout, so it is rejected here.
+    ~PieceWriter() { Settle(false); }
+
+    void Start(Async::Resolver resolve, Async::Rejection reject) {
+      resolve_.emplace(std::move(resolve));
+      reject_.emplace(std::move(reject));
+      SendNext();
+    }
+
+   private:
+    void SendNext() {
+      const size_t length = std::min(kPieceBytes, body_.size() - offset_);
+      std::string piece = body_.substr(offset_, length);
+      offset_ += length;
+      const bool last = offset_ == body_.size();
+      if (last) std::string().swap(body_);  // every byte is in the pieces now
+      auto self = shared_from_this();
+      Write(std::move(piece), length)
+          .then(
+              [self, last](ssize_t) {
+                if (last) {
+                  self->Settle(true);
+                } else {
+                  self->SendNext();
+                }
+              },
+              [self](std::exception_ptr) { self->Settle(false); });
+    }
+
+    // Pistache throws when the peer's socket is already closed; the next piece is queued on the
+    // reactor thread, where an escaping exception would end the process: a rejection instead.
+    Async::Promise<ssize_t> Write(std::string piece, size_t length) {
+      try {
+        return peer_->send(RawBuffer(std::move(piece), length), MSG_NOSIGNAL);
+      } catch (const std::exception&) {
+        return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+      }
+    }
+
+    // One piece is in flight at a time, so a writer's steps never run concurrently (they run on
+    // the reactor thread, the first on the caller's): the flag needs no lock.
+    void Settle(bool written) {
+      if (settled_ || !resolve_) return;
+      settled_ = true;
+      if (written) {
+        (*resolve_)(static_cast<ssize_t>(total_));
+      } else {
+        (*reject_)(std::runtime_error("response body not written: the client went away"));
+      }
+    }
+
+    std::shared_ptr<Tcp::Peer> peer_;
+    std::string body_;
+    const size_t total_;
+    size_t offset_ = 0;
+    bool settled_ = false;
+    std::optional<Async::Resolver> resolve_;
+    std::optional<Async::Rejection> reject_;
+  };
 
   std::shared_ptr<ServerShared> shared_;
 };
