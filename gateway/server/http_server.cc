@@ -9,6 +9,8 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -114,6 +116,55 @@ std::string RawErrorResponse(const Status& status) {
   return os.str();
 }
 
+// Keeps a connection's responses whole on the wire. A large body is written a piece at a time
+// (SendInPieces), and a response to a later pipelined request, sent meanwhile, would land between
+// two pieces: while one is being written, the connection's other sends wait, then go in order.
+class SendGate {
+ public:
+  // Runs `send` now, or once the large body being written (and the sends queued before this
+  // one) is out. A `large` send holds the gate until Release().
+  void Run(bool large, std::function<void()> send) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (busy_) {
+        waiting_.push_back({large, std::move(send)});
+        return;
+      }
+      busy_ = large;
+    }
+    send();
+  }
+
+  // The large body is written (or failed): the waiting sends go, in order, until the next
+  // large one, which holds the gate again.
+  void Release() {
+    for (;;) {
+      Waiting next;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (waiting_.empty()) {
+          busy_ = false;
+          return;
+        }
+        next = std::move(waiting_.front());
+        waiting_.pop_front();
+        // busy_ stays set while the queue drains, so a new send cannot overtake these.
+      }
+      next.send();
+      if (next.large) return;  // its own Release() goes on with the rest
+    }
+  }
+
+ private:
+  struct Waiting {
+    bool large = false;
+    std::function<void()> send;
+  };
+  std::mutex mu_;
+  bool busy_ = false;
+  std::deque<Waiting> waiting_;
+};
+
 // Per-connection ingress bookkeeping, stored on the Pistache peer.
 // Request body bytes the server holds for requests still being received, across every
 // connection (HttpServerOptions::max_buffered_body_bytes).
@@ -158,6 +209,7 @@ struct IngressState {
   std::shared_ptr<BodyBudget> budget;
   // Fired by onDisconnection; every request read from this connection holds it.
   std::shared_ptr<Cancellation> closed = std::make_shared<Cancellation>();
+  std::shared_ptr<SendGate> send_gate = std::make_shared<SendGate>();
   uint64_t reserved = 0;
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
@@ -364,29 +416,46 @@ class GatewayHandler : public Http::Handler {
     }
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
-    if (auto peer = writer.getPeer()) request.connection_closed = StateOf(peer)->closed;
+    std::shared_ptr<SendGate> gate;
+    if (auto peer = writer.getPeer()) {
+      request.connection_closed = StateOf(peer)->closed;
+      gate = StateOf(peer)->send_gate;
+    }
 
     // Everything the responder needs, in one allocation (this runs for every request).
     struct Pending {
-      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive)
-          : writer(std::move(w)), request_id(std::move(id)), client_keeps_alive(keeps_alive) {}
+      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive,
+              std::shared_ptr<SendGate> g)
+          : writer(std::move(w)),
+            request_id(std::move(id)),
+            client_keeps_alive(keeps_alive),
+            gate(std::move(g)) {}
       Http::ResponseWriter writer;
       std::string request_id;
       bool client_keeps_alive;
+      std::shared_ptr<SendGate> gate;  // the connection's; null when it was already gone
       std::atomic<bool> answered{false};
     };
     auto pending =
-        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive);
+        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive, gate);
     auto shared = shared_;
     shared->Enter();
     Responder respond = [shared, pending](HttpResponse response) {
       if (pending->answered.exchange(true)) return;  // exactly once
+      const bool large = !response.stream && response.body.size() >= kLargeBodyBytes;
       // The write completes on the reactor thread later; the response stays in flight until
       // then, or Stop() could shut the reactor down with the response still queued.
-      Send(pending->writer, std::move(response), pending->request_id, pending->client_keeps_alive,
-           shared->draining)
-          .then([shared](ssize_t) { shared->Leave(); },
-                [shared](std::exception_ptr) { shared->Leave(); });
+      auto send = [shared, pending, response = std::move(response)]() mutable {
+        Send(pending->writer, std::move(response), pending->request_id,
+             pending->client_keeps_alive, shared->draining, pending->gate)
+            .then([shared](ssize_t) { shared->Leave(); },
+                  [shared](std::exception_ptr) { shared->Leave(); });
+      };
+      if (pending->gate) {
+        pending->gate->Run(large, std::move(send));
+      } else {
+        send();
+      }
     };
 
     if (req.body().size() > shared_->options.max_body_bytes) {
@@ -497,9 +566,10 @@ class GatewayHandler : public Http::Handler {
               {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
   }
 
+  // `gate` (may be null) is the connection's SendGate; a large body holds it until written.
   static Async::Promise<ssize_t> Send(Http::ResponseWriter& writer, HttpResponse response,
                                       const std::string& request_id, bool client_keeps_alive,
-                                      bool draining) {
+                                      bool draining, const std::shared_ptr<SendGate>& gate) {
     auto& headers = writer.headers();
     if (draining) {
       // Clients reconnect through the load balancer to a replica that is not going away.
@@ -520,7 +590,9 @@ class GatewayHandler : public Http::Handler {
       headers.add(std::make_shared<NamedHeader>(name, value));
     }
     if (response.stream) return SendStream(writer, std::move(response));
-    if (response.body.size() >= kLargeBodyBytes) return SendInPieces(writer, std::move(response));
+    if (response.body.size() >= kLargeBodyBytes) {
+      return SendInPieces(writer, std::move(response), gate);
+    }
     return writer.send(static_cast<Http::Code>(response.status), response.body);
   }
 
@@ -573,12 +645,17 @@ class GatewayHandler : public Http::Handler {
   // headers ResponseWriter would write, then the body in kPieceBytes pieces, each queued on the
   // peer only once the one before it is written (PieceWriter): queuing them all at once would
   // copy the whole body into the queue, twice the body at the gateway's peak.
-  static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response) {
+  static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response,
+                                              std::shared_ptr<SendGate> gate) {
     auto peer = writer.getPeer();
-    if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    if (!peer) {
+      if (gate) gate->Release();
+      return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    }
     SendHead(*peer, writer, response.status,
              "Content-Length: " + std::to_string(response.body.size()));
-    auto pieces = std::make_shared<PieceWriter>(std::move(peer), std::move(response.body));
+    auto pieces =
+        std::make_shared<PieceWriter>(std::move(peer), std::move(response.body), std::move(gate));
     return Async::Promise<ssize_t>([pieces](Async::Resolver& resolve, Async::Rejection& reject) {
       pieces->Start(std::move(resolve), std::move(reject));
     });
@@ -592,8 +669,9 @@ class GatewayHandler : public Http::Handler {
   // client leaves (see the destructor).
   class PieceWriter : public std::enable_shared_from_this<PieceWriter> {
    public:
-    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::string body)
-        : peer_(std::move(peer)), body_(std::move(body)), total_(body_.size()) {}
+    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::string body, std::shared_ptr<SendGate> gate)
+        : peer_(std::move(peer)), body_(std::move(body)), total_(body_.size()),
+          gate_(std::move(gate)) {}
     PieceWriter(const PieceWriter&) = delete;
     PieceWriter& operator=(const PieceWriter&) = delete;
 
@@ -649,11 +727,13 @@ class GatewayHandler : public Http::Handler {
       } else {
         (*reject_)(std::runtime_error("response body not written: the client went away"));
       }
+      if (gate_) gate_->Release();  // the connection's next responses may go now
     }
 
     std::shared_ptr<Tcp::Peer> peer_;
     std::string body_;
     const size_t total_;
+    std::shared_ptr<SendGate> gate_;
     size_t offset_ = 0;
     bool settled_ = false;
     std::optional<Async::Resolver> resolve_;

@@ -525,6 +525,34 @@ TEST_CASE("a large body is written whole, with its headers, and the connection s
   CHECK(second.find("\"path\":\"/after\"") != std::string::npos);
 }
 
+TEST_CASE("a response to a pipelined request waits for the large body before it",
+          "[gateway][http]") {
+  TestServer s;
+  // Both are answered at once, in order; the second must not land inside the first's body,
+  // which is still being written piece by piece.
+  int fd = Connect(s.server->port(), std::chrono::milliseconds(5000));
+  const std::string requests =
+      "GET /large HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE(send(fd, requests.data(), requests.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(requests.size()));
+  std::string out;
+  char buf[65536];
+  while (out.find("\"path\":\"/after\"") == std::string::npos ||
+         out.find('}', out.find("\"path\":\"/after\"")) == std::string::npos) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t head_end = out.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  CHECK(out.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  const std::string body = LargeBody();
+  REQUIRE(out.size() > head_end + 4 + body.size());
+  CHECK(out.compare(head_end + 4, body.size(), body) == 0);
+  CHECK(out.compare(head_end + 4 + body.size(), 12, "HTTP/1.1 200") == 0);
+}
+
 TEST_CASE("a client leaving in the middle of a large body ends its response",
           "[gateway][http]") {
   TestServer s;
