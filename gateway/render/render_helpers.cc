@@ -2,9 +2,11 @@
 
 namespace dnaserve::gateway {
 
-std::map<std::string, std::string> Sorted(
+std::map<std::string_view, std::string_view> Sorted(
     const google::protobuf::Map<std::string, std::string>& map) {
-  return std::map<std::string, std::string>(map.begin(), map.end());
+  std::map<std::string_view, std::string_view> sorted;
+  for (const auto& [key, value] : map) sorted.emplace(key, value);
+  return sorted;
 }
 
 void WriteStringObject(JsonWriter& w, const google::protobuf::Map<std::string, std::string>& map) {

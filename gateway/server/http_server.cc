@@ -9,8 +9,12 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -112,6 +116,55 @@ std::string RawErrorResponse(const Status& status) {
   return os.str();
 }
 
+// Keeps a connection's responses whole on the wire. A large body is written a piece at a time
+// (SendInPieces), and a response to a later pipelined request, sent meanwhile, would land between
+// two pieces: while one is being written, the connection's other sends wait, then go in order.
+class SendGate {
+ public:
+  // Runs `send` now, or once the large body being written (and the sends queued before this
+  // one) is out. A `large` send holds the gate until Release().
+  void Run(bool large, std::function<void()> send) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (busy_) {
+        waiting_.push_back({large, std::move(send)});
+        return;
+      }
+      busy_ = large;
+    }
+    send();
+  }
+
+  // The large body is written (or failed): the waiting sends go, in order, until the next
+  // large one, which holds the gate again.
+  void Release() {
+    for (;;) {
+      Waiting next;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (waiting_.empty()) {
+          busy_ = false;
+          return;
+        }
+        next = std::move(waiting_.front());
+        waiting_.pop_front();
+        // busy_ stays set while the queue drains, so a new send cannot overtake these.
+      }
+      next.send();
+      if (next.large) return;  // its own Release() goes on with the rest
+    }
+  }
+
+ private:
+  struct Waiting {
+    bool large = false;
+    std::function<void()> send;
+  };
+  std::mutex mu_;
+  bool busy_ = false;
+  std::deque<Waiting> waiting_;
+};
+
 // Per-connection ingress bookkeeping, stored on the Pistache peer.
 // Request body bytes the server holds for requests still being received, across every
 // connection (HttpServerOptions::max_buffered_body_bytes).
@@ -156,6 +209,7 @@ struct IngressState {
   std::shared_ptr<BodyBudget> budget;
   // Fired by onDisconnection; every request read from this connection holds it.
   std::shared_ptr<Cancellation> closed = std::make_shared<Cancellation>();
+  std::shared_ptr<SendGate> send_gate = std::make_shared<SendGate>();
   uint64_t reserved = 0;
   std::string head;           // copy of the current request's bytes until its header block ends
   bool headers_done = false;
@@ -362,29 +416,46 @@ class GatewayHandler : public Http::Handler {
     }
     bool client_keeps_alive = !req.headers().tryGet<Http::Header::Connection>();
 
-    if (auto peer = writer.getPeer()) request.connection_closed = StateOf(peer)->closed;
+    std::shared_ptr<SendGate> gate;
+    if (auto peer = writer.getPeer()) {
+      request.connection_closed = StateOf(peer)->closed;
+      gate = StateOf(peer)->send_gate;
+    }
 
     // Everything the responder needs, in one allocation (this runs for every request).
     struct Pending {
-      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive)
-          : writer(std::move(w)), request_id(std::move(id)), client_keeps_alive(keeps_alive) {}
+      Pending(Http::ResponseWriter w, std::string id, bool keeps_alive,
+              std::shared_ptr<SendGate> g)
+          : writer(std::move(w)),
+            request_id(std::move(id)),
+            client_keeps_alive(keeps_alive),
+            gate(std::move(g)) {}
       Http::ResponseWriter writer;
       std::string request_id;
       bool client_keeps_alive;
+      std::shared_ptr<SendGate> gate;  // the connection's; null when it was already gone
       std::atomic<bool> answered{false};
     };
     auto pending =
-        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive);
+        std::make_shared<Pending>(std::move(writer), request.request_id, client_keeps_alive, gate);
     auto shared = shared_;
     shared->Enter();
     Responder respond = [shared, pending](HttpResponse response) {
       if (pending->answered.exchange(true)) return;  // exactly once
+      const bool large = !response.stream && response.body.size() >= kLargeBodyBytes;
       // The write completes on the reactor thread later; the response stays in flight until
       // then, or Stop() could shut the reactor down with the response still queued.
-      Send(pending->writer, std::move(response), pending->request_id, pending->client_keeps_alive,
-           shared->draining)
-          .then([shared](ssize_t) { shared->Leave(); },
-                [shared](std::exception_ptr) { shared->Leave(); });
+      auto send = [shared, pending, response = std::move(response)]() mutable {
+        Send(pending->writer, std::move(response), pending->request_id,
+             pending->client_keeps_alive, shared->draining, pending->gate)
+            .then([shared](ssize_t) { shared->Leave(); },
+                  [shared](std::exception_ptr) { shared->Leave(); });
+      };
+      if (pending->gate) {
+        pending->gate->Run(large, std::move(send));
+      } else {
+        send();
+      }
     };
 
     if (req.body().size() > shared_->options.max_body_bytes) {
@@ -495,9 +566,10 @@ class GatewayHandler : public Http::Handler {
               {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
   }
 
+  // `gate` (may be null) is the connection's SendGate; a large body holds it until written.
   static Async::Promise<ssize_t> Send(Http::ResponseWriter& writer, HttpResponse response,
                                       const std::string& request_id, bool client_keeps_alive,
-                                      bool draining) {
+                                      bool draining, const std::shared_ptr<SendGate>& gate) {
     auto& headers = writer.headers();
     if (draining) {
       // Clients reconnect through the load balancer to a replica that is not going away.
@@ -518,7 +590,9 @@ class GatewayHandler : public Http::Handler {
       headers.add(std::make_shared<NamedHeader>(name, value));
     }
     if (response.stream) return SendStream(writer, std::move(response));
-    if (response.body.size() >= kLargeBodyBytes) return SendInPieces(writer, std::move(response));
+    if (response.body.size() >= kLargeBodyBytes) {
+      return SendInPieces(writer, std::move(response), gate);
+    }
     return writer.send(static_cast<Http::Code>(response.status), response.body);
   }
 
@@ -568,23 +642,103 @@ class GatewayHandler : public Http::Handler {
   // A large body through ResponseWriter::send exists five times at once (our copy, Pistache's
   // stream buffer, its RawBuffer, the write lambda's capture, the queued BufferHolder): 55 MB of
   // peak RSS for an 11.5 MB chromatin result. Written here instead, as the status line and
-  // headers ResponseWriter would write, then the body in kPieceBytes pieces queued on the peer:
-  // the body and the queued pieces, at most twice the body, and the body is freed at once.
-  static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response) {
+  // headers ResponseWriter would write, then the body in kPieceBytes pieces, each queued on the
+  // peer only once the one before it is written (PieceWriter): queuing them all at once would
+  // copy the whole body into the queue, twice the body at the gateway's peak.
+  static Async::Promise<ssize_t> SendInPieces(Http::ResponseWriter& writer, HttpResponse response,
+                                              std::shared_ptr<SendGate> gate) {
     auto peer = writer.getPeer();
-    if (!peer) return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    if (!peer) {
+      if (gate) gate->Release();
+      return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+    }
     SendHead(*peer, writer, response.status,
              "Content-Length: " + std::to_string(response.body.size()));
-    const std::string body = std::move(response.body);
-    // Pieces are queued in order on the peer's one write queue; the last one's completion is
-    // the response's (the body is at least kLargeBodyBytes, so there is a last piece).
-    size_t offset = 0;
-    for (; body.size() - offset > kPieceBytes; offset += kPieceBytes) {
-      peer->send(RawBuffer(body.substr(offset, kPieceBytes), kPieceBytes), MSG_NOSIGNAL);
-    }
-    const size_t rest = body.size() - offset;
-    return peer->send(RawBuffer(body.substr(offset), rest), MSG_NOSIGNAL);
+    auto pieces =
+        std::make_shared<PieceWriter>(std::move(peer), std::move(response.body), std::move(gate));
+    return Async::Promise<ssize_t>([pieces](Async::Resolver& resolve, Async::Rejection& reject) {
+      pieces->Start(std::move(resolve), std::move(reject));
+    });
   }
+
+  // One large body on its way to the peer, a piece at a time: the body plus one piece (and
+  // Pistache's transient copies of that piece) is all it holds. The peer's write queue keeps the
+  // pieces after the head in order; each completion, on the reactor thread, queues the next. The
+  // body is freed as soon as its last piece is copied out. The response's promise is settled
+  // exactly once: resolved by the last piece written, rejected by a failed write or when the
+  // client leaves (see the destructor).
+  class PieceWriter : public std::enable_shared_from_this<PieceWriter> {
+   public:
+    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::string body, std::shared_ptr<SendGate> gate)
+        : peer_(std::move(peer)), body_(std::move(body)), total_(body_.size()),
+          gate_(std::move(gate)) {}
+    PieceWriter(const PieceWriter&) = delete;
+    PieceWriter& operator=(const PieceWriter&) = delete;
+
+    // A client that closes its connection makes Pistache drop the writes still queued for it
+    // without settling them (Transport::removePeer); the continuation of the dropped piece holds
+    // the last reference to this writer. Unsettled, the response would stay in flight until the
+    // server's drain timeout, so it is rejected here.
+    ~PieceWriter() { Settle(false); }
+
+    void Start(Async::Resolver resolve, Async::Rejection reject) {
+      resolve_.emplace(std::move(resolve));
+      reject_.emplace(std::move(reject));
+      SendNext();
+    }
+
+   private:
+    void SendNext() {
+      const size_t length = std::min(kPieceBytes, body_.size() - offset_);
+      std::string piece = body_.substr(offset_, length);
+      offset_ += length;
+      const bool last = offset_ == body_.size();
+      if (last) std::string().swap(body_);  // every byte is in the pieces now
+      auto self = shared_from_this();
+      Write(std::move(piece), length)
+          .then(
+              [self, last](ssize_t) {
+                if (last) {
+                  self->Settle(true);
+                } else {
+                  self->SendNext();
+                }
+              },
+              [self](std::exception_ptr) { self->Settle(false); });
+    }
+
+    // Pistache throws when the peer's socket is already closed; the next piece is queued on the
+    // reactor thread, where an escaping exception would end the process: a rejection instead.
+    Async::Promise<ssize_t> Write(std::string piece, size_t length) {
+      try {
+        return peer_->send(RawBuffer(std::move(piece), length), MSG_NOSIGNAL);
+      } catch (const std::exception&) {
+        return Async::Promise<ssize_t>::rejected(std::runtime_error("client gone"));
+      }
+    }
+
+    // One piece is in flight at a time, so a writer's steps never run concurrently (they run on
+    // the reactor thread, the first on the caller's): the flag needs no lock.
+    void Settle(bool written) {
+      if (settled_ || !resolve_) return;
+      settled_ = true;
+      if (written) {
+        (*resolve_)(static_cast<ssize_t>(total_));
+      } else {
+        (*reject_)(std::runtime_error("response body not written: the client went away"));
+      }
+      if (gate_) gate_->Release();  // the connection's next responses may go now
+    }
+
+    std::shared_ptr<Tcp::Peer> peer_;
+    std::string body_;
+    const size_t total_;
+    std::shared_ptr<SendGate> gate_;
+    size_t offset_ = 0;
+    bool settled_ = false;
+    std::optional<Async::Resolver> resolve_;
+    std::optional<Async::Rejection> reject_;
+  };
 
   std::shared_ptr<ServerShared> shared_;
 };

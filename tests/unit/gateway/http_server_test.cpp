@@ -525,6 +525,73 @@ TEST_CASE("a large body is written whole, with its headers, and the connection s
   CHECK(second.find("\"path\":\"/after\"") != std::string::npos);
 }
 
+TEST_CASE("a response to a pipelined request waits for the large body before it",
+          "[gateway][http]") {
+  TestServer s;
+  // Both are answered at once, in order; the second must not land inside the first's body,
+  // which is still being written piece by piece.
+  int fd = Connect(s.server->port(), std::chrono::milliseconds(5000));
+  const std::string requests =
+      "GET /large HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE(send(fd, requests.data(), requests.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(requests.size()));
+  std::string out;
+  char buf[65536];
+  while (out.find("\"path\":\"/after\"") == std::string::npos ||
+         out.find('}', out.find("\"path\":\"/after\"")) == std::string::npos) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  const size_t head_end = out.find("\r\n\r\n");
+  REQUIRE(head_end != std::string::npos);
+  CHECK(out.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  const std::string body = LargeBody();
+  REQUIRE(out.size() > head_end + 4 + body.size());
+  CHECK(out.compare(head_end + 4, body.size(), body) == 0);
+  CHECK(out.compare(head_end + 4 + body.size(), 12, "HTTP/1.1 200") == 0);
+}
+
+TEST_CASE("a client leaving in the middle of a large body ends its response",
+          "[gateway][http]") {
+  TestServer s;
+  // A small receive window, so most of the body is still to be written when the client goes.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int window = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &window, sizeof(window));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(s.server->port()));
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const std::string request = "GET /large HTTP/1.1\r\nHost: x\r\n\r\n";
+  REQUIRE(send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::string got;
+  char buf[4096];
+  while (got.size() < 8192) {
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  REQUIRE(got.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  // Closed with most of the body unread: the server's next writes fail (a reset).
+  linger reset{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  close(fd);
+
+  // The server goes on serving, and its failed response is over: stopping does not wait for it
+  // until the drain timeout (5 s), which it would if the response were still counted in flight.
+  CHECK(Fetch("GET", s.url("/after")).status == 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto stop_started = std::chrono::steady_clock::now();
+  s.server->Stop();
+  CHECK(std::chrono::steady_clock::now() - stop_started < std::chrono::seconds(4));
+}
+
 TEST_CASE("a streamed response reaches the client as it is written, in chunks, then ends",
           "[gateway][http]") {
   TestServer s;
