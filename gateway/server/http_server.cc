@@ -98,6 +98,12 @@ const char* ReasonPhrase(int status) {
 constexpr size_t kLargeBodyBytes = 1 << 20;
 constexpr size_t kPieceBytes = 256 << 10;
 
+// Whether Send writes `response` with SendInPieces. The connection's SendGate is held exactly
+// for these (SendInPieces releases it), so the gate and Send must ask the same question.
+bool WrittenInPieces(const HttpResponse& response) {
+  return !response.stream && response.body.size() >= kLargeBodyBytes;
+}
+
 // A complete HTTP/1.1 response written straight to the socket, for refusals made before
 // Pistache has parsed the request (so no ResponseWriter exists yet).
 std::string RawErrorResponse(const Status& status) {
@@ -442,7 +448,7 @@ class GatewayHandler : public Http::Handler {
     shared->Enter();
     Responder respond = [shared, pending](HttpResponse response) {
       if (pending->answered.exchange(true)) return;  // exactly once
-      const bool large = !response.stream && response.body.size() >= kLargeBodyBytes;
+      const bool large = WrittenInPieces(response);
       // The write completes on the reactor thread later; the response stays in flight until
       // then, or Stop() could shut the reactor down with the response still queued.
       auto send = [shared, pending, response = std::move(response)]() mutable {
@@ -590,9 +596,7 @@ class GatewayHandler : public Http::Handler {
       headers.add(std::make_shared<NamedHeader>(name, value));
     }
     if (response.stream) return SendStream(writer, std::move(response));
-    if (response.body.size() >= kLargeBodyBytes) {
-      return SendInPieces(writer, std::move(response), gate);
-    }
+    if (WrittenInPieces(response)) return SendInPieces(writer, std::move(response), gate);
     return writer.send(static_cast<Http::Code>(response.status), response.body);
   }
 

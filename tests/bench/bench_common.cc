@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "common/file_text.h"
 
 namespace dnaserve::bench {
 
@@ -73,8 +74,8 @@ ProcessMemory ReadProcessMemory(int pid) {
 
 ProcessCounters ReadProcessCounters(int pid) {
   ProcessCounters counters;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat =
+      ReadFileText("/proc/" + std::to_string(pid) + "/stat").value_or(std::string());
   // The command name (field 2) may hold spaces: fields are counted after its closing ')'.
   const size_t close = stat.rfind(')');
   if (close == std::string::npos) return counters;

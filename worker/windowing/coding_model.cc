@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/sequence.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {

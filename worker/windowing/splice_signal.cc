@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/sequence.h"
 #include "worker/windowing/table_text.h"
 
 namespace dnaserve::worker {

@@ -1,6 +1,5 @@
 // Small helpers for the decoder's sequence-sensor table files (coding_model.h, splice_signal.h):
-// reading one, and the words and numbers of a text line (their bases are indexed by
-// common/sequence.h BaseIndex).
+// reading one, and the words and numbers of a text line.
 #pragma once
 
 #include <array>
@@ -13,7 +12,6 @@
 #include <vector>
 
 #include "common/file_text.h"
-#include "common/sequence.h"
 #include "common/status.h"
 
 namespace dnaserve::worker::table_text {
