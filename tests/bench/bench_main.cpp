@@ -255,8 +255,7 @@ int main(int argc, char** argv) {
   // forward, the denominator of every ratio, is the same forward the worker runs: without it
   // whether a pass re-faults its freed activations depends on what else this process left on
   // its heap (worker/models/host_memory.cc).
-  dnaserve::worker::ApplyForwardPassMallocPolicy(
-      static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  dnaserve::worker::ApplyForwardPassMallocPolicy(dnaserve::worker::kForwardMaxArenas);
   s.runner = suites.find("runner") != std::string::npos;
   s.workers = suites.find("workers") != std::string::npos;
   s.gateway = suites.find("gateway") != std::string::npos;

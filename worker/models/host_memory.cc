@@ -34,8 +34,9 @@ bool EnvironmentTunesMalloc() {
 // (BENCHMARKS.md, tables B and I). Whether it happened depended on what else lay on the heap, so it came
 // and went between runs and processes. Fixed thresholds keep up to kForwardTrimThresholdBytes of
 // free memory in each arena and serve blocks up to 32 MiB from it, so a warm pass maps nothing
-// new; larger blocks are still mmapped per pass, as before. Capping the arenas bounds what they
-// keep. Host malloc only: a CUDA build's device memory goes through its own caching allocator.
+// new; larger blocks are still mmapped per pass, as before. The worker caps the arenas at one
+// (kForwardMaxArenas, host_memory.h says why), which also bounds what they keep. Host malloc
+// only: a CUDA build's device memory goes through its own caching allocator.
 MallocPolicy ApplyForwardPassMallocPolicy(int max_arenas) {
   MallocPolicy policy;
 #if defined(__GLIBC__)

@@ -80,9 +80,8 @@ int RunWorkerServer(const WorkerConfig& config) {
   // so that only the waiter thread below ever receives them.
   const ShutdownSignals signals;
   // Before any thread allocates: forward passes keep their freed activations mapped instead of
-  // page-faulting them back in on every request (worker/models/host_memory.cc says why). One
-  // arena per CPU bounds what the arenas keep: no more threads than CPUs run at once anyway.
-  const MallocPolicy malloc_policy = ApplyForwardPassMallocPolicy(Cpus());
+  // page-faulting them back in on every request (worker/models/host_memory.h says why).
+  const MallocPolicy malloc_policy = ApplyForwardPassMallocPolicy(kForwardMaxArenas);
 
   ManifestScan scan = ScanModelsDir(config.models_dir, config.task);
   for (const auto& error : scan.errors) {
