@@ -32,6 +32,9 @@ EXPECTED_MINUTES = {"chromatin": 51, "annotation": 18, "splice": 38, "expression
                     "promoter": 10, "enhancer": 0}
 
 # Modules that must finish first when they train in the same run: annotation embeds the splice
-# network (training/annotation_sites.py), expression the chromatin network (its promoter binding
-# features, training/expression.py), the one trained into the same output directory.
-NEEDS = {"annotation": ["splice"], "expression": ["chromatin"]}
+# network and promoter-human's TSS track (training/annotation_sites.py), expression the chromatin
+# network (its promoter binding features, training/expression.py), the ones trained into the
+# same output directory. (annotation_sites falls back to worker/packages for a package not in
+# the output directory, so without promoter here a `--jobs 2` run took whichever promoter-human
+# existed when annotation packaged itself.)
+NEEDS = {"annotation": ["splice", "promoter"], "expression": ["chromatin"]}

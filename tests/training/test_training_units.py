@@ -240,8 +240,13 @@ class ParallelTrainingOrderTest(unittest.TestCase):
         names = ["splice", "annotation", "promoter"]
         self.assertEqual(cli.next_ready(["annotation", "promoter"], names, set()), "promoter")
         self.assertIsNone(cli.next_ready(["annotation"], names, set()))
-        self.assertEqual(cli.next_ready(["annotation"], names, {"splice"}), "annotation")
-        # without splice in the run, annotation embeds the committed splice package
+        # annotation embeds promoter-human's TSS track too: it waits for both
+        self.assertIsNone(cli.next_ready(["annotation"], names, {"splice"}))
+        self.assertEqual(cli.next_ready(["annotation"], names, {"splice", "promoter"}),
+                         "annotation")
+        self.assertEqual(cli.next_ready(["annotation"], ["splice", "annotation"], {"splice"}),
+                         "annotation")
+        # without splice or promoter in the run, annotation embeds the committed packages
         self.assertEqual(cli.next_ready(["annotation"], ["annotation"], set()), "annotation")
 
 
