@@ -143,10 +143,11 @@ bool DumpCalls(const std::string& prefix, const std::string& model_path, int thr
 // Runs tests/bench/python_peer.py; fills figures.python_s or figures.python_error.
 void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
                    RunnerFigures* figures) {
-  // The peer's malloc gets the worker's thresholds and arena count (worker/models/host_memory.h) through glibc's
-  // environment variables, so that both sides reuse their freed activations and the comparison
-  // is LibTorch's C++ against its Python; with glibc's defaults the peer re-faulted them on every
-  // call (Python / C++ 0.26-0.43 instead of 0.84-0.94 for chromatin-human at 100 kb).
+  // The peer's malloc gets the worker's thresholds and arena count (worker/models/host_memory.h)
+  // through glibc's environment variables, so that both sides reuse their freed activations and
+  // the comparison is LibTorch's C++ against its Python; with glibc's defaults the peer
+  // re-faulted them on every call (Python / C++ 0.26-0.43 instead of 0.84-0.94 for
+  // chromatin-human at 100 kb).
   const std::string command =
       "MALLOC_MMAP_THRESHOLD_=" + std::to_string(worker::kForwardMmapThresholdBytes) +
       " MALLOC_TRIM_THRESHOLD_=" + std::to_string(worker::kForwardTrimThresholdBytes) +

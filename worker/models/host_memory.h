@@ -27,8 +27,8 @@ inline constexpr size_t kForwardMmapThresholdBytes = size_t{32} << 20;
 // 64 MiB, and glibc unmaps such a heap as soon as it is wholly free, whatever the trim threshold:
 // a pass that needs more than one heap on a gRPC handler thread re-faulted the rest on every
 // request (annotation-human at 100 kb: up to 33,000 faults, BENCHMARKS.md table I). The main
-// arena grows in one piece and keeps what the trim threshold says. A pass makes a few hundred
-// large allocations, so threads sharing the arena's lock cost nothing measurable (table I).
+// arena grows in one piece and keeps what the trim threshold says. Threads sharing its lock
+// cost nothing measurable, also with concurrent requests (table I).
 inline constexpr int kForwardMaxArenas = 1;
 
 // Sets the policy for the whole process; call once at startup, before threads allocate. An
