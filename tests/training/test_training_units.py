@@ -350,21 +350,31 @@ class ExpressionFittingTest(unittest.TestCase):
 
 @unittest.skipUnless(HAVE_TORCH, "python3-torch is not installed")
 class PromoterChromatinTest(unittest.TestCase):
-    def test_windows_tile_the_span_and_features_are_mean_and_max_of_ln_p(self):
+    @staticmethod
+    def first_base_network(outputs: int):
+        """A stand-in network: output j of a window is (its first id + j) / 100."""
         import torch
         from torch import nn
-        from training.expression_net import PromoterChromatin
 
         class FirstBase(nn.Module):
-            """A stand-in network: output j of a window is (its first id + j) / 100."""
+            def __init__(self):
+                super().__init__()
+                self.outputs = outputs  # an attribute: TorchScript cannot close over a local
+
             def forward(self, ids: torch.Tensor) -> torch.Tensor:
                 first = ids[:, :1].to(torch.float32)
-                return (first + torch.arange(4, dtype=torch.float32)) / 100.0
+                return (first + torch.arange(self.outputs, dtype=torch.float32)) / 100.0
+
+        return FirstBase()
+
+    def test_windows_tile_the_span_and_features_are_mean_and_max_of_ln_p(self):
+        import torch
+        from training.expression_net import PromoterChromatin
 
         ids = torch.zeros(2, 40, dtype=torch.int64)
         ids[0, 5], ids[0, 9], ids[0, 13] = 1, 2, 3   # the first bases of the three windows
         ids[1, 5], ids[1, 9], ids[1, 13] = 4, 4, 4
-        module = PromoterChromatin(FirstBase(), first=5, count=3, step=4, width=10,
+        module = PromoterChromatin(self.first_base_network(4), first=5, count=3, step=4, width=10,
                                    columns=[3, 1], floor=0.5)
         out = module(ids)
         self.assertEqual(list(out.shape), [2, 4])
@@ -378,22 +388,16 @@ class PromoterChromatinTest(unittest.TestCase):
 
     def test_interleaved_placements_average_each_placements_mean_and_max(self):
         import torch
-        from torch import nn
         from training.expression_net import PromoterChromatin
 
-        class FirstBase(nn.Module):
-            """A stand-in network: output j of a window is (its first id + j) / 100."""
-            def forward(self, ids: torch.Tensor) -> torch.Tensor:
-                first = ids[:, :1].to(torch.float32)
-                return (first + torch.arange(3, dtype=torch.float32)) / 100.0
-
+        network = self.first_base_network(3)
         # Four windows starting at 2, 5, 8, 11: placement 0 holds windows 0 and 2, placement 1
         # windows 1 and 3.
         ids = torch.zeros(1, 30, dtype=torch.int64)
         firsts = [7, 1, 2, 9]
         for i, value in enumerate(firsts):
             ids[0, 2 + 3 * i] = value
-        module = PromoterChromatin(FirstBase(), first=2, count=4, step=3, width=6,
+        module = PromoterChromatin(network, first=2, count=4, step=3, width=6,
                                    columns=[0, 2], floor=0.1, placements=2)
         x = np.log((np.array(firsts, dtype=np.float64)[:, None] + np.array([0, 2])) / 100.0
                    + 0.1)
@@ -406,12 +410,12 @@ class PromoterChromatinTest(unittest.TestCase):
         np.testing.assert_allclose(torch.jit.script(module)(ids).numpy(), expected, rtol=1e-6)
         # The network's calls are cut into chunks of windows; any chunk gives the same features.
         for chunk in (1, 3, 100):
-            chunked = PromoterChromatin(FirstBase(), first=2, count=4, step=3, width=6,
+            chunked = PromoterChromatin(network, first=2, count=4, step=3, width=6,
                                         columns=[0, 2], floor=0.1, placements=2, chunk=chunk)
             np.testing.assert_allclose(torch.jit.script(chunked)(ids.repeat(3, 1)).numpy(),
                                        np.repeat(expected, 3, axis=0), rtol=1e-6)
         with self.assertRaises(ValueError):
-            PromoterChromatin(FirstBase(), first=2, count=5, step=3, width=6, columns=[0],
+            PromoterChromatin(network, first=2, count=5, step=3, width=6, columns=[0],
                               floor=0.1, placements=2)
 
 
