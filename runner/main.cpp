@@ -7,18 +7,18 @@
 #include "common/log.h"
 #include "common/shutdown_signals.h"
 #include "common/version.h"
-#include "gateway/dispatch/catalogue_refresher.h"
-#include "gateway/dispatch/worker_client.h"
-#include "gateway/jobs/redis_job_store.h"
-#include "gateway/observability/admin_routes.h"
-#include "gateway/ratelimit/redis_quota_store.h"
-#include "gateway/redis/redis_connection.h"
+#include "core/dispatch/catalogue_refresher.h"
+#include "core/dispatch/worker_client.h"
+#include "core/jobs/redis_job_store.h"
+#include "core/ops/admin_routes.h"
+#include "core/quota/redis_quota_store.h"
+#include "core/redis/redis_connection.h"
 #include "runner/config/runner_config.h"
 #include "runner/queue_runner.h"
 #include "runner/workflows/variant_resources.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 
 namespace {
 
@@ -47,9 +47,9 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return kBadConfigurationExit;
   }
-  auto endpoints = WorkerEndpoints::Parse(config->workers);
+  auto endpoints = core::WorkerEndpoints::Parse(config->workers);
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
-  auto redis = RedisConnection::Create(config->redis_url);
+  auto redis = core::RedisConnection::Create(config->redis_url);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
   ClearScratch(config->variant_work_dir);
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
@@ -57,15 +57,15 @@ int main(int argc, char** argv) {
 
   const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
-  SharedStores stores(*redis, *config);
-  RedisJobStore& jobs = stores.jobs;
-  RedisQuotaStore& quotas = stores.quotas;
-  RedisJobQueue& queue = stores.queue;
-  GrpcInferenceBackend backend(WorkerBackendOptions(
+  core::SharedStores stores(*redis, *config);
+  core::RedisJobStore& jobs = stores.jobs;
+  core::RedisQuotaStore& quotas = stores.quotas;
+  core::RedisJobQueue& queue = stores.queue;
+  core::GrpcInferenceBackend backend(core::WorkerBackendOptions(
       *endpoints, *config, std::chrono::seconds(config->worker_call_timeout_seconds)));
-  ModelCatalogue catalogue;
-  CatalogueRefresher refresher(&backend, &catalogue);
-  Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);
+  core::ModelCatalogue catalogue;
+  core::CatalogueRefresher refresher(&backend, &catalogue);
+  core::Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);
 
   runner::JobServices services;
   services.backend = &backend;
@@ -95,12 +95,12 @@ int main(int argc, char** argv) {
 
   metrics::Registry registry;
   metrics::AddBuildInfo(&registry);
-  RegisterWorkerPoolMetrics(&registry, &backend);
+  core::RegisterWorkerPoolMetrics(&registry, &backend);
   runner::QueueRunner runner(&queue, &jobs, &quotas, services, options, &registry);
-  Readiness readiness(&jobs, &catalogue, tasks, nullptr);
+  core::Readiness readiness(&jobs, &catalogue, tasks);
   std::optional<observability::AdminServer> admin;
   if (!config->admin_listen.empty()) {
-    admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
+    admin.emplace(config->admin_listen, core::AdminRoutes(&registry, &readiness));
     if (Status started = admin->Start(); !started.ok()) {
       return FailStartup("admin_listen_failed", started);
     }

@@ -4,16 +4,14 @@
 #include <exception>
 
 #include "common/log.h"
-#include "gateway/handlers/job_start.h"
-#include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
+#include "core/jobs/admission_verdict.h"
+#include "core/jobs/job_store_common.h"
 
 namespace dnaserve::runner {
 namespace {
 
-using gateway::Delivery;
-using gateway::ErrorResponse;
-using gateway::HttpResponse;
+using core::Delivery;
+using core::JobOutput;
 
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
@@ -26,18 +24,18 @@ int64_t NowMs() {
       .count();
 }
 
-gateway::Principal PrincipalOf(const gateway::QueuedJob& job) {
-  return gateway::Principal{job.client_id, job.rate_per_minute, job.max_concurrency};
+core::Principal PrincipalOf(const core::QueuedJob& job) {
+  return core::Principal{job.client_id, job.rate_per_minute, job.max_concurrency};
 }
 
-bool IsFinished(gateway::JobState state) {
-  return state == gateway::JobState::kCompleted || state == gateway::JobState::kFailed;
+bool IsFinished(core::JobState state) {
+  return state == core::JobState::kCompleted || state == core::JobState::kFailed;
 }
 
 }  // namespace
 
 struct QueueRunner::Running {
-  Delivery delivery;
+  core::Delivery delivery;
   Cancellation cancellation;
   std::atomic<CancelReason> reason{CancelReason::kNone};
   std::chrono::steady_clock::time_point started;
@@ -52,19 +50,19 @@ struct QueueRunner::Running {
   }
 };
 
-QueueRunner::QueueRunner(gateway::RedisJobQueue* queue, gateway::JobStore* jobs,
-                         gateway::QuotaStore* quotas, JobServices services,
+QueueRunner::QueueRunner(core::RedisJobQueue* queue, core::JobStore* jobs,
+                         core::QuotaStore* quotas, JobServices services,
                          QueueRunnerOptions options, metrics::Registry* registry)
     : queue_(queue),
       jobs_(jobs),
       quotas_(quotas),
       services_(services),
       options_(std::move(options)),
-      slots_(std::make_unique<gateway::Executor>(options_.slots, options_.slots)) {
+      slots_(std::make_unique<core::Executor>(options_.slots, options_.slots)) {
   if (registry != nullptr) {
     finished_ = &registry->AddCounter("dnaserve_runner_jobs_finished_total",
-                                      "Jobs this runner ended, by kind and HTTP status class",
-                                      {"kind", "status"});
+                                      "Jobs this runner ended, by kind and result code",
+                                      {"kind", "code"});
     reclaimed_ = &registry->AddCounter(
         "dnaserve_runner_jobs_reclaimed_total",
         "Jobs this runner took over from a runner that stopped sending heartbeats");
@@ -201,14 +199,14 @@ bool QueueRunner::TryStartOne(bool claim_stale) {
   return false;
 }
 
-void QueueRunner::FreeLeaseAndAck(const Delivery& delivery) {
+void QueueRunner::FreeLeaseAndAck(const core::Delivery& delivery) {
   quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
   if (Status acked = queue_->Ack(delivery); !acked.ok()) {
     log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
   }
 }
 
-void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& response) {
+void QueueRunner::Conclude(const core::Delivery& delivery, const StatusOr<JobOutput>& result) {
   // The seat is free before anyone can read the answer: a client that polls the result and
   // submits again at once is not refused by its own finished job.
   quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
@@ -219,8 +217,10 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
   Status stored;
   for (auto delay : backoff) {
     std::this_thread::sleep_for(delay);
-    stored = jobs_->Finish(delivery.job.job_id, response.status, response.content_type,
-                           response.body);
+    stored = result.ok() ? jobs_->Finish(delivery.job.job_id, ErrorCode::kOk,
+                                         result->content_type, result->body)
+                         : jobs_->Fail(delivery.job.job_id, result.status(),
+                                       delivery.job.request_id);
     // conflict: already finished (an earlier run, or "lost"); not_found: expired. Either way
     // there is nothing more to store.
     if (stored.ok() || stored.code() == ErrorCode::kConflict ||
@@ -235,7 +235,7 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
     return;
   }
   if (finished_) {
-    finished_->With({delivery.job.kind, std::to_string(response.status / 100) + "xx"}).Inc();
+    finished_->With({delivery.job.kind, std::string(ErrorCodeName(result.status().code()))}).Inc();
   }
   if (Status acked = queue_->Ack(delivery); !acked.ok()) {
     log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
@@ -243,8 +243,8 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
 }
 
 void QueueRunner::RunJob(std::shared_ptr<Running> running) {
-  const Delivery& delivery = running->delivery;
-  const gateway::QueuedJob& job = delivery.job;
+  const core::Delivery& delivery = running->delivery;
+  const core::QueuedJob& job = delivery.job;
   auto done = [&] {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(job.job_id);
@@ -269,25 +269,23 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     return;
   }
   if (delivery.attempts > options_.max_attempts) {
-    Conclude(delivery,
-             ErrorResponse(Status(ErrorCode::kServiceUnavailable,
-                                  "the job was started " + std::to_string(options_.max_attempts) +
-                                      " times and each time the runner running it stopped; "
-                                      "resubmit the request")
-                               .set_retry_after_seconds(5),
-                           job.request_id));
+    Conclude(delivery, Status(ErrorCode::kServiceUnavailable,
+                              "the job was started " + std::to_string(options_.max_attempts) +
+                                  " times and each time the runner running it stopped; "
+                                  "resubmit the request")
+                           .set_retry_after_seconds(5));
     done();
     return;
   }
   if (auto cancel = queue_->CancelRequested(job.job_id); cancel.ok() && *cancel) {
-    Conclude(delivery, ErrorResponse(gateway::ClientWentAway(), job.request_id));
+    Conclude(delivery, core::ClientWentAway());
     done();
     return;
   }
 
   auto work = BuildJob(job, services_);
   if (!work.ok()) {
-    Conclude(delivery, ErrorResponse(work.status(), job.request_id));
+    Conclude(delivery, work.status());
     done();
     return;
   }
@@ -297,7 +295,7 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
                                    {"kind", job.kind},
                                    {"attempt", delivery.attempts}});
 
-  gateway::JobContext context;
+  core::JobContext context;
   context.call.request_id = job.request_id;
   context.call.job_id = job.job_id;
   context.call.cancelled = running->cancellation.flag();
@@ -322,15 +320,15 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     }
   };
 
-  HttpResponse response;
+  StatusOr<JobOutput> result = Internal("internal error");
   try {
-    response = (*work)->Run(context);
+    result = (*work)->Run(context);
   } catch (const std::exception& e) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
-    response = ErrorResponse(Internal("internal error"), job.request_id);
+    result = Internal("internal error");
   } catch (...) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
-    response = ErrorResponse(Internal("internal error"), job.request_id);
+    result = Internal("internal error");
   }
   work->reset();
 
@@ -342,22 +340,19 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
       done();
       return;
     case CancelReason::kClientGone:
-      response = ErrorResponse(gateway::ClientWentAway(), job.request_id);
+      result = core::ClientWentAway();
       break;
     case CancelReason::kWallTime:
-      if (response.status >= 500) {
-        response = ErrorResponse(
-            Status(ErrorCode::kServiceUnavailable,
-                   "the job ran past the per-job time limit of " +
-                       std::to_string(options_.job_max.count()) + " s and was stopped"),
-            job.request_id);
+      if (!result.ok() && IsServerSide(result.status().code())) {
+        result = Status(ErrorCode::kServiceUnavailable,
+                        "the job ran past the per-job time limit of " +
+                            std::to_string(options_.job_max.count()) + " s and was stopped");
       }
       break;
     case CancelReason::kNone:
       break;
   }
-  response.SetHeader("X-Job-Id", job.job_id);
-  Conclude(delivery, response);
+  Conclude(delivery, result);
   done();
 }
 
@@ -376,14 +371,14 @@ void QueueRunner::AdmissionLoop() {
       cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
       continue;
     }
-    const Delivery& d = admission->value();
+    const core::Delivery& d = admission->value();
     auto cancelled = queue_->CancelRequested(d.job.job_id);
     if (!(cancelled.ok() && *cancelled)) {
       const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
-      const gateway::AdmissionVerdict parsed = gateway::ParseAdmissionVerdict(verdict);
+      const core::AdmissionVerdict parsed = core::ParseAdmissionVerdict(verdict);
       if (parsed.accepted && parsed.job_id == d.job.job_id) {
         // Queued now: its lease keeps the seat however long it waits.
-        quotas_->Renew(PrincipalOf(d.job), d.job.job_id, gateway::kQueuedLeaseTtlMs);
+        quotas_->Renew(PrincipalOf(d.job), d.job.job_id, core::kQueuedLeaseTtlMs);
       }
       (void)queue_->WriteVerdict(d.job.job_id, verdict);
     }
@@ -399,7 +394,7 @@ void QueueRunner::HeartbeatLoop() {
     if (stopping_) return;
     auto snapshot = running_;
     lock.unlock();
-    std::vector<const Delivery*> held;
+    std::vector<const core::Delivery*> held;
     const auto now = std::chrono::steady_clock::now();
     for (auto& [job_id, r] : snapshot) {
       held.push_back(&r->delivery);
@@ -411,7 +406,7 @@ void QueueRunner::HeartbeatLoop() {
         message = r->message;
       }
       (void)jobs_->UpdateProgress(job_id, percent, message);
-      quotas_->Renew(PrincipalOf(r->delivery.job), job_id, gateway::kQueuedLeaseTtlMs);
+      quotas_->Renew(PrincipalOf(r->delivery.job), job_id, core::kQueuedLeaseTtlMs);
       if (now - r->started > options_.job_max) r->Cancel(CancelReason::kWallTime);
       if (r->delivery.job.mode == "sync") {
         if (auto cancel = queue_->CancelRequested(job_id); cancel.ok() && *cancel) {

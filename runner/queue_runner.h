@@ -28,10 +28,10 @@
 
 #include "common/cancellation.h"
 #include "common/observability/metrics.h"
-#include "gateway/dispatch/executor.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/job_store.h"
-#include "gateway/ratelimit/quota.h"
+#include "core/dispatch/executor.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/job_store.h"
+#include "core/quota/quota.h"
 #include "runner/jobs/runner_jobs.h"
 
 namespace dnaserve::runner {
@@ -52,7 +52,7 @@ struct QueueRunnerOptions {
 
 class QueueRunner {
  public:
-  QueueRunner(gateway::RedisJobQueue* queue, gateway::JobStore* jobs, gateway::QuotaStore* quotas,
+  QueueRunner(core::RedisJobQueue* queue, core::JobStore* jobs, core::QuotaStore* quotas,
               JobServices services, QueueRunnerOptions options,
               metrics::Registry* registry = nullptr);
   ~QueueRunner();
@@ -76,16 +76,17 @@ class QueueRunner {
   void RunJob(std::shared_ptr<Running> running);
   // Ends a job without running it: stores `response` (unless already finished), frees its
   // lease and removes its entry.
-  void Conclude(const gateway::Delivery& delivery, const gateway::HttpResponse& response);
-  void FreeLeaseAndAck(const gateway::Delivery& delivery);
+  // Stores the job's result (its output, or the status it failed with) and acknowledges it.
+  void Conclude(const core::Delivery& delivery, const StatusOr<core::JobOutput>& result);
+  void FreeLeaseAndAck(const core::Delivery& delivery);
   bool Stopping();
 
-  gateway::RedisJobQueue* queue_;
-  gateway::JobStore* jobs_;
-  gateway::QuotaStore* quotas_;
+  core::RedisJobQueue* queue_;
+  core::JobStore* jobs_;
+  core::QuotaStore* quotas_;
   JobServices services_;
   QueueRunnerOptions options_;
-  std::unique_ptr<gateway::Executor> slots_;
+  std::unique_ptr<core::Executor> slots_;
 
   metrics::Family<metrics::Counter>* finished_ = nullptr;  // by kind and outcome
   metrics::Family<metrics::Counter>* reclaimed_ = nullptr;

@@ -1,16 +1,17 @@
+#include "gateway/render/job_response.h"
 #include "gateway/handlers/info_handlers.h"
 
 #include "common/version.h"
 #include "gateway/http/error_response.h"
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
 #include "gateway/openapi/openapi.h"
-#include "gateway/render/predict_response.h"
+#include "core/render/predict_response.h"
 
 namespace dnaserve::gateway {
 
 RouteHandler MakeHealthHandler() {
   // The body never changes: rendered once, not per probe.
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Field("status", "healthy");
   w.Field("version", ServiceVersion());
@@ -23,7 +24,7 @@ RouteHandler MakeHealthHandler() {
 }
 
 RouteHandler MakeOpenApiHandler(const GatewayServices& services) {
-  const ModelCatalogue* catalogue = services.catalogue;
+  const core::ModelCatalogue* catalogue = services.catalogue;
   return [catalogue](RouteCall, Responder respond) {
     HttpResponse response;
     response.body = BuildOpenApiDocument(*catalogue, ServiceVersion());
@@ -57,7 +58,7 @@ RouteHandler MakeDocsAssetHandler(const GatewayServices& services) {
 }
 
 RouteHandler MakeModelsHandler(const GatewayServices& services) {
-  const ModelCatalogue* catalogue = services.catalogue;
+  const core::ModelCatalogue* catalogue = services.catalogue;
   return [catalogue](RouteCall call, Responder respond) {
     auto task = TaskFromName(call.params["task"]);
     if (!task) {

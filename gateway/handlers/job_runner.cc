@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
+#include "core/jobs/job_store_common.h"
 #include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
@@ -22,7 +22,7 @@ Status StoppedWhileRunning() {
 
 }  // namespace
 
-JobRunner::JobRunner(JobStore* jobs, Executor* executor, std::chrono::seconds heartbeat_interval)
+JobRunner::JobRunner(core::JobStore* jobs, core::Executor* executor, std::chrono::seconds heartbeat_interval)
     : jobs_(jobs), executor_(executor), heartbeat_interval_(heartbeat_interval) {}
 
 JobRunner::~JobRunner() { Stop(); }
@@ -94,7 +94,7 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   }
   jobs_->UpdateProgress(job.job_id, 0, "running");
 
-  JobContext context;
+  core::JobContext context;
   context.call.request_id = job.request_id;
   context.call.job_id = job.job_id;
   context.call.cancelled = active->cancellation.flag();
@@ -114,24 +114,23 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
     }
   };
 
-  HttpResponse response = RunGuarded(job, context);
+  StatusOr<core::JobOutput> result = RunGuarded(job, context);
   client_gone = Cancellation::Registration();  // the work is over: nothing left to cancel
-  // A job cut short by the shutdown ends in a 5xx of its own (its worker call was cancelled);
-  // the client is told plainly to resubmit. A 4xx it reached is a genuine answer and stays.
-  if (active->cancellation.cancelled() && response.status >= 500) {
+  // A job cut short by the shutdown ends in a server-side error of its own (its worker call
+  // was cancelled); the client is told plainly to resubmit. A request error it reached is a
+  // genuine answer and stays.
+  if (active->cancellation.cancelled() && !result.ok() && IsServerSide(result.status().code())) {
     const bool client_left = active->client_gone.load();
-    response = ErrorResponse(client_left ? ClientWentAway() : StoppedWhileRunning(),
-                             job.request_id);
+    result = client_left ? core::ClientWentAway() : StoppedWhileRunning();
     if (client_left) {
       log::Info("job_cancelled_client_gone", {{"job_id", job.job_id},
                                               {"request_id", job.request_id},
                                               {"task", job.task}});
     }
   }
-  response.SetHeader("X-Job-Id", job.job_id);
-  StoreResult(job.job_id, response);
+  StoreResult(job, result);
   if (metrics_) {
-    metrics_->JobFinished(job.task, on_done ? "sync" : "async", response.status);
+    metrics_->JobFinished(job.task, on_done ? "sync" : "async", result.status().code());
   }
 
   {
@@ -141,12 +140,23 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
   }
   job.work.reset();
   job.lease.reset();  // the last holder: the concurrency slot is free before the client hears
-  if (on_done) on_done(std::move(response));
+  if (on_done) {
+    HttpResponse response;
+    if (result.ok()) {
+      response.content_type = std::move(result->content_type);
+      response.body = std::move(result->body);
+    } else {
+      response = ErrorResponse(result.status(), job.request_id);
+    }
+    response.SetHeader("X-Job-Id", job.job_id);
+    on_done(std::move(response));
+  }
 }
 
 // The last line of defence: a job must not throw, but if a foreign exception (std::bad_alloc
 // and the like) escapes one, the job fails with 500 instead of taking the gateway down.
-HttpResponse JobRunner::RunGuarded(JobSubmission& job, const JobContext& context) {
+StatusOr<core::JobOutput> JobRunner::RunGuarded(JobSubmission& job,
+                                                const core::JobContext& context) {
   try {
     return job.work->Run(context);
   } catch (const std::exception& e) {
@@ -154,10 +164,10 @@ HttpResponse JobRunner::RunGuarded(JobSubmission& job, const JobContext& context
   } catch (...) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
   }
-  return ErrorResponse(Internal("internal error"), job.request_id);
+  return Internal("internal error");
 }
 
-void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& response) {
+void JobRunner::StoreResult(const JobSubmission& job, const StatusOr<core::JobOutput>& result) {
   // A Redis restart must not lose a finished job: retry with backoff for ~10 s.
   const std::chrono::milliseconds backoff[] = {std::chrono::milliseconds(0),
                                                std::chrono::milliseconds(200),
@@ -167,10 +177,12 @@ void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& respo
   Status status;
   for (auto delay : backoff) {
     std::this_thread::sleep_for(delay);
-    status = jobs_->Finish(job_id, response.status, response.content_type, response.body);
+    status = result.ok()
+                 ? jobs_->Finish(job.job_id, ErrorCode::kOk, result->content_type, result->body)
+                 : jobs_->Fail(job.job_id, result.status(), job.request_id);
     if (status.ok()) return;
   }
-  log::Error("job_result_not_stored", {{"job_id", job_id}, {"error", status.ToString()}});
+  log::Error("job_result_not_stored", {{"job_id", job.job_id}, {"error", status.ToString()}});
 }
 
 void JobRunner::HeartbeatLoop() {
@@ -191,7 +203,7 @@ void JobRunner::HeartbeatLoop() {
         lease = active->lease;
       }
       jobs_->UpdateProgress(job_id, percent, message);
-      if (lease) lease->Renew(kLeaseTtlMs);
+      if (lease) lease->Renew(core::kLeaseTtlMs);
     }
     lock.lock();
   }

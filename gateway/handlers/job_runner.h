@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "common/cancellation.h"
-#include "gateway/dispatch/executor.h"
+#include "core/dispatch/executor.h"
 #include "gateway/handlers/services.h"
-#include "gateway/jobs/job.h"
-#include "gateway/jobs/job_store.h"
+#include "core/jobs/job.h"
+#include "core/jobs/job_store.h"
 
 namespace dnaserve::gateway {
 
@@ -30,7 +30,7 @@ struct JobSubmission {
   std::string task;    // the job record's task, e.g. "promoter" (a metrics label)
   std::string request_id;
   std::shared_ptr<QuotaLease> lease;  // held until the job ends
-  std::unique_ptr<Job> work;
+  std::unique_ptr<core::Job> work;
   // Sync jobs: the client's connection (HttpRequest::connection_closed). When it closes, the job
   // is cancelled (its worker calls at once): nobody is left to read the answer. Async jobs leave
   // it null, since they outlive their submitting connection by design.
@@ -39,7 +39,7 @@ struct JobSubmission {
 
 class JobRunner {
  public:
-  JobRunner(JobStore* jobs, Executor* executor,
+  JobRunner(core::JobStore* jobs, core::Executor* executor,
             std::chrono::seconds heartbeat_interval = std::chrono::seconds(15));
   ~JobRunner();
 
@@ -80,12 +80,12 @@ class JobRunner {
 
   void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
            std::chrono::steady_clock::time_point submitted);
-  HttpResponse RunGuarded(JobSubmission& job, const JobContext& context);
-  void StoreResult(const std::string& job_id, const HttpResponse& response);
+  StatusOr<core::JobOutput> RunGuarded(JobSubmission& job, const core::JobContext& context);
+  void StoreResult(const JobSubmission& job, const StatusOr<core::JobOutput>& result);
   void HeartbeatLoop();
 
-  JobStore* jobs_;
-  Executor* executor_;
+  core::JobStore* jobs_;
+  core::Executor* executor_;
   std::chrono::seconds heartbeat_interval_;
 
   GatewayMetrics* metrics_ = nullptr;

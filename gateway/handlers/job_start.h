@@ -15,9 +15,11 @@
 #include <optional>
 #include <string>
 
+#include "core/admission/admission.h"
+#include "core/jobs/job.h"
+#include "core/jobs/job_queue.h"
+#include "dnaserve/jobs/v1/command.pb.h"
 #include "gateway/handlers/services.h"
-#include "gateway/jobs/job.h"
-#include "gateway/jobs/job_queue.h"
 
 namespace dnaserve::gateway {
 
@@ -26,8 +28,8 @@ struct JobStart {
   bool async = false;
   // Exactly one of the two: the work to run in this process, or the job for a runner (its
   // kind, request and facts; StartJob fills in ids, principal, mode and deadline).
-  std::unique_ptr<Job> work;
-  std::optional<QueuedJob> queued;
+  std::unique_ptr<core::Job> work;
+  std::optional<core::QueuedJob> queued;
   // Queued jobs only: a runner admits the job first (the variant workflow) and answers while
   // the gateway waits; the runner creates the job record (or finds the standing one).
   bool runner_admits = false;
@@ -48,19 +50,11 @@ RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit);
 // True when a Prefer header asks for respond-async (RFC 7240 tokens, case-insensitive).
 bool PrefersRespondAsync(const std::optional<std::string>& prefer);
 
-// A runner's answer to an admission, relayed by the gateway: 202 with the job to poll (this
-// one, or the standing job of the same case), or the refusal's status and error body.
-struct AdmissionVerdict {
-  bool accepted = false;
-  int http_status = 0;
-  std::string job_id;
-  std::string body;
-};
-AdmissionVerdict ParseAdmissionVerdict(const std::string& verdict);
-std::string FormatAdmissionVerdict(int http_status, const std::string& job_id,
-                                   const std::string& body);
+// The call as the core's admission takes it: the body, ?format=, Accept and Prefer. The body is
+// a view into `request`, which must outlive it.
+core::CallInput CallInputOf(const HttpRequest& request, bool async);
 
-// A queued job of `kind` carrying the call's request (body, ?format=, Accept).
-QueuedJob QueuedFromCall(const RouteCall& call, std::string kind);
+// A queued job of `kind` carrying the admitted command (StartJob fills in the rest).
+core::QueuedJob QueuedFor(std::string kind, const jobs::v1::JobCommand& command);
 
 }  // namespace dnaserve::gateway

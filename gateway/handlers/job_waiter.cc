@@ -12,8 +12,8 @@ namespace {
 constexpr std::chrono::milliseconds kFirstCheck(5);
 constexpr std::chrono::milliseconds kMaxInterval(200);
 
-bool IsFinished(JobState state) {
-  return state == JobState::kCompleted || state == JobState::kFailed;
+bool IsFinished(core::JobState state) {
+  return state == core::JobState::kCompleted || state == core::JobState::kFailed;
 }
 
 }  // namespace
@@ -31,7 +31,7 @@ struct JobWaiter::Waiter {
   std::chrono::milliseconds interval = kFirstCheck;
 };
 
-JobWaiter::JobWaiter(JobStore* jobs, RedisJobQueue* queue) : jobs_(jobs), queue_(queue) {}
+JobWaiter::JobWaiter(core::JobStore* jobs, core::RedisJobQueue* queue) : jobs_(jobs), queue_(queue) {}
 
 JobWaiter::~JobWaiter() { Stop(); }
 

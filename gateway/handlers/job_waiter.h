@@ -15,8 +15,8 @@
 
 #include "common/cancellation.h"
 #include "common/status.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/job_store.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/job_store.h"
 
 namespace dnaserve::gateway {
 
@@ -25,7 +25,7 @@ enum class WaitEnd { kAnswered, kClientGone, kDeadline, kStopped };
 
 class JobWaiter {
  public:
-  JobWaiter(JobStore* jobs, RedisJobQueue* queue);
+  JobWaiter(core::JobStore* jobs, core::RedisJobQueue* queue);
   ~JobWaiter();
 
   void Start();
@@ -35,7 +35,7 @@ class JobWaiter {
   // `done` gets the job's record once it has finished (completed or failed), or the reason the
   // wait ended first: the client's connection closed (`client_gone`, may be null), the deadline
   // passed, or Stop. Called once, on the waiter's thread: keep it short.
-  using RecordDone = std::function<void(WaitEnd, const JobRecord*)>;
+  using RecordDone = std::function<void(WaitEnd, const core::JobRecord*)>;
   void WaitForRecord(const std::string& job_id, const std::string& owner,
                      std::chrono::steady_clock::time_point deadline,
                      std::shared_ptr<Cancellation> client_gone, RecordDone done);
@@ -53,8 +53,8 @@ class JobWaiter {
   // True when the waiter is finished (its callback has run).
   bool Check(Waiter& waiter, std::chrono::steady_clock::time_point now);
 
-  JobStore* jobs_;
-  RedisJobQueue* queue_;
+  core::JobStore* jobs_;
+  core::RedisJobQueue* queue_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

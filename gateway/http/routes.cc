@@ -78,7 +78,7 @@ bool Match(const std::vector<std::string>& want, const std::vector<std::string>&
 }
 
 
-void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
+void AddRateLimitHeaders(HttpResponse& response, const core::RateLimitInfo& info) {
   response.SetHeader("RateLimit-Limit", std::to_string(info.limit));
   response.SetHeader("RateLimit-Remaining", std::to_string(info.remaining));
   response.SetHeader("RateLimit-Reset", std::to_string(info.reset_seconds));
@@ -100,9 +100,9 @@ struct LogContext {
 
 }  // namespace
 
-QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
+core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
   call->job_id = NewUuidV4();
-  QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, kLeaseTtlMs);
+  core::QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
   if (!decision.status.ok()) {
     if (decision.status.code() == ErrorCode::kTooManyRequests && services.metrics) {
       services.metrics->RateLimited(decision.cause);
@@ -196,9 +196,9 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
     call.principal = auth.principal;
   }
 
-  std::optional<RateLimitInfo> rate_info;
+  std::optional<core::RateLimitInfo> rate_info;
   if (call.principal && route->metering == Metering::kAdmit) {
-    QuotaDecision decision = MeterCall(services_, &call);
+    core::QuotaDecision decision = MeterCall(services_, &call);
     if (!decision.status.ok()) {
       HttpResponse response = ErrorResponse(decision.status, request.request_id);
       if (decision.status.code() == ErrorCode::kTooManyRequests) {
@@ -214,7 +214,7 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
 
   Responder final_respond = std::move(logged);
   if (rate_info) {
-    RateLimitInfo info = *rate_info;
+    core::RateLimitInfo info = *rate_info;
     final_respond = [logged = std::move(final_respond), info](HttpResponse response) {
       if ((response.status >= 200 && response.status < 300) || response.status == 429) {
         AddRateLimitHeaders(response, info);

@@ -36,7 +36,7 @@ std::vector<Route> BuildRoutes(const GatewayServices& services);
 // and a concurrency lease, taken under a new job id (sets call->job_id and call->lease; needs
 // call->principal). The MCP endpoint meters each job-creating tool call through it, so a tool
 // call costs exactly what the REST call it wraps costs. A 429 is counted in the metrics.
-QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call);
+core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call);
 
 // The HttpServer's RequestHandler for `routes`.
 class RequestPipeline {

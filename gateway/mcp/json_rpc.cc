@@ -3,7 +3,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "gateway/validation/json_shape.h"
+#include "core/validation/json_shape.h"
 
 namespace dnaserve::gateway::mcp {
 namespace {
@@ -74,7 +74,7 @@ RpcMessage ParseMessage(const rapidjson::Value& v) {
 
 RpcBody ParseRpcBody(std::string_view body) {
   RpcBody out;
-  if (Status shape = CheckJsonShape(body); !shape.ok()) {
+  if (Status shape = core::CheckJsonShape(body); !shape.ok()) {
     out.error = RpcError{RpcErrorCode::kParseError, shape.message()};
     return out;
   }

@@ -290,7 +290,7 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   if (async) rc.request.headers["prefer"] = "respond-async";
 
   // The same token and concurrency lease a REST call of this operation takes.
-  QuotaDecision decision = MeterCall(services_, &rc);
+  core::QuotaDecision decision = MeterCall(services_, &rc);
   if (!decision.status.ok()) {
     HttpResponse refusal = ErrorResponse(decision.status, call.request.request_id);
     done(ErrorToolResult(refusal, style), {}, decision.status.retry_after_seconds());

@@ -4,8 +4,8 @@
 
 #include "gateway/mcp/json_rpc.h"
 #include "gateway/openapi/openapi.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/request_schema.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/request_schema.h"
 
 namespace dnaserve::gateway::mcp {
 
@@ -109,9 +109,9 @@ Value Component(const Document& doc, const std::string& title, Allocator& a) {
 Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
   switch (tool.kind) {
     case ToolKind::kPredict:
-      return Component(doc, PredictRequestSchema(*tool.task).title, a);
+      return Component(doc, core::PredictRequestSchema(*tool.task).title, a);
     case ToolKind::kFindGenes:
-      return Component(doc, FindGenesRequestSchema().title, a);
+      return Component(doc, core::FindGenesRequestSchema().title, a);
     case ToolKind::kGetJob:
       return ParameterObject(doc, "/v1/tasks/jobs/{job_id}", "job_id", true,
                              "The job id a job tool returned (also in GET /v1/tasks/jobs).", a);
@@ -233,7 +233,7 @@ std::string TaskWhat(Task task) {
   return "";
 }
 
-std::string DefaultModelLine(const ModelCatalogue& catalogue, Task task) {
+std::string DefaultModelLine(const core::ModelCatalogue& catalogue, Task task) {
   auto id = catalogue.DefaultModel(task);
   if (!id) return " No model is loaded for this task right now (calls fail with model_not_found).";
   std::string line = " Default model: " + *id;
@@ -243,7 +243,7 @@ std::string DefaultModelLine(const ModelCatalogue& catalogue, Task task) {
   return line + "; list_models shows the others and their quality notes.";
 }
 
-std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
+std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   constexpr std::string_view kResultNote =
       " Returns the summary, counts and the top 20 items; the full result stays in the job "
       "(full_result.job_url, or get_job). Errors come back as a result with isError and the REST "
@@ -265,8 +265,8 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
       return "Workflow: finds genes in a plus-strand region (annotation) and predicts each "
              "gene's expression (log(TPM+1)) in the context given by options.description. "
              "Input: sequence of " +
-             Bp(kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + "; above " +
-             Bp(kFindGenesSyncLimitBp) +
+             Bp(core::kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + "; above " +
+             Bp(core::kFindGenesSyncLimitBp) +
              " it runs as a background job and returns its job_id (poll get_job)." +
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);
     case ToolKind::kGetJob:
@@ -324,7 +324,7 @@ const ToolDef* FindTool(std::string_view name) {
 }
 
 std::optional<int64_t> AsyncThresholdBp(const ToolDef& tool) {
-  if (tool.kind == ToolKind::kFindGenes) return kFindGenesSyncLimitBp;
+  if (tool.kind == ToolKind::kFindGenes) return core::kFindGenesSyncLimitBp;
   if (tool.kind != ToolKind::kPredict) return std::nullopt;
   switch (*tool.task) {
     case Task::kPromoter:
@@ -341,7 +341,7 @@ std::optional<int64_t> AsyncThresholdBp(const ToolDef& tool) {
   return std::nullopt;
 }
 
-std::string InputSchemaJson(const ModelCatalogue& catalogue, const ToolDef& tool) {
+std::string InputSchemaJson(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   Document doc;
   doc.Parse(BuildOpenApiDocument(catalogue, "mcp").c_str());
   Document out;
@@ -349,7 +349,7 @@ std::string InputSchemaJson(const ModelCatalogue& catalogue, const ToolDef& tool
   return ToJson(schema);
 }
 
-std::string ToolsListJson(const ModelCatalogue& catalogue, bool structured) {
+std::string ToolsListJson(const core::ModelCatalogue& catalogue, bool structured) {
   Document doc;
   doc.Parse(BuildOpenApiDocument(catalogue, "mcp").c_str());
   Document out(rapidjson::kObjectType);

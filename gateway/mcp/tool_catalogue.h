@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/task.h"
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/model_catalogue.h"
 
 namespace dnaserve::gateway::mcp {
 
@@ -39,9 +39,9 @@ inline constexpr size_t kTopItems = 20;
 
 // The tools/list result: {"tools":[...]}. `structured` adds title and outputSchema (MCP
 // 2025-06-18 and later).
-std::string ToolsListJson(const ModelCatalogue& catalogue, bool structured);
+std::string ToolsListJson(const core::ModelCatalogue& catalogue, bool structured);
 
 // The inputSchema of one tool as JSON text (also used by the unit tests).
-std::string InputSchemaJson(const ModelCatalogue& catalogue, const ToolDef& tool);
+std::string InputSchemaJson(const core::ModelCatalogue& catalogue, const ToolDef& tool);
 
 }  // namespace dnaserve::gateway::mcp

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/model_catalogue.h"
 
 namespace dnaserve::gateway {
 
@@ -26,6 +26,6 @@ inline constexpr int kContractRevision = 6;
 // the quota code actually applies.
 
 // `version` is the service version as /health reports it ("YYYY.MM.DD.N (commit)").
-std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_view version);
+std::string BuildOpenApiDocument(const core::ModelCatalogue& catalogue, std::string_view version);
 
 }  // namespace dnaserve::gateway

@@ -32,7 +32,7 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
   *exit_now = false;
   RunnerConfig c;
   CLI::App app{"dnaserve job runner: runs queued jobs (async predictions, both workflows)"};
-  gateway::AddSharedOptions(app, c);
+  core::AddSharedOptions(app, c);
   app.add_option("--runner-id", c.runner_id, "this runner's name in the queue (unique)")
       ->envname("DNASERVE_RUNNER_ID");
   app.add_option("--slots", c.slots, "jobs run at once")

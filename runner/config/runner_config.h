@@ -5,14 +5,14 @@
 #include <string>
 
 #include "common/status.h"
-#include "gateway/config/shared_settings.h"
+#include "core/config/shared_settings.h"
 #include "runner/vcf/vcf_types.h"
 
 namespace dnaserve::runner {
 
 // The shared settings (Redis, workers, admin listener, per-client bounds) come from the base:
 // the same flags and variables as the gateway's.
-struct RunnerConfig : gateway::SharedSettings {
+struct RunnerConfig : core::SharedSettings {
   // DNASERVE_RUNNER_ID: this runner's consumer name in the queue; default hostname-pid. Must be
   // unique among live runners (a Kubernetes pod name is).
   std::string runner_id;

@@ -7,7 +7,7 @@
 #include "common/task.h"
 #include "runner/variant/tss_window.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 namespace pb = worker::v1;
@@ -16,7 +16,7 @@ namespace pb = worker::v1;
 // with `next`; a helper that starts after every item is claimed touches nothing but this state
 // (which it co-owns), so the caller may return as soon as every claimed item is done.
 struct Fanout {
-  Fanout(size_t n, InferenceBackend* backend, std::string model, CallContext call,
+  Fanout(size_t n, core::InferenceBackend* backend, std::string model, core::CallContext call,
          const std::atomic<bool>* cancelled)
       : total(n),
         backend(backend),
@@ -26,9 +26,9 @@ struct Fanout {
         values(n, 0.0) {}
 
   const size_t total;
-  InferenceBackend* const backend;
+  core::InferenceBackend* const backend;
   const std::string model;
-  const CallContext call;
+  const core::CallContext call;
   const std::atomic<bool>* const cancelled;
   // Valid while the caller waits, i.e. while some item is unclaimed or in progress.
   const std::vector<variant::ScoreRequest>* batch = nullptr;
@@ -80,10 +80,10 @@ Status Cancelled() { return Unavailable("the job was cancelled"); }
 
 }  // namespace
 
-BackendExpressionScorer::BackendExpressionScorer(InferenceBackend* backend,
-                                                 const ModelCatalogue* catalogue,
-                                                 Executor* executor, int concurrency,
-                                                 CallContext call)
+BackendExpressionScorer::BackendExpressionScorer(core::InferenceBackend* backend,
+                                                 const core::ModelCatalogue* catalogue,
+                                                 core::Executor* executor, int concurrency,
+                                                 core::CallContext call)
     : backend_(backend),
       catalogue_(catalogue),
       executor_(executor),
@@ -153,4 +153,4 @@ StatusOr<std::vector<double>> BackendExpressionScorer::Score(
   return std::move(fanout->values);
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

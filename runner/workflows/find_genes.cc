@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 namespace pb = worker::v1;
@@ -19,8 +19,8 @@ Status InStage(const Status& status, const std::string& stage) {
 
 Status Cancelled() { return Unavailable("the job was cancelled"); }
 
-ValidatedPredict AnnotationStageInput(const ValidatedFindGenes& input, const std::string& model) {
-  ValidatedPredict stage;
+core::ValidatedPredict AnnotationStageInput(const core::ValidatedFindGenes& input, const std::string& model) {
+  core::ValidatedPredict stage;
   stage.task = Task::kAnnotation;
   stage.request.set_model(model);
   stage.request.set_sequence(input.sequence);
@@ -49,9 +49,9 @@ int64_t FindGenesResult::genes_skipped() const {
   return std::count_if(genes.begin(), genes.end(), [](const auto& g) { return g.skipped; });
 }
 
-StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
-                                       const FindGenesModels& models, InferenceBackend& backend,
-                                       const JobContext& context) {
+StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
+                                       const FindGenesModels& models, core::InferenceBackend& backend,
+                                       const core::JobContext& context) {
   FindGenesResult out;
   out.models = models;
   out.annotation_input = AnnotationStageInput(input, models.annotation);
@@ -117,4 +117,4 @@ StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
   return out;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

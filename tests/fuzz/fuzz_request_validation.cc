@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "common/task.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/predict_request.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/predict_request.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -38,9 +38,9 @@ void CheckRefusal(const Status& status) {
 }
 
 void ValidatePredict(Task task, std::string_view body) {
-  auto result = ValidatePredictBody(task, body);
+  auto result = core::ValidatePredictBody(task, body);
   if (!result.ok()) return CheckRefusal(result.status());
-  const ValidatedPredict& v = *result;
+  const core::ValidatedPredict& v = *result;
   if (v.task != task) Violation("task changed", Status::Ok());
   if (v.sequence_length < MinSequenceBp(task) || v.sequence_length > kMaxSequenceBp) {
     Violation("accepted sequence length out of bounds", Status::Ok());
@@ -53,9 +53,9 @@ void ValidatePredict(Task task, std::string_view body) {
 }
 
 void ValidateFindGenes(std::string_view body) {
-  auto result = ValidateFindGenesBody(body);
+  auto result = core::ValidateFindGenesBody(body);
   if (!result.ok()) return CheckRefusal(result.status());
-  if (result->sequence_length < kFindGenesMinSequenceBp ||
+  if (result->sequence_length < core::kFindGenesMinSequenceBp ||
       result->sequence_length > kMaxSequenceBp) {
     Violation("accepted workflow sequence out of bounds", Status::Ok());
   }
@@ -72,7 +72,7 @@ void Negotiate(Task task, std::string_view input) {
     if (newline > 0) query = std::string(input.substr(0, newline));
     accept = std::string(input.substr(newline + 1));
   }
-  auto format = NegotiateFormat(task, query, accept);
+  auto format = core::NegotiateFormat(task, query, accept);
   if (!format.ok() && format.status().code() != ErrorCode::kUnsupportedFormat) {
     Violation("negotiation failed with an unexpected code", format.status());
   }

@@ -10,16 +10,17 @@
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
-#include "gateway/jobs/in_memory_job_store.h"
+#include "tests/support/in_memory_job_store.h"
 #include "gateway/mcp/json_rpc.h"
 #include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/mcp/tool_catalogue.h"
 #include "gateway/mcp/tool_results.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/in_memory_quota_store.h"
 #include "tests/support/key_entries.h"
 #include "tests/support/pipeline_calls.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
 using namespace dnaserve::gateway::mcp;
 
@@ -138,7 +139,7 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
 }
 
 TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "[gateway][mcp]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   auto schema = Parse(InputSchemaJson(catalogue, *FindTool("predict_splice")));
   CHECK(std::string(schema["type"].GetString()) == "object");
   CHECK_FALSE(schema["additionalProperties"].GetBool());
@@ -159,7 +160,7 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
 
 TEST_CASE("mcp tools/list: outputSchema and title only for revisions that have them",
           "[gateway][mcp]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   auto modern = Parse(ToolsListJson(catalogue, true));
   auto old = Parse(ToolsListJson(catalogue, false));
   REQUIRE(modern["tools"].Size() == Tools().size());
@@ -217,10 +218,10 @@ TEST_CASE("mcp results: a REST error is an isError result with the same error ob
 
 namespace {
 
-class EchoBackend : public InferenceBackend {
+class EchoBackend : public core::InferenceBackend {
  public:
-  StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request, const CallContext&,
-                                      const ProgressCallback& on_progress) override {
+  StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request, const core::CallContext&,
+                                      const core::ProgressCallback& on_progress) override {
     if (gate) {
       pb::Progress p;
       p.set_windows_done(2);
@@ -244,12 +245,12 @@ class EchoBackend : public InferenceBackend {
 const char* kKey = "dns_mcp-unit-key";
 
 struct Endpoint {
-  ManualClock clock;
-  InMemoryJobStore jobs{&clock};
-  InMemoryQuotaStore quotas{&clock};
+  core::ManualClock clock;
+  core::InMemoryJobStore jobs{&clock};
+  core::InMemoryQuotaStore quotas{&clock};
   EchoBackend backend;
-  ModelCatalogue catalogue;
-  Executor executor{2, 8};
+  core::ModelCatalogue catalogue;
+  core::Executor executor{2, 8};
   JobRunner runner{&jobs, &executor};
   DocsHandler docs{"/nonexistent"};
   std::unique_ptr<KeyStore> keys;
@@ -363,7 +364,7 @@ TEST_CASE("mcp endpoint: a tool call is a metered job in the store", "[gateway][
   auto record = e.jobs.Get(job_id, "agent");
   REQUIRE(record.ok());
   CHECK(record->task == "enhancer");
-  CHECK(record->state == JobState::kCompleted);
+  CHECK(record->state == core::JobState::kCompleted);
   // Bad input: REST's validation error, as an isError result.
   r = e.Post(Call(2, "predict_enhancer", R"({"sequence":"ACGTX"})"),
              {{"mcp-protocol-version", "2025-06-18"}});

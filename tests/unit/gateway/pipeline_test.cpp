@@ -9,30 +9,32 @@
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/redis_job_store.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/redis_job_store.h"
 #include "runner/queue_runner.h"
 #include "tests/support/key_entries.h"
 #include "tests/support/pipeline_calls.h"
 #include "tests/support/test_env.h"
 #include "gateway/http/routes.h"
-#include "gateway/jobs/in_memory_job_store.h"
+#include "tests/support/in_memory_job_store.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/observability/metered_backend.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/in_memory_quota_store.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 
 namespace {
 
 namespace pb = dnaserve::worker::v1;
 
-class ScriptedBackend : public InferenceBackend {
+class ScriptedBackend : public core::InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task task, const pb::PredictRequest& request,
-                                      const CallContext& context,
-                                      const ProgressCallback& on_progress) override {
+                                      const core::CallContext& context,
+                                      const core::ProgressCallback& on_progress) override {
     {
       std::lock_guard<std::mutex> lock(mu);
       calls++;
@@ -87,14 +89,14 @@ const char* kOffKey = "dns_off-test-key";
 // The gateway's pipeline in process. `with_runner`: plus a real redis-server holding jobs and
 // the queue, and a runner taking jobs from it, as the workflows need.
 struct Harness {
-  ManualClock clock;
+  core::ManualClock clock;
   std::optional<testing::RedisServer> redis;
-  std::unique_ptr<RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
-  std::unique_ptr<JobStore> jobs;
-  InMemoryQuotaStore quotas{&clock};
+  std::unique_ptr<core::RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
+  std::unique_ptr<core::JobStore> jobs;
+  core::InMemoryQuotaStore quotas{&clock};
   ScriptedBackend backend;
-  ModelCatalogue catalogue;
-  Executor executor{4, 16};
+  core::ModelCatalogue catalogue;
+  core::Executor executor{4, 16};
   std::unique_ptr<JobRunner> runner_holder;
   JobRunner& runner;
   std::unique_ptr<JobWaiter> waiter;
@@ -153,12 +155,12 @@ struct Harness {
       job_runner->Start();
     }
     runner.set_metrics(&metrics);
-    s.admit_ip = [this](const std::string&) -> std::optional<QuotaDecision> {
+    s.admit_ip = [this](const std::string&) -> std::optional<core::QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
         Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
         refused.set_retry_after_seconds(3);
-        return QuotaDecision{refused, RateLimitInfo{20, 0, 2, 2}, RateLimitCause::kEdgeIp};
+        return core::QuotaDecision{refused, core::RateLimitInfo{20, 0, 2, 2}, core::RateLimitCause::kEdgeIp};
       }
       return std::nullopt;
     };
@@ -171,14 +173,14 @@ struct Harness {
     executor.Shutdown();
   }
 
-  std::unique_ptr<JobStore> MakeJobs(bool with_runner) {
-    if (!with_runner) return std::make_unique<InMemoryJobStore>(&clock);
+  std::unique_ptr<core::JobStore> MakeJobs(bool with_runner) {
+    if (!with_runner) return std::make_unique<core::InMemoryJobStore>(&clock);
     redis = testing::RedisServer::Start();
     REQUIRE(redis.has_value());
-    auto connection = RedisConnection::Create(redis->url());
+    auto connection = core::RedisConnection::Create(redis->url());
     REQUIRE(connection.ok());
-    queue = std::make_unique<RedisJobQueue>(*connection);
-    return std::make_unique<RedisJobStore>(*connection);
+    queue = std::make_unique<core::RedisJobQueue>(*connection);
+    return std::make_unique<core::RedisJobStore>(*connection);
   }
 
   HttpResponse Call(const std::string& method, const std::string& path, const std::string& key,

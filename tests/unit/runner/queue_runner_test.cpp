@@ -13,15 +13,18 @@
 #include <thread>
 
 #include "common/ids.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/redis_job_store.h"
-#include "gateway/ratelimit/clock.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "core/admission/admission.h"
+#include "core/admission/commands.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/redis_job_store.h"
+#include "core/quota/clock.h"
+#include "tests/support/in_memory_quota_store.h"
 #include "runner/queue_runner.h"
 #include "tests/support/test_env.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::core;
+using namespace dnaserve::runner;
 
 namespace {
 
@@ -30,11 +33,11 @@ namespace pb = dnaserve::worker::v1;
 // Enhancer calls; a sequence of `kSlowLength` bp blocks until released (or cancelled).
 constexpr size_t kSlowLength = 500;
 
-class GatedBackend : public InferenceBackend {
+class GatedBackend : public core::InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request,
-                                      const CallContext& context,
-                                      const ProgressCallback&) override {
+                                      const core::CallContext& context,
+                                      const core::ProgressCallback&) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++started_;
@@ -79,16 +82,16 @@ class GatedBackend : public InferenceBackend {
 
 struct QueueHarness {
   std::optional<testing::RedisServer> redis = testing::RedisServer::Start();
-  std::shared_ptr<RedisConnection> connection = Connect();
-  RedisJobStore jobs{connection};
-  RedisJobQueue queue;
-  ManualClock clock;
-  InMemoryQuotaStore quotas{&clock};
+  std::shared_ptr<core::RedisConnection> connection = Connect();
+  core::RedisJobStore jobs{connection};
+  core::RedisJobQueue queue;
+  core::ManualClock clock;
+  core::InMemoryQuotaStore quotas{&clock};
   GatedBackend backend;
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   std::vector<std::unique_ptr<runner::QueueRunner>> runners;
 
-  explicit QueueHarness(JobQueueOptions queue_options = {})
+  explicit QueueHarness(core::JobQueueOptions queue_options = {})
       : queue(connection, std::move(queue_options)) {
     pb::ModelInfo m;
     m.set_id("enhancer-test");
@@ -101,9 +104,9 @@ struct QueueHarness {
     for (auto& r : runners) r->Stop();
   }
 
-  std::shared_ptr<RedisConnection> Connect() {
+  std::shared_ptr<core::RedisConnection> Connect() {
     REQUIRE(redis.has_value());
-    auto c = RedisConnection::Create(redis->url());
+    auto c = core::RedisConnection::Create(redis->url());
     REQUIRE(c.ok());
     return *c;
   }
@@ -120,13 +123,15 @@ struct QueueHarness {
     return *runners.back();
   }
 
-  // What a gateway does for an async (or sync) enhancer call: the lease, the record, the entry.
+  // What a gateway does for an async (or sync) enhancer call: the lease, the record, the entry
+  // (carrying the admitted command; with `legacy`, the HTTP request as the release before wrote
+  // its entries).
   std::string Submit(const std::string& client, size_t length, const std::string& mode = "async",
-                     int max_concurrency = 8) {
+                     int max_concurrency = 8, bool legacy = false) {
     const std::string job_id = NewUuidV4();
     Principal principal{client, 6000, max_concurrency};
-    REQUIRE(quotas.Admit(principal, job_id, kQueuedLeaseTtlMs).status.ok());
-    JobRecord record;
+    REQUIRE(quotas.Admit(principal, job_id, core::kQueuedLeaseTtlMs).status.ok());
+    core::JobRecord record;
     record.job_id = job_id;
     record.request_id = "req-" + job_id.substr(0, 8);
     record.owner = client;
@@ -134,7 +139,7 @@ struct QueueHarness {
     record.mode = mode;
     record.queued = true;
     REQUIRE(jobs.Create(record).ok());
-    QueuedJob job;
+    core::QueuedJob job;
     job.job_id = job_id;
     job.request_id = record.request_id;
     job.client_id = client;
@@ -142,20 +147,30 @@ struct QueueHarness {
     job.max_concurrency = principal.max_concurrency;
     job.kind = "predict";
     job.mode = mode;
-    job.task = "enhancer";
-    job.body = "{\"sequence\": \"" + std::string(length, 'A') + "\"}";
+    const std::string body = "{\"sequence\": \"" + std::string(length, 'A') + "\"}";
+    if (legacy) {
+      job.legacy_request.task = "enhancer";
+      job.legacy_request.body = body;
+    } else {
+      core::CallInput call;
+      call.body = body;
+      call.async = mode == "async";
+      auto admitted = core::AdmitPredict("enhancer", call, catalogue);
+      REQUIRE(admitted.ok());
+      job.command = core::PredictCommandFor(std::move(admitted).value()).SerializeAsString();
+    }
     REQUIRE(queue.Enqueue(job).ok());
     return job_id;
   }
 
-  JobRecord Record(const std::string& job_id, const std::string& client) {
+  core::JobRecord Record(const std::string& job_id, const std::string& client) {
     auto r = jobs.Get(job_id, client);
     REQUIRE(r.ok());
     return *r;
   }
   bool Finished(const std::string& job_id, const std::string& client) {
     auto state = Record(job_id, client).state;
-    return state == JobState::kCompleted || state == JobState::kFailed;
+    return state == core::JobState::kCompleted || state == core::JobState::kFailed;
   }
 };
 
@@ -173,12 +188,12 @@ bool Eventually(const std::function<bool()>& condition,
 
 TEST_CASE("queue: a client's queued and running jobs are bounded, others are not affected",
           "[runner][queue]") {
-  JobQueueOptions options;
+  core::JobQueueOptions options;
   options.max_jobs_per_client = 2;
   QueueHarness h(options);
   h.Submit("greedy", 300);
   h.Submit("greedy", 300);
-  QueuedJob third;
+  core::QueuedJob third;
   third.job_id = NewUuidV4();
   third.client_id = "greedy";
   third.kind = "predict";
@@ -199,16 +214,16 @@ TEST_CASE("runner: jobs run, results are stored, leases freed and entries remove
   h.StartRunner("r1");
   const std::string job = h.Submit("alice", 300, "async", /*max_concurrency=*/1);
   REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }));
-  JobRecord record = h.Record(job, "alice");
+  core::JobRecord record = h.Record(job, "alice");
   INFO(record.body);
-  CHECK(record.http_status == 200);
+  CHECK(record.code == ErrorCode::kOk);
   rapidjson::Document d;
   d.Parse(record.body.c_str());
   REQUIRE_FALSE(d.HasParseError());
   CHECK(std::string(d["meta"]["job_id"].GetString()) == job);
   CHECK(std::string(d["data"]["task"].GetString()) == "enhancer");
   // The seat is free again, the entry gone.
-  CHECK(h.quotas.Admit(Principal{"alice", 6000, 1}, "next", kLeaseTtlMs).status.ok());
+  CHECK(h.quotas.Admit(Principal{"alice", 6000, 1}, "next", core::kLeaseTtlMs).status.ok());
   REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
 }
 
@@ -229,7 +244,7 @@ TEST_CASE("runner: a small job of B finishes while A's long jobs hold their slot
       std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
   INFO("B's job took " << seconds << " s");
   CHECK(seconds < 5);
-  CHECK(h.Record(b_job, "client-b").http_status == 200);
+  CHECK(h.Record(b_job, "client-b").code == ErrorCode::kOk);
   // A holds one slot, never both: its other jobs are still waiting.
   int a_finished = 0;
   for (const auto& id : a_jobs) a_finished += h.Finished(id, "client-a") ? 1 : 0;
@@ -238,7 +253,7 @@ TEST_CASE("runner: a small job of B finishes while A's long jobs hold their slot
   h.backend.Release();
   for (const auto& id : a_jobs) {
     REQUIRE(Eventually([&] { return h.Finished(id, "client-a"); }));
-    CHECK(h.Record(id, "client-a").http_status == 200);
+    CHECK(h.Record(id, "client-a").code == ErrorCode::kOk);
   }
 }
 
@@ -265,12 +280,12 @@ TEST_CASE("runner: a dead runner's job is taken over and re-run, then given up a
   options.max_attempts = 3;
   h.StartRunner("survivor", options);
   REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }));
-  CHECK(h.Record(job, "alice").http_status == 200);
+  CHECK(h.Record(job, "alice").code == ErrorCode::kOk);
   REQUIRE(Eventually([&] { return h.Finished(doomed, "bob"); }));
-  JobRecord record = h.Record(doomed, "bob");
-  CHECK(record.http_status == 503);
+  core::JobRecord record = h.Record(doomed, "bob");
+  CHECK(record.code == ErrorCode::kServiceUnavailable);
   CHECK(record.body.find("resubmit") != std::string::npos);
-  CHECK(h.quotas.Admit(Principal{"bob", 6000, 1}, "next", kLeaseTtlMs).status.ok());
+  CHECK(h.quotas.Admit(Principal{"bob", 6000, 1}, "next", core::kLeaseTtlMs).status.ok());
   REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
 }
 
@@ -284,8 +299,8 @@ TEST_CASE("runner: a sync job whose client left is cancelled and stored as such"
   REQUIRE(Eventually([&] { return h.backend.started() == 1; }));
   REQUIRE(h.queue.RequestCancel(job).ok());
   REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }, std::chrono::seconds(10)));
-  JobRecord record = h.Record(job, "alice");
-  CHECK(record.http_status == 503);
+  core::JobRecord record = h.Record(job, "alice");
+  CHECK(record.code == ErrorCode::kServiceUnavailable);
   CHECK(record.body.find("closed its connection") != std::string::npos);
 }
 
@@ -302,5 +317,5 @@ TEST_CASE("runner: a stopping runner hands its running job back, another runs it
   h.backend.Release();
   h.StartRunner("second", options);
   REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }, std::chrono::seconds(10)));
-  CHECK(h.Record(job, "alice").http_status == 200);
+  CHECK(h.Record(job, "alice").code == ErrorCode::kOk);
 }

@@ -1,0 +1,105 @@
+#include "core/admission/commands.h"
+
+#include <utility>
+
+namespace dnaserve::core {
+
+jobs::v1::JobCommand PredictCommandFor(AdmittedPredict admitted) {
+  jobs::v1::JobCommand command;
+  ValidatedPredict& input = admitted.input;
+  jobs::v1::PredictCommand* predict = command.mutable_predict();
+  predict->set_task(std::string(TaskName(input.task)));
+  *predict->mutable_request() = std::move(input.request);
+  predict->set_format(std::string(FormatName(admitted.format)));
+  if (input.requested_model) predict->set_requested_model(*input.requested_model);
+  predict->set_sequence_name(std::move(input.sequence_name));
+  predict->set_sequence_length(input.sequence_length);
+  predict->set_tss_index(input.tss_index);
+  predict->set_scored_start(input.scored_start);
+  predict->set_scored_end(input.scored_end);
+  return command;
+}
+
+StatusOr<AdmittedPredict> PredictFromCommand(jobs::v1::PredictCommand command) {
+  auto task = TaskFromName(command.task());
+  auto format = FormatFromName(command.format());
+  if (!task || !format) {
+    return BadRequest("the queued prediction names a task or format this release does not know (" +
+                      command.task() + ", " + command.format() + ")");
+  }
+  AdmittedPredict admitted;
+  admitted.format = *format;
+  ValidatedPredict& input = admitted.input;
+  input.task = *task;
+  input.request = std::move(*command.mutable_request());
+  if (command.has_requested_model()) input.requested_model = command.requested_model();
+  input.sequence_name = std::move(*command.mutable_sequence_name());
+  input.sequence_length = command.sequence_length();
+  input.tss_index = command.tss_index();
+  input.scored_start = command.scored_start();
+  input.scored_end = command.scored_end();
+  return admitted;
+}
+
+jobs::v1::JobCommand FindGenesCommandFor(AdmittedFindGenes admitted) {
+  jobs::v1::JobCommand command;
+  ValidatedFindGenes& input = admitted.input;
+  jobs::v1::FindGenesCommand* find = command.mutable_find_genes();
+  find->set_sequence(std::move(input.sequence));
+  find->set_sequence_name(std::move(input.sequence_name));
+  find->set_sequence_length(input.sequence_length);
+  find->set_description(std::move(input.description));
+  if (input.annotation_model) find->set_requested_annotation_model(*input.annotation_model);
+  if (input.expression_model) find->set_requested_expression_model(*input.expression_model);
+  find->set_annotation_model(std::move(admitted.annotation_model));
+  find->set_expression_model(std::move(admitted.expression_model));
+  *find->mutable_annotation() = std::move(input.annotation);
+  return command;
+}
+
+AdmittedFindGenes FindGenesFromCommand(jobs::v1::FindGenesCommand command) {
+  AdmittedFindGenes admitted;
+  ValidatedFindGenes& input = admitted.input;
+  input.sequence = std::move(*command.mutable_sequence());
+  input.sequence_name = std::move(*command.mutable_sequence_name());
+  input.sequence_length = command.sequence_length();
+  input.description = std::move(*command.mutable_description());
+  if (command.has_requested_annotation_model()) {
+    input.annotation_model = command.requested_annotation_model();
+  }
+  if (command.has_requested_expression_model()) {
+    input.expression_model = command.requested_expression_model();
+  }
+  input.annotation = std::move(*command.mutable_annotation());
+  admitted.annotation_model = std::move(*command.mutable_annotation_model());
+  admitted.expression_model = std::move(*command.mutable_expression_model());
+  return admitted;
+}
+
+jobs::v1::JobCommand VariantCommandFor(const ValidatedVariant& request) {
+  jobs::v1::JobCommand command;
+  jobs::v1::VariantCommand* variant = command.mutable_variant();
+  variant->set_uri(request.uri);
+  if (request.client_ref) variant->set_client_ref(*request.client_ref);
+  variant->set_genome_build(request.genome_build);
+  variant->set_window(request.window);
+  for (const auto& tissue : request.tissues) variant->add_tissues(tissue);
+  variant->set_has_genes(request.genes.has_value());
+  if (request.genes) {
+    for (const auto& gene : *request.genes) variant->add_genes(gene);
+  }
+  return command;
+}
+
+ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command) {
+  ValidatedVariant request;
+  request.uri = command.uri();
+  if (command.has_client_ref()) request.client_ref = command.client_ref();
+  request.genome_build = command.genome_build();
+  request.window = command.window();
+  request.tissues.assign(command.tissues().begin(), command.tissues().end());
+  if (command.has_genes()) request.genes.emplace(command.genes().begin(), command.genes().end());
+  return request;
+}
+
+}  // namespace dnaserve::core

@@ -1,0 +1,67 @@
+#include "core/config/shared_settings.h"
+
+#include <CLI/CLI.hpp>
+
+namespace dnaserve::core {
+
+void AddSharedOptions(CLI::App& app, SharedSettings& s) {
+  app.add_option("--redis-url", s.redis_url,
+                 "redis://host:port[/db] of the job store, job queue and quotas")
+      ->envname("DNASERVE_REDIS_URL");
+  app.add_option("--workers", s.workers, "task=host:port[;host:port],... worker addresses")
+      ->envname("DNASERVE_WORKERS")
+      ->required();
+  app.add_option("--worker-health-interval-ms", s.worker_health_interval_ms,
+                 "milliseconds between grpc.health.v1 checks of every worker")
+      ->envname("DNASERVE_WORKER_HEALTH_INTERVAL_MS")
+      ->check(CLI::Range(100, 600000));
+  app.add_option("--worker-keepalive", s.worker_keepalive_seconds,
+                 "seconds between pings on busy worker connections (and the ping timeout)")
+      ->envname("DNASERVE_WORKER_KEEPALIVE")
+      ->check(CLI::Range(5, 3600));
+  app.add_option("--admin-listen", s.admin_listen,
+                 "address:port for /metrics, /ready and /live (empty = off)")
+      ->envname("DNASERVE_ADMIN_LISTEN");
+  app.add_option("--max-queued-jobs", s.max_queued_jobs,
+                 "queued and running jobs one client may have (then 429)")
+      ->envname("DNASERVE_MAX_QUEUED_JOBS")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--client-result-bytes", s.client_result_bytes,
+                 "bytes of stored job results (compressed) each client may keep; its oldest are "
+                 "evicted beyond it (0 = no limit)")
+      ->envname("DNASERVE_CLIENT_RESULT_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+}
+
+namespace {
+RedisJobStoreOptions StoreOptions(const SharedSettings& s) {
+  RedisJobStoreOptions options;
+  options.client_result_bytes = s.client_result_bytes;
+  return options;
+}
+JobQueueOptions QueueOptions(const SharedSettings& s) {
+  JobQueueOptions options;
+  options.max_jobs_per_client = s.max_queued_jobs;
+  return options;
+}
+}  // namespace
+
+SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,
+                           const SharedSettings& settings)
+    : jobs(redis, nullptr, StoreOptions(settings)),
+      quotas(redis),
+      queue(redis, QueueOptions(settings)) {}
+
+GrpcInferenceBackend::Options WorkerBackendOptions(const WorkerEndpoints& endpoints,
+                                                   const SharedSettings& s,
+                                                   std::chrono::seconds call_deadline) {
+  GrpcInferenceBackend::Options options;
+  options.endpoints = endpoints;
+  options.predict_deadline = call_deadline;
+  options.health_interval = std::chrono::milliseconds(s.worker_health_interval_ms);
+  options.keepalive_time = options.keepalive_timeout =
+      std::chrono::seconds(s.worker_keepalive_seconds);
+  return options;
+}
+
+}  // namespace dnaserve::core

@@ -1,0 +1,283 @@
+#include "core/jobs/job_queue.h"
+
+#include <cstdlib>
+
+#include "common/log.h"
+
+namespace dnaserve::core {
+namespace {
+
+constexpr const char* kGroup = "runners";
+constexpr const char* kFactPrefix = "fact.";
+
+// KEYS: stream, clients set. ARGV: max entries (0 = unbounded), client id, then the entry's
+// field/value pairs. The group is made with the stream; BUSYGROUP (it exists) is expected.
+const RedisScript& AddScript() {
+  static const RedisScript script(R"lua(
+local n = redis.call('XLEN', KEYS[1])
+local max = tonumber(ARGV[1])
+if max > 0 and n >= max then return {'full', n} end
+redis.pcall('XGROUP', 'CREATE', KEYS[1], 'runners', '0', 'MKSTREAM')
+local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
+if ARGV[2] ~= '' then redis.call('SADD', KEYS[2], ARGV[2]) end
+return {'ok', id}
+)lua");
+  return script;
+}
+
+// KEYS: stream, clients set. ARGV: entry id, client id ('' for the admission stream).
+const RedisScript& AckScript() {
+  static const RedisScript script(R"lua(
+redis.call('XACK', KEYS[1], 'runners', ARGV[1])
+redis.call('XDEL', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' and redis.call('XLEN', KEYS[1]) == 0 then
+  redis.call('SREM', KEYS[2], ARGV[2])
+end
+return 'ok'
+)lua");
+  return script;
+}
+
+std::vector<std::string> EntryFields(const QueuedJob& j) {
+  std::vector<std::string> f = {"job_id",      j.job_id,
+                                "request_id",  j.request_id,
+                                "client_id",   j.client_id,
+                                "rate",        std::to_string(j.rate_per_minute),
+                                "concurrency", std::to_string(j.max_concurrency),
+                                "kind",        j.kind,
+                                "mode",        j.mode,
+                                "deadline_ms", std::to_string(j.deadline_ms),
+                                "command",     j.command};
+  for (const auto& [name, value] : j.facts) {
+    f.push_back(kFactPrefix + name);
+    f.push_back(value);
+  }
+  return f;
+}
+
+int64_t ToInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
+
+QueuedJob JobFromFields(const std::vector<RedisReply>& fields) {
+  QueuedJob j;
+  for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+    const std::string& name = fields[i].str;
+    const std::string& value = fields[i + 1].str;
+    if (name == "job_id") j.job_id = value;
+    else if (name == "request_id") j.request_id = value;
+    else if (name == "client_id") j.client_id = value;
+    else if (name == "rate") j.rate_per_minute = ToInt(value);
+    else if (name == "concurrency") j.max_concurrency = ToInt(value);
+    else if (name == "kind") j.kind = value;
+    else if (name == "mode") j.mode = value;
+    else if (name == "deadline_ms") j.deadline_ms = ToInt(value);
+    else if (name == "command") j.command = value;
+    else if (name == "task") j.legacy_request.task = value;
+    else if (name == "format") j.legacy_request.format = value;
+    else if (name == "accept") j.legacy_request.accept = value;
+    else if (name == "body") j.legacy_request.body = value;
+    else if (name.rfind(kFactPrefix, 0) == 0) j.facts[name.substr(5)] = value;
+  }
+  return j;
+}
+
+// [id, [field, value, ...]] as XREADGROUP and XAUTOCLAIM return each entry. A nil field list
+// is an entry deleted while pending (acknowledged elsewhere): nothing to run.
+std::optional<Delivery> DeliveryFrom(const std::string& stream, const RedisReply& entry) {
+  if (entry.type != RedisReply::Type::kArray || entry.elements.size() != 2) return std::nullopt;
+  if (entry.elements[1].type != RedisReply::Type::kArray) return std::nullopt;
+  Delivery d;
+  d.stream = stream;
+  d.entry_id = entry.elements[0].str;
+  d.job = JobFromFields(entry.elements[1].elements);
+  return d;
+}
+
+Status QueueError(const char* op, const Status& status) {
+  log::Warn("job_queue_error", {{"op", op}, {"error", status.message()}});
+  return Unavailable("the job queue is unavailable; retry shortly");
+}
+
+}  // namespace
+
+std::string QueuedJob::Fact(const std::string& name) const {
+  auto it = facts.find(name);
+  return it == facts.end() ? std::string() : it->second;
+}
+
+RedisJobQueue::RedisJobQueue(std::shared_ptr<RedisConnection> redis, JobQueueOptions options)
+    : redis_(std::move(redis)), options_(std::move(options)) {}
+
+std::string RedisJobQueue::ClientStream(const std::string& client_id) const {
+  return options_.key_prefix + "queue:client:" + client_id;
+}
+std::string RedisJobQueue::AdmissionStream() const { return options_.key_prefix + "queue:admit"; }
+std::string RedisJobQueue::ClientsKey() const { return options_.key_prefix + "queue:clients"; }
+
+Status RedisJobQueue::Add(const std::string& stream, const QueuedJob& job, bool bounded) {
+  std::vector<std::string> args = {
+      bounded ? std::to_string(options_.max_jobs_per_client) : std::string("0"),
+      bounded ? job.client_id : std::string()};
+  std::vector<std::string> fields = EntryFields(job);
+  args.insert(args.end(), fields.begin(), fields.end());
+  auto reply = redis_->Eval(AddScript(), {stream, ClientsKey()}, args);
+  if (!reply.ok()) return QueueError("enqueue", reply.status());
+  const auto& e = reply->elements;
+  if (reply->type != RedisReply::Type::kArray || e.empty()) {
+    return QueueError("enqueue", Internal("unexpected reply shape"));
+  }
+  if (e[0].str == "full") {
+    return Status(ErrorCode::kTooManyRequests,
+                  "this key already has " + std::to_string(options_.max_jobs_per_client) +
+                      " jobs queued or running; wait for some to finish")
+        .set_retry_after_seconds(5);
+  }
+  return Status::Ok();
+}
+
+Status RedisJobQueue::Enqueue(const QueuedJob& job) {
+  return Add(ClientStream(job.client_id), job, /*bounded=*/true);
+}
+
+Status RedisJobQueue::EnqueueAdmission(const QueuedJob& job) {
+  return Add(AdmissionStream(), job, /*bounded=*/false);
+}
+
+StatusOr<std::optional<std::string>> RedisJobQueue::Verdict(const std::string& job_id) {
+  auto reply = redis_->Command({"GET", options_.key_prefix + "admission:" + job_id});
+  if (!reply.ok()) return QueueError("verdict", reply.status());
+  if (reply->IsNil()) return std::optional<std::string>();
+  return std::optional<std::string>(reply->str);
+}
+
+Status RedisJobQueue::WriteVerdict(const std::string& job_id, const std::string& verdict) {
+  auto reply = redis_->Command({"SET", options_.key_prefix + "admission:" + job_id, verdict, "PX",
+                                std::to_string(options_.verdict_ttl_ms)});
+  if (!reply.ok()) return QueueError("verdict", reply.status());
+  return Status::Ok();
+}
+
+Status RedisJobQueue::RequestCancel(const std::string& job_id) {
+  auto reply = redis_->Command({"SET", options_.key_prefix + "jobcancel:" + job_id, "1", "PX",
+                                std::to_string(options_.cancel_ttl_ms)});
+  if (!reply.ok()) return QueueError("cancel", reply.status());
+  return Status::Ok();
+}
+
+StatusOr<bool> RedisJobQueue::CancelRequested(const std::string& job_id) {
+  auto reply = redis_->Command({"EXISTS", options_.key_prefix + "jobcancel:" + job_id});
+  if (!reply.ok()) return QueueError("cancel", reply.status());
+  return reply->integer == 1;
+}
+
+StatusOr<std::vector<std::string>> RedisJobQueue::ActiveClients() {
+  auto reply = redis_->Command({"SMEMBERS", ClientsKey()});
+  if (!reply.ok()) return QueueError("clients", reply.status());
+  std::vector<std::string> clients;
+  for (const auto& e : reply->elements) clients.push_back(e.str);
+  return clients;
+}
+
+StatusOr<std::optional<Delivery>> RedisJobQueue::ReadFrom(const std::string& stream,
+                                                          const std::string& consumer) {
+  auto reply = redis_->Command(
+      {"XREADGROUP", "GROUP", kGroup, consumer, "COUNT", "1", "STREAMS", stream, ">"});
+  if (!reply.ok()) return QueueError("read", reply.status());
+  if (reply->IsError()) {
+    // NOGROUP: the stream has never had an entry.
+    if (reply->str.rfind("NOGROUP", 0) == 0) return std::optional<Delivery>();
+    return QueueError("read", Unavailable(reply->str));
+  }
+  // [[stream, [[id, fields]]]]
+  if (reply->type != RedisReply::Type::kArray || reply->elements.empty()) {
+    return std::optional<Delivery>();
+  }
+  const RedisReply& per_stream = reply->elements[0];
+  if (per_stream.elements.size() != 2 || per_stream.elements[1].elements.empty()) {
+    return std::optional<Delivery>();
+  }
+  return DeliveryFrom(stream, per_stream.elements[1].elements[0]);
+}
+
+StatusOr<std::optional<Delivery>> RedisJobQueue::ClaimFrom(const std::string& stream,
+                                                           const std::string& consumer,
+                                                           int64_t min_idle_ms) {
+  auto reply = redis_->Command({"XAUTOCLAIM", stream, kGroup, consumer,
+                                std::to_string(min_idle_ms), "0-0", "COUNT", "1"});
+  if (!reply.ok()) return QueueError("claim", reply.status());
+  if (reply->IsError()) {
+    if (reply->str.rfind("NOGROUP", 0) == 0) return std::optional<Delivery>();
+    return QueueError("claim", Unavailable(reply->str));
+  }
+  // [next cursor, [[id, fields]], [deleted ids]]
+  if (reply->type != RedisReply::Type::kArray || reply->elements.size() < 2 ||
+      reply->elements[1].elements.empty()) {
+    return std::optional<Delivery>();
+  }
+  auto delivery = DeliveryFrom(stream, reply->elements[1].elements[0]);
+  if (!delivery) return delivery;
+  auto pending = redis_->Command(
+      {"XPENDING", stream, kGroup, delivery->entry_id, delivery->entry_id, "1"});
+  if (pending.ok() && pending->type == RedisReply::Type::kArray && !pending->elements.empty() &&
+      pending->elements[0].elements.size() == 4) {
+    delivery->attempts = pending->elements[0].elements[3].integer;
+  }
+  return delivery;
+}
+
+StatusOr<std::optional<Delivery>> RedisJobQueue::ReadNew(const std::string& client_id,
+                                                         const std::string& consumer) {
+  return ReadFrom(ClientStream(client_id), consumer);
+}
+
+StatusOr<std::optional<Delivery>> RedisJobQueue::ClaimStale(const std::string& client_id,
+                                                            const std::string& consumer,
+                                                            int64_t min_idle_ms) {
+  const std::string stream = client_id.empty() ? AdmissionStream() : ClientStream(client_id);
+  return ClaimFrom(stream, consumer, min_idle_ms);
+}
+
+StatusOr<std::optional<Delivery>> RedisJobQueue::ReadNewAdmission(const std::string& consumer) {
+  return ReadFrom(AdmissionStream(), consumer);
+}
+
+Status RedisJobQueue::Touch(const std::string& consumer, const std::vector<const Delivery*>& held) {
+  if (held.empty()) return Status::Ok();
+  std::vector<std::vector<std::string>> commands;
+  for (const Delivery* d : held) {
+    commands.push_back({"XCLAIM", d->stream, kGroup, consumer, "0", d->entry_id, "JUSTID"});
+  }
+  auto replies = redis_->Pipeline(commands);
+  if (!replies.ok()) return QueueError("touch", replies.status());
+  return Status::Ok();
+}
+
+Status RedisJobQueue::Release(const std::string& consumer, const Delivery& delivery,
+                              int64_t idle_ms) {
+  auto reply = redis_->Command({"XCLAIM", delivery.stream, kGroup, consumer, "0",
+                                delivery.entry_id, "IDLE", std::to_string(idle_ms), "JUSTID"});
+  if (!reply.ok()) return QueueError("release", reply.status());
+  return Status::Ok();
+}
+
+Status RedisJobQueue::Ack(const Delivery& delivery) {
+  const bool admission = delivery.stream == AdmissionStream();
+  auto reply = redis_->Eval(AckScript(), {delivery.stream, ClientsKey()},
+                            {delivery.entry_id, admission ? std::string() : delivery.job.client_id});
+  if (!reply.ok()) return QueueError("ack", reply.status());
+  return Status::Ok();
+}
+
+StatusOr<int64_t> RedisJobQueue::Depth() {
+  auto clients = ActiveClients();
+  if (!clients.ok()) return clients.status();
+  if (clients->empty()) return int64_t{0};
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& c : *clients) commands.push_back({"XLEN", ClientStream(c)});
+  auto replies = redis_->Pipeline(commands);
+  if (!replies.ok()) return QueueError("depth", replies.status());
+  int64_t depth = 0;
+  for (const auto& r : *replies) depth += r.integer;
+  return depth;
+}
+
+}  // namespace dnaserve::core

@@ -1,0 +1,379 @@
+#include "core/redis/redis_connection.h"
+
+#include <hiredis/hiredis.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <sys/time.h>
+
+#include <cctype>
+#include <cstdio>
+#include <utility>
+
+#include "common/log.h"
+
+namespace dnaserve::core {
+namespace {
+
+timeval ToTimeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+RedisReply Convert(const redisReply* r) {
+  RedisReply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::kString;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::kStatus;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::kError;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::kInteger;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::kArray;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(Convert(r->element[i]));
+      break;
+    default:
+      out.type = RedisReply::Type::kNil;
+      break;
+  }
+  return out;
+}
+
+struct ArgvView {
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  explicit ArgvView(const std::vector<std::string>& args) {
+    argv.reserve(args.size());
+    lens.reserve(args.size());
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+  }
+  int argc() const { return static_cast<int>(argv.size()); }
+};
+
+// An idle Redis connection never has anything to read (no pub/sub here), so a readable socket
+// means the server closed it (e.g. Redis restarted) or the stream is out of step. Checking before
+// each use lets the command go to a fresh connection instead of failing on the dead one.
+bool IdleConnectionBroken(int fd) {
+  pollfd p{};
+  p.fd = fd;
+  p.events = POLLIN;
+  return poll(&p, 1, 0) != 0;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+StatusOr<std::string> PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size()) {
+      return BadRequest("redis URL: truncated %-escape in credentials");
+    }
+    int hi = HexValue(s[i + 1]);
+    int lo = HexValue(s[i + 2]);
+    if (hi < 0 || lo < 0) return BadRequest("redis URL: bad %-escape in credentials");
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+bool ParseInt(std::string_view s, int min, int max, int* out) {
+  if (s.empty() || s.size() > 9) return false;
+  int value = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+StatusOr<RedisUrl> RedisUrl::Parse(std::string_view url) {
+  constexpr std::string_view kScheme = "redis://";
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return BadRequest(
+        "redis URL must start with redis:// (TLS and unix sockets are not supported)");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  RedisUrl parsed;
+
+  // Credentials end at the last '@' (a password may itself contain '@' only %-encoded, but be
+  // lenient).
+  size_t at = rest.rfind('@');
+  if (at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    size_t colon = userinfo.find(':');
+    std::string_view user = colon == std::string_view::npos ? userinfo : userinfo.substr(0, colon);
+    std::string_view pass =
+        colon == std::string_view::npos ? std::string_view() : userinfo.substr(colon + 1);
+    if (colon == std::string_view::npos) {
+      // "redis://secret@host": a bare userinfo is the password (legacy AUTH form).
+      pass = user;
+      user = {};
+    }
+    auto u = PercentDecode(user);
+    if (!u.ok()) return u.status();
+    auto p = PercentDecode(pass);
+    if (!p.ok()) return p.status();
+    parsed.username = *u;
+    parsed.password = *p;
+  }
+
+  std::string_view hostport = rest;
+  std::string_view path;
+  size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    hostport = rest.substr(0, slash);
+    path = rest.substr(slash + 1);
+  }
+  std::string_view port_text;
+  if (!hostport.empty() && hostport.front() == '[') {
+    size_t close = hostport.find(']');
+    if (close == std::string_view::npos) return BadRequest("redis URL: unterminated [IPv6] host");
+    parsed.host = std::string(hostport.substr(1, close - 1));
+    std::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return BadRequest("redis URL: junk after [IPv6] host");
+      port_text = after.substr(1);
+      if (port_text.empty()) return BadRequest("redis URL: empty port");
+    }
+  } else {
+    size_t colon = hostport.rfind(':');
+    if (colon != std::string_view::npos) {
+      parsed.host = std::string(hostport.substr(0, colon));
+      port_text = hostport.substr(colon + 1);
+      if (port_text.empty()) return BadRequest("redis URL: empty port");
+    } else {
+      parsed.host = std::string(hostport);
+    }
+  }
+  if (parsed.host.empty()) return BadRequest("redis URL: missing host");
+  if (!port_text.empty() && !ParseInt(port_text, 1, 65535, &parsed.port)) {
+    return BadRequest("redis URL: port must be an integer 1-65535");
+  }
+  if (!path.empty() && !ParseInt(path, 0, 1'000'000, &parsed.db)) {
+    return BadRequest("redis URL: database must be a non-negative integer");
+  }
+  return parsed;
+}
+
+std::string RedisUrl::Describe() const {
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return h + ":" + std::to_string(port) + "/" + std::to_string(db);
+}
+
+RedisScript::RedisScript(std::string source) : source_(std::move(source)) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(source_.data(), source_.size(), digest, &len, EVP_sha1(), nullptr) != 1) {
+    return;  // empty sha1: Eval then always sends the script with EVAL
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  sha1_.reserve(len * 2);
+  for (unsigned int i = 0; i < len; ++i) {
+    sha1_.push_back(kHex[digest[i] >> 4]);
+    sha1_.push_back(kHex[digest[i] & 0xf]);
+  }
+}
+
+struct RedisConnection::Slot {
+  std::mutex mu;
+  redisContext* context = nullptr;
+  std::chrono::steady_clock::time_point last_failed_connect{};
+  bool ever_failed = false;
+
+  void Drop() {
+    if (context != nullptr) redisFree(context);
+    context = nullptr;
+  }
+  ~Slot() { Drop(); }
+};
+
+StatusOr<std::shared_ptr<RedisConnection>> RedisConnection::Create(std::string_view url,
+                                                                   RedisOptions options) {
+  auto parsed = RedisUrl::Parse(url);
+  if (!parsed.ok()) return parsed.status();
+  if (options.pool_size < 1) options.pool_size = 1;
+  return std::shared_ptr<RedisConnection>(new RedisConnection(*parsed, options));
+}
+
+RedisConnection::RedisConnection(RedisUrl url, RedisOptions options)
+    : url_(std::move(url)), options_(options) {
+  for (int i = 0; i < options_.pool_size; ++i) slots_.push_back(std::make_unique<Slot>());
+}
+
+RedisConnection::~RedisConnection() = default;
+
+RedisConnection::Slot& RedisConnection::Acquire(std::unique_lock<std::mutex>* lock) {
+  const size_t n = slots_.size();
+  const size_t start = static_cast<size_t>(next_slot_.fetch_add(1) % n);
+  for (size_t i = 0; i < n; ++i) {
+    Slot& slot = *slots_[(start + i) % n];
+    std::unique_lock<std::mutex> attempt(slot.mu, std::try_to_lock);
+    if (attempt.owns_lock()) {
+      *lock = std::move(attempt);
+      return slot;
+    }
+  }
+  Slot& slot = *slots_[start];
+  *lock = std::unique_lock<std::mutex>(slot.mu);
+  return slot;
+}
+
+Status RedisConnection::EnsureConnected(Slot& slot) {
+  if (slot.context != nullptr) return Status::Ok();
+  auto now = std::chrono::steady_clock::now();
+  if (slot.ever_failed && now - slot.last_failed_connect < options_.reconnect_backoff) {
+    return Unavailable("redis " + url_.Describe() + " unreachable (retrying shortly)");
+  }
+  auto fail = [&](const std::string& why) {
+    slot.Drop();
+    slot.ever_failed = true;
+    slot.last_failed_connect = std::chrono::steady_clock::now();
+    return Unavailable("redis " + url_.Describe() + ": " + why);
+  };
+
+  slot.context =
+      redisConnectWithTimeout(url_.host.c_str(), url_.port, ToTimeval(options_.connect_timeout));
+  if (slot.context == nullptr) return fail("cannot allocate connection");
+  if (slot.context->err != 0) return fail(std::string("connect failed: ") + slot.context->errstr);
+  if (redisSetTimeout(slot.context, ToTimeval(options_.command_timeout)) != REDIS_OK) {
+    return fail("cannot set the command timeout");
+  }
+  redisEnableKeepAlive(slot.context);
+
+  auto run = [&](const std::vector<std::string>& args) -> StatusOr<RedisReply> {
+    ArgvView view(args);
+    auto* raw = static_cast<redisReply*>(
+        redisCommandArgv(slot.context, view.argc(), view.argv.data(), view.lens.data()));
+    if (raw == nullptr) return Unavailable(slot.context->errstr);
+    RedisReply reply = Convert(raw);
+    freeReplyObject(raw);
+    return reply;
+  };
+  if (!url_.password.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!url_.username.empty()) auth.push_back(url_.username);
+    auth.push_back(url_.password);
+    auto reply = run(auth);
+    if (!reply.ok()) return fail("AUTH: " + reply.status().message());
+    // The error text never contains the password, but keep it out of the message anyway.
+    if (reply->IsError()) return fail("authentication refused");
+  }
+  if (url_.db != 0) {
+    auto reply = run({"SELECT", std::to_string(url_.db)});
+    if (!reply.ok()) return fail("SELECT: " + reply.status().message());
+    if (reply->IsError()) return fail("SELECT " + std::to_string(url_.db) + ": " + reply->str);
+  }
+  slot.ever_failed = false;
+  return Status::Ok();
+}
+
+StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::string>& args) {
+  auto replies = Pipeline({args});
+  if (!replies.ok()) return replies.status();
+  return std::move(replies->front());
+}
+
+StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<RedisReply> out;
+  if (commands.empty()) return out;
+  std::unique_lock<std::mutex> lock;
+  Slot& slot = Acquire(&lock);
+  if (slot.context != nullptr && IdleConnectionBroken(slot.context->fd)) slot.Drop();
+  DNASERVE_RETURN_IF_ERROR(EnsureConnected(slot));
+
+  auto io_failure = [&]() {
+    std::string why = slot.context->errstr;
+    // The connection state is unknown after an I/O error or timeout: drop it, the next command
+    // reconnects.
+    slot.Drop();
+    log::Warn("redis_io_error", {{"redis", url_.Describe()}, {"error", why}});
+    return Unavailable("redis " + url_.Describe() + ": " + why);
+  };
+
+  for (const auto& args : commands) {
+    ArgvView view(args);
+    if (redisAppendCommandArgv(slot.context, view.argc(), view.argv.data(), view.lens.data()) !=
+        REDIS_OK) {
+      return io_failure();
+    }
+  }
+  out.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(slot.context, &raw) != REDIS_OK || raw == nullptr) return io_failure();
+    out.push_back(Convert(static_cast<redisReply*>(raw)));
+    freeReplyObject(raw);
+  }
+  return out;
+}
+
+StatusOr<RedisReply> RedisConnection::Eval(const RedisScript& script,
+                                           const std::vector<std::string>& keys,
+                                           const std::vector<std::string>& args) {
+  auto build = [&](const std::string& verb, const std::string& body) {
+    std::vector<std::string> cmd;
+    cmd.reserve(3 + keys.size() + args.size());
+    cmd.push_back(verb);
+    cmd.push_back(body);
+    cmd.push_back(std::to_string(keys.size()));
+    cmd.insert(cmd.end(), keys.begin(), keys.end());
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    return cmd;
+  };
+  StatusOr<RedisReply> reply = Status(ErrorCode::kInternal, "unreachable");
+  bool need_eval = script.sha1().empty();
+  if (!need_eval) {
+    reply = Command(build("EVALSHA", script.sha1()));
+    if (!reply.ok()) return reply.status();
+    need_eval = reply->IsError() && reply->str.rfind("NOSCRIPT", 0) == 0;
+  }
+  if (need_eval) {
+    reply = Command(build("EVAL", script.source()));
+    if (!reply.ok()) return reply.status();
+  }
+  if (reply->IsError()) return Unavailable("redis script error: " + reply->str);
+  return reply;
+}
+
+Status RedisConnection::Ping() {
+  auto reply = Command({"PING"});
+  if (!reply.ok()) return reply.status();
+  if (reply->type != RedisReply::Type::kStatus || reply->str != "PONG") {
+    return Unavailable("redis PING answered " + (reply->IsError() ? reply->str : "unexpectedly"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace dnaserve::core
