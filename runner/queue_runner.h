@@ -1,4 +1,4 @@
-// The runner's engine: takes jobs from the Redis queue (gateway/jobs/job_queue.h) and runs them.
+// The runner's engine: takes jobs from the Redis queue (core/jobs/job_queue.h) and runs them.
 //
 //   fetch loop      while a slot is free, takes the next job, clients in turn (a client already
 //                   holding `client_slots` of this runner's slots is skipped, so another client

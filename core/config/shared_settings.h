@@ -36,7 +36,7 @@ struct SharedSettings {
   // DNASERVE_MAX_QUEUED_JOBS: queued and running jobs one client may have in the runners' queue.
   int64_t max_queued_jobs = 64;
   // DNASERVE_CLIENT_RESULT_BYTES: stored job results (compressed) each client may keep; past
-  // it the client's oldest results are evicted (gateway/jobs/job_store.h). 0 = no limit.
+  // it the client's oldest results are evicted (core/jobs/job_store.h). 0 = no limit.
   int64_t client_result_bytes = 64LL << 20;
 };
 

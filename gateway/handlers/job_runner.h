@@ -1,4 +1,4 @@
-// Runs jobs (gateway/jobs/job.h) on the executor: stores each one's final response as the job's
+// Runs jobs (core/jobs/job.h) on the executor: stores each one's final response as the job's
 // result and hands it to the waiting client for sync calls. While jobs run it refreshes their
 // heartbeat (so a poll can tell a live job from one whose gateway died), renews their
 // concurrency leases and writes their progress; on Stop it cancels them.

@@ -4,7 +4,7 @@
 //
 // Where a job runs: a sync prediction runs on this gateway (the design's hot path: one worker
 // call while the client waits). Everything that outlives a request (async predictions, both
-// workflows) goes to the runners through the Redis queue (gateway/jobs/job_queue.h), so the
+// workflows) goes to the runners through the Redis queue (core/jobs/job_queue.h), so the
 // death of this gateway loses none of it; for a sync find-genes request the gateway waits for
 // the runner's answer. The variant workflow's checks that need the object store are made by a
 // runner while the gateway waits (the gateway holds no object-store credentials).

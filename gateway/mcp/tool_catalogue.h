@@ -4,7 +4,7 @@
 //
 // Each tool's inputSchema is the request schema the OpenAPI document publishes for the REST
 // operation the tool wraps (its $refs inlined, x- extensions dropped), and that document is
-// generated from the validation tables (gateway/validation/request_schema.h): one source, so a
+// generated from the validation tables (core/validation/request_schema.h): one source, so a
 // tool can neither accept nor advertise anything its REST operation would not.
 #pragma once
 

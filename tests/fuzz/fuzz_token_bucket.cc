@@ -1,4 +1,4 @@
-// The token bucket behind every quota (gateway/ratelimit/token_bucket.h) and the edge per-IP
+// The token bucket behind every quota (core/quota/token_bucket.h) and the edge per-IP
 // limiter built on it, driven by arbitrary configurations (any a keys file or the flags accept)
 // and arbitrary clocks, including clocks that jump backwards (another replica's clock ahead of
 // ours). Invariants:

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/ids.h"
 #include "tests/support/in_memory_job_store.h"
@@ -506,6 +507,77 @@ TEST_CASE("Redis: two gateways see the same jobs", "[jobs][redis]") {
   CHECK(got->state == core::JobState::kCompleted);
   CHECK(got->content_type == "text/x-gff3");
   CHECK(got->body == "##gff-version 3\n");
+}
+
+// Records as the release before wrote them: no "v", an HTTP status instead of a code.
+std::vector<std::string> UnversionedRecord(const core::JobRecord& r, const std::string& state,
+                                           const std::string& http_status, int64_t now_ms) {
+  return {"HSET", "dnaserve:job:" + r.job_id, "job_id", r.job_id, "request_id", r.request_id,
+          "owner", r.owner, "task", r.task, "mode", r.mode, "queued", "0", "state", state,
+          "created_at_ms", std::to_string(now_ms), "updated_at_ms", std::to_string(now_ms),
+          "progress_percent", "100", "progress_message", "", "http_status", http_status,
+          "content_type", "application/json", "body", "{}", "body_encoding", ""};
+}
+
+TEST_CASE("Redis: records carry a format version; the release before's are read as written",
+          "[jobs][redis][versions]") {
+  core::ManualClock clock;
+  auto connection = Connect(SharedRedis().url());
+  core::RedisJobStore store(connection, &clock);
+  const std::string owner = Owner("acme");
+
+  core::JobRecord fresh = NewJob(owner);
+  REQUIRE(store.Create(fresh).ok());
+  auto version = connection->Command({"HGET", "dnaserve:job:" + fresh.job_id, "v"});
+  REQUIRE(version.ok());
+  CHECK(version->str == std::to_string(core::kJobRecordVersion));
+  REQUIRE(store.Finish(fresh.job_id, ErrorCode::kModelNotFound, "application/json", "{}").ok());
+  auto code = connection->Command({"HGET", "dnaserve:job:" + fresh.job_id, "code"});
+  REQUIRE(code.ok());
+  CHECK(code->str == "model_not_found");
+  auto finished = store.Get(fresh.job_id, owner);
+  REQUIRE(finished.ok());
+  CHECK(finished->code == ErrorCode::kModelNotFound);
+  CHECK_FALSE(finished->legacy_http_status.has_value());
+
+  core::JobRecord refused = NewJob(owner);
+  REQUIRE(connection->Command(UnversionedRecord(refused, "failed", "404", clock.NowMs())).ok());
+  auto old_failed = store.Get(refused.job_id, owner);
+  REQUIRE(old_failed.ok());
+  CHECK(old_failed->format_version == 1);
+  CHECK(old_failed->state == core::JobState::kFailed);
+  REQUIRE(old_failed->legacy_http_status.has_value());
+  CHECK(*old_failed->legacy_http_status == 404);
+  CHECK(old_failed->code != ErrorCode::kOk);
+
+  core::JobRecord done = NewJob(owner);
+  REQUIRE(connection->Command(UnversionedRecord(done, "completed", "200", clock.NowMs())).ok());
+  auto old_done = store.Get(done.job_id, owner);
+  REQUIRE(old_done.ok());
+  CHECK(old_done->state == core::JobState::kCompleted);
+  CHECK(old_done->code == ErrorCode::kOk);
+}
+
+TEST_CASE("Redis: a record of a newer format is answered 503 and never rewritten",
+          "[jobs][redis][versions]") {
+  core::ManualClock clock;
+  auto connection = Connect(SharedRedis().url());
+  core::RedisJobStore store(connection, &clock);
+  const std::string owner = Owner("acme");
+  core::JobRecord job = NewJob(owner);
+  // Running with a heartbeat long past the timeout: a record of this version would be marked lost.
+  std::vector<std::string> hset = UnversionedRecord(job, "running", "0", clock.NowMs());
+  hset.insert(hset.end(), {"v", std::to_string(core::kJobRecordVersion + 1)});
+  REQUIRE(connection->Command(hset).ok());
+  clock.AdvanceMs(3600 * 1000);
+
+  auto got = store.Get(job.job_id, owner);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == ErrorCode::kServiceUnavailable);
+  CHECK(got.status().retry_after_seconds().has_value());
+  auto state = connection->Command({"HGET", "dnaserve:job:" + job.job_id, "state"});
+  REQUIRE(state.ok());
+  CHECK(state->str == "running");
 }
 
 TEST_CASE("Redis: Ping, a dead Redis and a restarted one", "[jobs][redis]") {

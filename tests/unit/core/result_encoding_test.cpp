@@ -1,4 +1,4 @@
-// Stored results as gzip (gateway/jobs/result_codec.h) and the Accept-Encoding rule that decides
+// Stored results as gzip (core/jobs/result_codec.h) and the Accept-Encoding rule that decides
 // whether a poll may send those bytes as they are (gateway/http/accept_encoding.h).
 #include <zlib.h>
 

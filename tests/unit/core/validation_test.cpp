@@ -1,4 +1,4 @@
-// Admission rules of the six predict requests (gateway/validation): every rule of the contract's
+// Admission rules of the six predict requests (core/validation): every rule of the contract's
 // Resources, Errors and Limits sections, happy and failing paths.
 #ifndef CATCH_CONFIG_PREFIX_ALL
 #define CATCH_CONFIG_PREFIX_ALL
@@ -127,7 +127,7 @@ CATCH_TEST_CASE("deeply nested JSON neither crashes nor is accepted", "[validati
   std::string nested(200000, '[');
   nested += std::string(200000, ']');
   auto result = core::ValidatePredictBody(Task::kPromoter, ValidBody(Task::kPromoter, {{"x", nested}}));
-  // Refused before parsing (gateway/validation/json_shape.h), so it never costs parser memory.
+  // Refused before parsing (core/validation/json_shape.h), so it never costs parser memory.
   CATCH_REQUIRE_FALSE(result.ok());
   CATCH_CHECK(result.status().code() == ErrorCode::kBadRequest);
   CATCH_CHECK(result.status().message().find("deeper than 32 levels") != std::string::npos);

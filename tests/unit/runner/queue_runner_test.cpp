@@ -227,6 +227,53 @@ TEST_CASE("runner: jobs run, results are stored, leases freed and entries remove
   REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
 }
 
+TEST_CASE("runner: an entry of the release before (the HTTP request, no command) still runs",
+          "[runner][queue][versions]") {
+  QueueHarness h;
+  h.StartRunner("r1");
+  const std::string job = h.Submit("alice", 300, "async", /*max_concurrency=*/1, /*legacy=*/true);
+  REQUIRE(Eventually([&] { return h.Finished(job, "alice"); }));
+  core::JobRecord record = h.Record(job, "alice");
+  INFO(record.body);
+  CHECK(record.code == ErrorCode::kOk);
+  rapidjson::Document d;
+  d.Parse(record.body.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  CHECK(std::string(d["data"]["task"].GetString()) == "enhancer");
+  CHECK(std::string(d["meta"]["model"].GetString()) == "enhancer-test");
+}
+
+TEST_CASE("runner: a command this release cannot read fails its job, it is never retried",
+          "[runner][queue][versions]") {
+  QueueHarness h;
+  h.StartRunner("r1");
+  const std::string job_id = h.Submit("alice", 300);
+  // Rewrite the entry's command as a newer release's unknown kind would look: an empty oneof.
+  core::QueuedJob job;
+  job.job_id = NewUuidV4();
+  job.request_id = "req-unknown";
+  job.client_id = "alice";
+  job.rate_per_minute = 6000;
+  job.max_concurrency = 8;
+  job.kind = "predict";
+  job.mode = "async";
+  job.command = std::string("\x22\x00", 2);  // field 4 (unknown to this release), empty
+  core::JobRecord record;
+  record.job_id = job.job_id;
+  record.request_id = job.request_id;
+  record.owner = "alice";
+  record.task = "enhancer";
+  record.mode = "async";
+  record.queued = true;
+  REQUIRE(h.jobs.Create(record).ok());
+  REQUIRE(h.queue.Enqueue(job).ok());
+  REQUIRE(Eventually([&] { return h.Finished(job.job_id, "alice"); }));
+  core::JobRecord failed = h.Record(job.job_id, "alice");
+  CHECK(failed.code == ErrorCode::kBadRequest);
+  CHECK(failed.body.find("does not know") != std::string::npos);
+  REQUIRE(Eventually([&] { return h.Finished(job_id, "alice"); }));
+}
+
 TEST_CASE("runner: a small job of B finishes while A's long jobs hold their slots",
           "[runner][queue][fairness]") {
   QueueHarness h;
