@@ -17,7 +17,7 @@
 #include "core/validation/predict_request.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::core;
 
 namespace {
 

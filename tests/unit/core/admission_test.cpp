@@ -72,11 +72,12 @@ TEST_CASE("admission: find-genes and variant requests survive their commands", "
   AddDefault(&catalogue, Task::kAnnotation, "annotation-test", worker::v1::TASK_ANNOTATION);
   AddDefault(&catalogue, Task::kExpression, "expression-test", worker::v1::TASK_EXPRESSION);
   const std::string body = "{\"sequence\": \"" + std::string(1200, 'C') + "\", " +
-                           "\"description\": \"liver\"}";
+                           "\"options\": {\"description\": \"liver\"}}";
   CallInput call;
   call.body = body;
   call.async = true;
   auto admitted = AdmitFindGenes(call, catalogue);
+  INFO(admitted.status().ToString());
   REQUIRE(admitted.ok());
   AdmittedFindGenes back = FindGenesFromCommand(
       FindGenesCommandFor(std::move(admitted).value()).find_genes());

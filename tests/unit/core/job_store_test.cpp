@@ -519,7 +519,7 @@ std::vector<std::string> UnversionedRecord(const core::JobRecord& r, const std::
           "content_type", "application/json", "body", "{}", "body_encoding", ""};
 }
 
-TEST_CASE("Redis: records carry a format version; the release before's are read as written",
+TEST_CASE("Redis: records carry a format version and the release before's are read as written",
           "[jobs][redis][versions]") {
   core::ManualClock clock;
   auto connection = Connect(SharedRedis().url());

@@ -149,8 +149,18 @@ struct QueueHarness {
     job.mode = mode;
     const std::string body = "{\"sequence\": \"" + std::string(length, 'A') + "\"}";
     if (legacy) {
-      job.legacy_request.task = "enhancer";
-      job.legacy_request.body = body;
+      // The entry exactly as the release before wrote it (no command: the request itself).
+      const std::string stream = queue.ClientStream(client);
+      (void)connection->Command({"XGROUP", "CREATE", stream, "runners", "0", "MKSTREAM"});
+      REQUIRE(connection
+                  ->Command({"XADD", stream, "*", "job_id", job_id, "request_id", job.request_id,
+                             "client_id", client, "rate", "6000", "concurrency",
+                             std::to_string(max_concurrency), "kind", "predict", "mode", mode,
+                             "task", "enhancer", "format", "", "accept", "", "deadline_ms", "0",
+                             "body", body})
+                  .ok());
+      REQUIRE(connection->Command({"SADD", "dnaserve:queue:clients", client}).ok());
+      return job_id;
     } else {
       core::CallInput call;
       call.body = body;
