@@ -292,10 +292,6 @@ StatusOr<std::optional<Delivery>> RedisJobQueue::ClaimStale(const std::string& c
   return ClaimFrom(stream, consumer, min_idle_ms, cursor);
 }
 
-StatusOr<std::optional<Delivery>> RedisJobQueue::ReadNewAdmission(const std::string& consumer) {
-  return ReadFrom(AdmissionStream(), consumer);
-}
-
 Status RedisJobQueue::Touch(const std::string& consumer, const std::vector<const Delivery*>& held) {
   if (held.empty()) return Status::Ok();
   std::vector<std::vector<std::string>> commands;

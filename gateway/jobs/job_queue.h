@@ -118,7 +118,6 @@ class RedisJobQueue {
   StatusOr<std::optional<Delivery>> ClaimStale(const std::string& client_id,
                                                const std::string& consumer, int64_t min_idle_ms,
                                                std::string* cursor = nullptr);
-  StatusOr<std::optional<Delivery>> ReadNewAdmission(const std::string& consumer);
   // Keeps held entries from looking abandoned.
   Status Touch(const std::string& consumer, const std::vector<const Delivery*>& held);
   // Hands an entry back at once (graceful stop): another runner may claim it immediately, and
@@ -145,7 +144,7 @@ class RedisJobQueue {
   // it) or `block` passes. cancelled when the wait was interrupted.
   StatusOr<WakeUp> WaitForWork(BlockingRedisConnection& wait, std::string* cursor,
                                std::chrono::milliseconds block);
-  // As ReadNewAdmission, blocking on `wait` up to `block` for an admission to arrive.
+  // The next admission no runner has read yet, blocking on `wait` up to `block` for one.
   StatusOr<std::optional<Delivery>> WaitForAdmission(BlockingRedisConnection& wait,
                                                      const std::string& consumer,
                                                      std::chrono::milliseconds block);
