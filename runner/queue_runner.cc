@@ -15,6 +15,12 @@ using core::JobOutput;
 
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
+// Pauses after Redis failed a loop's read: doubling from the first to the last.
+constexpr std::chrono::milliseconds kFirstRetryPause(100);
+constexpr std::chrono::milliseconds kLastRetryPause(2000);
+// Entries of unknown formats one look at a stream may pass (and leave) before giving up on it
+// until the next look: a stream full of them costs a bounded number of commands.
+constexpr int kMaxEntriesLeftPerLook = 64;
 
 enum class CancelReason { kNone, kClientGone, kWallTime, kShutdown };
 
@@ -58,7 +64,9 @@ QueueRunner::QueueRunner(core::RedisJobQueue* queue, core::JobStore* jobs,
       quotas_(quotas),
       services_(services),
       options_(std::move(options)),
-      slots_(std::make_unique<core::Executor>(options_.slots, options_.slots)) {
+      slots_(std::make_unique<core::Executor>(options_.slots, options_.slots)),
+      fetch_wait_(queue_->OpenWaitConnection()),
+      admission_wait_(queue_->OpenWaitConnection()) {
   if (registry != nullptr) {
     finished_ = &registry->AddCounter("dnaserve_runner_jobs_finished_total",
                                       "Jobs this runner ended, by kind and result code",
@@ -66,6 +74,11 @@ QueueRunner::QueueRunner(core::RedisJobQueue* queue, core::JobStore* jobs,
     reclaimed_ = &registry->AddCounter(
         "dnaserve_runner_jobs_reclaimed_total",
         "Jobs this runner took over from a runner that stopped sending heartbeats");
+    left_ = &registry->AddCounter(
+        "dnaserve_runner_queue_entries_left_total",
+        "Queue entries of a format version this runner cannot read, handed back untouched for a "
+        "runner that can (\"invalid\": not a version number)",
+        {"version"});
     registry->AddCallback("dnaserve_runner_jobs_running", "Jobs running on this runner", "gauge",
                           {}, [this] {
                             return std::vector<std::pair<metrics::LabelValues, double>>{
@@ -100,6 +113,16 @@ bool QueueRunner::Stopping() {
   return stopping_;
 }
 
+void QueueRunner::Pause(std::chrono::milliseconds pause) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, pause, [this] { return stopping_; });
+}
+
+std::chrono::milliseconds QueueRunner::ReclaimInterval() const {
+  if (options_.reclaim_interval.count() > 0) return options_.reclaim_interval;
+  return std::max(std::chrono::milliseconds(100), options_.claim_timeout / 3);
+}
+
 bool QueueRunner::Drain(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   draining_ = true;
@@ -115,6 +138,8 @@ void QueueRunner::Stop() {
     for (auto& [id, r] : running_) r->Cancel(CancelReason::kShutdown);
   }
   cv_.notify_all();
+  fetch_wait_->Interrupt();  // blocked reads end now, not when their BLOCK timeout passes
+  admission_wait_->Interrupt();
   slots_->Shutdown();  // the cancelled jobs return promptly and hand their entries back
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -122,61 +147,95 @@ void QueueRunner::Stop() {
 }
 
 void QueueRunner::FetchLoop() {
-  auto next_claim_check = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    if (draining_ || static_cast<int>(running_.size()) >= options_.slots) {
-      cv_.wait_for(lock, options_.poll_interval);
-      continue;
+  std::string wake_cursor;  // the newest wake-up signal seen; "" = read it again
+  bool reclaim_due = true;  // dead runners' jobs first, from start-up on
+  auto next_reclaim = std::chrono::steady_clock::now() + ReclaimInterval();
+  auto retry_pause = kFirstRetryPause;
+  auto failed = [&] {  // Redis is away: look again after a pause, from a fresh cursor
+    wake_cursor.clear();
+    Pause(retry_pause);
+    retry_pause = std::min(retry_pause * 2, kLastRetryPause);
+  };
+  while (true) {
+    {
+      // Nothing to take while draining or full: a job ending, Drain and Stop notify.
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] {
+        return stopping_ || (!draining_ && static_cast<int>(running_.size()) < options_.slots);
+      });
+      if (stopping_) return;
     }
-    lock.unlock();
     if (options_.ready && !options_.ready()) {
-      std::this_thread::sleep_for(options_.poll_interval);
-      lock.lock();
+      Pause(options_.poll_interval);
       continue;
     }
-    // Jobs of dead runners first (checked once per poll interval of a second or so: claiming
-    // scans every client's pending list).
-    bool started = false;
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= next_claim_check) {
-      next_claim_check = now + std::min(options_.claim_timeout / 4, std::chrono::milliseconds(1000));
-      started = TryStartOne(/*claim_stale=*/true);
+    // The cursor is taken before looking, so a job queued meanwhile ends the wait below at once.
+    if (wake_cursor.empty()) {
+      auto cursor = queue_->WakeCursor();
+      if (!cursor.ok()) {
+        failed();
+        continue;
+      }
+      wake_cursor = *cursor;
     }
-    if (!started) started = TryStartOne(/*claim_stale=*/false);
-    lock.lock();
-    if (!started) cv_.wait_for(lock, options_.poll_interval);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_reclaim) {
+      reclaim_due = true;
+      next_reclaim = now + ReclaimInterval();
+    }
+    if (auto clients = queue_->ActiveClients(); clients.ok()) {
+      std::sort(clients->begin(), clients->end());
+      if (reclaim_due) {
+        if (StartOne(*clients, /*claim_stale=*/true)) continue;
+        reclaim_due = false;
+      }
+      if (StartOne(*clients, /*claim_stale=*/false)) continue;
+    }
+    // Nothing to take now: wait for a job to be queued or handed back, for the next look for
+    // dead runners' jobs, for a job of a client at its slot limit to end (it interrupts), or
+    // for Stop (it interrupts).
+    auto woken = queue_->WaitForWork(
+        *fetch_wait_, &wake_cursor,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_reclaim -
+                                                              std::chrono::steady_clock::now()));
+    if (woken.ok()) {
+      retry_pause = kFirstRetryPause;
+      if (woken->reclaim) reclaim_due = true;
+    } else if (woken.status().code() != ErrorCode::kCancelled) {
+      failed();
+    }
   }
 }
 
-bool QueueRunner::TryStartOne(bool claim_stale) {
-  auto clients = queue_->ActiveClients();
-  if (!clients.ok() || clients->empty()) return false;
-  std::sort(clients->begin(), clients->end());
-  const size_t n = clients->size();
+bool QueueRunner::StartOne(const std::vector<std::string>& clients, bool claim_stale) {
+  if (clients.empty()) return false;
+  const size_t n = clients.size();
   size_t first;
   {
     std::lock_guard<std::mutex> lock(mu_);
     first = next_client_ % n;
+    skipped_full_client_ = false;
   }
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (first + k) % n;
-    const std::string& client = (*clients)[i];
+    const std::string& client = clients[i];
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = per_client_.find(client);
-      if (it != per_client_.end() && it->second >= options_.client_slots) continue;
+      if (it != per_client_.end() && it->second >= options_.client_slots) {
+        skipped_full_client_ = true;
+        continue;
+      }
     }
-    auto delivery =
-        claim_stale
-            ? queue_->ClaimStale(client, options_.consumer, options_.claim_timeout.count())
-            : queue_->ReadNew(client, options_.consumer);
-    if (!delivery.ok() || !delivery->has_value()) continue;
+    auto delivery = TakeFrom(client, claim_stale);
+    if (!delivery) continue;
 
     auto running = std::make_shared<Running>();
-    running->delivery = std::move(delivery->value());
+    running->delivery = std::move(*delivery);
     running->started = std::chrono::steady_clock::now();
-    if (claim_stale) {
+    // One delivery only: the entry was left by a runner that could not read it (Leave), not
+    // run by one that died.
+    if (claim_stale && running->delivery.attempts > 1) {
       log::Warn("runner_job_reclaimed", {{"job_id", running->delivery.job.job_id},
                                          {"attempt", running->delivery.attempts}});
       if (reclaimed_) reclaimed_->With({}).Inc();
@@ -199,7 +258,37 @@ bool QueueRunner::TryStartOne(bool claim_stale) {
   return false;
 }
 
-void QueueRunner::FreeLeaseAndAck(const core::Delivery& delivery) {
+std::optional<Delivery> QueueRunner::TakeFrom(const std::string& client, bool claim_stale) {
+  std::string cursor = "0-0";  // claims go on past the entries left on the way
+  for (int passed = 0; passed < kMaxEntriesLeftPerLook; ++passed) {
+    auto delivery = claim_stale ? queue_->ClaimStale(client, options_.consumer,
+                                                     options_.claim_timeout.count(), &cursor)
+                                : queue_->ReadNew(client, options_.consumer);
+    if (!delivery.ok() || !delivery->has_value()) return std::nullopt;
+    if ((*delivery)->Readable()) return std::move(delivery->value());
+    LeaveUnreadable(**delivery);
+    if (claim_stale && cursor == "0-0") return std::nullopt;  // through the pending list
+  }
+  return std::nullopt;
+}
+
+void QueueRunner::LeaveUnreadable(const Delivery& delivery) {
+  const std::string version =
+      delivery.version > 0 ? std::to_string(delivery.version) : std::string("invalid");
+  log::Warn("runner_queue_entry_left", {{"stream", delivery.stream},
+                                        {"entry_id", delivery.entry_id},
+                                        {"version", version},
+                                        {"readable_up_to", core::kQueueFormatVersion}});
+  if (left_) left_->With({version}).Inc();
+  // Claimable by others at once. Should this fail the entry stays pending here, unrefreshed,
+  // and is claimable after the claim timeout: late, not lost.
+  if (Status left = queue_->Leave(options_.consumer, delivery, options_.claim_timeout.count());
+      !left.ok()) {
+    log::Warn("runner_leave_failed", {{"entry_id", delivery.entry_id}, {"error", left.message()}});
+  }
+}
+
+void QueueRunner::FreeLeaseAndAck(const Delivery& delivery) {
   quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
   if (Status acked = queue_->Ack(delivery); !acked.ok()) {
     log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
@@ -249,6 +338,9 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(job.job_id);
     if (--per_client_[job.client_id] <= 0) per_client_.erase(job.client_id);
+    // The fetch loop may be waiting on Redis with a job of a client it passed over for its slot
+    // limit: that job can start now.
+    if (skipped_full_client_) fetch_wait_->Interrupt();
     cv_.notify_all();
   };
 
@@ -357,33 +449,53 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
 }
 
 void QueueRunner::AdmissionLoop() {
+  auto next_reclaim = std::chrono::steady_clock::now();  // dead runners' admissions first
+  auto retry_pause = kFirstRetryPause;
   while (!Stopping()) {
     if (options_.ready && !options_.ready()) {
-      std::this_thread::sleep_for(options_.poll_interval);
+      Pause(options_.poll_interval);
       continue;
     }
-    auto admission = queue_->ReadNewAdmission(options_.consumer);
-    if (admission.ok() && !admission->has_value()) {
-      admission = queue_->ClaimStale("", options_.consumer, options_.claim_timeout.count());
-    }
-    if (!admission.ok() || !admission->has_value()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
-      continue;
-    }
-    const core::Delivery& d = admission->value();
-    auto cancelled = queue_->CancelRequested(d.job.job_id);
-    if (!(cancelled.ok() && *cancelled)) {
-      const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
-      const core::AdmissionVerdict parsed = core::ParseAdmissionVerdict(verdict);
-      if (parsed.accepted && parsed.job_id == d.job.job_id) {
-        // Queued now: its lease keeps the seat however long it waits.
-        quotas_->Renew(PrincipalOf(d.job), d.job.job_id, core::kQueuedLeaseTtlMs);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_reclaim) {
+      if (auto stale = TakeFrom("", /*claim_stale=*/true)) {
+        Admit(*stale);
+        continue;  // more may be waiting
       }
-      (void)queue_->WriteVerdict(d.job.job_id, verdict);
+      next_reclaim = now + ReclaimInterval();
     }
-    (void)queue_->Ack(d);
+    auto admission = queue_->WaitForAdmission(
+        *admission_wait_, options_.consumer,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_reclaim -
+                                                              std::chrono::steady_clock::now()));
+    if (!admission.ok()) {
+      if (admission.status().code() == ErrorCode::kCancelled) continue;
+      Pause(retry_pause);
+      retry_pause = std::min(retry_pause * 2, kLastRetryPause);
+      continue;
+    }
+    retry_pause = kFirstRetryPause;
+    if (!admission->has_value()) continue;
+    if (!(*admission)->Readable()) {
+      LeaveUnreadable(**admission);
+      continue;
+    }
+    Admit(**admission);
   }
+}
+
+void QueueRunner::Admit(const Delivery& d) {
+  auto cancelled = queue_->CancelRequested(d.job.job_id);
+  if (!(cancelled.ok() && *cancelled)) {
+    const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
+    const core::AdmissionVerdict parsed = core::ParseAdmissionVerdict(verdict);
+    if (parsed.accepted && parsed.job_id == d.job.job_id) {
+      // Queued now: its lease keeps the seat however long it waits.
+      quotas_->Renew(PrincipalOf(d.job), d.job.job_id, core::kQueuedLeaseTtlMs);
+    }
+    (void)queue_->WriteVerdict(d.job.job_id, verdict);
+  }
+  (void)queue_->Ack(d);
 }
 
 void QueueRunner::HeartbeatLoop() {

@@ -1,5 +1,6 @@
 #include "core/jobs/job_queue.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common/log.h"
@@ -10,16 +11,24 @@ namespace {
 constexpr const char* kGroup = "runners";
 constexpr const char* kFactPrefix = "fact.";
 
-// KEYS: stream, clients set. ARGV: max entries (0 = unbounded), client id, then the entry's
-// field/value pairs. The group is made with the stream; BUSYGROUP (it exists) is expected.
+// Wake-up signals the wake stream keeps: a waiting runner needs only the newest.
+constexpr const char* kWakeSignalsKept = "64";
+
+// KEYS: stream, clients set, wake stream. ARGV: max entries (0 = unbounded), client id ('' for
+// the admission stream, which runners block on directly), wake signals kept, then the entry's
+// field/value pairs. The group is made with the stream; BUSYGROUP (it exists) is expected. A
+// job for a client stream wakes the idle runners.
 const RedisScript& AddScript() {
   static const RedisScript script(R"lua(
 local n = redis.call('XLEN', KEYS[1])
 local max = tonumber(ARGV[1])
 if max > 0 and n >= max then return {'full', n} end
 redis.pcall('XGROUP', 'CREATE', KEYS[1], 'runners', '0', 'MKSTREAM')
-local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
-if ARGV[2] ~= '' then redis.call('SADD', KEYS[2], ARGV[2]) end
+local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 4))
+if ARGV[2] ~= '' then
+  redis.call('SADD', KEYS[2], ARGV[2])
+  redis.call('XADD', KEYS[3], 'MAXLEN', ARGV[3], '*', 'client', ARGV[2])
+end
 return {'ok', id}
 )lua");
   return script;
@@ -39,7 +48,8 @@ return 'ok'
 }
 
 std::vector<std::string> EntryFields(const QueuedJob& j) {
-  std::vector<std::string> f = {"job_id",      j.job_id,
+  std::vector<std::string> f = {"version",     std::to_string(kQueueFormatVersion),
+                                "job_id",      j.job_id,
                                 "request_id",  j.request_id,
                                 "client_id",   j.client_id,
                                 "rate",        std::to_string(j.rate_per_minute),
@@ -56,6 +66,21 @@ std::vector<std::string> EntryFields(const QueuedJob& j) {
 }
 
 int64_t ToInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
+
+// The "version" field: 1 when absent (entries of the release before versions), 0 when it is
+// not a positive decimal integer (nobody can read such an entry; it is left, not guessed at).
+int64_t EntryVersion(const std::vector<RedisReply>& fields) {
+  for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+    if (fields[i].str != "version") continue;
+    const std::string& v = fields[i + 1].str;
+    if (v.empty() || v.size() > 18 || v[0] == '0' ||
+        v.find_first_not_of("0123456789") != std::string::npos) {
+      return 0;
+    }
+    return ToInt(v);
+  }
+  return 1;
+}
 
 QueuedJob JobFromFields(const std::vector<RedisReply>& fields) {
   QueuedJob j;
@@ -88,7 +113,8 @@ std::optional<Delivery> DeliveryFrom(const std::string& stream, const RedisReply
   Delivery d;
   d.stream = stream;
   d.entry_id = entry.elements[0].str;
-  d.job = JobFromFields(entry.elements[1].elements);
+  d.version = EntryVersion(entry.elements[1].elements);
+  if (d.Readable()) d.job = JobFromFields(entry.elements[1].elements);
   return d;
 }
 
@@ -112,14 +138,15 @@ std::string RedisJobQueue::ClientStream(const std::string& client_id) const {
 }
 std::string RedisJobQueue::AdmissionStream() const { return options_.key_prefix + "queue:admit"; }
 std::string RedisJobQueue::ClientsKey() const { return options_.key_prefix + "queue:clients"; }
+std::string RedisJobQueue::WakeStream() const { return options_.key_prefix + "queue:wake"; }
 
 Status RedisJobQueue::Add(const std::string& stream, const QueuedJob& job, bool bounded) {
   std::vector<std::string> args = {
       bounded ? std::to_string(options_.max_jobs_per_client) : std::string("0"),
-      bounded ? job.client_id : std::string()};
+      bounded ? job.client_id : std::string(), kWakeSignalsKept};
   std::vector<std::string> fields = EntryFields(job);
   args.insert(args.end(), fields.begin(), fields.end());
-  auto reply = redis_->Eval(AddScript(), {stream, ClientsKey()}, args);
+  auto reply = redis_->Eval(AddScript(), {stream, ClientsKey(), WakeStream()}, args);
   if (!reply.ok()) return QueueError("enqueue", reply.status());
   const auto& e = reply->elements;
   if (reply->type != RedisReply::Type::kArray || e.empty()) {
@@ -178,13 +205,33 @@ StatusOr<std::vector<std::string>> RedisJobQueue::ActiveClients() {
 }
 
 StatusOr<std::optional<Delivery>> RedisJobQueue::ReadFrom(const std::string& stream,
-                                                          const std::string& consumer) {
-  auto reply = redis_->Command(
-      {"XREADGROUP", "GROUP", kGroup, consumer, "COUNT", "1", "STREAMS", stream, ">"});
-  if (!reply.ok()) return QueueError("read", reply.status());
+                                                          const std::string& consumer,
+                                                          BlockingRedisConnection* wait,
+                                                          std::chrono::milliseconds block) {
+  std::vector<std::string> command = {"XREADGROUP", "GROUP", kGroup, consumer, "COUNT", "1"};
+  if (wait != nullptr) {
+    // BLOCK 0 would wait for ever.
+    command.insert(command.end(), {"BLOCK", std::to_string(std::max<int64_t>(1, block.count()))});
+  }
+  command.insert(command.end(), {"STREAMS", stream, ">"});
+  auto reply =
+      wait != nullptr ? wait->Command(command, block + kWaitMargin) : redis_->Command(command);
+  if (!reply.ok()) {
+    if (reply.status().code() == ErrorCode::kCancelled) return reply.status();
+    return QueueError("read", reply.status());
+  }
   if (reply->IsError()) {
-    // NOGROUP: the stream has never had an entry.
-    if (reply->str.rfind("NOGROUP", 0) == 0) return std::optional<Delivery>();
+    // NOGROUP: the stream has never had an entry (or Redis lost it). A blocking read would
+    // answer so again at once, so it makes the group to block on.
+    if (reply->str.rfind("NOGROUP", 0) == 0) {
+      if (wait == nullptr) return std::optional<Delivery>();
+      auto made = redis_->Command({"XGROUP", "CREATE", stream, kGroup, "0", "MKSTREAM"});
+      if (!made.ok()) return QueueError("read", made.status());
+      if (made->IsError() && made->str.rfind("BUSYGROUP", 0) != 0) {
+        return QueueError("read", Unavailable(made->str));
+      }
+      return std::optional<Delivery>();
+    }
     return QueueError("read", Unavailable(reply->str));
   }
   // [[stream, [[id, fields]]]]
@@ -200,15 +247,21 @@ StatusOr<std::optional<Delivery>> RedisJobQueue::ReadFrom(const std::string& str
 
 StatusOr<std::optional<Delivery>> RedisJobQueue::ClaimFrom(const std::string& stream,
                                                            const std::string& consumer,
-                                                           int64_t min_idle_ms) {
+                                                           int64_t min_idle_ms,
+                                                           std::string* cursor) {
+  const std::string start = cursor != nullptr && !cursor->empty() ? *cursor : "0-0";
+  if (cursor != nullptr) *cursor = "0-0";  // unless the reply says where to go on
   auto reply = redis_->Command({"XAUTOCLAIM", stream, kGroup, consumer,
-                                std::to_string(min_idle_ms), "0-0", "COUNT", "1"});
+                                std::to_string(min_idle_ms), start, "COUNT", "1"});
   if (!reply.ok()) return QueueError("claim", reply.status());
   if (reply->IsError()) {
     if (reply->str.rfind("NOGROUP", 0) == 0) return std::optional<Delivery>();
     return QueueError("claim", Unavailable(reply->str));
   }
   // [next cursor, [[id, fields]], [deleted ids]]
+  if (cursor != nullptr && reply->type == RedisReply::Type::kArray && !reply->elements.empty()) {
+    *cursor = reply->elements[0].str;
+  }
   if (reply->type != RedisReply::Type::kArray || reply->elements.size() < 2 ||
       reply->elements[1].elements.empty()) {
     return std::optional<Delivery>();
@@ -231,13 +284,10 @@ StatusOr<std::optional<Delivery>> RedisJobQueue::ReadNew(const std::string& clie
 
 StatusOr<std::optional<Delivery>> RedisJobQueue::ClaimStale(const std::string& client_id,
                                                             const std::string& consumer,
-                                                            int64_t min_idle_ms) {
+                                                            int64_t min_idle_ms,
+                                                            std::string* cursor) {
   const std::string stream = client_id.empty() ? AdmissionStream() : ClientStream(client_id);
-  return ClaimFrom(stream, consumer, min_idle_ms);
-}
-
-StatusOr<std::optional<Delivery>> RedisJobQueue::ReadNewAdmission(const std::string& consumer) {
-  return ReadFrom(AdmissionStream(), consumer);
+  return ClaimFrom(stream, consumer, min_idle_ms, cursor);
 }
 
 Status RedisJobQueue::Touch(const std::string& consumer, const std::vector<const Delivery*>& held) {
@@ -253,9 +303,25 @@ Status RedisJobQueue::Touch(const std::string& consumer, const std::vector<const
 
 Status RedisJobQueue::Release(const std::string& consumer, const Delivery& delivery,
                               int64_t idle_ms) {
-  auto reply = redis_->Command({"XCLAIM", delivery.stream, kGroup, consumer, "0",
-                                delivery.entry_id, "IDLE", std::to_string(idle_ms), "JUSTID"});
-  if (!reply.ok()) return QueueError("release", reply.status());
+  auto replies = redis_->Pipeline(
+      {{"XCLAIM", delivery.stream, kGroup, consumer, "0", delivery.entry_id, "IDLE",
+        std::to_string(idle_ms), "JUSTID"},
+       {"XADD", WakeStream(), "MAXLEN", kWakeSignalsKept, "*", "reclaim", "1"}});
+  if (!replies.ok()) return QueueError("release", replies.status());
+  return Status::Ok();
+}
+
+Status RedisJobQueue::Leave(const std::string& consumer, const Delivery& delivery,
+                            int64_t idle_ms) {
+  // RETRYCOUNT puts the delivery count back to what it was before this reader took the entry
+  // (JUSTID alone would leave it counted): a reader that knows the format must not see its job
+  // as run and given up by runners that died.
+  auto reply = redis_->Command(
+      {"XCLAIM", delivery.stream, kGroup, consumer, "0", delivery.entry_id, "IDLE",
+       std::to_string(idle_ms), "RETRYCOUNT",
+       std::to_string(std::max<int64_t>(0, delivery.attempts - 1)), "JUSTID"});
+  if (!reply.ok()) return QueueError("leave", reply.status());
+  if (reply->IsError()) return QueueError("leave", Unavailable(reply->str));
   return Status::Ok();
 }
 

@@ -3,7 +3,10 @@
 // group's pending list until that runner acknowledges it, so a runner that dies mid-job leaves
 // its entries behind for another runner to claim (XAUTOCLAIM) once they have been idle longer
 // than the heartbeat timeout; a live runner keeps its entries fresh (XCLAIM ... JUSTID). The
-// delivery count the stream keeps is the job's attempt count. See runner/README.md.
+// delivery count the stream keeps is the job's attempt count. Idle runners wait without
+// polling: blocked on the admission stream, and on a wake-up stream every enqueue writes to
+// (the client streams are a changing set, one blocking read cannot cover them). Every entry
+// carries its format version. See runner/README.md.
 //
 // Keys (prefix "dnaserve:"):
 //   queue:client:<client_id>  one stream per client, group "runners": per-client streams let a
@@ -12,10 +15,13 @@
 //   queue:clients             set of clients whose stream has entries
 //   queue:admit               the variant workflow's admissions (checks that need the object
 //                             store, answered while the gateway waits)
+//   queue:wake                wake-up signals, one per job queued or handed back (the last 64):
+//                             idle runners block on it (XREAD BLOCK) instead of polling
 //   admission:<job_id>        a runner's admission verdict, read by the waiting gateway
 //   jobcancel:<job_id>        set when a sync client went away: the runner cancels the job
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,6 +33,15 @@
 #include "core/redis/redis_connection.h"
 
 namespace dnaserve::core {
+
+// The format of the entries this code writes, in each entry's "version" field. A reader leaves
+// an entry of a version it does not know to a reader that does (RedisJobQueue::Leave), so old
+// and new runners can share the queue during an upgrade.
+//   1  (no field: the first release) the HTTP request: kind, task, format, accept, body
+//   2  the admitted job as a command (dnaserve/jobs/v1/command.proto) in "command"
+// A runner reads both; a version-1 entry's request is admitted by the runner with the core's
+// own code (runner/jobs/runner_jobs.cc).
+inline constexpr int64_t kQueueFormatVersion = 2;
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs
@@ -62,7 +77,18 @@ struct Delivery {
   std::string stream;  // the stream key it came from
   std::string entry_id;
   int64_t attempts = 1;  // deliveries so far, this one included
-  QueuedJob job;
+  // The entry's format version: 1 without the field, 0 when it is not a positive integer.
+  int64_t version = 1;
+  QueuedJob job;  // read only when Readable()
+
+  // This code knows the entry's format (1 <= version <= kQueueFormatVersion).
+  bool Readable() const { return version >= 1 && version <= kQueueFormatVersion; }
+};
+
+// What a wait for work (RedisJobQueue::WaitForWork) ended with.
+struct WakeUp {
+  bool woken = false;    // a job was queued or handed back (else the wait timed out)
+  bool reclaim = false;  // a job was handed back: look for claimable entries now
 };
 
 struct JobQueueOptions {
@@ -93,14 +119,22 @@ class RedisJobQueue {
   StatusOr<std::optional<Delivery>> ReadNew(const std::string& client_id,
                                             const std::string& consumer);
   // An entry of `client_id` (or, with an empty client, of the admission stream) whose runner
-  // has not refreshed it for `min_idle_ms`: the runner died. It becomes this consumer's.
+  // has not refreshed it for `min_idle_ms`: the runner died. It becomes this consumer's. With
+  // `cursor` ("0-0" to start) each call goes on after the entry the previous one returned, and
+  // sets it back to "0-0" once through the list: an entry this reader leaves (Leave) does not
+  // hide those behind it.
   StatusOr<std::optional<Delivery>> ClaimStale(const std::string& client_id,
-                                               const std::string& consumer, int64_t min_idle_ms);
-  StatusOr<std::optional<Delivery>> ReadNewAdmission(const std::string& consumer);
+                                               const std::string& consumer, int64_t min_idle_ms,
+                                               std::string* cursor = nullptr);
   // Keeps held entries from looking abandoned.
   Status Touch(const std::string& consumer, const std::vector<const Delivery*>& held);
-  // Hands an entry back at once (graceful stop): another runner may claim it immediately.
+  // Hands an entry back at once (graceful stop): another runner may claim it immediately, and
+  // idle runners are woken to do so.
   Status Release(const std::string& consumer, const Delivery& delivery, int64_t idle_ms);
+  // Hands back an entry this reader cannot read (!Readable()) as if it had never taken it: the
+  // delivery it made is not counted and the entry is claimable at once (idle `idle_ms`) by a
+  // reader that knows its format. Not acknowledged, not failed.
+  Status Leave(const std::string& consumer, const Delivery& delivery, int64_t idle_ms);
   // The job is over (its result is stored): removes the entry.
   Status Ack(const Delivery& delivery);
   Status WriteVerdict(const std::string& job_id, const std::string& verdict);
@@ -108,16 +142,40 @@ class RedisJobQueue {
   // Entries in every client stream (queued and running): the runner Deployment scales on it.
   StatusOr<int64_t> Depth();
 
+  // ---- runner side, waiting without polling (job_queue_wait.cc)
+  // A connection of its own for the waits below (one per waiting thread).
+  std::unique_ptr<BlockingRedisConnection> OpenWaitConnection();
+  // The newest wake-up signal ("0-0" when there is none). Taken before looking for work, it is
+  // where WaitForWork starts, so a job queued while this runner looked is not missed.
+  StatusOr<std::string> WakeCursor();
+  // Blocks on `wait` until a wake-up signal newer than *cursor arrives (*cursor then moves past
+  // it) or `block` passes. cancelled when the wait was interrupted.
+  StatusOr<WakeUp> WaitForWork(BlockingRedisConnection& wait, std::string* cursor,
+                               std::chrono::milliseconds block);
+  // The next admission no runner has read yet, blocking on `wait` up to `block` for one.
+  StatusOr<std::optional<Delivery>> WaitForAdmission(BlockingRedisConnection& wait,
+                                                     const std::string& consumer,
+                                                     std::chrono::milliseconds block);
+
   std::string ClientStream(const std::string& client_id) const;
   std::string AdmissionStream() const;
+  std::string WakeStream() const;
 
  private:
   Status Add(const std::string& stream, const QueuedJob& job, bool bounded);
+  // With `wait`, blocks on it up to `block` for a new entry.
   StatusOr<std::optional<Delivery>> ReadFrom(const std::string& stream,
-                                             const std::string& consumer);
+                                             const std::string& consumer,
+                                             BlockingRedisConnection* wait = nullptr,
+                                             std::chrono::milliseconds block = {});
   StatusOr<std::optional<Delivery>> ClaimFrom(const std::string& stream,
-                                              const std::string& consumer, int64_t min_idle_ms);
+                                              const std::string& consumer, int64_t min_idle_ms,
+                                              std::string* cursor);
   std::string ClientsKey() const;
+
+  // How much longer than its BLOCK timeout a blocking read may take before its connection is
+  // taken for dead (a Redis that stopped answering without closing the connection).
+  static constexpr std::chrono::milliseconds kWaitMargin{2000};
 
   std::shared_ptr<RedisConnection> redis_;
   JobQueueOptions options_;

@@ -3,9 +3,12 @@
 #include <hiredis/hiredis.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <utility>
 
@@ -374,6 +377,80 @@ Status RedisConnection::Ping() {
     return Unavailable("redis PING answered " + (reply->IsError() ? reply->str : "unexpectedly"));
   }
   return Status::Ok();
+}
+
+BlockingRedisConnection::BlockingRedisConnection(std::shared_ptr<RedisConnection> redis)
+    : redis_(std::move(redis)),
+      slot_(std::make_unique<RedisConnection::Slot>()),
+      interrupt_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+BlockingRedisConnection::~BlockingRedisConnection() {
+  if (interrupt_fd_ >= 0) close(interrupt_fd_);
+}
+
+void BlockingRedisConnection::Interrupt() {
+  const uint64_t one = 1;
+  if (interrupt_fd_ >= 0) (void)!write(interrupt_fd_, &one, sizeof one);
+}
+
+StatusOr<RedisReply> BlockingRedisConnection::Command(const std::vector<std::string>& args,
+                                                      std::chrono::milliseconds wait) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RedisConnection::Slot& slot = *slot_;
+  auto take_interrupt = [&] {
+    uint64_t count = 0;
+    return interrupt_fd_ >= 0 && read(interrupt_fd_, &count, sizeof count) == sizeof count;
+  };
+  auto interrupted = [] {
+    return Status(ErrorCode::kCancelled, "the wait for redis was interrupted");
+  };
+  auto io_failure = [&](const std::string& why) {
+    slot.Drop();
+    log::Warn("redis_io_error", {{"redis", redis_->url().Describe()}, {"error", why}});
+    return Unavailable("redis " + redis_->url().Describe() + ": " + why);
+  };
+  if (interrupt_fd_ < 0) return Internal("cannot make an eventfd for redis waits");
+  if (take_interrupt()) return interrupted();
+  if (slot.context != nullptr && IdleConnectionBroken(slot.context->fd)) slot.Drop();
+  DNASERVE_RETURN_IF_ERROR(redis_->EnsureConnected(slot));
+
+  ArgvView view(args);
+  if (redisAppendCommandArgv(slot.context, view.argc(), view.argv.data(), view.lens.data()) !=
+      REDIS_OK) {
+    return io_failure(slot.context->errstr);
+  }
+  for (int done = 0; !done;) {
+    if (redisBufferWrite(slot.context, &done) != REDIS_OK) return io_failure(slot.context->errstr);
+  }
+  // Wait on the socket and on the interrupt together; hiredis reads only what has arrived.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (true) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(slot.context, &raw) != REDIS_OK) {
+      return io_failure(slot.context->errstr);
+    }
+    if (raw != nullptr) {
+      RedisReply reply = Convert(static_cast<redisReply*>(raw));
+      freeReplyObject(raw);
+      return reply;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return io_failure("no answer within " + std::to_string(wait.count()) + " ms");
+    }
+    pollfd fds[2] = {{slot.context->fd, POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+    const int ready = poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return io_failure("poll failed");
+    if (fds[1].revents != 0 && take_interrupt()) {
+      // The command is still pending on the server: only closing the connection takes it back.
+      slot.Drop();
+      return interrupted();
+    }
+    if (fds[0].revents != 0 && redisBufferRead(slot.context) != REDIS_OK) {
+      return io_failure(slot.context->errstr);
+    }
+  }
 }
 
 }  // namespace dnaserve::core

@@ -1,7 +1,8 @@
 // A small thread-safe Redis client over hiredis 0.14 (the only file that includes hiredis is
 // redis_connection.cc). A fixed pool of lazily opened connections, each guarded by a mutex;
 // connect and command timeouts; after an I/O error the connection is dropped and the next
-// command reconnects. Replies are copied into plain RedisReply values.
+// command reconnects. Replies are copied into plain RedisReply values. Blocking commands
+// (XREAD ... BLOCK) get a connection of their own, BlockingRedisConnection, at the end.
 #pragma once
 
 #include <atomic>
@@ -63,6 +64,8 @@ class RedisScript {
   std::string sha1_;
 };
 
+class BlockingRedisConnection;
+
 class RedisConnection {
  public:
   // Parses the URL; connections are opened on first use, so a Redis that is down at start-up
@@ -88,6 +91,7 @@ class RedisConnection {
   const RedisUrl& url() const { return url_; }
 
  private:
+  friend class BlockingRedisConnection;  // opens its connection as the pool's are opened
   struct Slot;
   RedisConnection(RedisUrl url, RedisOptions options);
   Slot& Acquire(std::unique_lock<std::mutex>* lock);
@@ -97,6 +101,37 @@ class RedisConnection {
   RedisOptions options_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<uint64_t> next_slot_{0};
+};
+
+// One connection of its own for blocking commands (XREAD / XREADGROUP ... BLOCK): a command
+// that waits for seconds must neither hold one of the pool's connections nor delay the thread
+// that wants it to stop. Opened like the pool's (same URL, credentials, db, connect timeout)
+// when first used, and again after any failure. One caller at a time.
+class BlockingRedisConnection {
+ public:
+  explicit BlockingRedisConnection(std::shared_ptr<RedisConnection> redis);
+  ~BlockingRedisConnection();
+  BlockingRedisConnection(const BlockingRedisConnection&) = delete;
+  BlockingRedisConnection& operator=(const BlockingRedisConnection&) = delete;
+
+  // Sends one command and waits up to `wait` for its reply (give the command's own BLOCK
+  // timeout plus a margin: past `wait` the connection is taken for dead). A Redis error reply
+  // is a reply, as for RedisConnection::Command. Fails with cancelled when Interrupt() was
+  // called, before the command was sent (it is then not sent) or while waiting; with
+  // service_unavailable when Redis is unreachable or did not answer in time. An interrupted
+  // wait or a failure closes the connection (the server drops the blocked command with it); the
+  // next command opens a new one.
+  StatusOr<RedisReply> Command(const std::vector<std::string>& args,
+                               std::chrono::milliseconds wait);
+  // From any thread: ends the current wait at once, or the next one if none is under way (an
+  // interrupt is never lost between two commands).
+  void Interrupt();
+
+ private:
+  std::shared_ptr<RedisConnection> redis_;
+  std::unique_ptr<RedisConnection::Slot> slot_;
+  int interrupt_fd_ = -1;  // an eventfd: readable while an interrupt is pending
+  std::mutex mu_;          // one command at a time
 };
 
 }  // namespace dnaserve::core

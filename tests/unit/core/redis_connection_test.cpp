@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -218,6 +220,73 @@ TEST_CASE("after a Redis restart the next command succeeds on a fresh connection
   REQUIRE(reply.ok());
   CHECK(reply->IsNil());  // a new, empty server
   CHECK((*conn)->Ping().ok());
+}
+
+TEST_CASE("a blocking command waits on a connection of its own and is interrupted at once",
+          "[redis]") {
+  auto conn = testing::ConnectRedis(SharedRedis().url());
+  BlockingRedisConnection blocking(conn);
+  const std::string stream = "blocking-test:" + std::to_string(std::rand());
+  auto read = [&](int block_ms) {
+    return blocking.Command({"XREAD", "BLOCK", std::to_string(block_ms), "STREAMS", stream, "$"},
+                            std::chrono::milliseconds(block_ms + 2000));
+  };
+  // Its BLOCK timeout passes: a nil reply.
+  auto timed_out = read(50);
+  REQUIRE(timed_out.ok());
+  CHECK(timed_out->IsNil());
+  // An entry added meanwhile (through the pool) ends the wait with it.
+  bool written = false;  // Catch2's assertions belong to the test's thread
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    written = conn->Command({"XADD", stream, "*", "f", "v"}).ok();
+  });
+  auto woken = read(10000);
+  writer.join();
+  REQUIRE(written);
+  REQUIRE(woken.ok());
+  CHECK(woken->type == RedisReply::Type::kArray);
+  // An interrupt from another thread ends a wait of 10 s at once...
+  std::thread interrupter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    blocking.Interrupt();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  auto interrupted = read(10000);
+  interrupter.join();
+  REQUIRE_FALSE(interrupted.ok());
+  CHECK(interrupted.status().code() == ErrorCode::kCancelled);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  // ...one given before the command stops it from being sent, and none is left over after.
+  blocking.Interrupt();
+  auto not_sent = read(10000);
+  REQUIRE_FALSE(not_sent.ok());
+  CHECK(not_sent.status().code() == ErrorCode::kCancelled);
+  auto again = read(50);
+  REQUIRE(again.ok());
+  CHECK(again->IsNil());
+}
+
+TEST_CASE("a blocking command fails with service_unavailable when Redis goes away", "[redis]") {
+  auto server = testing::RedisServer::Start();
+  REQUIRE(server.has_value());
+  auto conn = RedisConnection::Create(server->url());
+  REQUIRE(conn.ok());
+  BlockingRedisConnection blocking(*conn);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    server->Stop();
+  });
+  auto cut = blocking.Command({"BLPOP", "nothing", "10"}, std::chrono::seconds(12));
+  stopper.join();
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.status().code() == ErrorCode::kServiceUnavailable);
+  // Back on the same port: the next command opens a new connection.
+  REQUIRE(server->Restart());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // past the reconnect back-off
+  auto after = blocking.Command({"BLPOP", "nothing", "0.05"}, std::chrono::seconds(2));
+  REQUIRE(after.ok());
+  CHECK(after->IsNil());
 }
 
 }  // namespace
