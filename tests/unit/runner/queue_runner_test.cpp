@@ -602,7 +602,8 @@ TEST_CASE("runner: an entry of a newer format left pending is looked at once per
           "[runner][queue][version]") {
   QueueHarness h;
   metrics::Registry registry;
-  h.WriteEntry(h.queue.ClientStream("alice"), "alice", {"version", std::to_string(kQueueFormatVersion + 2), "command", "x"});
+  const std::string newer = std::to_string(kQueueFormatVersion + 2);
+  h.WriteEntry(h.queue.ClientStream("alice"), "alice", {"version", newer, "command", "x"});
   h.WriteEntry(h.queue.ClientStream("alice"), "alice", {"version", "v3", "command", "x"});
   const std::string after = h.Submit("alice", 300);
   runner::QueueRunnerOptions options;
@@ -612,7 +613,8 @@ TEST_CASE("runner: an entry of a newer format left pending is looked at once per
   std::this_thread::sleep_for(std::chrono::seconds(2));
   // Each reclaim look takes each entry and leaves it again: about 10 looks in 2 s. Spinning on
   // them would be thousands.
-  const double left = Sample(registry, "dnaserve_runner_queue_entries_left_total{version=\"3\"}");
+  const double left =
+      Sample(registry, "dnaserve_runner_queue_entries_left_total{version=\"" + newer + "\"}");
   const double invalid =
       Sample(registry, "dnaserve_runner_queue_entries_left_total{version=\"invalid\"}");
   INFO(left << " and " << invalid << " times");
