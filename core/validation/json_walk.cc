@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/json_keys.h"
 #include "common/sequence.h"
 
 namespace dnaserve::core {
@@ -332,7 +333,8 @@ bool CheckObject(const ObjectSpec& spec, const rapidjson::Value& value,
     return false;
   }
   bool ok = true;
-  // A repeated key counts once, with its last value (as json.loads and most parsers do).
+  // ParseJsonBody refuses a body that repeats a key; were one to reach here, its last value
+  // would count (as json.loads does).
   std::map<std::string_view, const rapidjson::Value*> members;
   std::vector<std::string_view> order;
   for (auto m = value.MemberBegin(); m != value.MemberEnd(); ++m) {
@@ -412,7 +414,7 @@ Status ParseJsonBody(std::string_view body, rapidjson::Document* doc) {
   constexpr unsigned kFlags =
       rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
   doc->Parse<kFlags>(body.data(), body.size());
-  if (!doc->HasParseError()) return Status::Ok();
+  if (!doc->HasParseError()) return CheckKeysUnique(*doc, "body");
   return BadRequest(std::string("request body is not valid JSON: ") +
                     rapidjson::GetParseError_En(doc->GetParseError()) + " (at byte " +
                     std::to_string(doc->GetErrorOffset()) + ")");

@@ -73,7 +73,8 @@ inline constexpr size_t kMaxFieldErrors = 100;
 
 // Parses a request body into `doc`. Iterative parsing, so a deeply nested body cannot exhaust
 // the stack; invalid UTF-8 is refused so that string lengths are well defined. Malformed JSON ->
-// 400 bad_request naming the parse error and its byte offset.
+// 400 bad_request naming the parse error and its byte offset; a key repeated in any object ->
+// 400 bad_request naming it (common/json_keys.h).
 Status ParseJsonBody(std::string_view body, rapidjson::Document* doc);
 
 // The 422 validation_failed for collected errors (REQUIRES at least one): details.errors holds

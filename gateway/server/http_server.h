@@ -7,6 +7,10 @@
 //    from trusted proxies) and is marked when it carries more than one Authorization line; both
 //    come from the raw header block (header_block.h), which is why requests are handed to
 //    Pistache one at a time, pipelined ones split at their ends;
+//  - a request head that breaks RFC 9112's framing rules (header_block.h: two Content-Length
+//    values, Transfer-Encoding beside one, folding, bare CR or LF, a missing Host, ...) is
+//    refused with 400 before Pistache parses it, and every refusal closes the connection: the
+//    server's side is shut once the answer is out, and the rest of the input is dropped;
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
 //    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
 //    limit), so an oversized body is never buffered whole; chunked framing is followed byte by

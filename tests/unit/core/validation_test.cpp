@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/task.h"
+#include "core/validation/find_genes_request.h"
 #include "core/validation/json_walk.h"
 #include "core/validation/predict_request.h"
 #include "core/validation/request_schema.h"
@@ -146,10 +147,38 @@ CATCH_TEST_CASE("unknown top-level keys are extra_forbidden for every task", "[v
   }
 }
 
-CATCH_TEST_CASE("a repeated key counts once with its last value", "[validation]") {
-  std::string body = "{\"sequence\": 1, \"sequence\": " + Quote(Bases(300)) + "}";
-  const auto& v = Ok(core::ValidatePredictBody(Task::kPromoter, body));
-  CATCH_CHECK(v.sequence_length == 300);
+CATCH_TEST_CASE("a key repeated at any depth is 400 bad_request naming it", "[validation]") {
+  // Readers differ on which value of a repeated key counts (the first, the last, an error): the
+  // body is refused rather than read one way.
+  struct Case {
+    std::string body;
+    std::vector<std::string> loc;
+  };
+  const std::string seq = Quote(Bases(300));
+  for (const Case& c : {
+           Case{"{\"sequence\": " + seq + ", \"sequence\": " + seq + "}", {"body", "sequence"}},
+           Case{"{\"sequence\": " + seq + ", \"\\u0073equence\": \"ACGT\"}", {"body", "sequence"}},
+           Case{
+               "{\"sequence\": " + seq + ", \"options\": {\"threshold\": 0.1, \"threshold\": 0.9}}",
+               {"body", "options", "threshold"}},
+           Case{"{\"sequence\": " + seq + ", \"x\": [1, {\"a\": 1, \"a\": 2}]}",
+                {"body", "x", "1", "a"}},
+       }) {
+    CATCH_INFO(c.body.substr(0, 40) << " ... " << c.body.substr(c.body.size() - 50));
+    auto result = ValidatePredictBody(Task::kPromoter, c.body);
+    CATCH_REQUIRE_FALSE(result.ok());
+    CATCH_CHECK(result.status().code() == ErrorCode::kBadRequest);
+    CATCH_CHECK(result.status().message().find("'" + c.loc.back() + "'") != std::string::npos);
+    const auto* details = std::get_if<ValidationDetails>(&result.status().details());
+    CATCH_REQUIRE(details);
+    CATCH_REQUIRE(details->errors.size() == 1);
+    CATCH_CHECK(details->errors[0].loc == c.loc);
+    CATCH_CHECK(details->errors[0].type == "duplicate_key");
+  }
+  // The workflow's body too.
+  auto genes = ValidateFindGenesBody("{\"sequence\": \"ACGT\", \"sequence\": \"ACGT\"}");
+  CATCH_REQUIRE_FALSE(genes.ok());
+  CATCH_CHECK(genes.status().code() == ErrorCode::kBadRequest);
 }
 
 CATCH_TEST_CASE("the five common-field tasks accept sequence, model, sequence_name, options",

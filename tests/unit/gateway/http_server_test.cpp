@@ -380,16 +380,18 @@ TEST_CASE("input Pistache would rescan on every read is refused or dropped, not 
              "Transfer-Encoding: chunked\r\n\r\n",
              0);
   CHECK(smuggling.rfind("HTTP/1.1 400", 0) == 0);
-  // A header Pistache reads differently from us (it takes 12 bytes as the body, then the rest
-  // as request lines): once it starts over mid-body, the rest is dropped.
-  Attack(s.server->port(), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12x\r\n\r\n", 8);
+  // A header Pistache would read differently from a stricter reader (it takes 12 bytes as the
+  // body, then the rest as request lines): refused before Pistache sees it, the rest dropped.
+  const std::string lenient_length =
+      Attack(s.server->port(), "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 12x\r\n\r\n", 8);
+  CHECK(lenient_length.rfind("HTTP/1.1 400", 0) == 0);
 
   const auto started = std::chrono::steady_clock::now();
   auto r = Fetch("GET", s.url("/fast"));
   CHECK(r.status == 200);
   // Unfixed, this waited minutes behind the rescans; 10 s is a generous bound for a busy CI.
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
-  CHECK(s.handled <= 2);  // /fast, and at most the 12-byte request
+  CHECK(s.handled == 1);  // /fast only
 }
 
 TEST_CASE("well-formed chunked bodies pass whole", "[gateway][http]") {

@@ -55,6 +55,33 @@ TEST_CASE("mcp json-rpc: a body that is not JSON is a parse error (-32700)", "[g
   CHECK(deep.error->code == RpcErrorCode::kParseError);
 }
 
+TEST_CASE("mcp json-rpc: a key repeated at any depth is a parse error (-32700) naming it",
+          "[gateway][mcp]") {
+  struct Case {
+    const char* body;
+    const char* says;
+  };
+  for (
+      const Case& c : {
+          Case{R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})",
+               "'id' in the top-level object"},
+          Case{
+              R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"predict_promoter",)"
+              R"("arguments":{"sequence":"ACGT","sequence":"TTTT"}}})",
+              "'sequence' in params.arguments"},
+          Case{
+              R"([{"jsonrpc":"2.0","method":"ping","id":1},{"jsonrpc":"2.0","method":"ping","method":"x"}])",
+              "'method' in [1]"},
+      }) {
+    INFO(c.body);
+    RpcBody b = ParseRpcBody(c.body);
+    REQUIRE(b.error);
+    CHECK(b.error->code == RpcErrorCode::kParseError);
+    CHECK_THAT(b.error->message, Catch::Contains(c.says));
+  }
+  CHECK_FALSE(ParseRpcBody(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"id":1}})").error);
+}
+
 TEST_CASE("mcp json-rpc: JSON that is not a message is an invalid request (-32600)",
           "[gateway][mcp]") {
   for (const char* body : {"42", "\"x\"", "null", "[]"}) {
@@ -321,6 +348,9 @@ TEST_CASE("mcp endpoint: HTTP-level refusals", "[gateway][mcp]") {
   CHECK(e.Post(ping, {{"mcp-protocol-version", "1999-01-01"}}).status == 400);
   CHECK(e.Post("{oops").status == 400);
   CHECK(ErrorCodeOf(e.Post("{oops").body) == -32700);
+  const std::string twice = R"({"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"})";
+  CHECK(e.Post(twice).status == 400);
+  CHECK(ErrorCodeOf(e.Post(twice).body) == -32700);
   // Batches exist in 2025-03-26 only.
   const std::string batch = "[" + ping + "]";
   CHECK(e.Post(batch, {{"mcp-protocol-version", "2025-03-26"}}).status == 200);
