@@ -23,15 +23,8 @@ std::string Code(const HttpResult& r) {
 // connection (or 10 s pass), and whether it closed it.
 std::pair<std::string, bool> RawExchange(const std::string& base_url, const std::string& bytes) {
   const int port = std::stoi(base_url.substr(base_url.rfind(':') + 1));
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectLoopback(port, std::chrono::seconds(10));
   REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   std::string reply;
   bool closed = false;

@@ -102,15 +102,8 @@ class PromoterStack {
 
 // A loopback connection to `port` that has sent `bytes`; the caller closes it.
 int SendRaw(int port, const std::string& bytes) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectLoopback(port, std::chrono::seconds(10));
   REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);

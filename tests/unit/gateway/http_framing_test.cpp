@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gateway/server/http_server.h"
+#include "tests/support/test_env.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
@@ -77,14 +78,8 @@ size_t WholeResponses(const std::string& reply) {
 // Sends `bytes` on a fresh connection, then reads until the server closes it, 2 s pass, or
 // (when `responses` > 0) that many whole responses have arrived.
 Exchange SendAndRead(int port, const std::string& bytes, size_t responses = 0) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const int fd = testing::ConnectLoopback(port, std::chrono::seconds(2));
+  REQUIRE(fd >= 0);
   send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   Exchange out;
   char buf[4096];

@@ -30,15 +30,8 @@ dnaserve::testing::HttpResult Fetch(const std::string& method, const std::string
 
 // A loopback connection to `port` whose reads give up after `wait`.
 int Connect(int port, std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  timeval tv{static_cast<time_t>(wait.count() / 1000),
-             static_cast<suseconds_t>((wait.count() % 1000) * 1000)};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const int fd = testing::ConnectLoopback(port, wait);
+  REQUIRE(fd >= 0);
   return fd;
 }
 
