@@ -3,6 +3,7 @@
 #include <utility>
 #include <variant>
 
+#include "core/dispatch/result_format.h"
 #include "core/render/predict_response.h"
 
 namespace dnaserve::core {
@@ -14,6 +15,8 @@ class PredictJob : public Job {
       : backend_(backend), admitted_(std::move(admitted)) {}
 
   StatusOr<JobOutput> Run(const JobContext& context) override {
+    // Set here rather than at admission so that it holds for commands queued before the field.
+    admitted_.input.request.set_result_format(ResultFormatFor(admitted_.format));
     const ValidatedPredict& input = admitted_.input;
     if (context.Cancelled()) return Unavailable("the job was cancelled");
     auto on_progress = [&](const worker::v1::Progress& p) {

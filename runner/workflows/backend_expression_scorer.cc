@@ -60,6 +60,7 @@ struct Fanout {
         request.set_sequence(std::string(item.sequence));
         request.set_sequence_name("tss-window");
         request.mutable_expression()->set_description(std::string(item.description));
+        request.set_result_format(pb::RESULT_FORMAT_JSON);  // the numbers only, no text
         calls->fetch_add(1);
         auto result = backend->Predict(Task::kExpression, request, call, nullptr);
         if (!result.ok()) {
@@ -111,6 +112,7 @@ StatusOr<std::optional<variant::TissueMatch>> BackendExpressionScorer::MatchTiss
   request.set_sequence(std::string(kExpressionWindowBp, 'N'));
   request.set_sequence_name("description-match");
   request.mutable_expression()->set_description(std::string(description));
+  request.set_result_format(pb::RESULT_FORMAT_JSON);  // the match only, no text
   calls_.fetch_add(1);
   auto result = backend_->Predict(Task::kExpression, request, call_, nullptr);
   if (!result.ok()) return result.status();

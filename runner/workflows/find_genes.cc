@@ -26,6 +26,8 @@ core::ValidatedPredict AnnotationStageInput(const core::ValidatedFindGenes& inpu
   stage.request.set_sequence(input.sequence);
   stage.request.set_sequence_name(input.sequence_name);
   *stage.request.mutable_annotation() = input.annotation;
+  // The response embeds the stage's JSON data, formats (GFF3, BED) included.
+  stage.request.set_result_format(pb::RESULT_FORMAT_JSON);
   stage.sequence_name = input.sequence_name;
   stage.sequence_length = input.sequence_length;
   return stage;
@@ -81,6 +83,7 @@ StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
   pb::PredictRequest request;
   request.set_model(models.expression);
   request.mutable_expression()->set_description(input.description);
+  request.set_result_format(pb::RESULT_FORMAT_JSON);  // the numbers only: expression has no text
   for (int i = 0; i < total; ++i) {
     const pb::Transcript& t = transcripts[i];
     GeneExpression gene;

@@ -18,6 +18,7 @@
 #include "gateway/ratelimit/ip_rate_limiter.h"
 #include "core/quota/token_bucket.h"
 
+using namespace dnaserve;
 using namespace dnaserve::gateway;
 
 namespace {

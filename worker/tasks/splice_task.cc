@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/task.h"
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/splice_sites.h"
 #include "worker/writers/bed.h"
@@ -161,10 +162,15 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
     gff.push_back(std::move(f));
   }
   result.set_windows_processed(total);
-  (*result.mutable_formats())["bed"] = WriteBed(bed);
-  (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, 0, length}}, gff);
-  (*result.mutable_tracks())["donor"] = donor_track.Take();
-  (*result.mutable_tracks())["acceptor"] = acceptor_track.Take();
+  const ReplyParts parts = ReplyParts::For(request);
+  if (parts.Format("bed")) (*result.mutable_formats())["bed"] = WriteBed(bed);
+  if (parts.Format("gff3")) {
+    (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, 0, length}}, gff);
+  }
+  if (parts.Tracks()) {
+    (*result.mutable_tracks())["donor"] = donor_track.Take();
+    (*result.mutable_tracks())["acceptor"] = acceptor_track.Take();
+  }
   return result;
 }
 

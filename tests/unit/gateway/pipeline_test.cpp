@@ -265,6 +265,8 @@ TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway]
   CHECK(std::string(d["meta"]["model"].GetString()) == "enhancer-test");
   CHECK(h.backend.last_request.model() == "enhancer-test");
   CHECK(h.backend.last_request.sequence() == std::string(300, 'A'));
+  // The negotiated format travels to the worker, which renders only what it needs.
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_JSON);
   CHECK(h.backend.last_request_id == std::string(d["meta"]["request_id"].GetString()));
   CHECK(r.FindHeader("RateLimit-Limit"));
   CHECK(*r.FindHeader("RateLimit-Policy") == "100;w=60");
@@ -277,6 +279,7 @@ TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway]
   CHECK(text.status == 200);
   CHECK(text.content_type == "text/x-bedgraph");
   CHECK(text.body == "sequence\t0\t249\t0.5\n");
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_BEDGRAPH);
 }
 
 TEST_CASE("admission failures create no job and call no worker", "[gateway][pipeline]") {
@@ -332,6 +335,7 @@ TEST_CASE("async jobs: 202, progress while running, result when done", "[gateway
   }
   REQUIRE(done.status == 200);
   CHECK(std::string(Json(done)["meta"]["job_id"].GetString()) == job_id);
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_JSON);
   h.backend.gate = nullptr;
   CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
 }

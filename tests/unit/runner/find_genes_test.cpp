@@ -320,10 +320,13 @@ TEST_CASE("find-genes: annotation, then one expression call per gene on its sens
   CHECK(annotation.sequence() == input.sequence);
   CHECK(annotation.annotation().batch_size() == 4);
   CHECK(annotation.annotation().reverse_complement());
+  // The response embeds the annotation's JSON data (formats included); expression sends numbers.
+  CHECK(annotation.result_format() == pb::RESULT_FORMAT_JSON);
 
   REQUIRE(backend.expression_requests.size() == 2);
   for (const auto& r : backend.expression_requests) {
     CHECK(r.model() == "expression-m");
+    CHECK(r.result_format() == pb::RESULT_FORMAT_JSON);
     CHECK(r.expression().description() == "adult liver");
     CHECK(static_cast<int64_t>(r.sequence().size()) == kExpressionWindowBp);
   }

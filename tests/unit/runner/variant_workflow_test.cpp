@@ -277,6 +277,10 @@ class FakeExpressionBackend : public core::InferenceBackend {
     --in_flight;
     if (task != Task::kExpression) return Internal("not an expression call");
     if (request.sequence().size() != 9198) return Internal("not a 9,198 bp window");
+    // The scorer reads numbers only, so it asks for no text (every variant test fails without).
+    if (request.result_format() != pb::RESULT_FORMAT_JSON) {
+      return Internal("not result_format JSON");
+    }
     if (!fail_with.ok() && request.expression().description() == fail_on) return fail_with;
     pb::PredictResult result;
     result.set_model(request.model());
