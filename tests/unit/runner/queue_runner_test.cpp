@@ -261,29 +261,15 @@ TEST_CASE("runner: jobs run, results are stored, leases freed and entries remove
   REQUIRE(Eventually([&] { return *h.queue.Depth() == 0; }));
 }
 
-TEST_CASE("runner: a command this release cannot read fails its job, it is never retried",
+TEST_CASE("runner: a command of a kind this release does not know fails its job as bad_request",
           "[runner][queue][versions]") {
   QueueHarness h;
   h.StartRunner("r1");
   const std::string job_id = h.Submit("alice", 300);
-  // Rewrite the entry's command as a newer release's unknown kind would look: an empty oneof.
-  core::QueuedJob job;
-  job.job_id = NewUuidV4();
-  job.request_id = "req-unknown";
-  job.client_id = "alice";
-  job.rate_per_minute = 6000;
-  job.max_concurrency = 8;
-  job.kind = "predict";
-  job.mode = "async";
-  job.command = std::string("\x22\x00", 2);  // field 4 (unknown to this release), empty
-  core::JobRecord record;
-  record.job_id = job.job_id;
-  record.request_id = job.request_id;
-  record.owner = "alice";
-  record.task = "enhancer";
-  record.mode = "async";
-  record.queued = true;
-  REQUIRE(h.jobs.Create(record).ok());
+  // A command as a newer release's unknown kind would look: a field this release does not
+  // know (4, empty), no kind it does.
+  core::QueuedJob job = h.Accept("alice", 300);
+  job.command = std::string("\x22\x00", 2);
   REQUIRE(h.queue.Enqueue(job).ok());
   REQUIRE(Eventually([&] { return h.Finished(job.job_id, "alice"); }));
   core::JobRecord failed = h.Record(job.job_id, "alice");
