@@ -17,6 +17,7 @@
 
 #include "common/cancellation.h"
 #include "core/dispatch/executor.h"
+#include "gateway/handlers/after_reply_writes.h"
 #include "gateway/handlers/services.h"
 #include "core/jobs/job.h"
 #include "core/jobs/job_store.h"
@@ -55,8 +56,16 @@ class JobRunner {
 
   void Start();
   // Graceful termination: waits until every submitted job (queued or running, sync or async)
-  // has ended, or `deadline` passes. True when none is left.
+  // has ended and the results of answered sync jobs are stored, or `deadline` passes. True when
+  // none is left. Results still unstored then are lost (their clients have them).
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+
+  // Admission refused a client for concurrency: releases, here and now, the leases of its sync
+  // jobs that were answered and whose release is still queued. True when there was one.
+  bool ReleaseAnsweredLeases(const std::string& client_id) {
+    return after_reply_.ReleasePendingFor(client_id);
+  }
+  AfterReplyWrites::Counts after_reply_counts() { return after_reply_.counts(); }
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
   // this way is stored as 503 service_unavailable asking the client to resubmit. (A sync job
   // whose client disconnected is cancelled the same way and stored as 503 saying so.)
@@ -72,6 +81,8 @@ class JobRunner {
  private:
   struct Active {
     std::shared_ptr<QuotaLease> lease;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    bool sync = false;
     double percent = 0;
     std::string message;
     Cancellation cancellation;  // shutdown, or the sync client went away
@@ -81,7 +92,10 @@ class JobRunner {
   void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
            std::chrono::steady_clock::time_point submitted);
   StatusOr<core::JobOutput> RunGuarded(JobSubmission& job, const core::JobContext& context);
-  void StoreResult(const JobSubmission& job, const StatusOr<core::JobOutput>& result);
+  void StoreResult(const std::string& job_id, const std::string& request_id,
+                   const StatusOr<core::JobOutput>& result);
+  // Whether the heartbeat and progress writes concern this job yet (see kSyncQuietPeriod).
+  static bool Visible(const Active& active, std::chrono::steady_clock::time_point now);
   void HeartbeatLoop();
 
   core::JobStore* jobs_;
@@ -98,6 +112,8 @@ class JobRunner {
   int64_t pending_ = 0;  // submitted and not yet ended (queued + running)
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::thread heartbeat_;
+  // Declared last: destroyed first, flushing writes that still use jobs_.
+  AfterReplyWrites after_reply_;
 };
 
 }  // namespace dnaserve::gateway
