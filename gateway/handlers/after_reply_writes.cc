@@ -8,7 +8,10 @@ namespace dnaserve::gateway {
 
 AfterReplyWrites::AfterReplyWrites(size_t capacity) : capacity_(capacity) {}
 
-AfterReplyWrites::~AfterReplyWrites() { Flush(std::chrono::steady_clock::now() + std::chrono::hours(1)); }
+AfterReplyWrites::~AfterReplyWrites() {
+  Flush(std::chrono::steady_clock::now() + std::chrono::hours(1));
+  if (thread_.joinable()) thread_.join();
+}
 
 void AfterReplyWrites::Start() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -109,6 +112,7 @@ void AfterReplyWrites::Loop() {
 bool AfterReplyWrites::Flush(std::chrono::steady_clock::time_point deadline) {
   std::deque<std::function<void()>> dropped;
   std::multimap<std::string, std::shared_ptr<QuotaLease>> leases;
+  bool still_writing;
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (started_) {
@@ -117,9 +121,12 @@ bool AfterReplyWrites::Flush(std::chrono::steady_clock::time_point deadline) {
     stopping_ = true;
     dropped.swap(queue_);
     left_unwritten_ += static_cast<int64_t>(dropped.size());
+    still_writing = writing_;
     work_cv_.notify_all();
   }
-  if (thread_.joinable()) thread_.join();
+  // A write still under way (a Redis outage: its retries) is not waited for past the deadline;
+  // the destructor joins the thread.
+  if (!still_writing && thread_.joinable()) thread_.join();
   // A lease still pending is released anyway: that is one quick call, and a lease left behind
   // would hold the client's slot until its TTL.
   {
@@ -130,7 +137,7 @@ bool AfterReplyWrites::Flush(std::chrono::steady_clock::time_point deadline) {
   if (!dropped.empty()) {
     log::Warn("after_reply_writes_dropped", {{"count", static_cast<int64_t>(dropped.size())}});
   }
-  return dropped.empty();
+  return dropped.empty() && !still_writing;
 }
 
 AfterReplyWrites::Counts AfterReplyWrites::counts() {

@@ -48,8 +48,9 @@ class AfterReplyWrites {
   // those the writer is releasing at this moment. True when there was one (the caller's
   // admission may now succeed).
   bool ReleasePendingFor(const std::string& client_id);
-  // Graceful termination: runs what is queued until `deadline`, then stops the thread. True
-  // when nothing was left behind. Writes arriving afterwards are done inline.
+  // Graceful termination: runs what is queued until `deadline`, then stops the thread (a write
+  // under way then is finished by it, not waited for). True when nothing was left behind.
+  // Writes arriving afterwards are done inline.
   bool Flush(std::chrono::steady_clock::time_point deadline);
 
   struct Counts {

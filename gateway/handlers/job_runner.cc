@@ -28,7 +28,10 @@ Status StoppedWhileRunning() {
 }  // namespace
 
 JobRunner::JobRunner(core::JobStore* jobs, core::Executor* executor, std::chrono::seconds heartbeat_interval)
-    : jobs_(jobs), executor_(executor), heartbeat_interval_(heartbeat_interval) {}
+    : jobs_(jobs),
+      executor_(executor),
+      heartbeat_interval_(heartbeat_interval),
+      sync_quiet_period_(kSyncQuietPeriod) {}
 
 JobRunner::~JobRunner() { Stop(); }
 
@@ -80,8 +83,8 @@ bool JobRunner::WaitIdle(std::chrono::steady_clock::time_point deadline) {
   return jobs_ended && written;
 }
 
-bool JobRunner::Visible(const Active& active, std::chrono::steady_clock::time_point now) {
-  return !active.sync || now - active.started >= kSyncQuietPeriod;
+bool JobRunner::Visible(const Active& active, std::chrono::steady_clock::time_point now) const {
+  return !active.sync || now - active.started >= sync_quiet_period_;
 }
 
 JobRunner::Counts JobRunner::counts() {

@@ -53,6 +53,9 @@ class JobRunner {
   // Optional; set before Start. A sync job's worker calls end this long after it was submitted
   // (the edge stops waiting then), time spent queued for an executor thread included.
   void set_sync_budget(std::chrono::seconds budget) { sync_budget_ = budget; }
+  // Optional (tests); set before Start. How long a sync job runs before its progress and
+  // heartbeat are written (default 2 s; shorter ones never are: the record says running).
+  void set_sync_quiet_period(std::chrono::milliseconds period) { sync_quiet_period_ = period; }
 
   void Start();
   // Graceful termination: waits until every submitted job (queued or running, sync or async)
@@ -95,7 +98,7 @@ class JobRunner {
   void StoreResult(const std::string& job_id, const std::string& request_id,
                    const StatusOr<core::JobOutput>& result);
   // Whether the heartbeat and progress writes concern this job yet (see kSyncQuietPeriod).
-  static bool Visible(const Active& active, std::chrono::steady_clock::time_point now);
+  bool Visible(const Active& active, std::chrono::steady_clock::time_point now) const;
   void HeartbeatLoop();
 
   core::JobStore* jobs_;
@@ -104,6 +107,7 @@ class JobRunner {
 
   GatewayMetrics* metrics_ = nullptr;
   std::optional<std::chrono::seconds> sync_budget_;
+  std::chrono::milliseconds sync_quiet_period_;
 
   std::mutex mu_;
   std::condition_variable cv_;       // heartbeat: stop
