@@ -29,7 +29,7 @@ void BlockWriter(AfterReplyWrites& writes, std::shared_future<void> open) {
   auto started_future = started->get_future();
   writes.Write([started, open] {
     started->set_value();
-    open.wait();
+    open.wait_for(std::chrono::seconds(15));  // bounded: a failing test must not hang
   });
   REQUIRE(started_future.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
 }
