@@ -74,7 +74,7 @@ TEST_CASE("after-reply writes: an admission releases a client's lease still wait
   CHECK(quotas.released == 1);  // released once, not again by the writer
 }
 
-TEST_CASE("after-reply writes: a flush past its deadline says so; later writes are inline",
+TEST_CASE("after-reply writes: a flush past its deadline says so, later writes are inline",
           "[after_reply]") {
   CountingReleases quotas;
   AfterReplyWrites writes;

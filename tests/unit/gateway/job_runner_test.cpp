@@ -381,7 +381,7 @@ TEST_CASE("a sync job's client is answered before its result is stored and its l
   CHECK(h.WaitForState(id, /*finished=*/true).state == core::JobState::kCompleted);
 }
 
-TEST_CASE("a short sync job writes no progress; a longer one does", "[jobs]") {
+TEST_CASE("a short sync job writes no progress, a longer one does", "[jobs]") {
   Harness h(/*sync_quiet_period=*/std::chrono::milliseconds(300));
   std::promise<void> release_now;
   release_now.set_value();
