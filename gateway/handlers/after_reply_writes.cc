@@ -51,6 +51,7 @@ void AfterReplyWrites::ReleaseIfPending(const QuotaLease* lease) {
     ++releasing_[client_id];
   }
   taken.reset();  // the Redis call
+  ++releases_done_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (--releasing_[client_id] == 0) releasing_.erase(client_id);
@@ -75,7 +76,7 @@ void AfterReplyWrites::ReleaseLease(std::shared_ptr<QuotaLease> lease) {
   lease.reset();  // the writer has stopped: released here
 }
 
-bool AfterReplyWrites::ReleasePendingFor(const std::string& client_id) {
+bool AfterReplyWrites::ReleasePendingFor(const std::string& client_id, uint64_t releases_seen) {
   std::vector<std::shared_ptr<QuotaLease>> taken;
   bool any;
   {
@@ -88,8 +89,10 @@ bool AfterReplyWrites::ReleasePendingFor(const std::string& client_id) {
     released_cv_.wait_for(lock, std::chrono::seconds(5),
                           [&] { return releasing_.count(client_id) == 0; });
   }
+  const size_t released_here = taken.size();
   taken.clear();  // each release is one Redis call, made here
-  return any;
+  releases_done_ += released_here;
+  return any || releases_done_.load() != releases_seen;
 }
 
 void AfterReplyWrites::Loop() {

@@ -15,6 +15,7 @@
 // expires after its TTL).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -44,10 +45,14 @@ class AfterReplyWrites {
   // Releases `lease` (drops this last reference) before any queued write. Until then,
   // ReleasePendingFor(client_id) can release it from another thread.
   void ReleaseLease(std::shared_ptr<QuotaLease> lease);
+  // Counts lease releases made so far (any client). Read before an admission, it tells
+  // ReleasePendingFor whether a release may have landed after Redis refused it.
+  uint64_t releases_done() const { return releases_done_.load(); }
   // Releases, here and now, the leases of `client_id` still waiting in the queue, and waits for
-  // those the writer is releasing at this moment. True when there was one (the caller's
-  // admission may now succeed).
-  bool ReleasePendingFor(const std::string& client_id);
+  // those the writer is releasing at this moment. True when there was one, or when a release
+  // was made since `releases_seen` (releases_done() before the refused admission): asking
+  // again may now succeed.
+  bool ReleasePendingFor(const std::string& client_id, uint64_t releases_seen);
   // Graceful termination: runs what is queued until `deadline`, then stops the thread (a write
   // under way then is finished by it, not waited for). True when nothing was left behind.
   // Writes arriving afterwards are done inline.
@@ -78,6 +83,7 @@ class AfterReplyWrites {
   std::multimap<std::string, std::shared_ptr<QuotaLease>> pending_leases_;  // by client id
   std::map<std::string, int> releasing_;  // by client id: releases the writer is making now
   std::condition_variable released_cv_;
+  std::atomic<uint64_t> releases_done_{0};
   std::thread thread_;
 };
 

@@ -1,6 +1,9 @@
 #include "gateway/handlers/job_runner.h"
 
+#include <algorithm>
 #include <exception>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "common/log.h"
@@ -18,6 +21,8 @@ constexpr std::chrono::milliseconds kProgressWriteInterval(500);
 // written like any other (a poll sees its progress; its heartbeat keeps it from being declared
 // lost, which takes kJobHeartbeatTimeoutSeconds).
 constexpr std::chrono::seconds kSyncQuietPeriod(2);
+// How often the heartbeat thread looks for such jobs whose quiet period has ended.
+constexpr std::chrono::milliseconds kQuietCheck(250);
 
 Status StoppedWhileRunning() {
   return Status(ErrorCode::kServiceUnavailable,
@@ -131,7 +136,12 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
       active->message = message;
     }
     auto now = std::chrono::steady_clock::now();
-    if (now - last_write >= kProgressWriteInterval && Visible(*active, now)) {
+    if (!Visible(*active, now)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      active->progress_unwritten = true;  // the heartbeat writes it once the quiet period ends
+      return;
+    }
+    if (now - last_write >= kProgressWriteInterval) {
       last_write = now;
       jobs_->UpdateProgress(job.job_id, percent, message);
     }
@@ -220,14 +230,28 @@ void JobRunner::StoreResult(const std::string& job_id, const std::string& reques
 
 void JobRunner::HeartbeatLoop() {
   std::unique_lock<std::mutex> lock(mu_);
+  auto next_beat = std::chrono::steady_clock::now() + heartbeat_interval_;
   while (!stopping_) {
-    cv_.wait_for(lock, heartbeat_interval_, [this] { return stopping_; });
+    // Woken often enough to write, soon after it passes its quiet period, the progress a sync
+    // job reported before (an MCP client watching it is waiting for that); a beat itself comes
+    // every heartbeat_interval_.
+    cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(heartbeat_interval_,
+                                                                        kQuietCheck),
+                 [this] { return stopping_; });
     if (stopping_) return;
-    auto snapshot = active_;
-    lock.unlock();
     const auto now = std::chrono::steady_clock::now();
-    for (auto& [job_id, active] : snapshot) {
+    const bool beat = now >= next_beat;
+    if (beat) next_beat = now + heartbeat_interval_;
+    std::vector<std::pair<std::string, std::shared_ptr<Active>>> due;
+    for (auto& [job_id, active] : active_) {
       if (!Visible(*active, now)) continue;  // a short sync job: its record says running
+      if (beat || active->progress_unwritten) {
+        active->progress_unwritten = false;
+        due.emplace_back(job_id, active);
+      }
+    }
+    lock.unlock();
+    for (auto& [job_id, active] : due) {
       double percent;
       std::string message;
       std::shared_ptr<QuotaLease> lease;
@@ -238,7 +262,7 @@ void JobRunner::HeartbeatLoop() {
         lease = active->lease;
       }
       jobs_->UpdateProgress(job_id, percent, message);
-      if (lease) lease->Renew(core::kLeaseTtlMs);
+      if (beat && lease) lease->Renew(core::kLeaseTtlMs);
     }
     lock.lock();
   }

@@ -65,9 +65,11 @@ class JobRunner {
 
   // Admission refused a client for concurrency: releases, here and now, the leases of its sync
   // jobs that were answered and whose release is still queued. True when there was one.
-  bool ReleaseAnsweredLeases(const std::string& client_id) {
-    return after_reply_.ReleasePendingFor(client_id);
+  // `releases_seen`: lease_releases_done() read before the refused admission.
+  bool ReleaseAnsweredLeases(const std::string& client_id, uint64_t releases_seen) {
+    return after_reply_.ReleasePendingFor(client_id, releases_seen);
   }
+  uint64_t lease_releases_done() const { return after_reply_.releases_done(); }
   AfterReplyWrites::Counts after_reply_counts() { return after_reply_.counts(); }
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
   // this way is stored as 503 service_unavailable asking the client to resubmit. (A sync job
@@ -86,6 +88,8 @@ class JobRunner {
     std::shared_ptr<QuotaLease> lease;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     bool sync = false;
+    // A sync job reported progress during its quiet period: not written yet (guarded by mu_).
+    bool progress_unwritten = false;
     double percent = 0;
     std::string message;
     Cancellation cancellation;  // shutdown, or the sync client went away

@@ -103,12 +103,13 @@ struct LogContext {
 
 core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
   call->job_id = NewUuidV4();
+  const uint64_t releases_seen = services.runner ? services.runner->lease_releases_done() : 0;
   core::QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
   // A sync call's lease is released just after its reply: a client that asked again at once
-  // may be refused by its own answered call. Then that release is made here, and admission
-  // asked once more.
+  // may be refused by its own answered call. Then that release is made here (or, when the
+  // writer made one meanwhile, it is known to have landed), and admission asked once more.
   if (decision.cause == core::RateLimitCause::kKeyConcurrency && services.runner &&
-      services.runner->ReleaseAnsweredLeases(call->principal->client_id)) {
+      services.runner->ReleaseAnsweredLeases(call->principal->client_id, releases_seen)) {
     decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
   }
   if (!decision.status.ok()) {

@@ -168,6 +168,7 @@ struct Harness {
       job_runner->Start();
     }
     runner.set_metrics(&metrics);
+    runner.Start();  // as main does: heartbeats and the writes after a sync reply
     s.admit_ip = [this](const std::string&) -> std::optional<core::QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
