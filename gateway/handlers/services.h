@@ -66,6 +66,7 @@ class QuotaLease {
   }
   // Hands the lease to whoever runs the queued job (a runner releases it when the job ends).
   void Detach() { store_ = nullptr; }
+  const std::string& client_id() const { return principal_.client_id; }
 
  private:
   core::QuotaStore* store_;

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_handler.h"
@@ -102,7 +103,15 @@ struct LogContext {
 
 core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
   call->job_id = NewUuidV4();
+  const uint64_t releases_seen = services.runner ? services.runner->lease_releases_done() : 0;
   core::QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
+  // A sync call's lease is released just after its reply: a client that asked again at once
+  // may be refused by its own answered call. Then that release is made here (or, when the
+  // writer made one meanwhile, it is known to have landed), and admission asked once more.
+  if (decision.cause == core::RateLimitCause::kKeyConcurrency && services.runner &&
+      services.runner->ReleaseAnsweredLeases(call->principal->client_id, releases_seen)) {
+    decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
+  }
   if (!decision.status.ok()) {
     if (decision.status.code() == ErrorCode::kTooManyRequests && services.metrics) {
       services.metrics->RateLimited(decision.cause);

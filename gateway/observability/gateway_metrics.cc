@@ -122,6 +122,22 @@ void RegisterJobGauges(metrics::Registry* registry, JobRunner* runner) {
             {{"queued"}, static_cast<double>(counts.queued)},
             {{"running"}, static_cast<double>(counts.running)}};
       });
+  registry->AddCallback(
+      "dnaserve_after_reply_writes_pending",
+      "Writes owed by answered sync jobs (stored results, lease releases) waiting for the "
+      "writer thread",
+      "gauge", {}, [runner] {
+        return std::vector<std::pair<metrics::LabelValues, double>>{
+            {{}, static_cast<double>(runner->after_reply_counts().pending)}};
+      });
+  registry->AddCallback(
+      "dnaserve_after_reply_writes_inline_total",
+      "Writes owed by answered sync jobs that were made on the job's own thread because the "
+      "writer's queue was full (or stopped)",
+      "counter", {}, [runner] {
+        return std::vector<std::pair<metrics::LabelValues, double>>{
+            {{}, static_cast<double>(runner->after_reply_counts().done_inline)}};
+      });
 }
 
 }  // namespace dnaserve::gateway

@@ -19,6 +19,25 @@ using namespace dnaserve::gateway;
 
 namespace {
 
+// Counts progress writes; Finish waits for `finish_gate` when one is set.
+class WatchedJobStore : public core::InMemoryJobStore {
+ public:
+  using core::InMemoryJobStore::InMemoryJobStore;
+  Status UpdateProgress(const std::string& job_id, double percent,
+                        const std::string& message) override {
+    ++progress_writes;
+    return core::InMemoryJobStore::UpdateProgress(job_id, percent, message);
+  }
+  Status Finish(const std::string& job_id, ErrorCode code, const std::string& content_type,
+                const std::string& body) override {
+    // Bounded: a test that fails before opening the gate must not hang the run.
+    if (finish_gate) finish_gate->wait_for(std::chrono::seconds(15));
+    return core::InMemoryJobStore::Finish(job_id, code, content_type, body);
+  }
+  std::atomic<int> progress_writes{0};
+  std::shared_future<void>* finish_gate = nullptr;
+};
+
 // Counts lease renewals and releases; admits everything.
 class CountingQuotaStore : public core::QuotaStore {
  public:
@@ -80,6 +99,25 @@ class ValidationFailingJob : public core::Job {
   }
 };
 
+// Reports progress every 10 ms until `release`.
+class ProgressingJob : public core::Job {
+ public:
+  explicit ProgressingJob(std::shared_future<void> release) : release_(std::move(release)) {}
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
+    for (int step = 1; release_.wait_for(std::chrono::milliseconds(10)) !=
+                       std::future_status::ready;
+         ++step) {
+      context.Progress(std::min(step, 99), "step " + std::to_string(step));
+    }
+    core::JobOutput done;
+    done.body = "{}";
+    return done;
+  }
+
+ private:
+  std::shared_future<void> release_;
+};
+
 // Reports the deadline its worker calls would be given, then answers at once.
 class DeadlineProbe : public core::Job {
  public:
@@ -98,13 +136,17 @@ class DeadlineProbe : public core::Job {
 
 struct Harness {
   core::ManualClock clock;
-  core::InMemoryJobStore jobs{&clock};
+  WatchedJobStore jobs{&clock};
   CountingQuotaStore quotas;
   core::Executor executor{2, 4};
   JobRunner runner{&jobs, &executor, std::chrono::seconds(1)};
   int next = 0;
 
-  Harness() { runner.Start(); }
+  // Sync jobs' progress is written from their start (quiet period 0) unless a test says not.
+  explicit Harness(std::chrono::milliseconds sync_quiet_period = std::chrono::milliseconds(0)) {
+    runner.set_sync_quiet_period(sync_quiet_period);
+    runner.Start();
+  }
   ~Harness() {
     runner.Stop();
     executor.Shutdown();
@@ -310,4 +352,96 @@ TEST_CASE("a sync job's worker calls end by its budget counted from submission, 
   auto async_future = async_seen.get_future();
   REQUIRE(async_future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
   CHECK_FALSE(async_future.get().has_value());
+}
+
+TEST_CASE("a sync job's client is answered before its result is stored and its lease released",
+          "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;  // the store's Finish blocks until the test opens it
+  std::promise<void> release;
+  release.set_value();
+  std::promise<HttpResponse> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse r) { answered.set_value(std::move(r)); });
+  auto reply = answered.get_future();
+  // With the result stored before the reply, this would wait for the gate: never.
+  REQUIRE(reply.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(reply.get().status == 200);
+  auto before = h.jobs.Get(id, "alice");
+  REQUIRE(before.ok());
+  CHECK(before->state == core::JobState::kRunning);  // a poll now: still running
+  // The lease goes first, ahead of the blocked write.
+  for (int i = 0; i < 1000 && h.quotas.released == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(h.quotas.released == 1);
+  open.set_value();
+  CHECK(h.WaitForState(id, /*finished=*/true).state == core::JobState::kCompleted);
+}
+
+TEST_CASE("a short sync job writes no progress, a longer one does", "[jobs]") {
+  Harness h(/*sync_quiet_period=*/std::chrono::milliseconds(300));
+  std::promise<void> release_now;
+  release_now.set_value();
+  std::promise<void> short_done;
+  h.Submit(std::make_unique<ProgressingJob>(release_now.get_future().share()),
+           [&](HttpResponse) { short_done.set_value(); });
+  REQUIRE(short_done.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(h.jobs.progress_writes == 0);
+
+  // Past the quiet period its progress is written as any job's.
+  std::promise<void> release;
+  std::promise<void> long_done;
+  std::string id = h.Submit(std::make_unique<ProgressingJob>(release.get_future().share()),
+                            [&](HttpResponse) { long_done.set_value(); });
+  for (int i = 0; i < 1000 && h.jobs.progress_writes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(h.jobs.progress_writes > 0);
+  auto running = h.jobs.Get(id, "alice");
+  REQUIRE(running.ok());
+  CHECK(running->progress_percent > 0);
+  release.set_value();
+  REQUIRE(long_done.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+}
+
+TEST_CASE("WaitIdle stores answered sync jobs' results within the drain time", "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;
+  std::promise<void> release;
+  release.set_value();
+  std::promise<void> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse) { answered.set_value(); });
+  REQUIRE(answered.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  // The write is held: a drain that ends first says it left something behind.
+  CHECK_FALSE(h.runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
+  open.set_value();
+  CHECK(h.WaitForState(id, /*finished=*/true).state == core::JobState::kCompleted);
+}
+
+TEST_CASE("WaitIdle returns once the answered jobs' results are stored", "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;
+  std::promise<void> release;
+  release.set_value();
+  std::promise<void> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse) { answered.set_value(); });
+  REQUIRE(answered.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    open.set_value();
+  });
+  CHECK(h.runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  opener.join();
+  auto stored = h.jobs.Get(id, "alice");  // at once: WaitIdle waited for it
+  REQUIRE(stored.ok());
+  CHECK(stored->state == core::JobState::kCompleted);
 }

@@ -300,6 +300,7 @@ struct Endpoint {
     s.docs = &docs;
     s.runner = &runner;
     pipeline = std::make_unique<RequestPipeline>(s, BuildRoutes(s));
+    runner.Start();  // as main does: heartbeats and the writes after a sync reply
   }
   ~Endpoint() {
     runner.Stop();
@@ -392,6 +393,11 @@ TEST_CASE("mcp endpoint: a tool call is a metered job in the store", "[gateway][
   CHECK_FALSE(result["isError"].GetBool());
   const std::string job_id = result["structuredContent"]["job_id"].GetString();
   auto record = e.jobs.Get(job_id, "agent");
+  // The stored copy is written just after the answer.
+  for (int i = 0; i < 1000 && record.ok() && record->state == core::JobState::kRunning; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    record = e.jobs.Get(job_id, "agent");
+  }
   REQUIRE(record.ok());
   CHECK(record->task == "enhancer");
   CHECK(record->state == core::JobState::kCompleted);

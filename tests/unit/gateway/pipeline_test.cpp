@@ -3,6 +3,10 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -11,6 +15,7 @@
 #include "gateway/handlers/job_waiter.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/redis_job_store.h"
+#include "core/quota/redis_quota_store.h"
 #include "runner/queue_runner.h"
 #include "tests/support/key_entries.h"
 #include "tests/support/pipeline_calls.h"
@@ -69,6 +74,7 @@ class ScriptedBackend : public core::InferenceBackend {
       expression_windows.push_back(request.sequence());
       result.mutable_expression()->set_expression_log_tpm(1.25);
     }
+    if (on_answer) on_answer();
     return result;
   }
   StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
@@ -80,6 +86,7 @@ class ScriptedBackend : public core::InferenceBackend {
   Status next_error;
   std::shared_future<void>* gate = nullptr;
   std::vector<std::string> expression_windows;
+  std::function<void()> on_answer;  // called as the worker's answer is returned
 };
 
 const char* kAliceKey = "dns_alice-test-key";
@@ -87,13 +94,15 @@ const char* kSingleKey = "dns_single-test-key";
 const char* kOffKey = "dns_off-test-key";
 
 // The gateway's pipeline in process. `with_runner`: plus a real redis-server holding jobs and
-// the queue, and a runner taking jobs from it, as the workflows need.
+// the queue, and a runner taking jobs from it, as the workflows need. `redis_stores`: jobs and
+// quotas in a real redis-server, as a gateway keeps them (no runner).
 struct Harness {
   core::ManualClock clock;
   std::optional<testing::RedisServer> redis;
   std::unique_ptr<core::RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
   std::unique_ptr<core::JobStore> jobs;
   core::InMemoryQuotaStore quotas{&clock};
+  std::unique_ptr<core::RedisQuotaStore> redis_quotas;  // `redis_stores` only
   ScriptedBackend backend;
   core::ModelCatalogue catalogue;
   core::Executor executor{4, 16};
@@ -109,8 +118,8 @@ struct Harness {
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
 
-  explicit Harness(bool with_runner = false)
-      : jobs(MakeJobs(with_runner)),
+  explicit Harness(bool with_runner = false, bool redis_stores = false)
+      : jobs(MakeJobs(with_runner || redis_stores)),
         runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
         runner(*runner_holder) {
     keys = testing::KeyStoreOf({testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
@@ -132,6 +141,10 @@ struct Harness {
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
+    if (redis_stores) {
+      redis_quotas = std::make_unique<core::RedisQuotaStore>(*core::RedisConnection::Create(redis->url()));
+      s.quotas = redis_quotas.get();
+    }
     s.jobs = jobs.get();
     s.backend = &metered;
     s.catalogue = &catalogue;
@@ -155,6 +168,7 @@ struct Harness {
       job_runner->Start();
     }
     runner.set_metrics(&metrics);
+    runner.Start();  // as main does: heartbeats and the writes after a sync reply
     s.admit_ip = [this](const std::string&) -> std::optional<core::QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
@@ -173,8 +187,8 @@ struct Harness {
     executor.Shutdown();
   }
 
-  std::unique_ptr<core::JobStore> MakeJobs(bool with_runner) {
-    if (!with_runner) return std::make_unique<core::InMemoryJobStore>(&clock);
+  std::unique_ptr<core::JobStore> MakeJobs(bool in_redis) {
+    if (!in_redis) return std::make_unique<core::InMemoryJobStore>(&clock);
     redis = testing::RedisServer::Start();
     REQUIRE(redis.has_value());
     auto connection = core::RedisConnection::Create(redis->url());
@@ -202,6 +216,17 @@ struct Harness {
     return testing::CallPipeline(*pipeline, std::move(req));
   }
   int counter = 0;
+
+  // A sync job's result is stored after its reply: polls until it is no longer running.
+  HttpResponse PollFinished(const std::string& job_id, const std::string& key) {
+    HttpResponse poll;
+    for (int i = 0; i < 2000; ++i) {
+      poll = Call("GET", "/v1/tasks/jobs/" + job_id, key);
+      if (poll.status != 202) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return poll;
+  }
 };
 
 rapidjson::Document Json(const HttpResponse& r) {
@@ -271,7 +296,7 @@ TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway]
   CHECK(r.FindHeader("RateLimit-Limit"));
   CHECK(*r.FindHeader("RateLimit-Policy") == "100;w=60");
 
-  auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+  auto poll = h.PollFinished(job_id, kAliceKey);
   CHECK(poll.status == 200);
   CHECK(poll.body == r.body);
 
@@ -348,7 +373,7 @@ TEST_CASE("worker errors reach the client and the job as their own envelope", "[
     CHECK(r.status == 503);
     CHECK(Code(r) == "service_unavailable");
     std::string job_id = *r.FindHeader("X-Job-Id");
-    auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+    auto poll = h.PollFinished(job_id, kAliceKey);
     CHECK(poll.status == 503);
     CHECK(poll.body == r.body);
   }
@@ -571,5 +596,179 @@ TEST_CASE("metrics count requests by route pattern and status, 429s by cause, an
   std::string text = h.registry.Render();
   for (const char* secret : {"alice", "single", kAliceKey, kSingleKey}) {
     CHECK(text.find(secret) == std::string::npos);
+  }
+}
+
+namespace {
+
+std::string InPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// `redis-cli MONITOR` on the harness's Redis: the commands clients send, in the order Redis
+// runs them (the commands scripts run inside are left out). Markers are ECHO commands sent on a
+// connection of the test's own, so a test can tell what came between two moments.
+class RedisMonitor {
+ public:
+  explicit RedisMonitor(const testing::RedisServer& redis) {
+    const std::string cli = InPath("redis-cli");
+    REQUIRE_FALSE(cli.empty());
+    log_ = testing::MakeTempDir("redis-monitor") + "/monitor.log";
+    REQUIRE(process_.Start({cli, "-p", std::to_string(redis.port()), "MONITOR"}, {}, log_));
+    auto connection = core::RedisConnection::Create(redis.url());
+    REQUIRE(connection.ok());
+    marker_ = *connection;
+    for (int i = 0; i < 500 && !Has("\"monitor-ready\""); ++i) {
+      Mark("monitor-ready");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(Has("\"monitor-ready\""));
+  }
+
+  void Mark(const std::string& name) { REQUIRE(marker_->Command({"ECHO", name}).ok()); }
+  // A read of the test's own; HGETs are left out of Between.
+  core::RedisReply Query(const std::vector<std::string>& hget) {
+    auto reply = marker_->Command(hget);
+    REQUIRE(reply.ok());
+    return *reply;
+  }
+
+  // The client commands between the markers `from` and `to` (markers excluded); waits until
+  // `to` has been logged.
+  std::vector<std::string> Between(const std::string& from, const std::string& to) {
+    const std::string to_line = "\"ECHO\" \"" + to + "\"";
+    for (int i = 0; i < 500 && !Has(to_line); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::vector<std::string> out;
+    bool inside = false;
+    for (const std::string& line : Lines()) {
+      if (line.find("\"ECHO\" \"" + from + "\"") != std::string::npos) {
+        inside = true;
+      } else if (line.find(to_line) != std::string::npos) {
+        return out;
+      } else if (inside && line.find("\"ECHO\"") == std::string::npos &&
+                 line.find("\"HGET\"") == std::string::npos &&
+                 line.find(" lua]") == std::string::npos) {
+        out.push_back(line);
+      }
+    }
+    FAIL("marker " << to << " not in the MONITOR log");
+    return out;
+  }
+
+ private:
+  std::vector<std::string> Lines() {
+    std::ifstream in(log_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  bool Has(const std::string& text) {
+    for (const std::string& line : Lines()) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  std::string log_;
+  testing::ChildProcess process_;
+  std::shared_ptr<core::RedisConnection> marker_;
+};
+
+bool AllRelease(const std::vector<std::string>& commands) {
+  for (const std::string& c : commands) {
+    if (c.find("\"release\"") == std::string::npos) return false;
+  }
+  return true;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l.substr(0, 200) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a sync predict: no Redis call between the worker's answer and the reply",
+          "[gateway][pipeline][redis]") {
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  RedisMonitor monitor(*h.redis);
+  // Warm: connections open, scripts loaded (a first EVALSHA falls back to EVAL).
+  auto warm = h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody);
+  REQUIRE(warm.status == 200);
+  REQUIRE(h.PollFinished(*warm.FindHeader("X-Job-Id"), kAliceKey).status == 200);
+
+  h.backend.on_answer = [&] { monitor.Mark("answered"); };
+  monitor.Mark("start");
+  HttpRequest req;
+  req.method = "POST";
+  req.path = "/v1/tasks/enhancer/predict";
+  req.headers["authorization"] = std::string("Bearer ") + kAliceKey;
+  req.body = kEnhancerBody;
+  req.request_id = "req-monitored";
+  req.peer_ip = "10.0.0.1";
+  auto replied = std::make_shared<std::promise<HttpResponse>>();
+  auto reply = replied->get_future();
+  h.pipeline->Handle(std::move(req), [&monitor, replied](HttpResponse response) {
+    monitor.Mark("replied");  // on the thread that hands the response to the client
+    replied->set_value(std::move(response));
+  });
+  REQUIRE(reply.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  HttpResponse response = reply.get();
+  REQUIRE(response.status == 200);
+  // The stored copy comes after the reply: wait for it (the test's HGETs are not counted).
+  const std::string job_key = "dnaserve:job:" + *response.FindHeader("X-Job-Id");
+  std::string state;
+  for (int i = 0; i < 1000 && state != "completed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    state = monitor.Query({"HGET", job_key, "state"}).str;
+  }
+  REQUIRE(state == "completed");
+  monitor.Mark("end");
+  h.backend.on_answer = nullptr;
+
+  const auto before_worker = monitor.Between("start", "answered");
+  const auto answered_to_reply = monitor.Between("answered", "replied");
+  const auto after_reply = monitor.Between("replied", "end");
+  INFO("before the worker call:\n" << Joined(before_worker) << "between answer and reply:\n"
+                                   << Joined(answered_to_reply) << "after the reply:\n"
+                                   << Joined(after_reply));
+  // Admission (quota) and the job record: the record must exist before the worker call, so
+  // that a poll finds the job running; no progress write for a call this short.
+  CHECK(before_worker.size() == 2);
+  // Nothing is waited for between the answer and the reply. The writer thread may already be
+  // releasing the lease meanwhile (it is handed over just before the reply); nothing else.
+  CHECK(AllRelease(answered_to_reply));
+  CHECK(answered_to_reply.size() <= 1);
+  // After it: the lease release (unless it came before) and the stored result.
+  CHECK(answered_to_reply.size() + after_reply.size() == 2);
+  CHECK(before_worker.size() + answered_to_reply.size() + after_reply.size() == 4);
+
+  auto poll = h.PollFinished(*response.FindHeader("X-Job-Id"), kAliceKey);
+  CHECK(poll.status == 200);
+  CHECK(poll.body == response.body);
+}
+
+TEST_CASE("a sync call with one concurrency seat can be sent again the moment it is answered",
+          "[gateway][pipeline][redis]") {
+  // The lease of an answered call is released after its reply; the client's next call must
+  // not be refused by it (Redis quotas, as a gateway has them).
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  for (int i = 0; i < 50; ++i) {
+    auto r = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+    INFO("call " << i << ": " << r.body);
+    REQUIRE(r.status == 200);
   }
 }
