@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "core/redis/resp.h"
 
 namespace dnaserve::core {
 namespace {
@@ -325,12 +326,10 @@ StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(
     return Unavailable("redis " + url_.Describe() + ": " + why);
   };
 
-  for (const auto& args : commands) {
-    ArgvView view(args);
-    if (redisAppendCommandArgv(slot.context, view.argc(), view.argv.data(), view.lens.data()) !=
-        REDIS_OK) {
-      return io_failure();
-    }
+  std::string encoded;
+  for (const auto& args : commands) AppendRespCommand(args, &encoded);
+  if (redisAppendFormattedCommand(slot.context, encoded.data(), encoded.size()) != REDIS_OK) {
+    return io_failure();
   }
   out.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {

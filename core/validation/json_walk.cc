@@ -20,6 +20,14 @@ std::vector<std::string> At(const std::vector<std::string>& loc, std::string key
   return out;
 }
 
+// True when no byte has its high bit set. OR-ing the bytes keeps the loop branch-free, so the
+// compiler vectorises it.
+bool IsAscii(std::string_view text) {
+  unsigned char any_high = 0;
+  for (const char c : text) any_high |= static_cast<unsigned char>(c);
+  return (any_high & 0x80) == 0;
+}
+
 char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -411,9 +419,17 @@ bool CheckObject(const ObjectSpec& spec, const rapidjson::Value& value,
 Status ParseJsonBody(std::string_view body, rapidjson::Document* doc) {
   // Depth and value-count limits before RapidJSON builds a DOM (see json_shape.h).
   DNASERVE_RETURN_IF_ERROR(CheckJsonShape(body));
-  constexpr unsigned kFlags =
-      rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
-  doc->Parse<kFlags>(body.data(), body.size());
+  // RapidJSON validates UTF-8 one byte at a time through a per-byte state machine, which cost
+  // about 80k instructions on a 2 kb predict body (callgrind). Almost every body is pure ASCII,
+  // which is valid UTF-8 as it stands, so a plain scan (that the compiler vectorises) decides
+  // whether the validating parse is needed; \u escapes are checked by the parser either way.
+  constexpr unsigned kAsciiFlags = rapidjson::kParseIterativeFlag;
+  constexpr unsigned kValidatingFlags = kAsciiFlags | rapidjson::kParseValidateEncodingFlag;
+  if (IsAscii(body)) {
+    doc->Parse<kAsciiFlags>(body.data(), body.size());
+  } else {
+    doc->Parse<kValidatingFlags>(body.data(), body.size());
+  }
   if (!doc->HasParseError()) return CheckKeysUnique(*doc, "body");
   return BadRequest(std::string("request body is not valid JSON: ") +
                     rapidjson::GetParseError_En(doc->GetParseError()) + " (at byte " +

@@ -17,6 +17,15 @@ TEST_CASE("JSON shape: depth and value count are limited before parsing", "[gate
   // Brackets, braces and commas inside strings (escaped quotes included) are text, not shape.
   CHECK(core::CheckJsonShape(R"({"s": "[[[[[[,,,,,,,,,,,,{{{{{{ \" [[[[[[ ,,,,,,,,,,"})", limits).ok());
   CHECK(core::CheckJsonShape(R"(["\\", [[[[]]]]])", limits).code() == ErrorCode::kBadRequest);
+  // A quote after an odd run of backslashes is escaped, after an even run it closes the string
+  // (the scan jumps between quotes, so both sides of the rule are checked here).
+  CHECK(core::CheckJsonShape(R"(["a\\\"[[[[[", 1])", limits).ok());
+  CHECK(core::CheckJsonShape(R"(["a\\\\", [[[[[]]]]]])", limits).code() == ErrorCode::kBadRequest);
+  CHECK(core::CheckJsonShape(R"(["\\\\\\\"", [[[[]]]]])", limits).code() == ErrorCode::kBadRequest);
+  CHECK(core::CheckJsonShape(R"(["", "", [[[]]]])", limits).ok());
+  CHECK(core::CheckJsonShape(R"([["", [[[]]]]])", limits).code() == ErrorCode::kBadRequest);
+  // An unterminated string ends the scan (the parser refuses the body).
+  CHECK(core::CheckJsonShape(R"(["abc\")", limits).ok());
   // Unbalanced text is the parser's business; the scan does not underflow.
   CHECK(core::CheckJsonShape("]]]]}}}}[", limits).ok());
   CHECK(core::CheckJsonShape(std::string(5, '[') + "not json", limits).message().find("4 levels") !=

@@ -116,6 +116,32 @@ CATCH_TEST_CASE("malformed JSON is 400 bad_request", "[validation]") {
   }
 }
 
+CATCH_TEST_CASE("UTF-8 is checked whether or not the body is pure ASCII", "[validation]") {
+  // ASCII bodies skip RapidJSON's per-byte UTF-8 check (core/validation/json_walk.cc): the
+  // other bodies must still be checked, anywhere in the body, and \u escapes decoded either way.
+  const std::string valid_name = "Z\xc3\xbcrich \xe2\x80\x93 \xf0\x9f\xa7\xac";  // ü, en dash, emoji
+  auto accepted = core::ValidatePredictBody(
+      Task::kPromoter, ValidBody(Task::kPromoter, {{"sequence_name", Quote(valid_name)}}));
+  CATCH_REQUIRE(accepted.ok());
+  CATCH_CHECK(accepted->request.sequence_name() == valid_name);
+
+  auto escaped = core::ValidatePredictBody(
+      Task::kPromoter, ValidBody(Task::kPromoter, {{"sequence_name", "\"Z\\u00fcrich\""}}));
+  CATCH_REQUIRE(escaped.ok());
+  CATCH_CHECK(escaped->request.sequence_name() == "Z\xc3\xbcrich");
+
+  for (std::string bad : {"\xc3\x28", "\xc0\xaf", "\xed\xa0\x80", "\xf8\x88\x80\x80\x80", "ok\xff"}) {
+    CATCH_INFO("bytes: " << bad);
+    auto refused = core::ValidatePredictBody(
+        Task::kPromoter, ValidBody(Task::kPromoter, {{"sequence_name", Quote(bad)}}));
+    CATCH_REQUIRE_FALSE(refused.ok());
+    CATCH_CHECK(refused.status().code() == ErrorCode::kBadRequest);
+  }
+  auto lone_surrogate = core::ValidatePredictBody(
+      Task::kPromoter, ValidBody(Task::kPromoter, {{"sequence_name", "\"\\ud800\""}}));
+  CATCH_CHECK_FALSE(lone_surrogate.ok());
+}
+
 CATCH_TEST_CASE("a body that is not a JSON object is 422 at [body]", "[validation]") {
   for (std::string body : {"[]", "\"ACGT\"", "42", "null", "true"}) {
     CATCH_INFO("body: " << body);
