@@ -19,6 +19,7 @@ pytest.importorskip("matplotlib")
 
 import matplotlib.image as mpimg  # noqa: E402
 
+from check_plot import Mismatch, check, is_background, near, pixel, rgb  # noqa: E402
 from dnaserve_client import cli  # noqa: E402
 from dnaserve_client.plot import (ACCEPTOR_COLOUR, DONOR_COLOUR, STRAND_COLOURS,  # noqa: E402
                                   RecordFrame, panels, plot_results, save_figure)
@@ -42,28 +43,6 @@ def render(fig, tmp_path, name="figure.png"):
     path = str(tmp_path / name)
     save_figure(fig, path)
     return mpimg.imread(path)
-
-
-def pixel(fig, ax, x, y):
-    """(column, row) of a data point in the saved PNG (rows count from the top)."""
-    dx, dy = ax.transData.transform((x, y))
-    return int(round(dx)), int(fig.bbox.height - dy)
-
-
-def rgb(hex_colour):
-    return tuple(int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
-
-
-def near(image, column, row, colour, radius=2, tolerance=0.12):
-    """Whether a pixel within radius columns of (column, row) has the colour."""
-    for c in range(column - radius, column + radius + 1):
-        if all(abs(image[row, c, i] - colour[i]) <= tolerance for i in range(3)):
-            return True
-    return False
-
-
-def is_background(value):
-    return all(channel > 0.97 for channel in value[:3])
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +267,22 @@ def test_without_matplotlib_the_sdk_works_and_plot_says_what_to_install(tmp_path
     assert "IMPORT: dnaserve plot needs matplotlib" in done.stdout
     assert "python3-matplotlib" in done.stderr and "--system-site-packages" in done.stderr
     assert not os.path.exists(tmp_path / "x.png")
+
+
+def test_the_cli_checker_finds_a_feature_drawn_elsewhere(gene_results, tmp_path):
+    # check_plot.py (run on the CLI's figures by the integration test) passes on a true figure
+    # and fails when the results say a site is somewhere the figure has none.
+    fig = plot_results(gene_results)
+    image = render(fig, tmp_path)
+    frame = RecordFrame.from_name("chr20:31012001-31024000", 12000)
+    checked = check(image, fig, gene_results, frame)
+    cds = of_task(gene_results, "annotation")[0]["data"]["transcripts"][0]["cds"]
+    assert checked["splice_sites"] == 17 and checked["expression_bars"] == 3
+    assert checked["cds_boxes"] == sum(1 for c in cds if c["end"] - c["start"] >= 20) > 0
+    assert checked["heatmap_cells"] > 0
+    moved = json.loads(json.dumps(gene_results))
+    site = of_task(moved, "splice")[0]["data"]["sites"][0]
+    site["start"] += 1000
+    site["end"] += 1000
+    with pytest.raises(Mismatch, match="stem"):
+        check(image, fig, moved, frame)
