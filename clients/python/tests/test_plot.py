@@ -286,3 +286,18 @@ def test_the_cli_checker_finds_a_feature_drawn_elsewhere(gene_results, tmp_path)
     site["end"] += 1000
     with pytest.raises(Mismatch, match="stem"):
         check(image, fig, moved, frame)
+
+
+def test_annotation_already_on_the_contig_is_drawn_in_place(gene_results, tmp_path):
+    # An annotation requested with shift_coordinates=UCSC reports contig positions: the gene
+    # model must land where the record-relative one does.
+    shifted = json.loads(json.dumps(gene_results))
+    for t in of_task(shifted, "annotation")[0]["data"]["transcripts"]:
+        for key in ("start", "end", "tss_position", "polya_position"):
+            t[key] += OFFSET
+        for key in ("exons", "introns", "cds"):
+            t[key] = [{"start": s["start"] + OFFSET, "end": s["end"] + OFFSET} for s in t[key]]
+    fig = plot_results(shifted, tasks=["annotation"])
+    image = render(fig, tmp_path)
+    frame = RecordFrame.from_name("chr20:31012001-31024000", 12000)
+    assert check(image, fig, gene_results, frame)["cds_boxes"] > 0
