@@ -201,14 +201,6 @@ def _extent(results: List[Result]) -> int:
     return max(ends)
 
 
-def available_panels(results) -> List[str]:
-    """The panels the given results can fill, in figure order."""
-    inputs = _gather(_as_results(results))
-    have = {"promoter": inputs.promoter, "splice": inputs.splice, "chromatin": inputs.chromatin,
-            "annotation": inputs.annotation, "expression": inputs.expression}
-    return [panel for panel in PANELS if have[panel] is not None]
-
-
 # ---- the figure -----------------------------------------------------------------------------
 def plot_results(results, *, tasks: Optional[Sequence[str]] = None,
                  region: Union[None, str, Tuple[int, int]] = None,
@@ -460,7 +452,8 @@ def _draw_chromatin(ax, inputs: _Inputs, frame: RecordFrame, start: int, end: in
                          vmax=1.0, shading="flat")
     ax.set_ylim(len(names), 0)
     ax.set_yticks(np.arange(len(names)) + 0.5)
-    ax.set_yticklabels([_shorten(_feature_label(n), 24) for n in names], fontsize=max(5.0, 8.0 - len(names) / 6))
+    ax.set_yticklabels([_shorten(_feature_label(n), 24) for n in names],
+                       fontsize=max(5.0, 8.0 - len(names) / 6))
     bar = ax.inset_axes([1.01, 0.0, 0.012, 1.0])
     colorbar = ax.figure.colorbar(mesh, cax=bar)
     colorbar.ax.tick_params(labelsize=6)
