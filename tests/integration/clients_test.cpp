@@ -371,6 +371,120 @@ TEST_CASE("clients: the CLI paces a key with a one-token bucket instead of faili
   CHECK(seconds >= 15);  // three tokens of a 6/min bucket take two refills
 }
 
+// Width and height of a PNG, from its IHDR chunk (bytes 16-23, big-endian); {0, 0} if not a PNG.
+std::pair<int, int> PngSize(const std::string& png) {
+  if (png.size() < 24 || png.compare(1, 3, "PNG") != 0) return {0, 0};
+  auto be32 = [&](size_t at) {
+    int v = 0;
+    for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(png[at + i]);
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
+TEST_CASE("clients: dnaserve plot draws a chr20 record's results as PNG, SVG and PDF",
+          "[clients]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  const std::string dir = MakeTempDir("dnaserve-cli-plot");
+  std::string why;
+  auto fasta = Chr20Records(dir + "/chr20.fa", 2, "12000", &why);
+  if (!fasta) {
+    WARN("skipped: no real chr20 sequence on this machine: " << why);
+    return;
+  }
+  Cli cli = MakeCli(svc, svc->keys().alice);
+  const auto lengths = FastaLengths(*fasta);
+  const std::string record = lengths.begin()->first;  // chr20:<start>-<end>
+  const long first = std::stol(record.substr(record.find(':') + 1));
+  std::string out;
+  // Two records and no --record: a figure shows one, the user is told how to choose.
+  CHECK(cli.Run({"plot", *fasta, "-o", dir + "/x.png"}, &out) == 2);
+  CHECK(out.find("--record") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/x.png"));
+
+  // plot runs every task itself (expression per context through find-genes); the saved results
+  // say where each feature is, and check_plot.py reads the PNG's pixels there.
+  const std::string results = dir + "/results.jsonl";
+  int rc = cli.Run({"plot", *fasta, "--record", record, "--description", "adult liver",
+                    "--description", "brain cortex", "--threshold", "splice=0.5",
+                    "--save-json", results, "-o", dir + "/fig.png"},
+                   &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK(out.find("wrote " + dir + "/fig.png (1400 x 900 px") != std::string::npos);
+  CHECK(PngSize(ReadAll(dir + "/fig.png")) == std::make_pair(1400, 900));
+  std::vector<std::string> tasks;
+  {
+    std::ifstream in(results);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto doc = ParseJson(line);
+      tasks.push_back((*doc)["data"]["task"].GetString());
+      CHECK(std::string((*doc)["data"]["input"]["sequence_name"].GetString()) == record);
+    }
+  }
+  CHECK(tasks == std::vector<std::string>{"promoter", "splice", "chromatin",
+                                          "find_genes_and_predict_expression",
+                                          "find_genes_and_predict_expression"});
+  if (const char* keep = std::getenv("DNASERVE_PLOT_FIGURE")) {  // to look at it
+    fs::copy_file(dir + "/fig.png", keep, fs::copy_options::overwrite_existing);
+    fs::copy_file(results, std::string(keep) + ".jsonl", fs::copy_options::overwrite_existing);
+  }
+  const std::string python = cli.bin + "/python";
+  const std::string checker = SourceDir() + "/clients/python/tests/check_plot.py";
+  rc = RunCommand({python, checker, dir + "/fig.png", results, "--width", "1400", "--height",
+                   "900"},
+                  &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto checked = ParseJson(out.substr(out.find('{')));
+  CHECK((*checked)["checked"]["splice_sites"].GetInt() > 0);
+  CHECK((*checked)["checked"]["expression_bars"].GetInt() > 0);
+  CHECK((*checked)["checked"].HasMember("heatmap_cells"));
+  CHECK((*checked)["checked"].HasMember("cds_boxes"));
+
+  // The saved results redrawn without the service (no URL at all): 1024 x 768, SVG and PDF.
+  const std::map<std::string, std::string> offline = {{"DNASERVE_URL", ""},
+                                                      {"DNASERVE_API_KEY", ""}};
+  rc = cli.Run({"plot", "--from-json", results, "--tasks", "promoter,splice,annotation",
+                "--width", "1024", "--height", "768", "-q", "-o", dir + "/small.png"},
+               &out, offline);
+  INFO(out);
+  REQUIRE(rc == 0);
+  CHECK(PngSize(ReadAll(dir + "/small.png")) == std::make_pair(1024, 768));
+  rc = RunCommand({python, checker, dir + "/small.png", results, "--width", "1024", "--height",
+                   "768", "--tasks", "promoter,splice,annotation"},
+                  &out);
+  INFO(out);
+  CHECK(rc == 0);
+  REQUIRE(cli.Run({"plot", "--from-json", results, "-q", "-o", dir + "/fig.svg"}, &out,
+                  offline) == 0);
+  REQUIRE(cli.Run({"plot", "--from-json", results, "-q", "-o", dir + "/fig.pdf"}, &out,
+                  offline) == 0);
+  CHECK(RunCommand({python, "-c",
+                    "import sys, xml.etree.ElementTree as E; "
+                    "sys.exit(0 if E.parse(sys.argv[1]).getroot().tag.endswith('svg') else 1)",
+                    dir + "/fig.svg"},
+                   &out) == 0);
+  CHECK(ReadAll(dir + "/fig.pdf").rfind("%PDF-", 0) == 0);
+
+  // A region of the record, on chr20's coordinates: only that part is sent.
+  const std::string region = "chr20:" + std::to_string(first + 2000) + "-" +
+                             std::to_string(first + 5999);
+  rc = cli.Run({"plot", *fasta, "--record", record, "--region", region, "--tasks", "splice",
+                "--save-json", dir + "/region.jsonl", "-q", "-o", dir + "/region.png"},
+               &out);
+  INFO(out);
+  REQUIRE(rc == 0);
+  auto saved = ParseJson(ReadAll(dir + "/region.jsonl"));
+  CHECK(std::string((*saved)["data"]["input"]["sequence_name"].GetString()) == region);
+  CHECK((*saved)["meta"]["sequence_length"].GetInt() == 4000);
+  CHECK(cli.Run({"plot", *fasta, "--record", record, "--region", "chr7:1-100", "-o",
+                 dir + "/y.png"},
+                &out) == 2);
+  CHECK(out.find("not on chr7") != std::string::npos);
+}
+
 TEST_CASE("clients: CLI exit codes, messages and key handling", "[clients]") {
   DNASERVE_REQUIRE_SERVICE(svc);
   const std::string dir = MakeTempDir("dnaserve-cli-errors");

@@ -4,7 +4,7 @@ Exit codes:
   0    success
   1    the service refused a request (its error code and message are printed)
   2    usage: bad arguments, an unreadable or malformed FASTA
-  3    configuration: no URL, a config file other users can read
+  3    configuration: no URL, a config file other users can read; plot without matplotlib
   4    the service could not be reached (or did not answer as dnaserve does)
   130  interrupted; finished records are kept, so rerunning the same command resumes
 """
@@ -28,6 +28,7 @@ from .client import ASYNC_THRESHOLD_BP, TASKS, TEXT_FORMATS, Client
 from .config import ConfigError, load_settings
 from .errors import DnaserveError
 from .fasta import FastaRecord, read_fasta
+from .plot_cli import add_plot_command, needs_service
 from .results import JobProgress, Result
 from .tracks import merge
 
@@ -49,9 +50,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     # SIGTERM is handled like Ctrl-C: keep what finished, say how to resume.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        settings = load_settings(args.url)
-        client = Client(settings.url, settings.api_key, retry_budget=args.retry_budget,
-                        poll_interval=args.poll_interval)
+        client = None
+        if needs_service(args):  # plot --from-json draws saved results: no URL needed
+            settings = load_settings(args.url)
+            client = Client(settings.url, settings.api_key, retry_budget=args.retry_budget,
+                            poll_interval=args.poll_interval)
         return args.handler(client, args)
     except ConfigError as e:
         _err(f"configuration: {e}")
@@ -156,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("health", help="service health and version")
     p.set_defaults(handler=cmd_health)
+
+    add_plot_command(sub)
     return parser
 
 
