@@ -2,11 +2,23 @@
 
 Exit codes:
   0    success
-  1    the service refused a request (its error code and message are printed)
-  2    usage: bad arguments, an unreadable or malformed FASTA
+  1    the service refused a request (its error code and message are printed). A refusal that
+       applies to the whole run (a wrong or disabled key, an unknown model, an option the
+       service rejects) is printed once and stops the run; records it did not reach are not
+       sent, and any that finished before it are kept for a rerun (with -o)
+  2    usage: bad arguments or options (checked before anything is sent), an unreadable or
+       malformed FASTA, records that cannot be placed or scored as asked
   3    configuration: no URL, a config file other users can read; plot without matplotlib
   4    the service could not be reached (or did not answer as dnaserve does)
   130  interrupted; finished records are kept, so rerunning the same command resumes
+
+Genome coordinates: with --shift-coordinates UCSC every record named by its region,
+chrom:start-end (1-based, inclusive, commas allowed) or chrom_start-end, is placed on its
+contig in BED, bedGraph and GFF3 output (one ##sequence-region per contig); --region gives
+the region of a single record instead.
+
+Expression: the TSS is the record's centre (length // 2) unless --tss-index is given; a record
+of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp.
 """
 
 import argparse
@@ -15,6 +27,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -24,13 +37,14 @@ from typing import Any, Dict, List, Optional
 from tqdm import tqdm
 
 from . import __version__
-from .client import ASYNC_THRESHOLD_BP, TASKS, TEXT_FORMATS, Client
+from .client import (ASYNC_THRESHOLD_BP, EXPRESSION_WINDOW_BP, TASKS, TEXT_FORMATS, Client,
+                     expression_tss_index)
 from .config import ConfigError, load_settings
 from .errors import DnaserveError
 from .fasta import FastaRecord, read_fasta
 from .plot_cli import add_plot_command, needs_service
 from .results import JobProgress, Result
-from .tracks import merge
+from .tracks import Placement, mark_cut_transcripts, merge, parse_region, place
 
 EXIT_OK, EXIT_SERVICE, EXIT_USAGE, EXIT_CONFIG, EXIT_UNREACHABLE, EXIT_INTERRUPTED = \
     0, 1, 2, 3, 4, 130
@@ -38,6 +52,15 @@ EXIT_OK, EXIT_SERVICE, EXIT_USAGE, EXIT_CONFIG, EXIT_UNREACHABLE, EXIT_INTERRUPT
 
 class UsageError(Exception):
     pass
+
+
+class RunWideError(Exception):
+    """A refusal that applies to every record of a run, reported once."""
+
+    def __init__(self, error: DnaserveError, *, sent: int, total: int = 0,
+                 state_dir: Optional[str] = None):
+        super().__init__(str(error))
+        self.error, self.sent, self.total, self.state_dir = error, sent, total, state_dir
 
 
 # ---- entry point -----------------------------------------------------------------------------
@@ -64,6 +87,17 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_USAGE
     except DnaserveError as e:
         return _report(e)
+    except RunWideError as e:
+        code = _report(e.error)
+        if e.sent and e.state_dir:
+            _err(f"the run stopped: {e.sent} of {e.total} records had finished and are saved in "
+                 f"{e.state_dir}; fix the cause and rerun the same command to resume")
+        elif e.sent:
+            _err(f"the run stopped: {e.sent} of {e.total} records had finished; nothing was "
+                 "written")
+        else:
+            _err("the run stopped before any record was done; nothing was written")
+        return code
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
@@ -86,7 +120,7 @@ def _report(e: DnaserveError) -> int:
         if isinstance(item, dict):
             loc = ".".join(str(part) for part in item.get("loc", []))
             _err(f"  {loc}: {item.get('msg', '')}")
-    if e.code in ("connection_error", "invalid_response", "gateway_timeout"):
+    if e.code in UNREACHABLE_CODES:
         return EXIT_UNREACHABLE
     return EXIT_SERVICE
 
@@ -113,11 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, help="promoter/splice/chromatin cutoff (0-1)")
     p.add_argument("--site-types", help="splice: donor,acceptor")
     p.add_argument("--batch-size", type=int, help="annotation batch size (1-128)")
-    p.add_argument("--shift-coordinates", help="annotation: UCSC (rebase from chrom:start-end names)")
+    _add_placement_options(p)
     p.add_argument("--no-reverse-complement", action="store_true",
                    help="annotation: one pass, no reverse-complement averaging")
     p.add_argument("--description", help="expression: the experimental context (required)")
-    p.add_argument("--tss-index", type=int, help="expression: 0-based TSS offset")
+    p.add_argument("--tss-index", type=int, help="expression: 0-based TSS offset in every "
+                   "record (default: the record's centre, length // 2)")
     p.set_defaults(handler=cmd_predict)
 
     p = sub.add_parser("find-genes", help="annotation, then expression per found gene")
@@ -127,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--annotation-model")
     p.add_argument("--expression-model")
     p.add_argument("--batch-size", type=int)
-    p.add_argument("--shift-coordinates")
+    _add_placement_options(p)
     p.set_defaults(handler=cmd_find_genes)
 
     p = sub.add_parser("variant", help="annotate a VCF in object storage (async)")
@@ -164,6 +199,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_placement_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shift-coordinates", metavar="UCSC",
+                   help="UCSC: place every record on its contig, from its name chrom:start-end "
+                   "(or chrom_start-end), in genome coordinates")
+    p.add_argument("--region", metavar="CHROM:START-END",
+                   help="the region the (single) record covers, 1-based inclusive: its output "
+                   "is placed there")
+
+
 def _add_run_options(p: argparse.ArgumentParser, formats) -> None:
     p.add_argument("--format", default="json", choices=formats,
                    help="json (one {data, meta} per line) or one merged text track")
@@ -191,9 +235,29 @@ def _write_output(text: str, output: Optional[str]) -> None:
         return
     directory = os.path.dirname(os.path.abspath(output))
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".dnaserve-")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, output)
+    try:
+        # mkstemp makes the file 600; the output gets the mode any new file would get (the
+        # umask's), or keeps the mode of the file it replaces.
+        os.fchmod(fd, _output_mode(output))
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, output)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _output_mode(output: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(output).st_mode)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def cmd_health(client: Client, args) -> int:
@@ -265,28 +329,33 @@ def _read_records(files: List[str]) -> List[FastaRecord]:
 
 
 def _task_options(args) -> Optional[Dict[str, Any]]:
+    """The request's options, every local rule checked before anything is sent (a value the
+    service would refuse for every record is a usage error here, not N refusals)."""
     options: Dict[str, Any] = {}
     task = args.task
     if args.threshold is not None:
         if task not in ("promoter", "splice", "chromatin"):
             raise UsageError(f"--threshold does not apply to {task}")
+        if not 0.0 <= args.threshold <= 1.0:
+            raise UsageError(f"--threshold must be between 0 and 1; got {args.threshold:g}")
         options["threshold"] = args.threshold
     if args.site_types:
         if task != "splice":
             raise UsageError("--site-types applies to splice only")
         options["site_types"] = [s.strip() for s in args.site_types.split(",") if s.strip()]
-    for flag, key, value in (("--batch-size", "batch_size", args.batch_size),
-                             ("--shift-coordinates", "shift_coordinates", args.shift_coordinates)):
-        if value is not None:
-            if task != "annotation":
-                raise UsageError(f"{flag} applies to annotation only")
-            options[key] = value
+        unknown = [s for s in options["site_types"] if s not in ("donor", "acceptor")]
+        if unknown or not options["site_types"]:
+            raise UsageError("--site-types takes donor, acceptor or donor,acceptor")
+    if args.batch_size is not None:
+        if task != "annotation":
+            raise UsageError("--batch-size applies to annotation only")
+        options["batch_size"] = _batch_size(args.batch_size)
     if args.no_reverse_complement:
         if task != "annotation":
             raise UsageError("--no-reverse-complement applies to annotation only")
         options["reverse_complement"] = False
     if task == "expression":
-        if not args.description:
+        if not args.description or not args.description.strip():
             raise UsageError("expression needs --description (the experimental context)")
         options["description"] = args.description
     elif args.description:
@@ -296,37 +365,154 @@ def _task_options(args) -> Optional[Dict[str, Any]]:
     return options or None
 
 
+def _batch_size(value: int) -> int:
+    if not 1 <= value <= 128:
+        raise UsageError(f"--batch-size must be between 1 and 128; got {value}")
+    return value
+
+
+# ---- genome coordinates ----------------------------------------------------------------------
+# Annotation and find-genes results are rebased by the service itself (options.shift_coordinates
+# also moves tss_position and polya_position); every other task's text tracks are placed here.
+SERVICE_PLACED = ("annotation", "find-genes")
+
+
+def _placements(args, records: List[FastaRecord]) -> Optional[List[Placement]]:
+    """Where each record lies on its contig, when --shift-coordinates or --region asks for
+    genome coordinates (None otherwise). Every record must be placeable, and a region's span
+    must be the record's length: a name that only looks like a region is refused, not
+    trusted."""
+    shift, region = args.shift_coordinates, args.region
+    if shift is None and region is None:
+        return None
+    if shift is not None and shift.upper() != "UCSC":
+        raise UsageError(f"--shift-coordinates takes UCSC (the only naming supported); got {shift!r}")
+    if region is not None:
+        if len(records) != 1:
+            raise UsageError(f"--region gives the region of one record; the input has "
+                             f"{len(records)} (name each record chrom:start-end and use "
+                             "--shift-coordinates UCSC instead)")
+        placement = parse_region(region)
+        if placement is None:
+            raise UsageError(f"--region must be chrom:start-end (1-based, inclusive); got "
+                             f"{region!r}")
+        placements = [placement]
+    else:
+        unnamed = [r.name for r in records if parse_region(r.name) is None]
+        if unnamed:
+            listed = ", ".join(unnamed[:5]) + (", ..." if len(unnamed) > 5 else "")
+            raise UsageError(f"--shift-coordinates UCSC needs every record named by its region, "
+                             f"chrom:start-end or chrom_start-end; {len(unnamed)} of "
+                             f"{len(records)} are not: {listed}")
+        placements = [parse_region(r.name) for r in records]  # type: ignore[misc]
+    for record, placement in zip(records, placements):
+        if placement.length != len(record.sequence):
+            raise UsageError(f"{record.name}: the region {placement.label} is "
+                             f"{placement.length:,} bp but the record has "
+                             f"{len(record.sequence):,} bp")
+    return placements  # type: ignore[return-value]
+
+
+def _service_shift(body: Dict[str, Any], record: FastaRecord,
+                   placement: Optional[Placement]) -> Dict[str, Any]:
+    """Asks the service to rebase an annotation or find-genes result: it reads the region from
+    sequence_name, so a record not named chrom:start-end is sent under its region label."""
+    if placement is None:
+        return body
+    body["options"] = dict(body.get("options") or {}, shift_coordinates="UCSC")
+    if ":" not in record.name or parse_region(record.name) != placement:
+        body["sequence_name"] = placement.label
+    return body
+
+
+def _check_expression_records(records: List[FastaRecord], tss_index: Optional[int]) -> None:
+    """The one expression rule, before anything is sent: the TSS is --tss-index, else the
+    record's centre; the 9,198 bp around it must lie inside the record."""
+    half = EXPRESSION_WINDOW_BP // 2
+    bad = []
+    for record in records:
+        length = len(record.sequence)
+        tss = tss_index if tss_index is not None else expression_tss_index(record.sequence)
+        tss = half if tss is None else tss
+        if not half <= tss <= length - half:
+            bad.append(f"{record.name} ({length:,} bp)")
+    if bad:
+        listed = ", ".join(bad[:5]) + (", ..." if len(bad) > 5 else "")
+        where = f"--tss-index {tss_index}" if tss_index is not None else "the record's centre"
+        raise UsageError(f"expression scores the {EXPRESSION_WINDOW_BP:,} bp around the TSS "
+                         f"({where}), so it must lie {half:,} bp or more from both ends; "
+                         f"{len(bad)} record(s) do not allow it: {listed}")
+
+
 def cmd_predict(client: Client, args) -> int:
     if args.format != "json" and args.format not in TEXT_FORMATS[args.task]:
         allowed = ", ".join(("json",) + TEXT_FORMATS[args.task])
         raise UsageError(f"{args.task} has no {args.format} output (choose from {allowed})")
     options = _task_options(args)
     records = _read_records(args.files)
+    placements = _placements(args, records)
+    by_service = args.task in SERVICE_PLACED
+    if placements is not None and args.format == "json" and not by_service:
+        raise UsageError(f"genome coordinates apply to {args.task}'s bed/bedgraph/gff3 output; "
+                         "its JSON is the service's result, in record coordinates")
+    if args.task == "expression":
+        _check_expression_records(records, args.tss_index)
 
-    def body(record: FastaRecord) -> dict:
-        return Client.predict_body(args.task, record.sequence, model=args.model,
+    def body(index: int, record: FastaRecord) -> dict:
+        made = Client.predict_body(args.task, record.sequence, model=args.model,
                                    sequence_name=record.name, options=options,
                                    tss_index=args.tss_index)
+        if by_service:
+            made = _service_shift(made, record, placements[index] if placements else None)
+        return made
 
     run = Run(client, args, kind=args.task, path=f"/v1/tasks/{args.task}/predict",
-              threshold=ASYNC_THRESHOLD_BP[args.task], make_body=body)
+              threshold=ASYNC_THRESHOLD_BP[args.task], make_body=body,
+              placements=None if by_service else placements)
     return run.execute(records)
 
 
 def cmd_find_genes(client: Client, args) -> int:
     options: Dict[str, Any] = {"description": args.description}
-    for key in ("annotation_model", "expression_model", "batch_size", "shift_coordinates"):
+    if not args.description.strip():
+        raise UsageError("--description must not be empty")
+    for key in ("annotation_model", "expression_model"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
+    if args.batch_size is not None:
+        options["batch_size"] = _batch_size(args.batch_size)
     records = _read_records(args.files)
+    placements = _placements(args, records)
 
-    def body(record: FastaRecord) -> dict:
-        return {"sequence": record.sequence, "sequence_name": record.name, "options": options}
+    def body(index: int, record: FastaRecord) -> dict:
+        made = {"sequence": record.sequence, "sequence_name": record.name, "options": options}
+        return _service_shift(made, record, placements[index] if placements else None)
 
     run = Run(client, args, kind="find-genes",
               path="/v1/workflows/find-genes-and-predict-expression",
-              threshold=ASYNC_THRESHOLD_BP["find-genes"], make_body=body)
+              threshold=ASYNC_THRESHOLD_BP["find-genes"], make_body=body, placements=None)
     return run.execute(records)
+
+
+# Refusals that say nothing about one record: every other record would get the same answer.
+RUN_WIDE_CODES = frozenset({"unauthorized", "forbidden", "model_not_found", "unsupported_format",
+                            "connection_error", "invalid_response"})
+UNREACHABLE_CODES = frozenset({"connection_error", "invalid_response", "gateway_timeout"})
+
+
+def is_run_wide(error: DnaserveError) -> bool:
+    """Whether a refusal of one record applies to the whole run: an authentication or model
+    error, an unreachable service, or a validation error only about the options or the model
+    (a sequence's own faults, its name or its TSS are the record's)."""
+    if error.code in RUN_WIDE_CODES:
+        return True
+    if error.code == "validation_failed":
+        locations = [tuple(item.get("loc") or ()) for item in error.validation_errors
+                     if isinstance(item, dict)]
+        return bool(locations) and all(
+            len(loc) >= 2 and loc[0] == "body" and loc[1] in ("options", "model")
+            for loc in locations)
+    return False
 
 
 class Run:
@@ -336,9 +522,10 @@ class Run:
     resubmitting them. The merged output is written only when every record has finished."""
 
     def __init__(self, client: Client, args, *, kind: str, path: str, threshold: Optional[int],
-                 make_body):
+                 make_body, placements: Optional[List[Placement]] = None):
         self.client, self.args, self.kind, self.path = client, args, kind, path
         self.threshold, self.make_body = threshold, make_body
+        self.placements = placements  # records' tracks to place on their contigs here
         self.format = args.format
         self.quiet = args.quiet
         self.state_dir = (args.output + ".dnaserve-resume") if args.output and args.output != "-" \
@@ -351,8 +538,8 @@ class Run:
     def _fingerprint(self, records: List[FastaRecord]) -> str:
         digest = hashlib.sha256()
         digest.update(json.dumps([self.kind, self.format]).encode())
-        for record in records:
-            body = self.make_body(record)
+        for index, record in enumerate(records):
+            body = self.make_body(index, record)
             body["sequence"] = hashlib.sha256(record.sequence.encode()).hexdigest()
             digest.update(json.dumps(body, sort_keys=True).encode())
         return digest.hexdigest()
@@ -389,12 +576,24 @@ class Run:
     def _job_path(self, index: int) -> str:
         return os.path.join(self.state_dir, f"{index:06d}.job")
 
+    def _check_key(self) -> None:
+        """One cheap authenticated call before any record is sent: a wrong, disabled or missing
+        key (or an unreachable service) is then one error, not one per record."""
+        try:
+            self.client.jobs(limit=1)
+        except DnaserveError as e:
+            if e.code in ("unauthorized", "forbidden") or e.code in UNREACHABLE_CODES:
+                raise RunWideError(e, sent=0)
+            raise
+
     def execute(self, records: List[FastaRecord]) -> int:
+        self._check_key()
         results = self._prepare_state(records)
         if results:
             _err(f"resuming: {len(results)} of {len(records)} records already done")
         todo = [i for i in range(len(records)) if i not in results]
         failures: List[tuple] = []
+        run_wide: Optional[DnaserveError] = None
         bar = tqdm(total=len(records), initial=len(results), desc=self.kind, unit="record",
                    disable=True if self.quiet else None, position=0, dynamic_ncols=True)
         pool = ThreadPoolExecutor(max_workers=len(self._slots))
@@ -404,10 +603,21 @@ class Run:
                 finished, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in finished:
                     index = pending.pop(future)
+                    if future.cancelled():
+                        continue
                     try:
                         results[index] = future.result()
                     except DnaserveError as e:
-                        failures.append((records[index].name, e))
+                        if e.code == "cancelled":
+                            continue
+                        if run_wide is None and is_run_wide(e):
+                            # Every other record would be refused alike: stop sending.
+                            run_wide = e
+                            self._stop.set()
+                            for other in pending:
+                                other.cancel()
+                        elif run_wide is None:
+                            failures.append((records[index].name, e))
                     bar.update(1)
         except KeyboardInterrupt:
             self._stop.set()
@@ -421,25 +631,48 @@ class Run:
         finally:
             pool.shutdown(wait=False)
         bar.close()
+        if run_wide is not None:
+            self._drop_empty_state()
+            raise RunWideError(run_wide, sent=len(results), total=len(records),
+                               state_dir=self.state_dir)
         if failures:
             for name, e in failures[:20]:
                 where = f" (request {e.request_id})" if e.request_id else ""
                 _err(f"{name}: {e.code}: {e.message}{where}")
-            if self.state_dir:
-                _err(f"{len(failures)} of {len(records)} records failed; the others are saved: "
-                     "fix the cause and rerun the same command to retry only the failed ones")
+            _err(self._failure_summary(len(failures), len(records)))
             codes = {e.code for _, e in failures}
-            unreachable = codes <= {"connection_error", "invalid_response", "gateway_timeout"}
-            return EXIT_UNREACHABLE if unreachable else EXIT_SERVICE
+            return EXIT_UNREACHABLE if codes <= UNREACHABLE_CODES else EXIT_SERVICE
         ordered = [results[i] for i in range(len(records))]
         if self.format == "json":
             text = "".join(json.dumps(value) + "\n" for value in ordered)
         else:
-            text = merge(self.format, ordered)
+            if self.placements is not None:
+                ordered = [place(self.format, value, placement)
+                           for value, placement in zip(ordered, self.placements)]
+            if self.format == "gff3" and self.kind in ("annotation", "find-genes"):
+                ordered = [mark_cut_transcripts(value) for value in ordered]
+            text = merge(self.format, ordered, names=[record.name for record in records])
         _write_output(text, self.args.output)
         if self.state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
         return EXIT_OK
+
+    def _drop_empty_state(self) -> None:
+        """A run stopped before anything finished or was submitted leaves no resume directory."""
+        if not self.state_dir or not os.path.isdir(self.state_dir):
+            return
+        if all(name == "run.json" or name.endswith(".tmp") for name in os.listdir(self.state_dir)):
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def _failure_summary(self, failed: int, total: int) -> str:
+        if not self.state_dir:
+            return f"{failed} of {total} records failed; nothing was written (with -o FILE " \
+                   "finished records are kept, and a rerun retries only the failed ones)"
+        if failed == total:
+            return f"all {total} records failed; none was saved"
+        return f"{failed} of {total} records failed; the other {total - failed} are saved in " \
+               f"{self.state_dir}: fix the cause and rerun the same command to retry only the " \
+               "failed ones"
 
     def _one(self, index: int, record: FastaRecord) -> Any:
         if self._stop.is_set():
@@ -453,13 +686,13 @@ class Run:
             self.args.mode == "auto" and self.threshold is not None and length > self.threshold)
         if go_async:
             if job_id is None:
-                job = self.client.submit(self.kind, body=self.make_body(record))
+                job = self.client.submit(self.kind, body=self.make_body(index, record))
                 job_id = job.job_id
                 if self.state_dir:
                     _atomic_text(self._job_path(index), job_id)
             result = self._wait(job_id, record.name)
         else:
-            body, response = self.client._post_json(self.path, self.make_body(record))
+            body, response = self.client._post_json(self.path, self.make_body(index, record))
             result = Result.from_body(body, response)
         value = self._value(result)
         if self.state_dir:

@@ -7,9 +7,12 @@ exponential back-off capped at 30 s) for as long as `retry_budget` seconds allow
 429 on finding out. A Client is safe to share between threads (one `requests.Session` each).
 """
 
+import socket
+import ssl
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Optional, Union
+from urllib.parse import urlsplit
 
 import requests
 
@@ -36,6 +39,21 @@ ProgressCallback = Callable[[JobProgress], None]
 
 def _stripped_length(sequence: str) -> int:
     return sum(1 for c in sequence if not c.isspace())
+
+
+# Seconds for the TCP connection and the TLS handshake (requests bounds both with it).
+CONNECT_TIMEOUT = 5.0
+
+EXPRESSION_WINDOW_BP = 9198  # the expression model's input: the TSS-centred window
+
+
+def expression_tss_index(sequence: str) -> Optional[int]:
+    """The TSS the client sends for an expression sequence given without one: None (the
+    service's own default, the window's centre 4,599) for exactly 9,198 bp, else the sequence's
+    centre, length // 2 (0-based, after whitespace removal), as the /viewer page does. The
+    service then scores the 9,198 bp around it, so the sequence needs at least 9,198 bp."""
+    length = _stripped_length(sequence)
+    return None if length == EXPRESSION_WINDOW_BP else length // 2
 
 
 class _Pacer:
@@ -121,10 +139,9 @@ class Client:
             try:
                 response = self._session().request(method, self.base_url + path, json=json,
                                                    params=params, headers=send_headers,
-                                                   timeout=(min(10.0, self.timeout), self.timeout))
+                                                   timeout=(min(CONNECT_TIMEOUT, self.timeout), self.timeout))
             except requests.RequestException as e:
-                error = DnaserveError("connection_error",
-                                      f"{method} {self.base_url}{path}: {type(e).__name__}: {e}")
+                error = connection_error(self.base_url, e)
             else:
                 self._pacer.observe(response.headers)
                 if response.status_code in tuple(accept_status):
@@ -136,7 +153,8 @@ class Client:
             if error.code == "connection_error":
                 connection_failures += 1
             retryable = error.transient and (error.code != "connection_error" or
-                                             (not admitted and connection_failures < 3))
+                                             (not admitted and connection_failures < 3 and
+                                              not error.details))
             if not retryable and error.status is not None and error.status >= 500 \
                     and error.code not in ("service_unavailable",) and not other_5xx_retried:
                 retryable, other_5xx_retried = True, True  # other 5xx: at most once
@@ -192,6 +210,11 @@ class Client:
     def predict_body(task: str, sequence: str, *, model: Optional[str] = None,
                      sequence_name: Optional[str] = None, options: Optional[dict] = None,
                      tss_index: Optional[int] = None) -> Dict[str, Any]:
+        """The request body. Expression without `tss_index` on a sequence that is not exactly
+        the 9,198 bp window takes the sequence's centre as the TSS (`expression_tss_index`),
+        as the /viewer page does."""
+        if task == "expression" and tss_index is None:
+            tss_index = expression_tss_index(sequence)
         body: Dict[str, Any] = {"sequence": sequence}
         if model is not None:
             body["model"] = model
@@ -314,6 +337,83 @@ class Client:
             body["client_ref"] = client_ref
         job = self.submit("variant", body=body)
         return self.wait(job, progress=progress) if wait else job
+
+
+def connection_error(base_url: str, exc: requests.RequestException) -> DnaserveError:
+    """A one-line `connection_error` for a request that got no HTTP answer: what failed, in
+    words (refused, unknown host, timed out, TLS spoken to a plain-HTTP port), never the
+    transport library's internals. `details` is {"reason": "tls"} when retrying cannot help
+    (the URL's scheme is wrong), which the retry loop honours."""
+    where = base_url
+    causes = _causes(exc)
+    https = base_url.startswith("https://")
+    plain = "http://" + base_url[len("https://"):] if https else base_url
+    tls_failed = isinstance(exc, requests.exceptions.SSLError) or any(
+        isinstance(c, ssl.SSLError) for c in causes)
+    timed_out = isinstance(exc, requests.exceptions.Timeout)
+    # A plain-HTTP server handed a TLS ClientHello either answers with an HTTP error (a TLS
+    # failure here) or waits for the rest of a request line that never comes (a timeout); one
+    # plain request to the same port tells which, so no retry waits on a wrong scheme.
+    if https and (tls_failed or timed_out) and _answers_plain_http(base_url):
+        return DnaserveError(
+            "connection_error", f"{where}: this port speaks plain HTTP, not TLS: use {plain}",
+            details={"reason": "tls"})
+    if tls_failed:
+        reason = next((c for c in causes if isinstance(c, ssl.SSLError)), exc)
+        return DnaserveError("connection_error",
+                             f"{where}: the TLS handshake failed ({_ssl_reason(reason)})",
+                             details={"reason": "tls"})
+    if any(isinstance(c, socket.gaierror) for c in causes):
+        host = urlsplit(base_url).hostname or base_url
+        return DnaserveError("connection_error", f"{where}: unknown host {host!r}")
+    if any(isinstance(c, ConnectionRefusedError) for c in causes):
+        return DnaserveError("connection_error",
+                             f"{where}: connection refused (is the service running there?)")
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return DnaserveError("connection_error", f"{where}: no connection within the timeout")
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return DnaserveError("connection_error", f"{where}: no answer within the timeout")
+    innermost = causes[-1] if causes else exc
+    text = str(innermost).split(": ", 1)[-1] if ": " in str(innermost) else str(innermost)
+    return DnaserveError("connection_error",
+                         f"{where}: {text or type(innermost).__name__}")
+
+
+def _answers_plain_http(base_url: str, timeout: float = 2.0) -> bool:
+    """Whether host:port of an https:// URL answers a plain HTTP request."""
+    parts = urlsplit(base_url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 443), timeout=timeout) as s:
+            s.settimeout(timeout)
+            s.sendall(b"HEAD /health HTTP/1.0\r\nHost: " + (parts.hostname or "").encode() +
+                      b"\r\n\r\n")
+            return s.recv(5) == b"HTTP/"
+    except (OSError, ValueError):
+        return False
+
+
+def _causes(exc: BaseException) -> list:
+    """The chain of exceptions under `exc` (requests wraps urllib3 wraps socket errors), outer
+    first."""
+    chain, seen = [], set()
+    current: Any = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        chain.append(current)
+        nested = getattr(current, "reason", None)
+        if not isinstance(nested, BaseException):
+            nested = next((a for a in getattr(current, "args", ()) if isinstance(a, BaseException)),
+                          None)
+        current = nested or current.__cause__ or current.__context__
+    return chain
+
+
+def _ssl_reason(error: BaseException) -> str:
+    reason = getattr(error, "reason", None)
+    if isinstance(reason, str) and reason:
+        return reason.replace("_", " ").lower()
+    text = str(error)
+    return text.rsplit("] ", 1)[-1].split(" (_ssl")[0] if text else type(error).__name__
 
 
 def _body(response: requests.Response) -> Dict[str, Any]:

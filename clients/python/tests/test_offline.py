@@ -1,0 +1,193 @@
+"""The CLI's and the SDK's rules that need no service: options and records refused before
+anything is sent, readable connection errors, the expression TSS rule, output file modes and
+the chr20 record cutter. Each CLI run points at a port nothing listens on, so a check that was
+not local would end in exit 4 (unreachable) instead of the usage exit 2."""
+
+import gzip
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from dnaserve_client import Client, DnaserveError
+from dnaserve_client.cli import EXIT_UNREACHABLE, EXIT_USAGE, _write_output, is_run_wide, main
+from dnaserve_client.client import expression_tss_index
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOWHERE = "http://127.0.0.1:9"  # discard port: nothing listens
+
+
+def fasta(tmp_path, records, name="in.fa"):
+    path = tmp_path / name
+    path.write_text("".join(f">{n}\n{s}\n" for n, s in records))
+    return str(path)
+
+
+def run_cli(argv, capsys, url=NOWHERE):
+    code = main(["--url", url] + argv)
+    return code, capsys.readouterr().err
+
+
+# ---- whole-run checks before anything is sent -----------------------------------------------
+def test_an_option_out_of_range_is_one_usage_error(tmp_path, capsys):
+    path = fasta(tmp_path, [(f"r{i}", "ACGT" * 100) for i in range(8)])
+    code, err = run_cli(["predict", "promoter", path, "--threshold", "1.5"], capsys)
+    assert code == EXIT_USAGE
+    assert err.count("\n") == 1 and "--threshold must be between 0 and 1" in err
+    for argv in (["predict", "annotation", path, "--batch-size", "0"],
+                 ["predict", "splice", path, "--site-types", "donor,exon"]):
+        assert run_cli(argv, capsys)[0] == EXIT_USAGE, argv
+
+
+def test_an_unreachable_service_is_one_readable_line(tmp_path, capsys):
+    path = fasta(tmp_path, [(f"r{i}", "ACGT" * 100) for i in range(8)])
+    code, err = run_cli(["predict", "promoter", path, "-q"], capsys)
+    assert code == EXIT_UNREACHABLE
+    assert "connection refused" in err
+    assert "records failed" not in err and "HTTPConnectionPool" not in err
+    assert "urllib3" not in err and "Max retries" not in err
+    assert err.count("connection refused") == 1  # checked once, not once per record
+
+
+def test_run_wide_refusals_are_told_from_a_records_own():
+    def refusal(code, locs=()):
+        return DnaserveError(code, "x", details={"errors": [{"loc": list(l)} for l in locs]})
+    assert is_run_wide(refusal("unauthorized"))
+    assert is_run_wide(refusal("model_not_found"))
+    assert is_run_wide(refusal("validation_failed", [("body", "options", "threshold")]))
+    assert not is_run_wide(refusal("validation_failed", [("body", "sequence")]))
+    assert not is_run_wide(refusal("validation_failed", [("body", "options", "threshold"),
+                                                         ("body", "sequence")]))
+    assert not is_run_wide(refusal("too_many_requests"))
+
+
+# ---- genome coordinates ---------------------------------------------------------------------
+def test_placement_needs_region_names_of_the_records_length(tmp_path, capsys):
+    named = fasta(tmp_path, [("chr20:1,001-1,400", "ACGT" * 100), ("other", "ACGT" * 100)])
+    code, err = run_cli(["predict", "promoter", named, "--format", "bed",
+                         "--shift-coordinates", "UCSC"], capsys)
+    assert code == EXIT_USAGE and "other" in err and "1 of 2 are not" in err
+    wrong_length = fasta(tmp_path, [("chr20_1001-1500", "ACGT" * 100)], "w.fa")
+    code, err = run_cli(["predict", "promoter", wrong_length, "--format", "bed",
+                         "--shift-coordinates", "UCSC"], capsys)
+    assert code == EXIT_USAGE and "500 bp but the record has 400 bp" in err
+    code, err = run_cli(["predict", "promoter", named, "--format", "bed", "--region",
+                         "chr20:1-400"], capsys)
+    assert code == EXIT_USAGE and "one record" in err
+    code, err = run_cli(["predict", "chromatin", wrong_length, "--format", "json", "--region",
+                         "chr20:1-400"], capsys)
+    assert code == EXIT_USAGE and "JSON" in err
+    code, err = run_cli(["predict", "promoter", wrong_length, "--format", "bed",
+                         "--shift-coordinates", "hg19"], capsys)
+    assert code == EXIT_USAGE and "UCSC" in err
+
+
+# ---- expression: one TSS rule ---------------------------------------------------------------
+def test_expression_tss_is_the_centre_unless_given():
+    assert expression_tss_index("A" * 9198) is None  # the service's own window, TSS 4599
+    assert expression_tss_index("A" * 10000) == 5000
+    assert expression_tss_index("A" * 10001) == 5000
+    assert expression_tss_index("AC GT\n" * 2500) == 5000  # whitespace is not sequence
+    body = Client.predict_body("expression", "A" * 10000, options={"description": "liver"})
+    assert body["tss_index"] == 5000
+    assert "tss_index" not in Client.predict_body("expression", "A" * 9198)
+    assert Client.predict_body("expression", "A" * 10000, tss_index=6000)["tss_index"] == 6000
+    assert "tss_index" not in Client.predict_body("promoter", "A" * 10000)
+
+
+def test_expression_records_too_short_for_the_window_are_refused_at_once(tmp_path, capsys):
+    path = fasta(tmp_path, [("long", "ACGT" * 2500), ("short", "ACGT" * 2000)])
+    code, err = run_cli(["predict", "expression", path, "--description", "liver"], capsys)
+    assert code == EXIT_USAGE and "short (8,000 bp)" in err and "long" not in err
+    code, err = run_cli(["predict", "expression", path, "--description", "liver",
+                         "--tss-index", "9000"], capsys)
+    assert code == EXIT_USAGE and "--tss-index 9000" in err
+
+
+# ---- connection errors ----------------------------------------------------------------------
+class PlainHttpPort:
+    """A plain-HTTP server that, like a real one handed a TLS ClientHello, waits for the rest
+    of a request line that never comes (and answers real HTTP requests)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.held = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            data = conn.recv(4096)
+            if data[:4] in (b"GET ", b"HEAD"):
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+                conn.close()
+            else:
+                self.held.append(conn)
+
+
+def test_https_to_a_plain_http_port_fails_fast_and_says_so():
+    server = PlainHttpPort()
+    started = time.monotonic()
+    with pytest.raises(DnaserveError) as raised:
+        Client(f"https://127.0.0.1:{server.port}", retry_budget=60).health()
+    elapsed = time.monotonic() - started
+    assert raised.value.code == "connection_error"
+    assert f"plain HTTP, not TLS: use http://127.0.0.1:{server.port}" in raised.value.message
+    assert elapsed < 15, f"took {elapsed:.1f} s"  # one connect timeout, no retries
+
+
+def test_unknown_host_and_refused_port_are_one_line():
+    for url, words in (("http://127.0.0.1:9", "connection refused"),
+                       ("http://no-such-host.invalid", "unknown host 'no-such-host.invalid'")):
+        with pytest.raises(DnaserveError) as raised:
+            Client(url, retry_budget=0).health()
+        assert words in raised.value.message
+        assert "\n" not in raised.value.message and "Pool" not in raised.value.message
+
+
+# ---- output files ---------------------------------------------------------------------------
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_output_files_honour_the_umask(tmp_path, umask, mode):
+    old = os.umask(umask)
+    try:
+        path = str(tmp_path / "out.bed")
+        _write_output("r\t0\t1\n", path)
+    finally:
+        os.umask(old)
+    assert os.stat(path).st_mode & 0o777 == mode
+    os.chmod(path, 0o640)  # a replaced file keeps the mode it was given
+    _write_output("r\t0\t2\n", path)
+    assert os.stat(path).st_mode & 0o777 == 0o640
+    assert [p for p in os.listdir(tmp_path) if p.startswith(".dnaserve-")] == []
+
+
+# ---- chr20_records.py -----------------------------------------------------------------------
+@pytest.mark.parametrize("compressed", [False, True])
+def test_chr20_records_reads_plain_and_gzip_fasta(tmp_path, compressed):
+    chromosome = "ACGT" * 30 + "N" * 10 + "GGCCAATT" * 20
+    text = ">20\n" + "\n".join(chromosome[i:i + 60] for i in range(0, len(chromosome), 60)) + "\n"
+    source = tmp_path / ("20.fa.gz" if compressed else "20.fa")
+    if compressed:
+        with gzip.open(source, "wt") as handle:
+            handle.write(text)
+    else:
+        source.write_text(text)
+    out = tmp_path / "records.fa"
+    done = subprocess.run([sys.executable, os.path.join(HERE, "chr20_records.py"), str(source),
+                           str(out), "--count", "2", "--length", "40", "--start", "1",
+                           "--step", "100"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    # The window at 101 holds Ns and is skipped; 1-40 and 201-240 are real sequence.
+    assert lines[0::2] == [">chr20:1-40", ">chr20:201-240"]
+    assert lines[1] == chromosome[:40] and lines[3] == chromosome[200:240]
