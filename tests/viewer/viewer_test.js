@@ -184,9 +184,15 @@ async function setTasks(page, tasks) {
 
 async function runTasks(page, key) {
   await setKey(page, key);
-  await page.evaluate(() => { window.dnaserveViewer.status = "starting"; });
+  await page.evaluate(() => {
+    window.dnaserveViewer.status = "starting";
+    document.getElementById("message").className = "";
+  });
   await page.click("#run");
-  await page.waitForFunction(() => ["done", "error"].includes(window.dnaserveViewer.status),
+  // Done, failed, or refused before starting (an error message while nothing started).
+  await page.waitForFunction(() => ["done", "error"].includes(window.dnaserveViewer.status) ||
+                             (window.dnaserveViewer.status === "starting" &&
+                              document.getElementById("message").className === "error"),
                              { timeout: 240000, polling: 200 });
   return page.evaluate(() => ({ status: window.dnaserveViewer.status,
                                 tracks: window.dnaserveViewer.tracks,
@@ -197,16 +203,30 @@ async function runTasks(page, key) {
 }
 
 // Chooses record `index` in the record list, as a person would, and waits until it is drawn.
+// A page that cannot is a failed check, and the checks after it still run.
 async function chooseRecord(page, index) {
-  await page.evaluate(() => { window.dnaserveViewer.status = "choosing"; });
-  await page.select("#record", String(index));
-  await page.waitForFunction(() => ["shown", "error"].includes(window.dnaserveViewer.status),
-                             { timeout: 30000, polling: 100 });
-  await page.waitForFunction(() => {
-    const root = document.getElementById("igv").shadowRoot;
-    const input = root && root.querySelector(".igv-search-input");
-    return input && input.value;
-  }, { timeout: 30000 });
+  try {
+    await page.evaluate(() => { window.dnaserveViewer.status = "choosing"; });
+    await page.select("#record", String(index));
+    await page.waitForFunction(() => ["shown", "error"].includes(window.dnaserveViewer.status),
+                               { timeout: 30000, polling: 100 });
+    await page.waitForFunction(() => {
+      const root = document.getElementById("igv").shadowRoot;
+      const input = root && root.querySelector(".igv-search-input");
+      return input && input.value;
+    }, { timeout: 30000 });
+  } catch (error) {
+    check(false, "record " + index + " can be chosen: " + String(error.message || error).split("\n")[0]);
+  }
+}
+
+// One part of the walk-through: an exception fails it, and the parts after it still run.
+async function section(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    check(false, name + ": " + String(error.message || error).split("\n")[0]);
+  }
 }
 
 async function settle() { await new Promise((r) => setTimeout(r, 1500)); } // igv draws on frames
@@ -381,76 +401,82 @@ async function main() {
             ": the locus box shows " + locus);
     }
 
-    // 5. Expression on record 2: the matched context and its similarity, then an unmatched
-    //    description with a visible warning; the TSS rule is said on the page.
-    await setTasks(page, ["expression"]);
-    await page.$eval("#description", (el) => { el.value = "adult liver tissue"; });
-    const matched = await runTasks(page, args.key);
-    const m = (matched.expression || {}).match;
-    check(matched.status === "done" && m && m.matched === true && m.contexts.length > 0,
-          "expression matched a context: " + JSON.stringify(m) + " " + matched.message);
-    const shown = await page.$eval("#expression", (el) => el.innerText);
-    if (m && m.contexts.length) {
-      check(shown.includes(m.contexts[0].name) && shown.includes(m.contexts[0].similarity.toFixed(2)),
-            "the matched context and its similarity are shown: " + JSON.stringify(shown));
-    }
-    const tss = Math.floor(records[2].length / 2);
-    check(matched.expression && matched.expression.tss_index === tss &&
-          shown.includes(tss.toLocaleString("en-US")) && /centre/.test(shown),
-          "the TSS used (the record's centre, " + tss + ") is said beside the prediction");
-    const rule = await page.$eval("#tss-rule", (el) => ({ text: el.innerText, shown: el.getClientRects().length > 0 }));
-    check(rule.shown && /centre/.test(rule.text) && /9,198/.test(rule.text),
-          "the page states the expression TSS rule: " + JSON.stringify(rule.text));
-    await page.$eval("#description", (el) => { el.value = "qqqq zzzz xxxx"; });
-    const unmatched = await runTasks(page, args.key);
-    const u = (unmatched.expression || {}).match;
-    const warning = await page.evaluate(() => {
-      const w = document.querySelector("#expression .warning");
-      return w ? { text: w.innerText, visible: w.getClientRects().length > 0 && w.offsetHeight > 0 } : null;
+    await section("expression", async () => {
+      // 5. Expression on record 2: the matched context and its similarity, then an unmatched
+      //    description with a visible warning; the TSS rule is said on the page.
+      await setTasks(page, ["expression"]);
+      await page.$eval("#description", (el) => { el.value = "adult liver tissue"; });
+      const matched = await runTasks(page, args.key);
+      const m = (matched.expression || {}).match;
+      check(matched.status === "done" && m && m.matched === true && m.contexts.length > 0,
+            "expression matched a context: " + JSON.stringify(m) + " " + matched.message);
+      const shown = await page.$eval("#expression", (el) => el.innerText);
+      if (m && m.contexts.length) {
+        check(shown.includes(m.contexts[0].name) && shown.includes(m.contexts[0].similarity.toFixed(2)),
+              "the matched context and its similarity are shown: " + JSON.stringify(shown));
+      }
+      const tss = Math.floor(records[2].length / 2);
+      check(matched.expression && matched.expression.tss_index === tss &&
+            shown.includes(tss.toLocaleString("en-US")) && /centre/.test(shown),
+            "the TSS used (the record's centre, " + tss + ") is said beside the prediction");
+      const rule = await page.$eval("#tss-rule", (el) => ({ text: el.innerText, shown: el.getClientRects().length > 0 }));
+      check(rule.shown && /centre/.test(rule.text) && /9,198/.test(rule.text),
+            "the page states the expression TSS rule: " + JSON.stringify(rule.text));
+      await page.$eval("#description", (el) => { el.value = "qqqq zzzz xxxx"; });
+      const unmatched = await runTasks(page, args.key);
+      const u = (unmatched.expression || {}).match;
+      const warning = await page.evaluate(() => {
+        const w = document.querySelector("#expression .warning");
+        return w ? { text: w.innerText, visible: w.getClientRects().length > 0 && w.offsetHeight > 0 } : null;
+      });
+      check(unmatched.status === "done" && u && u.matched === false,
+            "an unrelated description is reported unmatched: " + JSON.stringify(u));
+      check(warning && warning.visible && /Unmatched/.test(warning.text),
+            "a visible warning says the description matched no context: " + JSON.stringify(warning));
     });
-    check(unmatched.status === "done" && u && u.matched === false,
-          "an unrelated description is reported unmatched: " + JSON.stringify(u));
-    check(warning && warning.visible && /Unmatched/.test(warning.text),
-          "a visible warning says the description matched no context: " + JSON.stringify(warning));
 
-    // 6. A key allowed one request at a time and three tasks at once: the refused ones wait
-    //    (Retry-After) and say so in their progress rows; every task finishes.
-    await chooseRecord(page, 0);
-    await setTasks(page, ["promoter", "splice", "annotation"]);
-    await page.evaluate(() => {
-      window.__progressSeen = new Set();
-      const list = document.getElementById("progress-list");
-      new MutationObserver(() => {
-        for (const row of list.children) window.__progressSeen.add(row.textContent);
-      }).observe(list, { subtree: true, childList: true, characterData: true, attributes: true });
-      window.dnaserveViewer.throttled = [];
+    await section("429", async () => {
+      // 6. A key allowed one request at a time and three tasks at once: the refused ones wait
+      //    (Retry-After) and say so in their progress rows; every task finishes.
+      await chooseRecord(page, 0);
+      await setTasks(page, ["promoter", "splice", "annotation"]);
+      await page.evaluate(() => {
+        window.__progressSeen = new Set();
+        const list = document.getElementById("progress-list");
+        new MutationObserver(() => {
+          for (const row of list.children) window.__progressSeen.add(row.textContent);
+        }).observe(list, { subtree: true, childList: true, characterData: true, attributes: true });
+        window.dnaserveViewer.throttled = [];
+      });
+      const paced = await runTasks(page, args["single-key"]);
+      const seen = await page.evaluate(() => [...window.__progressSeen]);
+      const throttled = await page.evaluate(() => window.dnaserveViewer.throttled);
+      check(paced.status === "done" && ["promoter", "splice", "annotation"].every((t) => paced.tracks[t]),
+            "all three tasks finished on the one-at-a-time key: " + paced.message);
+      check(throttled.some((t) => t.status === 429 && t.retry_after >= 1),
+            "the service answered 429 with Retry-After: " + JSON.stringify(throttled.slice(0, 3)));
+      check(seen.some((t) => /429/.test(t) && /concurrent/.test(t)),
+            "the progress rows showed the 429 and the service's reason: " +
+            JSON.stringify(seen.filter((t) => /429|wait/.test(t)).slice(0, 3)));
+      check(!seen.some((t) => /0% running/.test(t)), "no row sat at '0% running'");
+      const spacing = throttled.filter((t) => t.status === 429).map((t) => t.at).sort((a, b) => a - b);
+      const bursts = spacing.filter((t, i) => i > 0 && t - spacing[i - 1] < 200).length;
+      check(bursts <= 2, "refused requests were paced, not hammered (" + spacing.length + " refusals, " +
+            bursts + " within 200 ms of another)");
     });
-    const paced = await runTasks(page, args["single-key"]);
-    const seen = await page.evaluate(() => [...window.__progressSeen]);
-    const throttled = await page.evaluate(() => window.dnaserveViewer.throttled);
-    check(paced.status === "done" && ["promoter", "splice", "annotation"].every((t) => paced.tracks[t]),
-          "all three tasks finished on the one-at-a-time key: " + paced.message);
-    check(throttled.some((t) => t.status === 429 && t.retry_after >= 1),
-          "the service answered 429 with Retry-After: " + JSON.stringify(throttled.slice(0, 3)));
-    check(seen.some((t) => /429/.test(t) && /concurrent/.test(t)),
-          "the progress rows showed the 429 and the service's reason: " +
-          JSON.stringify(seen.filter((t) => /429|wait/.test(t)).slice(0, 3)));
-    check(!seen.some((t) => /0% running/.test(t)), "no row sat at '0% running'");
-    const spacing = throttled.filter((t) => t.status === 429).map((t) => t.at).sort((a, b) => a - b);
-    const bursts = spacing.filter((t, i) => i > 0 && t - spacing[i - 1] < 200).length;
-    check(bursts <= 2, "refused requests were paced, not hammered (" + spacing.length + " refusals, " +
-          bursts + " within 200 ms of another)");
 
-    // 7. Screenshots of record 2 with promoter, annotation and expression at both sizes.
-    await chooseRecord(page, 2);
-    await setTasks(page, ["promoter", "annotation", "expression"]);
-    await page.$eval("#description", (el) => { el.value = "adult liver tissue"; });
-    const full = await runTasks(page, args.key);
-    check(full.status === "done", "promoter, annotation and expression ran on record 2: " + full.message);
-    await checkLayoutAndShoot(page, 1400, 900, path.join(args["screenshot-dir"], "viewer-1400x900.png"),
-                              expectedLocus(records[2]));
-    await checkLayoutAndShoot(page, 1024, 768, path.join(args["screenshot-dir"], "viewer-1024x768.png"),
-                              expectedLocus(records[2]));
+    await section("screenshots", async () => {
+      // 7. Screenshots of record 2 with promoter, annotation and expression at both sizes.
+      await chooseRecord(page, 2);
+      await setTasks(page, ["promoter", "annotation", "expression"]);
+      await page.$eval("#description", (el) => { el.value = "adult liver tissue"; });
+      const full = await runTasks(page, args.key);
+      check(full.status === "done", "promoter, annotation and expression ran on record 2: " + full.message);
+      await checkLayoutAndShoot(page, 1400, 900, path.join(args["screenshot-dir"], "viewer-1400x900.png"),
+                                expectedLocus(records[2]));
+      await checkLayoutAndShoot(page, 1024, 768, path.join(args["screenshot-dir"], "viewer-1024x768.png"),
+                                expectedLocus(records[2]));
+    });
 
     const violations = await page.evaluate(() => window.__cspViolations);
     check(violations.length === 0, "no Content-Security-Policy violations: " + violations.join(", "));
