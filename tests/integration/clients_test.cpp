@@ -531,10 +531,11 @@ TEST_CASE("clients: the /viewer page in headless chromium draws tracks in genome
   // Kept on request, failed run or not: a failing layout is easier to fix when seen.
   if (const char* keep = std::getenv("DNASERVE_VIEWER_SCREENSHOTS")) {
     fs::create_directories(keep);
-    for (const auto& size : sizes) {
-      if (fs::exists(dir + "/" + file_name(size))) {
-        fs::copy_file(dir + "/" + file_name(size), fs::path(keep) / file_name(size),
-                      fs::copy_options::overwrite_existing);
+    std::vector<std::string> names = {"viewer-429-waiting.png"};  // the page while a task waits
+    for (const auto& size : sizes) names.push_back(file_name(size));
+    for (const auto& name : names) {
+      if (fs::exists(dir + "/" + name)) {
+        fs::copy_file(dir + "/" + name, fs::path(keep) / name, fs::copy_options::overwrite_existing);
       }
     }
   }

@@ -183,12 +183,20 @@ async function setTasks(page, tasks) {
 }
 
 async function runTasks(page, key) {
+  await startTasks(page, key);
+  return finishTasks(page);
+}
+
+async function startTasks(page, key) {
   await setKey(page, key);
   await page.evaluate(() => {
     window.dnaserveViewer.status = "starting";
     document.getElementById("message").className = "";
   });
   await page.click("#run");
+}
+
+async function finishTasks(page) {
   // Done, failed, or refused before starting (an error message while nothing started).
   await page.waitForFunction(() => ["done", "error"].includes(window.dnaserveViewer.status) ||
                              (window.dnaserveViewer.status === "starting" &&
@@ -260,7 +268,7 @@ async function checkLayoutAndShoot(page, width, height, file, wholeLocus) {
   check(layout.side.left >= layout.igv.right || layout.side.top - layout.igv.bottom < 30,
         at + ": the side panel sits beside the tracks or right under them (" +
         Math.round(layout.side.top - layout.igv.bottom) + " px below)");
-  check(layout.igv.top < 120, at + ": the tracks start at the top (" + Math.round(layout.igv.top) + " px)");
+  check(layout.igv.top < 200, at + ": the tracks start near the top (" + Math.round(layout.igv.top) + " px)");
   if (width >= 1400) {
     check(layout.expressionValue && layout.expressionValue.bottom <= layout.innerHeight &&
           layout.side.left >= layout.igv.right, at + ": the expression value is on screen beside the tracks");
@@ -448,7 +456,15 @@ async function main() {
         }).observe(list, { subtree: true, childList: true, characterData: true, attributes: true });
         window.dnaserveViewer.throttled = [];
       });
-      const paced = await runTasks(page, args["single-key"]);
+      await startTasks(page, args["single-key"]);
+      // A picture of the page while a task waits (for the person reading the test's output).
+      try {
+        await page.waitForSelector('#progress-list .progress[data-state="waiting"]', { timeout: 10000 });
+        await page.screenshot({ path: path.join(args["screenshot-dir"], "viewer-429-waiting.png") });
+      } catch (error) {
+        console.log("no waiting row to photograph: " + String(error.message || error).split("\n")[0]);
+      }
+      const paced = await finishTasks(page);
       const seen = await page.evaluate(() => [...window.__progressSeen]);
       const throttled = await page.evaluate(() => window.dnaserveViewer.throttled);
       check(paced.status === "done" && ["promoter", "splice", "annotation"].every((t) => paced.tracks[t]),

@@ -163,7 +163,9 @@
         return await fetchOnce(method, path, body, extraHeaders);
       } catch (e) {
         if (!(e instanceof ApiError) || !e.transient) throw e;
-        const seconds = e.retryAfter !== null ? e.retryAfter : Math.min(30, 0.5 * 2 ** (attempt - 1));
+        // At least 0.2 s, so that a Retry-After of 0 cannot turn into a burst of requests.
+        const seconds = Math.max(0.2, e.retryAfter !== null ? e.retryAfter
+                                                           : Math.min(30, 0.5 * 2 ** (attempt - 1)));
         if (Date.now() + seconds * 1000 > deadline) throw e;
         const event = { path, status: e.status, code: e.code, message: e.message,
                         retry_after: e.retryAfter, attempt, at: Date.now() };
@@ -411,9 +413,8 @@
           note.textContent = "Another task of this key is running; this one starts when it ends.";
           return;
         }
-        setState("waiting", event.status + (event.status === 429 ? " too many requests" : " unavailable") +
-                 ", retry " + (event.attempt + 1) + " in " + seconds + " s");
-        note.textContent = event.message;
+        setState("waiting", event.status + ": retry " + (event.attempt + 1) + " in " + seconds + " s");
+        note.textContent = (event.status === 429 ? "Too many requests: " : "Unavailable: ") + event.message;
       },
       done() { bar.value = 100; setState("done", "done"); note.textContent = ""; },
       failed(text) { bar.value = 0; setState("failed", "failed"); note.textContent = text; },
@@ -513,7 +514,9 @@
         say(unique.length === 1 && failures.length > 1 ? unique[0] : failures.join(" | "), "error");
         state.status = "error";
       } else {
-        const waited = state.throttled.length ? " (" + state.throttled.length + " refusal(s) waited out; see above)" : "";
+        const n = state.throttled.length;
+        const waited = n ? " (" + n + (n === 1 ? " request was" : " requests were") +
+                           " refused with 429/503 and retried; see the rows below)" : "";
         say("Done: " + tasks.join(", ") + " on " + record.name + "." + waited, "info");
         state.status = "done";
       }
@@ -787,14 +790,14 @@
     // The TSS rule, said with this record's numbers.
     const counts = meta.task_specific_counts || {};
     const tss = counts.tss_index !== undefined ? counts.tss_index : tssIndex(record);
-    const window = counts.scored_window || (data.input || {}).scored_window || [];
+    const scoredWindow = counts.scored_window || (data.input || {}).scored_window || [];
     let where = "";
     if (record && record.placement.placed) {
       where = " = " + record.placement.contig + ":" + (record.placement.offset + tss + 1).toLocaleString("en-US");
     }
     box.append(element("div", "small tss", "TSS: base " + tss.toLocaleString("en-US") + " (0-based) of " +
       (meta.sequence_length || record.sequence.length).toLocaleString("en-US") + where +
-      ", the record's centre; window " + JSON.stringify(window) + "."));
+      ", the record's centre; window " + JSON.stringify(scoredWindow) + "."));
     state.expression = Object.assign({}, p, { match: match || null, tss_index: tss });
   }
 
