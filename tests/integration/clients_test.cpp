@@ -903,7 +903,49 @@ TEST_CASE("clients: scripts/try-variant takes the service and the store on its c
   CHECK(out.find("pass --url") != std::string::npos);
 }
 
-TEST_CASE("clients: the /viewer page in headless chromium draws promoter and annotation tracks",
+// The records the viewer test loads: real chr20 when this machine has it (else random DNA under
+// the same names), named in each form the viewer places on the genome, plus one it cannot place.
+// Record 0 `chr20:S-E`, record 1 `chr20:S,SSS-E,EEE`, record 2 `chr20_S-E` (10 kb, for
+// expression), record 3 `plain`.
+std::string ViewerFasta(const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> records;
+  std::string why;
+  if (auto real = Chr20Records(dir + "/chr20.fa", 3, "8000,10000,10000", &why)) {
+    std::ifstream in(*real);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] == '>') records.push_back({line.substr(1), ""});
+      else if (!records.empty()) records.back().second += line;
+    }
+  } else {
+    WARN("no real chr20 sequence on this machine (" << why << "): the viewer runs on random DNA");
+    records = {{"chr20:31000001-31008000", RandomDna(8000, 1)},
+               {"chr20:31250001-31260000", RandomDna(10000, 2)},
+               {"chr20:31500001-31510000", RandomDna(10000, 3)}};
+  }
+  REQUIRE(records.size() == 3);
+  auto with_commas = [](const std::string& digits) {
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return out;
+  };
+  std::smatch m;
+  REQUIRE(std::regex_match(records[1].first, m, std::regex("(chr20):(\\d+)-(\\d+)")));
+  records[1].first = m.str(1) + ":" + with_commas(m.str(2)) + "-" + with_commas(m.str(3));
+  REQUIRE(std::regex_match(records[2].first, m, std::regex("(chr20):(\\d+)-(\\d+)")));
+  records[2].first = m.str(1) + "_" + m.str(2) + "-" + m.str(3);
+  records.push_back({"plain", RandomDna(3000, 4)});
+  const std::string path = dir + "/records.fa";
+  std::ofstream out(path);
+  for (const auto& [name, sequence] : records) out << ">" << name << "\n" << sequence << "\n";
+  return path;
+}
+
+TEST_CASE("clients: the /viewer page in headless chromium draws tracks in genome coordinates, "
+          "every record, the expression context and paced 429s at 1400x900 and 1024x768",
           "[clients][viewer]") {
   DNASERVE_REQUIRE_SERVICE(svc);
   const std::string runner = SourceDir() + "/tests/viewer/viewer_test.js";
@@ -913,28 +955,37 @@ TEST_CASE("clients: the /viewer page in headless chromium draws promoter and ann
          "run scripts/install-deps");
   }
   const std::string dir = MakeTempDir("dnaserve-viewer");
-  std::string why;
-  std::string fasta;
-  if (auto real = Chr20Records(dir + "/chr20.fa", 1, "8000", &why)) {
-    fasta = *real;
-  } else {
-    WARN("no real chr20 sequence on this machine (" << why << "): the viewer runs on random DNA");
-    fasta = dir + "/random.fa";
-    std::ofstream(fasta) << ">random\n" << RandomDna(8000) << "\n";
-  }
-  const std::string screenshot = dir + "/viewer.png";
+  const std::string fasta = ViewerFasta(dir);
   std::string out;
+  // The "single" key allows one request in flight: several tasks at once draw 429s, which the
+  // page must pace and show.
   int rc = RunCommand({"node", runner, "--url", svc->base_url(), "--key", svc->keys().alice,
-                       "--fasta", fasta, "--screenshot", screenshot},
+                       "--single-key", svc->keys().single, "--fasta", fasta, "--screenshot-dir",
+                       dir},
                       &out);
+  const std::vector<std::pair<int, int>> sizes = {{1400, 900}, {1024, 768}};
+  auto file_name = [](const std::pair<int, int>& size) {
+    return "viewer-" + std::to_string(size.first) + "x" + std::to_string(size.second) + ".png";
+  };
+  // Kept on request, failed run or not: a failing layout is easier to fix when seen.
+  if (const char* keep = std::getenv("DNASERVE_VIEWER_SCREENSHOTS")) {
+    fs::create_directories(keep);
+    std::vector<std::string> names = {"viewer-429-waiting.png"};  // the page while a task waits
+    for (const auto& size : sizes) names.push_back(file_name(size));
+    for (const auto& name : names) {
+      if (fs::exists(dir + "/" + name)) {
+        fs::copy_file(dir + "/" + name, fs::path(keep) / name, fs::copy_options::overwrite_existing);
+      }
+    }
+  }
   INFO(out);
   REQUIRE(rc == 0);
-  // A PNG, and more than a blank page's few kilobytes.
-  const std::string png = ReadAll(screenshot);
-  REQUIRE(png.size() > 20000);
-  CHECK(png.substr(1, 3) == "PNG");
-  if (const char* keep = std::getenv("DNASERVE_VIEWER_SCREENSHOT")) {
-    fs::copy_file(screenshot, keep, fs::copy_options::overwrite_existing);
+  // Both sizes, each a PNG of exactly that size and more than a blank page's few kilobytes.
+  for (const auto& size : sizes) {
+    const std::string png = ReadAll(dir + "/" + file_name(size));
+    INFO(file_name(size));
+    CHECK(png.size() > 20000);
+    CHECK(PngSize(png) == size);
   }
 }
 

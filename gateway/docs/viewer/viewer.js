@@ -1,6 +1,6 @@
-// The dnaserve track viewer: runs tasks on one sequence against this gateway and shows their
-// text tracks in igv.js over the sequence itself. Everything stays on this origin: the reference
-// and the tracks are handed to igv as data: URLs, and the page's Content-Security-Policy
+// The dnaserve track viewer: runs tasks on one record of a FASTA against this gateway and shows
+// their text tracks in igv.js over the sequence itself. Everything stays on this origin: the
+// reference and the tracks are handed to igv as data: URLs, and the page's Content-Security-Policy
 // (connect-src 'self') would stop any other request. The API key lives only in sessionStorage.
 "use strict";
 
@@ -11,6 +11,7 @@
                         annotation: 30000, expression: Infinity };
   const MIN_BP = { promoter: 300, splice: 100, enhancer: 50, chromatin: 200, annotation: 1000,
                    expression: 9198 };
+  const EXPRESSION_WINDOW_BP = 9198;
   // Which pre-rendered formats each task's track is drawn from, and its colour.
   const TRACKS = {
     promoter: [{ format: "bedgraph", color: "rgb(140,140,140)", label: "promoter score" },
@@ -21,16 +22,25 @@
     annotation: [{ format: "gff3", color: "rgb(31,119,180)", label: "annotation" }],
     expression: [],
   };
+  // igv draws each track's name in a box at the track's top-left corner (restyled below to
+  // LABEL_BAND_PX tall); features are kept below that band so that no label covers one.
+  const LABEL_BAND_PX = 18;
   const KEY_STORAGE = "dnaserve.apiKey";
   const POLL_MS = 1000;
+  // How long one request may keep waiting out 429/503 answers, as the CLI's default budget.
+  const RETRY_BUDGET_MS = 300000;
 
   const $ = (id) => document.getElementById(id);
-  // State the browser test reads: what ran and how many features each track holds.
-  const state = { status: "idle", tracks: {}, errors: [], expression: null };
+  // State the browser test reads: what ran, how many features each track holds, where the record
+  // was placed, the expression match and every 429/503 the page waited out.
+  const state = { status: "idle", tracks: {}, errors: [], expression: null, placement: null,
+                  throttled: [] };
   window.dnaserveViewer = state;
 
   let browser = null;
-  let current = null; // {name, igvName, sequence}
+  let records = [];        // every record of the pasted FASTA
+  let current = null;      // the record drawn now
+  const resultsByRecord = new Map(); // record index -> Map(task -> result)
 
   // ---- key ------------------------------------------------------------------------------
   const keyInput = $("api-key");
@@ -38,6 +48,7 @@
   keyInput.addEventListener("input", () => {
     if (keyInput.value) sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
     else sessionStorage.removeItem(KEY_STORAGE);
+    slots.limit = Infinity; // another key, other limits
   });
 
   function headers(json) {
@@ -56,12 +67,14 @@
   }
 
   class ApiError extends Error {
-    constructor(status, code, message, requestId) {
+    constructor(status, code, message, requestId, retryAfter) {
       super(message);
       this.status = status;
       this.code = code;
       this.requestId = requestId;
+      this.retryAfter = retryAfter; // seconds, or null
     }
+    get transient() { return this.status === 429 || this.status === 503; }
     explain() {
       if (this.code === "unauthorized") {
         return "The API key was not accepted (unauthorized): check the key field. " + this.message;
@@ -72,30 +85,105 @@
     }
   }
 
-  async function call(method, path, body, extraHeaders) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+  // ---- pacing -----------------------------------------------------------------------------
+  // The earliest time the next request may go: pushed back by a 429's Retry-After and by a
+  // response saying the key's bucket is empty (RateLimit-Remaining: 0), as the CLI does, so that
+  // the page waits for a token instead of spending a 429 to find out.
+  const pacer = {
+    notBefore: 0,
+    observe(response) {
+      const limit = Number(response.headers.get("RateLimit-Limit"));
+      const remaining = Number(response.headers.get("RateLimit-Remaining"));
+      const reset = Number(response.headers.get("RateLimit-Reset"));
+      if (!(limit > 0) || response.headers.get("RateLimit-Remaining") === null || remaining > 0 ||
+          !(reset >= 0)) return;
+      // Reset is the time to a full bucket; one token takes Reset/Limit of it.
+      this.pushBack(reset / limit);
+    },
+    pushBack(seconds) { this.notBefore = Math.max(this.notBefore, Date.now() + seconds * 1000); },
+    async ready() {
+      const wait = this.notBefore - Date.now();
+      if (wait > 0) await sleep(wait);
+    },
+  };
+
+  // How many of this page's tasks may hold one of the key's concurrency slots at once. Unbounded
+  // until the service refuses one for concurrency; then one fewer than were running, so the
+  // refused task queues here for the next free slot instead of asking again and again.
+  const slots = {
+    limit: Infinity,
+    active: 0,
+    waiting: [],
+    async acquire() {
+      while (this.active >= this.limit) await new Promise((r) => this.waiting.push(r));
+      this.active++;
+    },
+    release() {
+      this.active--;
+      const next = this.waiting.shift();
+      if (next) next();
+    },
+    shrinkAfterRefusal() {
+      // Called by a refused task that still holds its slot.
+      this.limit = Math.max(1, Math.min(this.limit, this.active - 1));
+    },
+  };
+
+  async function fetchOnce(method, path, body, extraHeaders) {
     const init = { method, headers: Object.assign(headers(body !== undefined), extraHeaders || {}),
                    credentials: "omit", cache: "no-store" };
     if (body !== undefined) init.body = JSON.stringify(body);
-    let response;
-    for (let attempt = 0; ; attempt++) {
-      response = await fetch(path, init);
-      // Honour Retry-After on 429/503 a few times before giving up.
-      if ((response.status === 429 || response.status === 503) && attempt < 5) {
-        const wait = Number(response.headers.get("Retry-After") || "1");
-        await new Promise((r) => setTimeout(r, Math.min(30, Math.max(0.2, wait)) * 1000));
-        continue;
-      }
-      break;
-    }
+    await pacer.ready();
+    const response = await fetch(path, init);
+    pacer.observe(response);
     let payload = null;
     try { payload = await response.json(); } catch (e) { payload = null; }
     if (response.status >= 400) {
       const error = (payload && payload.error) || {};
+      const header = response.headers.get("Retry-After");
       throw new ApiError(response.status, error.code || "http_" + response.status,
                          error.message || "HTTP " + response.status,
-                         error.request_id || response.headers.get("X-Request-Id"));
+                         error.request_id || response.headers.get("X-Request-Id"),
+                         header !== null && header !== "" && !isNaN(Number(header)) ? Number(header) : null);
     }
     return { status: response.status, body: payload };
+  }
+
+  // One call, with 429 and 503 waited out for Retry-After (else an exponential back-off capped at
+  // 30 s) within RETRY_BUDGET_MS. Every wait is reported through onWait, which the progress rows
+  // show: a refusal is never retried silently. opts.slot, when given, is the task's concurrency
+  // slot: a 429 gives it up and queues for the next one.
+  async function call(method, path, body, extraHeaders, opts) {
+    const onWait = (opts && opts.onWait) || (() => {});
+    const deadline = Date.now() + RETRY_BUDGET_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetchOnce(method, path, body, extraHeaders);
+      } catch (e) {
+        if (!(e instanceof ApiError) || !e.transient) throw e;
+        // At least 0.2 s, so that a Retry-After of 0 cannot turn into a burst of requests.
+        const seconds = Math.max(0.2, e.retryAfter !== null ? e.retryAfter
+                                                           : Math.min(30, 0.5 * 2 ** (attempt - 1)));
+        if (Date.now() + seconds * 1000 > deadline) throw e;
+        const event = { path, status: e.status, code: e.code, message: e.message,
+                        retry_after: e.retryAfter, attempt, at: Date.now() };
+        state.throttled.push(event);
+        if (e.status === 429) pacer.pushBack(seconds);
+        onWait(event, seconds);
+        if (e.status === 429 && opts && opts.slot) {
+          slots.shrinkAfterRefusal();
+          slots.release();
+          await sleep(seconds * 1000);
+          if (slots.active >= slots.limit) onWait(Object.assign({}, event, { queued: true }), 0);
+          await slots.acquire();
+        } else {
+          await sleep(seconds * 1000);
+        }
+        if (opts && opts.onResume) opts.onResume();
+      }
+    }
   }
 
   // ---- models -----------------------------------------------------------------------------
@@ -122,42 +210,128 @@
   }
 
   // ---- sequence input ---------------------------------------------------------------------
+  // Every record of a FASTA (bare bases make one record named "sequence").
   function parseFasta(text) {
-    const lines = text.split(/\r?\n/);
-    let name = "sequence";
-    const chunks = [];
-    let seen = false;
-    for (const raw of lines) {
+    const found = [];
+    let record = null;
+    for (const raw of text.split(/\r?\n/)) {
       const line = raw.trim();
       if (line.startsWith(">")) {
-        if (seen) break; // the first record only
-        seen = true;
-        name = line.slice(1).trim().split(/\s+/)[0] || "sequence";
+        record = { name: line.slice(1).trim().split(/\s+/)[0] || "sequence", chunks: [] };
+        found.push(record);
         continue;
       }
-      if (line.startsWith(";")) continue;
-      chunks.push(line.replace(/\s+/g, ""));
-      if (!seen && line) seen = true;
+      if (line.startsWith(";") || !line) continue;
+      if (!record) {
+        record = { name: "sequence", chunks: [] };
+        found.push(record);
+      }
+      record.chunks.push(line.replace(/\s+/g, ""));
     }
-    const sequence = chunks.join("").toUpperCase();
-    if (!sequence) throw new Error("no sequence: paste a FASTA record or bare bases");
-    const bad = sequence.search(/[^ACGTN]/);
-    if (bad >= 0) {
-      throw new Error("only A, C, G, T and N are accepted; found '" + sequence[bad] +
-                      "' at base " + (bad + 1));
+    const out = [];
+    for (const r of found) {
+      const sequence = r.chunks.join("").toUpperCase();
+      const bad = sequence.search(/[^ACGTN]/);
+      if (bad >= 0) {
+        throw new Error(r.name + ": only A, C, G, T and N are accepted; found '" + sequence[bad] +
+                        "' at base " + (bad + 1));
+      }
+      if (sequence) out.push(finishRecord({ name: r.name.slice(0, 128), sequence, index: out.length }));
     }
-    return { name: name.slice(0, 128), sequence };
+    if (!out.length) throw new Error("no sequence: paste a FASTA record or bare bases");
+    return out;
   }
 
-  $("fasta").addEventListener("input", showSequenceInfo);
-  function showSequenceInfo() {
-    try {
-      const record = parseFasta($("fasta").value);
-      $("sequence-info").textContent = record.name + ": " + record.sequence.length.toLocaleString() + " bp";
-    } catch (e) {
-      $("sequence-info").textContent = "";
+  // Where a record sits on the genome, from its name. THE RULE (said on the page too): a name of
+  // the form contig:start-end or contig_start-end (1-based, inclusive; commas allowed in the
+  // numbers, as in chr20:5,750,001-5,760,000) whose span equals the record's length is drawn at
+  // start..end on contig; any other name is drawn as its own sequence from base 1. The last ':'
+  // or '_' before the numbers splits, so contigs such as chrUn_gl000220 keep their name.
+  function placementOf(name, length) {
+    const m = /^(.+)[:_]([0-9][0-9,]*)-([0-9][0-9,]*)$/.exec(name || "");
+    if (!m) return { placed: false, why: "the name holds no contig:start-end" };
+    const start = Number(m[2].replace(/,/g, ""));
+    const end = Number(m[3].replace(/,/g, ""));
+    if (!(start >= 1) || end < start) return { placed: false, why: "start-end is not a range" };
+    if (end - start + 1 !== length) {
+      return { placed: false, why: "the name spans " + (end - start + 1).toLocaleString("en-US") +
+               " bp but the record has " + length.toLocaleString("en-US") };
     }
+    return { placed: true, contig: m[1], start, end, offset: start - 1 };
   }
+
+  function finishRecord(record) {
+    const placement = placementOf(record.name, record.sequence.length);
+    record.placement = placement;
+    // igv reads "name:start-end" as a locus, so an unplaced track name must not hold a colon.
+    record.igvName = placement.placed ? placement.contig : record.name.replace(/[:\s]/g, "_");
+    return record;
+  }
+
+  function locusText(record) {
+    const p = record.placement;
+    return p.placed ? p.contig + ":" + p.start.toLocaleString("en-US") + "-" + p.end.toLocaleString("en-US")
+                    : record.igvName + ":1-" + record.sequence.length.toLocaleString("en-US");
+  }
+
+  function selectedRecord() {
+    const index = Number($("record").value || 0);
+    return records[index] || null;
+  }
+
+  function readRecords() {
+    try {
+      records = parseFasta($("fasta").value);
+    } catch (e) {
+      records = [];
+      $("record").replaceChildren();
+      $("record").disabled = true;
+      $("sequence-info").textContent = $("fasta").value.trim() ? e.message : "";
+      return;
+    }
+    const previous = $("record").value;
+    resultsByRecord.clear();
+    $("record").replaceChildren(...records.map((r, i) => {
+      const option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = (i + 1) + ". " + r.name + " (" + r.sequence.length.toLocaleString("en-US") + " bp)";
+      return option;
+    }));
+    if (previous && records[Number(previous)]) $("record").value = previous;
+    $("record").disabled = records.length < 2;
+    showRecordInfo();
+  }
+
+  function showRecordInfo() {
+    const record = selectedRecord();
+    if (!record) { $("sequence-info").textContent = ""; return; }
+    const where = record.placement.placed
+      ? "drawn at " + locusText(record) + " (from its name)"
+      : "drawn as its own sequence, 1-" + record.sequence.length.toLocaleString("en-US") +
+        " (" + record.placement.why + ")";
+    $("sequence-info").textContent = records.length + (records.length === 1 ? " record" : " records") +
+      "; " + record.name + ": " + where;
+  }
+
+  $("fasta").addEventListener("input", readRecords);
+  $("record").addEventListener("change", async () => {
+    showRecordInfo();
+    const record = selectedRecord();
+    if (!record) return;
+    // Draw the chosen record, with whatever was computed for it already.
+    state.status = "switching";
+    try {
+      await showReference(record);
+      const cached = resultsByRecord.get(record.index) || new Map();
+      for (const [task, result] of cached) await showResult(task, result);
+      state.status = "shown";
+      say(cached.size ? "Showing " + record.name + " (" + [...cached.keys()].join(", ") + ")."
+                      : "Showing " + record.name + ": press Run for its tracks.", "info");
+    } catch (e) {
+      state.status = "error";
+      say(String(e.message || e), "error");
+    }
+  });
 
   $("fasta-file").addEventListener("change", async (event) => {
     const file = event.target.files[0];
@@ -167,7 +341,7 @@
       const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
       if (head[0] === 0x1f && head[1] === 0x8b) stream = stream.pipeThrough(new DecompressionStream("gzip"));
       $("fasta").value = await new Response(stream).text();
-      showSequenceInfo();
+      readRecords();
     } catch (e) {
       say("Cannot read " + file.name + ": " + e.message, "error");
     }
@@ -178,8 +352,16 @@
     return TASKS.filter((t) => document.querySelector('.task[data-task="' + t + '"] input').checked);
   }
 
+  // The expression rule (the page says it beside the task): the model scores one 9,198 bp window
+  // centred on a TSS; the viewer takes the record's centre, base floor(length / 2) counted from 0,
+  // as the TSS (4,599 for a record of exactly 9,198 bp).
+  function tssIndex(record) {
+    return Math.floor(record.sequence.length / 2);
+  }
+
   function requestBody(task, record) {
-    const body = { sequence: record.sequence, sequence_name: record.igvName };
+    // The record's own name: the service echoes it, and a job reopened later is placed from it.
+    const body = { sequence: record.sequence, sequence_name: record.name };
     const model = document.querySelector('.task[data-task="' + task + '"] select').value;
     if (model) body.model = model;
     // The promoter cutoff; splice and chromatin keep their defaults (at low cutoffs their
@@ -189,8 +371,7 @@
     }
     if (task === "expression") {
       body.options = { description: $("description").value || "tissue" };
-      body.tss_index = Math.floor(record.sequence.length / 2);
-      if (record.sequence.length === 9198) body.tss_index = 4599;
+      body.tss_index = tssIndex(record);
     }
     return body;
   }
@@ -200,24 +381,55 @@
     row.className = "progress";
     row.dataset.task = task;
     const label = document.createElement("span");
+    label.className = "progress-task";
     label.textContent = task;
     const bar = document.createElement("progress");
     bar.max = 100;
-    bar.value = 0;
     const text = document.createElement("span");
-    row.append(label, bar, text);
+    text.className = "progress-state";
+    const note = document.createElement("div");
+    note.className = "progress-note";
+    row.append(label, bar, text, note);
     $("progress-list").appendChild(row);
-    return { set(percent, message) { bar.value = percent; text.textContent = Math.round(percent) + "% " + (message || ""); },
-             done() { bar.value = 100; text.textContent = "done"; } };
+    const setState = (kind, words) => { row.dataset.state = kind; text.textContent = words; };
+    setState("queued", "queued");
+    bar.value = 0;
+    return {
+      set(percent, message) {
+        bar.value = percent;
+        setState("running", Math.round(percent) + "%" + (message ? " " + message : ""));
+        note.textContent = "";
+      },
+      // A synchronous call reports no progress: an indeterminate bar, not a "0%" that never moves.
+      running() {
+        bar.removeAttribute("value");
+        setState("running", "running");
+        note.textContent = "";
+      },
+      waiting(event, seconds) {
+        bar.value = 0;
+        if (event.queued) {
+          setState("waiting", "waiting for a free slot");
+          note.textContent = "Another task of this key is running; this one starts when it ends.";
+          return;
+        }
+        setState("waiting", event.status + ": retry " + (event.attempt + 1) + " in " + seconds + " s");
+        note.textContent = (event.status === 429 ? "Too many requests: " : "Unavailable: ") + event.message;
+      },
+      done() { bar.value = 100; setState("done", "done"); note.textContent = ""; },
+      failed(text) { bar.value = 0; setState("failed", "failed"); note.textContent = text; },
+    };
   }
 
   async function pollJob(jobId, progress) {
     for (;;) {
-      const { status, body } = await call("GET", "/v1/tasks/jobs/" + encodeURIComponent(jobId));
+      const { status, body } = await call("GET", "/v1/tasks/jobs/" + encodeURIComponent(jobId),
+                                          undefined, undefined,
+                                          { onWait: (e, s) => progress.waiting(e, s) });
       if (status === 200) return body;
       const p = (body.data && body.data.progress) || {};
       progress.set(Number(p.current_percent || 0), p.message);
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await sleep(POLL_MS);
     }
   }
 
@@ -225,34 +437,45 @@
     const progress = progressRow(task);
     const body = requestBody(task, record);
     const path = "/v1/tasks/" + task + "/predict";
-    let result;
-    if (record.sequence.length > ASYNC_ABOVE[task]) {
-      const { body: submitted } = await call("POST", path, body, { Prefer: "respond-async" });
-      result = await pollJob(submitted.data.job_id, progress);
-    } else {
-      progress.set(0, "running");
-      result = (await call("POST", path, body)).body;
+    // The slot is held for the whole task: an async job keeps its concurrency slot until it ends.
+    if (slots.active >= slots.limit) progress.waiting({ queued: true }, 0);
+    await slots.acquire();
+    const opts = { slot: true, onWait: (e, s) => progress.waiting(e, s) };
+    try {
+      let result;
+      if (record.sequence.length > ASYNC_ABOVE[task]) {
+        progress.set(0, "submitting");
+        opts.onResume = () => progress.set(0, "submitting");
+        const { body: submitted } = await call("POST", path, body, { Prefer: "respond-async" }, opts);
+        result = await pollJob(submitted.data.job_id, progress);
+      } else {
+        progress.running();
+        opts.onResume = () => progress.running();
+        result = (await call("POST", path, body, undefined, opts)).body;
+      }
+      progress.done();
+      return result;
+    } catch (e) {
+      progress.failed(e instanceof ApiError ? e.explain() : String(e.message || e));
+      throw e;
+    } finally {
+      slots.release();
     }
-    progress.done();
-    return result;
   }
 
   $("run").addEventListener("click", async () => {
-    let record;
-    try {
-      record = parseFasta($("fasta").value);
-    } catch (e) {
-      say(e.message, "error");
+    if (!records.length) readRecords();
+    const record = selectedRecord();
+    if (!record) {
+      say($("sequence-info").textContent || "no sequence: paste a FASTA record or bare bases", "error");
       return;
     }
-    // igv reads "name:start-end" as a locus, so the track name must not hold a colon.
-    record.igvName = record.name.replace(/[:\s]/g, "_");
     const tasks = selectedTasks();
     if (!tasks.length) { say("Choose at least one task.", "error"); return; }
     const tooShort = tasks.filter((t) => record.sequence.length < MIN_BP[t]);
     if (tooShort.length) {
-      say(tooShort.map((t) => t + " needs at least " + MIN_BP[t].toLocaleString() + " bp").join("; ") +
-          " (this sequence has " + record.sequence.length.toLocaleString() + ")", "error");
+      say(tooShort.map((t) => t + " needs at least " + MIN_BP[t].toLocaleString("en-US") + " bp").join("; ") +
+          " (" + record.name + " has " + record.sequence.length.toLocaleString("en-US") + ")", "error");
       return;
     }
     await runAll(record, tasks);
@@ -262,16 +485,20 @@
     state.status = "running";
     state.tracks = {};
     state.errors = [];
+    state.expression = null;
+    state.throttled = [];
     $("progress-list").replaceChildren();
     say("Running " + tasks.join(", ") + " on " + record.name + " (" +
-        record.sequence.length.toLocaleString() + " bp)...", "info");
+        record.sequence.length.toLocaleString("en-US") + " bp)...", "info");
     $("run").disabled = true;
     try {
       await showReference(record);
       const outcomes = await Promise.allSettled(tasks.map((t) => runTask(t, record)));
       const failures = [];
+      const stored = new Map();
       for (let i = 0; i < tasks.length; i++) {
         if (outcomes[i].status === "fulfilled") {
+          stored.set(tasks[i], outcomes[i].value);
           await showResult(tasks[i], outcomes[i].value);
         } else {
           const e = outcomes[i].reason;
@@ -280,13 +507,17 @@
           state.errors.push({ task: tasks[i], code: e.code || "error", message: text });
         }
       }
+      resultsByRecord.set(record.index, stored);
       if (failures.length) {
         // One wrong key fails every task the same way: say it once.
         const unique = [...new Set(state.errors.map((x) => x.message))];
         say(unique.length === 1 && failures.length > 1 ? unique[0] : failures.join(" | "), "error");
         state.status = "error";
       } else {
-        say("Done: " + tasks.join(", ") + ".", "info");
+        const n = state.throttled.length;
+        const waited = n ? " (" + n + (n === 1 ? " request was" : " requests were") +
+                           " refused with 429/503 and retried; see the rows below)" : "";
+        say("Done: " + tasks.join(", ") + " on " + record.name + "." + waited, "info");
         state.status = "done";
       }
     } catch (e) {
@@ -313,13 +544,10 @@
       const task = data.task || meta.task;
       if (!TASKS.includes(task)) throw new Error("job " + jobId + " is a " + task + " job, which has no tracks to show");
       const name = (data.input && data.input.sequence_name) || "sequence";
-      let record;
-      try { record = parseFasta($("fasta").value); } catch (e) { record = null; }
-      if (!record || record.sequence.length !== meta.sequence_length) {
-        // The job's sequence is not stored with its result: draw over Ns of the same length.
-        record = { name, sequence: "N".repeat(meta.sequence_length || 1) };
-      }
-      record.igvName = name;
+      // The pasted record of the same name and length, else Ns of the job's length (a job's
+      // sequence is not stored with its result); placed by the same rule as a pasted record.
+      let record = records.find((r) => r.name === name && r.sequence.length === meta.sequence_length);
+      if (!record) record = finishRecord({ name, sequence: "N".repeat(meta.sequence_length || 1), index: -1 });
       await showReference(record);
       await showResult(task, result);
       state.status = "done";
@@ -337,12 +565,94 @@
     return "data:text/plain;base64," + btoa(unescape(encodeURIComponent(text)));
   }
 
+  // Moves every row of a track from the record's coordinates onto the sequence igv draws: the
+  // contig and offset of a placed record, or the record's igv name. Rows already on the contig
+  // (a service that shifted them itself) are left as they are.
+  function rebase(text, format, record) {
+    const p = record.placement;
+    const offset = p.placed ? p.offset : 0;
+    const seqid = record.igvName;
+    const shift = (value) => String(Number(value) + offset);
+    const out = [];
+    for (const line of text.split("\n")) {
+      if (format === "gff3" && line.startsWith("##sequence-region")) {
+        const f = line.split(/\s+/);
+        if (f.length >= 4 && f[1] !== seqid) out.push([f[0], seqid, shift(f[2]), shift(f[3])].join(" "));
+        else out.push(line);
+        continue;
+      }
+      if (!line.trim() || line.startsWith("#") || line.startsWith("track") || line.startsWith("browser")) {
+        out.push(line);
+        continue;
+      }
+      const f = line.split("\t");
+      if (f[0] === seqid) { out.push(line); continue; }
+      f[0] = seqid;
+      if (format === "gff3") {
+        f[3] = shift(f[3]);
+        f[4] = shift(f[4]);
+      } else {
+        f[1] = shift(f[1]);
+        f[2] = shift(f[2]);
+        // BED thickStart/thickEnd are coordinates too (blockStarts are relative: untouched).
+        if (format === "bed" && f.length >= 8 && /^\d+$/.test(f[6]) && /^\d+$/.test(f[7])) {
+          f[6] = shift(f[6]);
+          f[7] = shift(f[7]);
+        }
+      }
+      out.push(f.join("\t"));
+    }
+    return out.join("\n");
+  }
+
+  // igv's track labels, smaller and in a band at the top of each track that the tracks leave
+  // free (annotation margin, bedGraph headroom): a label never covers a feature. igv styles its
+  // shadow root with an adopted sheet, so ours is adopted after it to take precedence.
+  const labelSheet = new CSSStyleSheet();
+  labelSheet.replaceSync(".igv-track-label{top:1px;left:4px;font-size:11px;line-height:" +
+                         (LABEL_BAND_PX - 4) + "px;padding:0 4px;border-color:#9aa3ad;}");
+  function styleIgv() {
+    const root = $("igv").shadowRoot;
+    if (!root || root.adoptedStyleSheets.includes(labelSheet)) return;
+    root.adoptedStyleSheets = [...root.adoptedStyleSheets, labelSheet];
+  }
+
+  function wholeLocus(record) {
+    const p = record.placement;
+    return p.placed ? p.contig + ":" + p.start + "-" + p.end : record.igvName + ":1-" + record.sequence.length;
+  }
+
+  // igv keeps its scale when the window changes size, so a narrower window would cut the record
+  // off: a view that showed the whole record is refitted to it after a resize.
+  const fit = { whole: true, quietUntil: 0, timer: null };
+  function viewShowsWholeRecord() {
+    const frame = browser && browser.referenceFrameList && browser.referenceFrameList[0];
+    if (!frame || !current) return false;
+    const offset = current.placement.placed ? current.placement.offset : 0;
+    return frame.start <= offset + 1 && frame.end >= offset + current.sequence.length - 1;
+  }
+  window.addEventListener("resize", () => {
+    fit.quietUntil = Date.now() + 1000;
+    clearTimeout(fit.timer);
+    fit.timer = setTimeout(async () => {
+      if (!browser || !current || !fit.whole) return;
+      fit.quietUntil = Date.now() + 1000;
+      await browser.search(wholeLocus(current));
+    }, 250);
+  });
+
   async function showReference(record) {
     current = record;
-    const fasta = ">" + record.igvName + "\n" + record.sequence + "\n";
+    state.placement = Object.assign({ name: record.name, locus: locusText(record) }, record.placement);
+    const p = record.placement;
+    // A placed record is a slice of its contig: igv's FASTA reader takes "contig:start-end @len=N"
+    // as the bases at start..end of a contig N long, so the ruler and the locus box read genome
+    // coordinates.
+    const header = p.placed ? p.contig + ":" + p.start + "-" + p.end + " @len=" + p.end : record.igvName;
+    const fasta = ">" + header + "\n" + record.sequence + "\n";
     const options = {
-      reference: { id: "query", name: record.name, fastaURL: dataUrl(fasta), indexed: false },
-      locus: record.igvName + ":1-" + record.sequence.length,
+      reference: { id: record.igvName, name: record.name, fastaURL: dataUrl(fasta), indexed: false },
+      locus: wholeLocus(record),
       showSampleNames: false,
       // igv.js would otherwise fetch its genome list from igv.org (the CSP blocks it anyway).
       loadDefaultGenomes: false,
@@ -355,9 +665,27 @@
     }
     $("igv").replaceChildren();
     browser = await igv.createBrowser($("igv"), options);
+    styleIgv();
+    fit.whole = true;
+    fit.quietUntil = Date.now() + 1000;
+    browser.on("locuschange", () => {
+      // A change the user made (not one that follows a window resize) decides whether the view
+      // is refitted to the record on the next resize.
+      if (Date.now() >= fit.quietUntil) fit.whole = viewShowsWholeRecord();
+    });
     window.dnaserveViewer.browser = browser;
-    $("summary").tBodies[0].replaceChildren();
-    $("expression").textContent = "Run the expression task (9,198 bp or more) to see its prediction here.";
+    $("summary").replaceChildren();
+    $("expression").replaceChildren(expressionHint());
+    $("locus-rule-status").textContent = p.placed
+      ? record.name + " is drawn at " + locusText(record) + "."
+      : record.name + " is drawn as its own sequence from base 1: " + p.why + ".";
+  }
+
+  function expressionHint() {
+    const hint = document.createElement("p");
+    hint.className = "hint";
+    hint.textContent = "Run the expression task (a record of 9,198 bp or more) to see its prediction here.";
+    return hint;
   }
 
   // A bedGraph text with several "track" lines (enhancer: dev and hk) becomes one track each.
@@ -383,61 +711,117 @@
     return (m && (m[1] || m[2])) || fallback;
   }
 
+  const BEDGRAPH_HEIGHT = 70;
+
   async function showResult(task, result) {
     const data = result.data || {};
     const formats = data.formats || {};
     let features = 0;
     for (const spec of TRACKS[task]) {
-      const text = formats[spec.format];
-      if (typeof text !== "string") continue;
+      const raw = formats[spec.format];
+      if (typeof raw !== "string") continue;
+      const text = rebase(raw, spec.format, current);
       if (spec.format === "bedgraph") {
         for (const part of splitTracks(text)) {
           features += part.rows.length;
           // enhancer has two tracks (dev, hk): name each by its own track line.
           const name = task === "enhancer" ? "enhancer " + trackName(part.header, "") : spec.label;
+          // A fixed range with headroom above the highest value keeps the label band empty.
+          const values = part.rows.map((r) => Number(r.split("\t")[3])).filter((v) => isFinite(v));
+          const top = Math.max(0, ...values);
+          const min = Math.min(0, ...values);
+          const headroom = BEDGRAPH_HEIGHT / (BEDGRAPH_HEIGHT - LABEL_BAND_PX - 2);
           await browser.loadTrack({ type: "wig", format: "bedgraph", name,
-                                    url: dataUrl(part.rows.join("\n") + "\n"), color: spec.color, height: 60,
-                                    autoscale: true });
+                                    url: dataUrl(part.rows.join("\n") + "\n"), color: spec.color,
+                                    height: BEDGRAPH_HEIGHT, autoscale: false, min,
+                                    max: min + ((top - min) || 1) * headroom });
         }
       } else {
         const rows = text.split("\n").filter((l) => l.trim() && !l.startsWith("#") && !l.startsWith("track"));
         features += rows.length;
         await browser.loadTrack({ type: "annotation", format: spec.format, name: spec.label, url: dataUrl(text),
-                                  color: spec.color, displayMode: "EXPANDED", indexed: false, height: 90 });
+                                  color: spec.color, displayMode: "EXPANDED", indexed: false,
+                                  height: spec.format === "gff3" ? 100 : 60,
+                                  margin: LABEL_BAND_PX + 4 });
       }
     }
-    if (task === "expression") showExpression(data, result.meta || {});
+    if (task === "expression") showExpression(data, result.meta || {}, current);
     state.tracks[task] = { features, model: (result.meta || {}).model, job_id: (result.meta || {}).job_id };
     addSummary(task, result);
   }
 
-  function showExpression(data, meta) {
+  function element(tag, className, text) {
+    const e = document.createElement(tag);
+    if (className) e.className = className;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function showExpression(data, meta, record) {
     const p = data.prediction || {};
     const box = $("expression");
     box.replaceChildren();
-    const value = document.createElement("div");
-    value.className = "value";
-    value.textContent = Number(p.expression_tpm).toFixed(2) + " TPM";
-    const detail = document.createElement("div");
-    detail.textContent = "log(TPM+1) " + Number(p.expression_log_tpm).toFixed(3) + "; window " +
-      JSON.stringify((data.input || {}).scored_window || []) + "; model " + (meta.model || "");
-    box.append(value, detail);
-    state.expression = p;
+    box.append(element("div", "value", Number(p.expression_tpm).toFixed(2) + " TPM"),
+               element("div", "", "log(TPM+1) " + Number(p.expression_log_tpm).toFixed(3) +
+                       " · model " + (meta.model || "")));
+    // Which training context the description was matched to, and how closely.
+    const match = meta.description_match;
+    const description = ((data.input && data.input.options) || {}).description || $("description").value;
+    const context = element("div", "context");
+    if (!match) {
+      context.append(element("div", "", "This model has no training contexts: the description is not used."));
+    } else {
+      const contexts = match.contexts || [];
+      if (!match.matched) {
+        const best = contexts[0];
+        context.append(element("div", "warning",
+          "Unmatched: \u201c" + description + "\u201d resembles no training context" +
+          (best ? " (closest: " + best.name + ", similarity " + best.similarity.toFixed(2) + ")" : "") +
+          ". The prediction is the mean over all contexts."));
+      } else {
+        context.append(element("div", "matched", "Context: " + contexts[0].name + " (" + contexts[0].id +
+                               "), similarity " + contexts[0].similarity.toFixed(2)));
+      }
+      const list = element("ol", "contexts");
+      for (const c of contexts) list.append(element("li", "", c.name + " (" + c.id + ") " + c.similarity.toFixed(2)));
+      context.append(element("div", "small", "Closest contexts to \u201c" + description + "\u201d:"), list);
+    }
+    box.append(context);
+    // The TSS rule, said with this record's numbers.
+    const counts = meta.task_specific_counts || {};
+    const tss = counts.tss_index !== undefined ? counts.tss_index : tssIndex(record);
+    const scoredWindow = counts.scored_window || (data.input || {}).scored_window || [];
+    let where = "";
+    if (record && record.placement.placed) {
+      where = " = " + record.placement.contig + ":" + (record.placement.offset + tss + 1).toLocaleString("en-US");
+    }
+    box.append(element("div", "small tss", "TSS: base " + tss.toLocaleString("en-US") + " (0-based) of " +
+      (meta.sequence_length || record.sequence.length).toLocaleString("en-US") + where +
+      ", the record's centre; window " + JSON.stringify(scoredWindow) + "."));
+    state.expression = Object.assign({}, p, { match: match || null, tss_index: tss });
   }
 
+  // One block per task: its model and time, then each count on its own line, keys written with
+  // spaces so that they wrap between words, never inside one.
   function addSummary(task, result) {
     const meta = result.meta || {};
-    const row = document.createElement("tr");
+    const block = element("div", "summary-task");
+    block.dataset.task = task;
+    block.append(element("div", "summary-head", task + " · " + (meta.model || "") + " · " +
+                         (meta.inference_time_ms || 0) + " ms"));
+    const list = element("dl");
     const counts = meta.task_specific_counts || {};
-    const detail = Object.keys(counts).filter((k) => k !== "task").map((k) => k + " " + counts[k]).join(", ");
-    for (const text of [task + " (" + (meta.model || "") + ")", (meta.inference_time_ms || 0) + " ms", detail]) {
-      const cell = document.createElement("td");
-      cell.textContent = text;
-      row.appendChild(cell);
+    for (const key of Object.keys(counts)) {
+      if (key === "task") continue;
+      const value = counts[key];
+      list.append(element("dt", "", key.replace(/_/g, " ")),
+                  element("dd", "", typeof value === "object" ? JSON.stringify(value).replace(/,/g, ", ")
+                                                                  : String(value)));
     }
-    $("summary").tBodies[0].appendChild(row);
+    block.append(list);
+    $("summary").appendChild(block);
   }
 
   loadModels();
-  showSequenceInfo();
+  readRecords();
 })();
