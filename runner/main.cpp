@@ -15,6 +15,7 @@
 #include "core/redis/redis_connection.h"
 #include "runner/config/runner_config.h"
 #include "runner/queue_runner.h"
+#include "runner/workflows/genome_publication.h"
 #include "runner/workflows/variant_resources.h"
 
 using namespace dnaserve;
@@ -106,6 +107,10 @@ int main(int argc, char** argv) {
     }
   }
 
+  // GET /v1/genomes: what this runner holds, for the gateways (which read no reference).
+  if (Status published = runner::PublishGenomes(**variant, &stores.genomes); !published.ok()) {
+    log::Warn("genome_listing_not_published", {{"reason", published.message()}});
+  }
   refresher.Start();
   runner.Start();
   log::Info("runner_started", {{"runner_id", config->runner_id},
