@@ -48,7 +48,7 @@ TEST_CASE("an SNV that creates an acceptor and removes a donor: gains, losses an
   CHECK(d->Max() == Approx(0.7));
 }
 
-TEST_CASE("changes outside +-distance are not seen; at the edge they are") {
+TEST_CASE("changes outside +-distance are not seen, at the edge they are") {
   const SpliceTrack ref = Track(-10, 10, {});
   SpliceTrack alt = Track(-10, 10, {{6, 0.8f}, {-6, 0.5f}});
   auto inside = ComputeSpliceDelta(ref, alt, 1, 1, 6);
