@@ -397,13 +397,17 @@ TEST_CASE("variant scoring: request-level errors are 4xx in the envelope", "[var
 
 TEST_CASE("GET /v1/genomes lists what the runner holds, with lengths and MD5s", "[variant-score]") {
   REQUIRE_SCORE_SERVICE(s);
-  auto r = GatewayRequest("GET", s->base, "/v1/genomes");
-  REQUIRE(r.status == 200);
-  auto doc = ParseJson(r.body);
-  const auto& assemblies = (*doc)["data"]["assemblies"];
+  // The runner publishes once it has read its reference (an MD5 over all of chr20).
+  std::shared_ptr<rapidjson::Document> doc;
   const rapidjson::Value* grch37 = nullptr;
-  for (const auto& a : assemblies.GetArray()) {
-    if (std::string(a["name"].GetString()) == "GRCh37") grch37 = &a;
+  for (int i = 0; i < 600 && grch37 == nullptr; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto r = GatewayRequest("GET", s->base, "/v1/genomes");
+    REQUIRE(r.status == 200);
+    doc = ParseJson(r.body);
+    for (const auto& a : (*doc)["data"]["assemblies"].GetArray()) {
+      if (std::string(a["name"].GetString()) == "GRCh37") grch37 = &a;
+    }
   }
   REQUIRE(grch37 != nullptr);
   const auto& contigs = (*grch37)["contigs"];
