@@ -389,6 +389,15 @@ TEST_CASE("variant scoring: request-level errors are 4xx in the envelope", "[var
     auto doc = ParseJson(r->body);
     CHECK(doc->HasMember("error"));
   }
+  // A sync answer is also the job's stored result, polled as any job's (and documented).
+  auto scored = s->Post(Body({Quoted(Snv(s->acceptor_g[0], "G", "C"))}));
+  REQUIRE(scored.status == 200);
+  auto scored_doc = ParseJson(scored.body);
+  const std::string job_id = (*scored_doc)["meta"]["job_id"].GetString();
+  auto polled = GatewayRequest("GET", s->base, "/v1/tasks/jobs/" + job_id,
+                               {"Authorization: Bearer " + s->svc->keys().alice});
+  CHECK(polled.status == 200);
+  CHECK(polled.body == scored.body);
   // Without a key: 401, before anything is read.
   auto anonymous = GatewayRequest("POST", s->base, kPath, {"Content-Type: application/json"},
                                   Body({Quoted("chr20:100:A:G")}));
