@@ -68,12 +68,17 @@ void ReadObjectVariant(const rapidjson::Value& item, const std::string& assembly
       unknown = std::string(key);
     }
   }
+  bool too_long = false;
+  // Kept to kMaxVariantStringBytes: the fields are echoed in the result (a 10 MB "ref" must not
+  // come back 100 times).
   auto string_field = [&](const char* name, std::string* out) {
     auto it = item.FindMember(name);
     if (it == item.MemberEnd() || !it->value.IsString() || it->value.GetStringLength() == 0) {
       return false;
     }
-    *out = std::string(it->value.GetString(), it->value.GetStringLength());
+    const size_t length = std::min<size_t>(it->value.GetStringLength(), kMaxVariantStringBytes);
+    too_long = too_long || it->value.GetStringLength() > kMaxVariantStringBytes;
+    *out = std::string(it->value.GetString(), length);
     return true;
   };
   std::string ref, alt;
@@ -97,8 +102,10 @@ void ReadObjectVariant(const rapidjson::Value& item, const std::string& assembly
   v->input = Canonical(*v);
   if (!unknown.empty()) {
     Fail(v, "invalid_variant",
-         "unknown field '" + unknown + "'; a variant object has assembly, contig, position, "
-         "ref and alt");
+         "unknown field '" + unknown.substr(0, 64) + "'; a variant object has assembly, contig, "
+         "position, ref and alt");
+  } else if (too_long) {
+    Fail(v, "invalid_variant", "a variant's fields are at most 512 characters each");
   } else if (!has_contig || !has_ref || !has_alt) {
     Fail(v, "invalid_variant",
          "a variant object needs non-empty strings 'contig', 'ref' and 'alt'");

@@ -97,6 +97,13 @@ CATCH_TEST_CASE("each bad variant is its own error, the request stands", "[varia
               "invalid_variant");
   CATCH_CHECK(ProblemOf(R"({"contig": "20", "position": 5, "ref": "A", "alt": "G",
                              "assembly": 37})") == "invalid_variant");
+  // Oversized fields are cut before they are echoed back.
+  auto huge = Valid("{\"variants\": [{\"contig\": \"20\", \"position\": 5, \"ref\": \"" +
+                    std::string(100000, 'A') + "\", \"alt\": \"A\"}]}");
+  CATCH_REQUIRE(huge.variants[0].problem.has_value());
+  CATCH_CHECK(huge.variants[0].problem->code == "invalid_variant");
+  CATCH_CHECK(huge.variants[0].ref.size() <= 512);
+  CATCH_CHECK(huge.variants[0].input.size() <= 1100);
   // A good one beside bad ones is still good.
   auto v = Valid(R"({"variants": ["nonsense", "chr20:5:A:G", 3]})");
   CATCH_CHECK(v.variants[0].problem.has_value());
