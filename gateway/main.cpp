@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   services.runner = &runner;
   services.executor = &executor;
   services.queue = &queue;
+  services.genomes = &stores.genomes;
   services.waiter = &waiter;
   services.sync_budget = std::chrono::seconds(config->sync_timeout_seconds);
   services.metrics = &gateway_metrics;

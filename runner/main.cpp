@@ -15,6 +15,7 @@
 #include "core/redis/redis_connection.h"
 #include "runner/config/runner_config.h"
 #include "runner/queue_runner.h"
+#include "runner/workflows/genome_publication.h"
 #include "runner/workflows/variant_resources.h"
 
 using namespace dnaserve;
@@ -106,6 +107,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  // GET /v1/genomes: what this runner holds, for the gateways (which read no reference). Reads
+  // the whole reference once for its MD5s (logged with the seconds it took).
+  const auto listing_started = std::chrono::steady_clock::now();
+  if (Status published = runner::PublishGenomes(**variant, &stores.genomes); !published.ok()) {
+    log::Warn("genome_listing_not_published", {{"reason", published.message()}});
+  } else if ((*variant)->Genome("GRCh37") != nullptr) {
+    log::Info("genome_listing_published",
+              {{"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                         listing_started)
+                               .count()}});
+  }
   refresher.Start();
   runner.Start();
   log::Info("runner_started", {{"runner_id", config->runner_id},

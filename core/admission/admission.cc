@@ -108,4 +108,25 @@ StatusOr<ValidatedVariant> AdmitVariant(const CallInput& call) {
   return ValidateVariantBody(call.body);
 }
 
+StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
+                                                 const ModelCatalogue& catalogue) {
+  if (call.async) {
+    return BadRequest("variant scoring answers synchronously (up to " +
+                      std::to_string(kMaxSyncScoreVariants) +
+                      " variants): drop 'Prefer: respond-async'");
+  }
+  auto format = NegotiateFormat("variants/score", JsonOnly(), call.query_format, call.accept);
+  if (!format.ok()) return format.status();
+  auto input = ValidateVariantScoreBody(call.body);
+  if (!input.ok()) return input.status();
+  AdmittedVariantScore admitted;
+  if (input->splice) {
+    auto model = catalogue.Resolve(Task::kSplice, std::nullopt);
+    if (!model.ok()) return model.status();
+    admitted.splice_model = model->id();
+  }
+  admitted.input = std::move(input).value();
+  return admitted;
+}
+
 }  // namespace dnaserve::core

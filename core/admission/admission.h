@@ -14,6 +14,7 @@
 #include "core/validation/find_genes_request.h"
 #include "core/validation/predict_request.h"
 #include "core/validation/variant_request.h"
+#include "core/validation/variant_score_request.h"
 
 namespace dnaserve::core {
 
@@ -42,5 +43,14 @@ StatusOr<AdmittedFindGenes> AdmitFindGenes(const CallInput& call, const ModelCat
 // The variant workflow's admission as far as it can go without the object store (the runner
 // makes the rest); async only.
 StatusOr<ValidatedVariant> AdmitVariant(const CallInput& call);
+
+// POST /v1/variants/score: synchronous only (up to 100 variants), JSON only; the splice model
+// resolved to the catalogue's default.
+struct AdmittedVariantScore {
+  ValidatedVariantScore input;
+  std::string splice_model;  // empty when the splice scorer was not asked for
+};
+StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
+                                                 const ModelCatalogue& catalogue);
 
 }  // namespace dnaserve::core

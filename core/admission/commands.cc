@@ -102,4 +102,48 @@ ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command) {
   return request;
 }
 
+jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted) {
+  jobs::v1::JobCommand command;
+  jobs::v1::VariantScoreCommand* score = command.mutable_variant_score();
+  for (const RequestedVariant& v : admitted.input.variants) {
+    auto* out = score->add_variants();
+    out->set_input(v.input);
+    out->set_assembly(v.assembly);
+    out->set_contig(v.contig);
+    out->set_position(v.position);
+    out->set_ref(v.ref);
+    out->set_alt(v.alt);
+    if (v.problem) {
+      out->set_error_code(v.problem->code);
+      out->set_error_message(v.problem->message);
+    }
+  }
+  if (admitted.input.splice) {
+    score->mutable_splice()->set_distance(admitted.input.splice_distance);
+    score->mutable_splice()->set_model(admitted.splice_model);
+  }
+  return command;
+}
+
+AdmittedVariantScore VariantScoreFromCommand(const jobs::v1::VariantScoreCommand& command) {
+  AdmittedVariantScore admitted;
+  for (const auto& in : command.variants()) {
+    RequestedVariant v;
+    v.input = in.input();
+    v.assembly = in.assembly();
+    v.contig = in.contig();
+    v.position = in.position();
+    v.ref = in.ref();
+    v.alt = in.alt();
+    if (!in.error_code().empty()) v.problem = VariantProblem{in.error_code(), in.error_message()};
+    admitted.input.variants.push_back(std::move(v));
+  }
+  admitted.input.splice = command.has_splice();
+  if (command.has_splice()) {
+    admitted.input.splice_distance = command.splice().distance();
+    admitted.splice_model = command.splice().model();
+  }
+  return admitted;
+}
+
 }  // namespace dnaserve::core

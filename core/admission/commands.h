@@ -19,5 +19,7 @@ jobs::v1::JobCommand VariantCommandFor(const ValidatedVariant& request);
 StatusOr<AdmittedPredict> PredictFromCommand(jobs::v1::PredictCommand command);
 AdmittedFindGenes FindGenesFromCommand(jobs::v1::FindGenesCommand command);
 ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command);
+jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted);
+AdmittedVariantScore VariantScoreFromCommand(const jobs::v1::VariantScoreCommand& command);
 
 }  // namespace dnaserve::core

@@ -50,7 +50,8 @@ SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,
                            const SharedSettings& settings)
     : jobs(redis, nullptr, StoreOptions(settings)),
       quotas(redis),
-      queue(redis, QueueOptions(settings)) {}
+      queue(redis, QueueOptions(settings)),
+      genomes(redis) {}
 
 GrpcInferenceBackend::Options WorkerBackendOptions(const WorkerEndpoints& endpoints,
                                                    const SharedSettings& s,

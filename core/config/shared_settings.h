@@ -11,6 +11,7 @@
 #include "common/command_line.h"
 #include "common/status.h"
 #include "core/dispatch/worker_client.h"
+#include "core/jobs/genome_listing.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/redis_job_store.h"
 #include "core/quota/redis_quota_store.h"
@@ -49,6 +50,7 @@ struct SharedStores {
   RedisJobStore jobs;
   RedisQuotaStore quotas;
   RedisJobQueue queue;
+  GenomeListing genomes;  // GET /v1/genomes: runners publish, gateways read
 };
 
 // The worker client's options from the shared settings; `call_deadline` caps one worker call.

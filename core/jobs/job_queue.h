@@ -39,9 +39,11 @@ namespace dnaserve::core {
 // and new runners can share the queue during an upgrade.
 //   1  (no field: the first release) the HTTP request: kind, task, format, accept, body
 //   2  the admitted job as a command (dnaserve/jobs/v1/command.proto) in "command"
+//   3  as 2; a command may be a VariantScoreCommand (POST /v1/variants/score), which a
+//      runner of version 2 must not receive
 // A runner reads both; a version-1 entry's request is admitted by the runner with the core's
 // own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 2;
+inline constexpr int64_t kQueueFormatVersion = 3;
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs
@@ -52,7 +54,7 @@ struct QueuedJob {
   std::string client_id;
   int64_t rate_per_minute = 0;  // the principal, for the concurrency lease the job holds
   int64_t max_concurrency = 0;
-  std::string kind;  // "predict", "find_genes" or "variant"
+  std::string kind;  // "predict", "find_genes", "variant" or "variant_score"
   std::string mode;  // "sync" or "async"
   std::string command;  // a serialised dnaserve.jobs.v1.JobCommand
   // Entries written by the release before commands carried the HTTP request instead; a runner

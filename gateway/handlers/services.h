@@ -15,6 +15,7 @@
 #include "core/dispatch/model_catalogue.h"
 #include "gateway/handlers/docs_handler.h"
 #include "gateway/http/http_types.h"
+#include "core/jobs/genome_listing.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/job_store.h"
 #include "core/quota/quota.h"
@@ -41,6 +42,7 @@ struct GatewayServices {
   // and what waits for a runner's answer (sync find-genes, variant admissions). A runner leaves
   // both null, so the same admissions build jobs to run in place.
   core::RedisJobQueue* queue = nullptr;
+  const core::GenomeListing* genomes = nullptr;  // GET /v1/genomes (runners publish it)
   JobWaiter* waiter = nullptr;
   // How long a sync request may take from its arrival (DNASERVE_SYNC_TIMEOUT): a sync job run by
   // a runner gets it as its deadline, and the gateway waits for it no longer.

@@ -5,11 +5,13 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "gateway/handlers/find_genes_handler.h"
+#include "gateway/handlers/genomes_handler.h"
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_handler.h"
+#include "gateway/handlers/variant_score_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/observability/gateway_metrics.h"
@@ -40,6 +42,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
        MakeFindGenesHandler(s)},
       {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
        MakeVariantHandler(s)},
+      {"POST", "/v1/variants/score", A::kKeyRequired, M::kAdmit, MakeVariantScoreHandler(s)},
+      {"GET", "/v1/genomes", A::kKeyOptional, M::kPeek, MakeGenomesHandler(s)},
       // The agent-protocol interface: each job-creating tool call is metered inside (MeterCall).
       {"POST", "/mcp", A::kKeyRequired, M::kPeek, mcp::MakeMcpHandler(s)},
       {"GET", "/mcp", A::kPublic, M::kNone, mcp::MakeMcpMethodNotAllowedHandler()},

@@ -15,6 +15,8 @@
 #include "runner/workflows/find_genes_response.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
+#include "runner/workflows/variant_score_response.h"
+#include "runner/workflows/variant_scoring.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -124,6 +126,51 @@ class VariantJob : public Job {
   VariantCase case_;
 };
 
+// The reference genomes of the variant workflow's resources (GRCh37 when configured).
+class ResourceReferences : public ReferenceLookup {
+ public:
+  explicit ResourceReferences(const VariantResources* resources) : resources_(resources) {}
+  const variant::ReferenceGenome* Find(const std::string& assembly) const override {
+    const GenomeAssets* genome = resources_ ? resources_->Genome(assembly) : nullptr;
+    return genome ? genome->reference.get() : nullptr;
+  }
+  std::vector<std::string> Names() const override {
+    std::vector<std::string> names;
+    if (Find(std::string(core::kGrch37))) names.emplace_back(core::kGrch37);
+    return names;
+  }
+
+ private:
+  const VariantResources* resources_;
+};
+
+// POST /v1/variants/score (variant_scoring.h).
+class VariantScoreJob : public Job {
+ public:
+  VariantScoreJob(const JobServices& services, core::AdmittedVariantScore admitted)
+      : services_(services), admitted_(std::move(admitted)) {}
+
+  StatusOr<JobOutput> Run(const JobContext& context) override {
+    ResourceReferences references(services_.variant);
+    if (references.Names().empty()) {
+      return Unavailable("variant scoring needs a reference genome, and this runner holds none "
+                         "(DNASERVE_GRCH37_FASTA with DNASERVE_GRCH37_CATALOGUE)");
+    }
+    auto result = ScoreVariants(admitted_.input, admitted_.splice_model, references,
+                                *services_.catalogue, *services_.backend, context);
+    if (!result.ok()) return result.status();
+    JobOutput output;
+    output.body = RenderVariantScoreJson(admitted_.input, *result,
+                                         std::string(core::kDefaultScoreAssembly),
+                                         {context.call.job_id, context.call.request_id});
+    return output;
+  }
+
+ private:
+  JobServices services_;
+  core::AdmittedVariantScore admitted_;
+};
+
 // The command a queue entry carries. An entry written by the release before commands carried
 // the HTTP request instead: it is admitted here with the gateway's own code (core/admission),
 // as that release's runners did, so no job is lost across an upgrade.
@@ -204,6 +251,9 @@ StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServic
           services.backend, core::FindGenesFromCommand(std::move(*command->mutable_find_genes()))));
     case jobs::v1::JobCommand::kVariant:
       return BuildVariant(queued, services, command->variant());
+    case jobs::v1::JobCommand::kVariantScore:
+      return std::unique_ptr<Job>(new VariantScoreJob(
+          services, core::VariantScoreFromCommand(command->variant_score())));
     case jobs::v1::JobCommand::KIND_NOT_SET:
       break;
   }

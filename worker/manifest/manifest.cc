@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/digest.h"
 #include "common/file_text.h"
 #include "worker/windowing/annotation_decode.h"
 
@@ -560,6 +561,10 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
                                             "coding model", LoadCodingModel, &m.decoder.coding));
   DNASERVE_RETURN_IF_ERROR(LoadDecoderTable(package_dir, m.decoder.splice_signal, "splice_signal",
                                             "splice signal", LoadSpliceSignal, &m.decoder.signal));
+  // Read once here (weights are a few MB), so ListModels never touches the disk.
+  auto weights = ReadFileText(m.WeightsPath());
+  if (!weights) return Invalid("weights file '" + m.weights_file + "' cannot be read");
+  m.package_digest = "sha256:" + HexDigest(DigestAlgorithm::kSha256, *text + *weights);
   return m;
 }
 

@@ -78,6 +78,9 @@ struct ModelManifest {
   std::string weights_file;     // as written in the manifest (a plain file name)
   std::string model_card_file;  // as written in the manifest
   std::string package_dir;      // directory the manifest was read from ("" when parsed from text)
+  // "sha256:<hex>" of manifest.json's bytes followed by the weights file's (LoadManifest; empty
+  // when parsed from text): ListModels publishes it so answers name the exact package.
+  std::string package_digest;
 
   std::string WeightsPath() const { return package_dir + "/" + weights_file; }
 };

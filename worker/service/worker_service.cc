@@ -75,6 +75,8 @@ v1::ModelInfo ToModelInfo(const ModelManifest& manifest) {
   info.set_tokenizer(TokenizerLabel(manifest.tokenizer));
   for (const auto& label : manifest.output_labels) info.add_output_labels(label);
   info.set_trained(manifest.trained);
+  info.set_package_digest(manifest.package_digest);
+  info.set_flank_bp(manifest.flank_bp);
   return info;
 }
 

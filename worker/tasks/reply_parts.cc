@@ -31,6 +31,8 @@ ReplyParts ReplyParts::For(const v1::PredictRequest& request) {
   parts.everything_ = false;
   if (format == v1::RESULT_FORMAT_JSON) {
     parts.json_ = true;
+  } else if (format == v1::RESULT_FORMAT_SCORES) {
+    parts.scores_only_ = true;
   } else if (auto text = TextFormat(format)) {
     parts.text_ = FormatName(*text);
   }
@@ -43,7 +45,8 @@ bool ReplyParts::Format(std::string_view name) const {
 
 Status CheckResultFormat(Task task, const v1::PredictRequest& request) {
   const v1::ResultFormat format = request.result_format();
-  if (format == v1::RESULT_FORMAT_UNSPECIFIED || format == v1::RESULT_FORMAT_JSON) {
+  if (format == v1::RESULT_FORMAT_UNSPECIFIED || format == v1::RESULT_FORMAT_JSON ||
+      format == v1::RESULT_FORMAT_SCORES) {
     return Status::Ok();
   }
   auto text = TextFormat(format);

@@ -25,11 +25,12 @@ class ReplyParts {
   // for callers older than result_format, which may read it.
   bool PromoterTrackCopy() const { return everything_; }
   // The oneof `result`: not for a text format, whose reply is that text.
-  bool Structured() const { return everything_ || json_; }
+  bool Structured() const { return everything_ || json_ || scores_only_; }
 
  private:
   bool everything_ = true;
   bool json_ = false;
+  bool scores_only_ = false;  // RESULT_FORMAT_SCORES: the structured result and nothing else
   std::string_view text_;  // the one text format asked for, when neither of the above
 };
 

@@ -267,9 +267,9 @@ TEST_CASE("runner: a command of a kind this release does not know fails its job 
   h.StartRunner("r1");
   const std::string job_id = h.Submit("alice", 300);
   // A command as a newer release's unknown kind would look: a field this release does not
-  // know (4, empty), no kind it does.
+  // know (15, empty), no kind it does.
   core::QueuedJob job = h.Accept("alice", 300);
-  job.command = std::string("\x22\x00", 2);
+  job.command = std::string("\x7a\x00", 2);
   REQUIRE(h.queue.Enqueue(job).ok());
   REQUIRE(Eventually([&] { return h.Finished(job.job_id, "alice"); }));
   core::JobRecord failed = h.Record(job.job_id, "alice");

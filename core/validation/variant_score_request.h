@@ -1,0 +1,71 @@
+// Admission of POST /v1/variants/score: JSON -> the variants to score and the scorers' options.
+// Two kinds of failure, kept apart on purpose. The request as a whole is refused (422
+// validation_failed) only for what makes it unanswerable: not a JSON object, `variants` not a
+// list of 1-100 items, an unknown scorer, a bad scorer option. Anything wrong with ONE variant
+// (a string that does not parse, a symbolic or `*` allele, an indel longer than 50 bp, ...)
+// becomes that variant's own error in its result, and the others are still scored. Checks that
+// need the reference (unknown contig, position off the contig, REF mismatch, duplicates by the
+// reference's contig name) are the runner's (runner/workflows/variant_scoring.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace dnaserve::core {
+
+// data.task, meta.task and the job record's task.
+inline constexpr std::string_view kVariantScoreTask = "variant_score";
+// Answered synchronously up to this many variants (more: a later VCF job).
+inline constexpr int64_t kMaxSyncScoreVariants = 100;
+// |len(REF) - len(ALT)| and each allele's length beyond its anchor base.
+inline constexpr int64_t kMaxScoredIndelBp = 50;
+inline constexpr int64_t kDefaultSpliceDistance = 50;
+inline constexpr int64_t kMaxSpliceDistance = 5000;
+inline constexpr std::string_view kDefaultScoreAssembly = "GRCh37";
+
+// A variant's own error: a code from the closed list below and a message saying what to fix.
+//   invalid_variant      not a variant string or object; empty or non-ACGTN allele; ALT = REF
+//   unsupported_allele   symbolic (<DEL>), breakend, missing ('.', '*') or multiple ALT alleles
+//   unsupported_variant  REF and ALT both longer than one base (MNV, complex): not in SpliceAI's
+//                        convention
+//   indel_too_long       an insertion or deletion of more than 50 bp
+//   (runner) unknown_assembly, unknown_contig, position_out_of_range, reference_mismatch,
+//            duplicate_variant
+struct VariantProblem {
+  std::string code;
+  std::string message;
+};
+
+struct RequestedVariant {
+  // What the client sent for it: the string itself, or for an object the same variant written
+  // as "contig:position:REF:ALT" (so every result can be matched to its input).
+  std::string input;
+  std::string assembly;
+  std::string contig;     // as sent ("chr20", "20")
+  int64_t position = 0;   // 1-based, of REF's first base
+  std::string ref, alt;   // upper case
+  std::optional<VariantProblem> problem;
+};
+
+struct ValidatedVariantScore {
+  std::vector<RequestedVariant> variants;  // in request order, repeats kept
+  bool splice = false;                     // the splice scorer was asked for
+  int64_t splice_distance = kDefaultSpliceDistance;
+};
+
+// Malformed JSON -> 400 bad_request; request-level problems -> 422 validation_failed with
+// details.errors; per-variant problems -> RequestedVariant::problem.
+StatusOr<ValidatedVariantScore> ValidateVariantScoreBody(std::string_view body);
+
+// One variant string, "chr20:5753600:A:G" or "chr20-5753600-A-G", into `out` (assembly left
+// as is); a problem when it is not one. Exposed for tests.
+void ParseVariantString(std::string_view text, RequestedVariant* out);
+// The allele rules above on out->ref / out->alt (upper-cased in place). Exposed for tests.
+void CheckAlleles(RequestedVariant* out);
+
+}  // namespace dnaserve::core

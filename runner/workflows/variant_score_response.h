@@ -1,0 +1,30 @@
+// The JSON body of POST /v1/variants/score (sync 200, or a completed poll): {data, meta}.
+//
+// data: task "variant_score", assembly (the request's default), scorers {splice: {model,
+// package_digest, distance, flank_bp, strands "both"}}, counts {variants, scored, errors},
+// results (one per variant, in request order): {index, input, variant {assembly, contig,
+// position, ref, alt}} and either error {code, message} or splice {strand, DS_AG, DS_AL, DS_DG,
+// DS_DL, DP_AG, DP_AL, DP_DG, DP_DL, DS_max, plus, minus}; `strand` is the strand whose largest
+// delta is larger ("+" on a tie) and the flat DS/DP fields are that strand's; `plus` and `minus`
+// each hold {acceptor_gain, acceptor_loss, donor_gain, donor_loss} as {score, position, ref,
+// alt} (ref and alt: the two scores at that position, SpliceAI's levels beside the delta).
+// Scores are rounded to 4 decimals.
+// meta: job_id, request_id, task, model, package_digest, cold_start, model_load_time_ms,
+// inference_time_ms, model_calls.
+#pragma once
+
+#include <string>
+
+#include "core/render/predict_response.h"
+#include "runner/workflows/variant_scoring.h"
+
+namespace dnaserve::runner {
+
+std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
+                                   const VariantScoreResult& result, const std::string& assembly,
+                                   const core::ResponseIds& ids);
+
+// The published precision: round half away from zero to 4 decimals, -0 as 0.
+double RoundScore(double value);
+
+}  // namespace dnaserve::runner

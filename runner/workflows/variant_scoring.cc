@@ -1,0 +1,218 @@
+#include "runner/workflows/variant_scoring.h"
+
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "common/sequence.h"
+#include "common/task.h"
+#include "runner/genome/contig_name.h"
+
+namespace dnaserve::runner {
+namespace {
+
+namespace wv1 = worker::v1;
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The held assembly `name` stands for, matched without regard to case ("grch37" is GRCh37).
+std::optional<std::string> HeldAssembly(const ReferenceLookup& references,
+                                        const std::string& name) {
+  for (const std::string& held : references.Names()) {
+    if (Lower(held) == Lower(name)) return held;
+  }
+  return std::nullopt;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+std::optional<core::VariantProblem> CheckAgainstReference(const ReferenceLookup& references,
+                                                          core::RequestedVariant* v) {
+  auto held = HeldAssembly(references, v->assembly);
+  if (!held) {
+    return core::VariantProblem{"unknown_assembly", "assembly '" + v->assembly +
+                                                        "' is not held here; assemblies: " +
+                                                        Joined(references.Names())};
+  }
+  v->assembly = *held;
+  const variant::ReferenceGenome* genome = references.Find(*held);
+  auto length = genome->ContigLength(v->contig);
+  if (!length) {
+    return core::VariantProblem{"unknown_contig", "contig '" + v->contig + "' is not in " +
+                                                      *held + " as held here (GET /v1/genomes)"};
+  }
+  const auto ref_len = static_cast<int64_t>(v->ref.size());
+  if (v->position + ref_len - 1 > *length) {
+    return core::VariantProblem{
+        "position_out_of_range",
+        v->contig + " has " + std::to_string(*length) + " bp; REF at " +
+            std::to_string(v->position) + " (" + std::to_string(ref_len) + " bp) ends past it"};
+  }
+  auto bases = genome->Fetch(v->contig, v->position - 1, v->position - 1 + ref_len);
+  if (!bases.ok()) return core::VariantProblem{"reference_mismatch", bases.status().message()};
+  if (*bases != v->ref) {
+    return core::VariantProblem{
+        "reference_mismatch", "REF " + v->ref + " does not match the reference (" + *bases +
+                                  " at " + v->contig + ":" + std::to_string(v->position) + " in " +
+                                  *held + "); is the variant on another assembly?"};
+  }
+  return std::nullopt;
+}
+
+// One strand's per-base scores of `bases` from the splice worker, in the order of `bases`
+// (a minus-strand pass is reverse-complemented there and back here).
+StatusOr<SpliceTrack> ScoreStrand(const std::string& bases, bool minus, int64_t first_offset,
+                                  const std::string& model, core::InferenceBackend& backend,
+                                  const core::JobContext& context, VariantScoreResult* result) {
+  wv1::PredictRequest request;
+  request.set_model(model);
+  request.set_sequence(minus ? ReverseComplement(bases) : bases);
+  request.set_sequence_name("variant");
+  request.set_result_format(wv1::RESULT_FORMAT_SCORES);
+  wv1::SpliceOptions* options = request.mutable_splice();
+  options->set_threshold(0.0);  // every base: a donor and an acceptor entry each
+  options->add_site_types(wv1::SPLICE_SITE_TYPE_DONOR);
+  options->add_site_types(wv1::SPLICE_SITE_TYPE_ACCEPTOR);
+  options->set_max_sites(2 * static_cast<int64_t>(bases.size()) + 2);
+  auto predicted = backend.Predict(Task::kSplice, request, context.call, nullptr);
+  ++result->model_calls;
+  if (!predicted.ok()) return predicted.status();
+  if (predicted->cold_start()) {
+    result->cold_start = true;
+    result->model_load_time_ms += predicted->model_load_time_ms();
+  }
+  result->inference_time_ms += predicted->inference_time_ms();
+
+  const auto length = static_cast<int64_t>(bases.size());
+  SpliceTrack track;
+  track.first_offset = first_offset;
+  track.acceptor.assign(static_cast<size_t>(length), -1.0f);
+  track.donor.assign(static_cast<size_t>(length), -1.0f);
+  for (const wv1::SpliceSite& site : predicted->splice().sites()) {
+    if (site.end() != site.start() + 1 || site.start() < 0 || site.start() >= length) {
+      return Internal("the splice model '" + model + "' did not score base by base");
+    }
+    const int64_t at = minus ? length - 1 - site.start() : site.start();
+    track.acceptor[static_cast<size_t>(at)] = static_cast<float>(site.acceptor_score());
+    track.donor[static_cast<size_t>(at)] = static_cast<float>(site.donor_score());
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    if (track.acceptor[static_cast<size_t>(i)] < 0 || track.donor[static_cast<size_t>(i)] < 0) {
+      return Internal("the splice worker left base " + std::to_string(i) + " unscored");
+    }
+  }
+  return track;
+}
+
+// REF and ALT on one strand -> that strand's deltas.
+StatusOr<SpliceDelta> ScoreOnStrand(const std::string& ref_window, const std::string& alt_window,
+                                    int64_t first_offset, const core::RequestedVariant& v,
+                                    bool minus, const SpliceScorerInfo& scorer,
+                                    core::InferenceBackend& backend,
+                                    const core::JobContext& context, VariantScoreResult* result) {
+  auto ref = ScoreStrand(ref_window, minus, first_offset, scorer.model, backend, context, result);
+  if (!ref.ok()) return ref.status();
+  if (context.Cancelled()) return Cancelled("the request was cancelled");
+  auto alt = ScoreStrand(alt_window, minus, first_offset, scorer.model, backend, context, result);
+  if (!alt.ok()) return alt.status();
+  return ComputeSpliceDelta(*ref, *alt, static_cast<int64_t>(v.ref.size()),
+                            static_cast<int64_t>(v.alt.size()), scorer.distance);
+}
+
+Status ScoreSplice(ScoredVariant* scored, const ReferenceLookup& references,
+                   const SpliceScorerInfo& scorer, core::InferenceBackend& backend,
+                   const core::JobContext& context, VariantScoreResult* result) {
+  const core::RequestedVariant& v = scored->variant;
+  const variant::ReferenceGenome* genome = references.Find(v.assembly);
+  const int64_t margin = scorer.distance + scorer.flank_bp;  // bases before the variant
+  const auto ref_len = static_cast<int64_t>(v.ref.size());
+  const int64_t start = v.position - 1 - margin;  // 0-based; before the contig reads as N
+  auto ref_window = genome->Fetch(v.contig, start, v.position - 1 + ref_len + margin);
+  if (!ref_window.ok()) return ref_window.status();
+  std::string alt_window = ref_window->substr(0, static_cast<size_t>(margin)) + v.alt +
+                           ref_window->substr(static_cast<size_t>(margin + ref_len));
+  for (bool minus : {false, true}) {
+    auto delta = ScoreOnStrand(*ref_window, alt_window, -margin, v, minus, scorer, backend,
+                               context, result);
+    if (!delta.ok()) return delta.status();
+    (minus ? scored->splice_minus : scored->splice_plus) = *delta;
+  }
+  return Status::Ok();
+}
+
+StatusOr<SpliceScorerInfo> SpliceScorer(const std::string& model, int64_t distance,
+                                        const core::ModelCatalogue& catalogue) {
+  auto info = catalogue.Resolve(Task::kSplice, model);
+  if (!info.ok()) return info.status();
+  if (info->tokenizer() != "char" || info->flank_bp() <= 0) {
+    return Unavailable("the splice model '" + model +
+                       "' does not publish per-base scores with a flank (tokenizer char, "
+                       "flank_bp): the splice scorer needs such a model");
+  }
+  return SpliceScorerInfo{info->id(), info->package_digest(), distance, info->flank_bp()};
+}
+
+}  // namespace
+
+std::vector<ScoredVariant> CheckVariants(const std::vector<core::RequestedVariant>& requested,
+                                         const ReferenceLookup& references) {
+  std::vector<ScoredVariant> out;
+  out.reserve(requested.size());
+  std::map<std::string, size_t> first_index;  // identity -> index of its first occurrence
+  for (const core::RequestedVariant& r : requested) {
+    ScoredVariant s;
+    s.variant = r;
+    s.problem = r.problem;
+    if (!s.problem) s.problem = CheckAgainstReference(references, &s.variant);
+    if (!s.problem) {
+      const core::RequestedVariant& v = s.variant;
+      const std::string identity = v.assembly + "|" + variant::ContigKey(v.contig) + "|" +
+                                   std::to_string(v.position) + "|" + v.ref + "|" + v.alt;
+      auto [it, inserted] = first_index.emplace(identity, out.size());
+      if (!inserted) {
+        s.problem = core::VariantProblem{
+            "duplicate_variant", "the same variant as variants[" + std::to_string(it->second) +
+                                     "]; its scores are there"};
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+StatusOr<VariantScoreResult> ScoreVariants(const core::ValidatedVariantScore& request,
+                                           const std::string& splice_model,
+                                           const ReferenceLookup& references,
+                                           const core::ModelCatalogue& catalogue,
+                                           core::InferenceBackend& backend,
+                                           const core::JobContext& context) {
+  VariantScoreResult result;
+  if (request.splice) {
+    auto scorer = SpliceScorer(splice_model, request.splice_distance, catalogue);
+    if (!scorer.ok()) return scorer.status();
+    result.splice = *scorer;
+  }
+  result.variants = CheckVariants(request.variants, references);
+  size_t done = 0;
+  for (ScoredVariant& scored : result.variants) {
+    ++done;
+    if (scored.problem || !result.splice) continue;
+    if (context.Cancelled()) return Cancelled("the request was cancelled");
+    Status s = ScoreSplice(&scored, references, *result.splice, backend, context, &result);
+    if (!s.ok()) return s;
+    context.Progress(100.0 * static_cast<double>(done) /
+                         static_cast<double>(result.variants.size()),
+                     "scored " + std::to_string(done) + " of " +
+                         std::to_string(result.variants.size()) + " variants");
+  }
+  return result;
+}
+
+}  // namespace dnaserve::runner

@@ -1,0 +1,82 @@
+// POST /v1/variants/score on a runner: each variant checked against the reference, its REF and
+// ALT windows cut from it, scored by the splice worker on both strands, and reduced to
+// SpliceAI's delta scores (splice_delta.h). A variant that cannot be scored gets its own error;
+// only what stops every variant (no reference on this runner, the splice model unusable, a
+// worker failure, cancellation) fails the request.
+//
+// Windows: the smallest the model needs, not the package's 15 kb serving window: the scored
+// positions (variant +- distance) plus the model's flank_bp (1,000 bp for splice-human, whose
+// receptive field is +-780 bp) of real sequence on each side; beyond that the worker pads with
+// N exactly as at a sequence end. The worker still runs one 15 kb forward per window (its input
+// shape is fixed), so the saving is in bytes and scores sent, not in forward time.
+//
+// Determinism: a variant's windows depend only on the variant, the distance and the reference,
+// never on the other variants of the request, and the job makes its worker calls one at a time
+// (each one window, one forward), so the same variant gets the same forwards alone or among 100.
+// The worker may still stack two concurrent requests' windows into one pass, which can move a
+// float32 score by a few ulps (worker/README.md "Numerics"); scores are published rounded to 4
+// decimals (runner/README.md says how rare a visible difference is).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/dispatch/inference_backend.h"
+#include "core/dispatch/model_catalogue.h"
+#include "core/jobs/job.h"
+#include "core/validation/variant_score_request.h"
+#include "runner/genome/reference_genome.h"
+#include "runner/workflows/splice_delta.h"
+
+namespace dnaserve::runner {
+
+// The reference genomes a runner holds, by assembly name (exact, "GRCh37").
+class ReferenceLookup {
+ public:
+  virtual ~ReferenceLookup() = default;
+  virtual const variant::ReferenceGenome* Find(const std::string& assembly) const = 0;
+  // The names held, for an unknown_assembly message.
+  virtual std::vector<std::string> Names() const = 0;
+};
+
+struct SpliceScorerInfo {
+  std::string model;           // id
+  std::string package_digest;  // "sha256:..." ("" from a worker older than the field)
+  int64_t distance = 0;
+  int64_t flank_bp = 0;
+};
+
+struct ScoredVariant {
+  core::RequestedVariant variant;  // assembly and contig as the reference names them once found
+  std::optional<core::VariantProblem> problem;
+  std::optional<SpliceDelta> splice_plus, splice_minus;
+};
+
+struct VariantScoreResult {
+  std::optional<SpliceScorerInfo> splice;
+  std::vector<ScoredVariant> variants;  // in request order
+  bool cold_start = false;
+  int64_t model_load_time_ms = 0;
+  int64_t inference_time_ms = 0;
+  int64_t model_calls = 0;
+};
+
+// The variant checks that need the reference, in request order: unknown_assembly,
+// unknown_contig, position_out_of_range, reference_mismatch, then duplicate_variant for a
+// variant equal (same assembly, contig by the reference's name, position, REF, ALT) to an
+// earlier one. Variants with a problem from admission keep it.
+std::vector<ScoredVariant> CheckVariants(const std::vector<core::RequestedVariant>& requested,
+                                         const ReferenceLookup& references);
+
+// Scores every variant without a problem. `splice_model` as resolved at admission; the
+// catalogue supplies its digest and flank.
+StatusOr<VariantScoreResult> ScoreVariants(const core::ValidatedVariantScore& request,
+                                           const std::string& splice_model,
+                                           const ReferenceLookup& references,
+                                           const core::ModelCatalogue& catalogue,
+                                           core::InferenceBackend& backend,
+                                           const core::JobContext& context);
+
+}  // namespace dnaserve::runner
