@@ -48,7 +48,7 @@ return 'ok'
 }
 
 std::vector<std::string> EntryFields(const QueuedJob& j) {
-  std::vector<std::string> f = {"version",     std::to_string(kQueueFormatVersion),
+  std::vector<std::string> f = {"version",     std::to_string(EntryFormatVersion(j)),
                                 "job_id",      j.job_id,
                                 "request_id",  j.request_id,
                                 "client_id",   j.client_id,
@@ -124,6 +124,12 @@ Status QueueError(const char* op, const Status& status) {
 }
 
 }  // namespace
+
+int64_t EntryFormatVersion(const QueuedJob& job) {
+  // Version 2 readers run every kind but variant scoring; writing their entries as 3 would
+  // leave them all unrun while old runners are still the only ones reading.
+  return job.kind == "variant_score" ? 3 : 2;
+}
 
 std::string QueuedJob::Fact(const std::string& name) const {
   auto it = facts.find(name);

@@ -34,15 +34,17 @@
 
 namespace dnaserve::core {
 
-// The format of the entries this code writes, in each entry's "version" field. A reader leaves
-// an entry of a version it does not know to a reader that does (RedisJobQueue::Leave), so old
-// and new runners can share the queue during an upgrade.
+// The newest format of queue entries this code reads and writes. Each entry's "version" field
+// names the oldest format that can read it (EntryFormatVersion), and a reader leaves an entry
+// of a version it does not know to a reader that does (RedisJobQueue::Leave), so old and new
+// runners can share the queue during an upgrade: a runner of the release before keeps running
+// the kinds it knows and leaves only the new ones.
 //   1  (no field: the first release) the HTTP request: kind, task, format, accept, body
 //   2  the admitted job as a command (dnaserve/jobs/v1/command.proto) in "command"
-//   3  as 2; a command may be a VariantScoreCommand (POST /v1/variants/score), which a
-//      runner of version 2 must not receive
-// A runner reads both; a version-1 entry's request is admitted by the runner with the core's
-// own code (runner/jobs/runner_jobs.cc).
+//   3  as 2; the command is a VariantScoreCommand (POST /v1/variants/score), which a runner
+//      of version 2 must not receive
+// A runner reads all three; a version-1 entry's request is admitted by the runner with the
+// core's own code (runner/jobs/runner_jobs.cc).
 inline constexpr int64_t kQueueFormatVersion = 3;
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
@@ -73,6 +75,9 @@ struct QueuedJob {
 
   std::string Fact(const std::string& name) const;
 };
+
+// The version an entry for `job` is written with: the oldest format whose readers know its kind.
+int64_t EntryFormatVersion(const QueuedJob& job);
 
 // One entry as a runner holds it.
 struct Delivery {

@@ -518,21 +518,39 @@ TEST_CASE("queue: an entry of the previous release's format (no version field) i
   CHECK(ran.body.find("\"enhancer-test\"") != std::string::npos);
 }
 
-TEST_CASE("queue: entries this release writes carry their format version",
+TEST_CASE("queue: an entry carries the oldest format version that can read its kind",
           "[runner][queue][version]") {
+  // A predict entry stays readable by runners of format 2 (the release before variant
+  // scoring); only a variant-score entry needs a reader of format 3.
   QueueHarness h;
   h.Submit("alice", 300);
+  QueuedJob score = h.Accept("alice", 300);
+  score.kind = "variant_score";
+  REQUIRE(h.queue.Enqueue(score).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 1);
-  const auto& fields = entries->elements[0].elements[1].elements;
-  REQUIRE(fields.size() >= 2);
-  CHECK(fields[0].str == "version");
-  CHECK(fields[1].str == std::to_string(kQueueFormatVersion));
-  auto read = h.queue.ReadNew("alice", "reader");
-  REQUIRE(read.ok());
-  REQUIRE(read->has_value());
-  CHECK((*read)->version == kQueueFormatVersion);
+  REQUIRE(entries->elements.size() == 2);
+  std::vector<std::string> versions;
+  for (const auto& entry : entries->elements) {
+    const auto& fields = entry.elements[1].elements;
+    REQUIRE(fields.size() >= 2);
+    CHECK(fields[0].str == "version");
+    versions.push_back(fields[1].str);
+  }
+  CHECK(versions == std::vector<std::string>{"2", "3"});
+  CHECK(kQueueFormatVersion == 3);
+  for (int64_t expected : {2, 3}) {
+    auto read = h.queue.ReadNew("alice", "reader");
+    REQUIRE(read.ok());
+    REQUIRE(read->has_value());
+    CHECK((*read)->version == expected);
+    CHECK((*read)->Readable());
+  }
+  for (const char* kind : {"predict", "find_genes", "variant"}) {
+    QueuedJob job;
+    job.kind = kind;
+    CHECK(EntryFormatVersion(job) == 2);
+  }
 }
 
 TEST_CASE("runner: an entry of a newer format is left for a reader of it, and others are served",
