@@ -519,7 +519,8 @@ function runnerErrors(objects, binaries) {
       }
       runners.push(w);
       // Gateways queue jobs in the Redis runners read, and both bound a client's queue.
-      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_MAX_QUEUED_JOBS"]) {
+      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_REDIS_SENTINELS", "DNASERVE_REDIS_PRIMARY_NAME",
+                          "DNASERVE_REDIS_WAIT_REPLICAS", "DNASERVE_MAX_QUEUED_JOBS"]) {
         const mine = (env.get(name) || {}).value;
         for (const g of gatewayEnvs) {
           const theirs = (g.get(name) || {}).value;
