@@ -137,7 +137,7 @@ StatusOr<SentinelPrimaryLocator::Primary> SentinelPrimaryLocator::Current() {
   // Held while asking: concurrent callers wait for one answer instead of each asking (every
   // ask is bounded by ask_timeout_ per sentinel).
   std::lock_guard<std::mutex> lock(mu_);
-  if (known_) return Primary{*known_, generation_};
+  if (known_) return Primary{*known_, generation_.load()};
   std::string failures;
   for (size_t i = 0; i < sentinels_.size(); ++i) {
     const RedisEndpoint sentinel = sentinels_[i];
@@ -158,7 +158,7 @@ StatusOr<SentinelPrimaryLocator::Primary> SentinelPrimaryLocator::Current() {
     }
     known_ = last_ = *answer;
     known_source_ = sentinel;
-    return Primary{*known_, generation_};
+    return Primary{*known_, generation_.load()};
   }
   return Unavailable("no sentinel named the redis primary '" + primary_name_ + "' (" + failures +
                      ")");
@@ -176,10 +176,7 @@ void SentinelPrimaryLocator::Forget(const Primary& primary, bool distrust_source
                                           {"name", primary_name_}});
 }
 
-uint64_t SentinelPrimaryLocator::generation() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return generation_;
-}
+uint64_t SentinelPrimaryLocator::generation() const { return generation_.load(); }
 
 std::string SentinelPrimaryLocator::DescribeSentinels() const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -6,6 +6,7 @@
 // RedisConnection (redis_connection.h) uses it when DNASERVE_REDIS_SENTINELS is set.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -71,7 +72,9 @@ class SentinelPrimaryLocator {
   std::optional<RedisEndpoint> known_;    // the address found last, until forgotten
   std::optional<RedisEndpoint> last_;     // the address found last, even when forgotten
   RedisEndpoint known_source_;            // the sentinel that named `known_`
-  uint64_t generation_ = 0;
+  // Written under mu_, read without it: a command checking its connection must not wait for a
+  // resolution under way (which may take a sentinel timeout).
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace dnaserve::core
