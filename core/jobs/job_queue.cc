@@ -178,9 +178,10 @@ Status RedisJobQueue::Add(const std::string& stream, const QueuedJob& job, bool 
 Status RedisJobQueue::Withdraw(const std::string& stream, const std::string& entry_id,
                                const QueuedJob& job, int64_t replicas) {
   // Refused, so not left half-accepted: the entry leaves the queue (as an acknowledged one
-  // does), and a runner that already took it finds the job cancelled before it starts (or at
-  // its next cancellation check). The caller fails the job's record with the same status.
-  // When the primary is lost before these writes replicate, the entry is lost with it anyway.
+  // does), and a runner that took it meanwhile finds the job cancelled before it starts it. The
+  // caller fails the job's record with the same status, and a failed record is never rewritten
+  // (a runner already running the job cannot turn it into a result). When the primary is lost
+  // before these writes replicate, the entry is lost with it anyway.
   log::Warn("job_queue_unreplicated", {{"job_id", job.job_id},
                                        {"replicas", std::to_string(replicas)},
                                        {"needed", std::to_string(redis_->wait_replicas())}});
