@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   if (!keys.ok()) return FailStartup("keys_file_invalid", keys.status());
   auto endpoints = core::WorkerEndpoints::Parse(config->workers);
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
-  auto redis = core::RedisConnection::Create(config->redis_url);
+  auto redis = core::ConnectRedis(*config);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
   auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
   if (!trusted_proxies.ok()) {

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   }
   auto endpoints = core::WorkerEndpoints::Parse(config->workers);
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
-  auto redis = core::RedisConnection::Create(config->redis_url);
+  auto redis = core::ConnectRedis(*config);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
   ClearScratch(config->variant_work_dir);
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));

@@ -8,6 +8,22 @@ void AddSharedOptions(CLI::App& app, SharedSettings& s) {
   app.add_option("--redis-url", s.redis_url,
                  "redis://host:port[/db] of the job store, job queue and quotas")
       ->envname("DNASERVE_REDIS_URL");
+  app.add_option("--redis-sentinels", s.redis_sentinels,
+                 "host:port,... of Redis sentinels: Redis is then the primary they name (the "
+                 "URL gives only credentials and db)")
+      ->envname("DNASERVE_REDIS_SENTINELS");
+  app.add_option("--redis-primary-name", s.redis_primary_name,
+                 "the sentinels' name of the Redis primary (required with --redis-sentinels)")
+      ->envname("DNASERVE_REDIS_PRIMARY_NAME");
+  app.add_option("--redis-wait-replicas", s.redis_wait_replicas,
+                 "Redis replicas that must confirm a job's queue entry before it is accepted "
+                 "(0 = none)")
+      ->envname("DNASERVE_REDIS_WAIT_REPLICAS")
+      ->check(CLI::Range(0, 16));
+  app.add_option("--redis-wait-timeout-ms", s.redis_wait_timeout_ms,
+                 "milliseconds the replicas have to confirm; past it the job is refused (503)")
+      ->envname("DNASERVE_REDIS_WAIT_TIMEOUT_MS")
+      ->check(CLI::Range(10, 60000));
   app.add_option("--workers", s.workers, "task=host:port[;host:port],... worker addresses")
       ->envname("DNASERVE_WORKERS")
       ->required();
@@ -45,6 +61,26 @@ JobQueueOptions QueueOptions(const SharedSettings& s) {
   return options;
 }
 }  // namespace
+
+StatusOr<std::shared_ptr<RedisConnection>> ConnectRedis(const SharedSettings& s) {
+  RedisOptions options;
+  if (!s.redis_sentinels.empty()) {
+    auto sentinels = ParseRedisEndpoints(s.redis_sentinels);
+    if (!sentinels.ok()) return sentinels.status();
+    if (s.redis_primary_name.empty()) {
+      return BadRequest("DNASERVE_REDIS_SENTINELS needs DNASERVE_REDIS_PRIMARY_NAME");
+    }
+    options.sentinels = *sentinels;
+    options.primary_name = s.redis_primary_name;
+  } else if (!s.redis_primary_name.empty()) {
+    return BadRequest("DNASERVE_REDIS_PRIMARY_NAME is set without DNASERVE_REDIS_SENTINELS");
+  }
+  options.wait_replicas = static_cast<int>(s.redis_wait_replicas);
+  options.wait_timeout = std::chrono::milliseconds(s.redis_wait_timeout_ms);
+  // A command that waits for replicas must not be taken for a dead connection.
+  options.command_timeout += options.wait_timeout;
+  return RedisConnection::Create(s.redis_url, options);
+}
 
 SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,
                            const SharedSettings& settings)

@@ -24,6 +24,15 @@ namespace dnaserve::core {
 
 struct SharedSettings {
   std::string redis_url = "redis://127.0.0.1:6379";  // DNASERVE_REDIS_URL
+  // DNASERVE_REDIS_SENTINELS: "host:port,host:port,..." of Redis sentinels. When set, Redis is
+  // the primary the sentinels name for DNASERVE_REDIS_PRIMARY_NAME (followed across failovers)
+  // and DNASERVE_REDIS_URL gives only the credentials and the database. Empty = the URL's host.
+  std::string redis_sentinels;
+  std::string redis_primary_name;  // DNASERVE_REDIS_PRIMARY_NAME
+  // DNASERVE_REDIS_WAIT_REPLICAS: replicas that must have a job's queue entry before it is
+  // accepted (WAIT), within DNASERVE_REDIS_WAIT_TIMEOUT_MS; else the job is refused (503).
+  int64_t redis_wait_replicas = 0;
+  int64_t redis_wait_timeout_ms = 500;
   // DNASERVE_WORKERS: "promoter=host:port,splice=host:port;host:port,..."
   std::string workers;
   // DNASERVE_WORKER_HEALTH_INTERVAL_MS: how often every worker gets a grpc.health.v1 check.
@@ -43,6 +52,10 @@ struct SharedSettings {
 
 // Adds the shared flags (each with its environment variable) to `app`, bound to `settings`.
 void AddSharedOptions(CLI::App& app, SharedSettings& settings);
+
+// The Redis connection of the shared settings (one address, or a Sentinel group; the WAIT
+// setting). bad_request when the settings do not make sense together.
+StatusOr<std::shared_ptr<RedisConnection>> ConnectRedis(const SharedSettings& settings);
 
 // The Redis-backed stores a gateway and a runner share, set up from the shared settings.
 struct SharedStores {

@@ -120,7 +120,8 @@ std::optional<Delivery> DeliveryFrom(const std::string& stream, const RedisReply
 
 Status QueueError(const char* op, const Status& status) {
   log::Warn("job_queue_error", {{"op", op}, {"error", status.message()}});
-  return Unavailable("the job queue is unavailable; retry shortly");
+  return Unavailable("the job queue is unavailable; retry shortly")
+      .set_retry_after_seconds(kRedisRetryAfterSeconds);
 }
 
 }  // namespace
@@ -152,10 +153,22 @@ Status RedisJobQueue::Add(const std::string& stream, const QueuedJob& job, bool 
       bounded ? job.client_id : std::string(), kWakeSignalsKept};
   std::vector<std::string> fields = EntryFields(job);
   args.insert(args.end(), fields.begin(), fields.end());
-  auto reply = redis_->Eval(AddScript(), {stream, ClientsKey(), WakeStream()}, args);
-  if (!reply.ok()) return QueueError("enqueue", reply.status());
-  const auto& e = reply->elements;
-  if (reply->type != RedisReply::Type::kArray || e.empty()) {
+  // A job (bounded) is accepted once queued: it must survive the loss of the primary, so its
+  // write waits for the replicas (RedisOptions::wait_replicas). An admission is only a question
+  // to a runner; one lost with the primary ends as the gateway's 503 after its wait.
+  const std::vector<std::string> keys = {stream, ClientsKey(), WakeStream()};
+  StatusOr<ReplicatedReply> written = Status(ErrorCode::kInternal, "unreachable");
+  if (bounded) {
+    written = redis_->EvalReplicated(AddScript(), keys, args);
+  } else if (auto plain = redis_->Eval(AddScript(), keys, args); plain.ok()) {
+    written = ReplicatedReply{std::move(plain).value(), 0, true};
+  } else {
+    written = plain.status();
+  }
+  if (!written.ok()) return QueueError("enqueue", written.status());
+  const RedisReply& reply = written->reply;
+  const auto& e = reply.elements;
+  if (reply.type != RedisReply::Type::kArray || e.size() < 2) {
     return QueueError("enqueue", Internal("unexpected reply shape"));
   }
   if (e[0].str == "full") {
@@ -164,7 +177,27 @@ Status RedisJobQueue::Add(const std::string& stream, const QueuedJob& job, bool 
                       " jobs queued or running; wait for some to finish")
         .set_retry_after_seconds(5);
   }
+  if (!written->confirmed) return Withdraw(stream, e[1].str, job, written->replicas);
   return Status::Ok();
+}
+
+Status RedisJobQueue::Withdraw(const std::string& stream, const std::string& entry_id,
+                               const QueuedJob& job, int64_t replicas) {
+  // Refused, so not left half-accepted: the entry leaves the queue (as an acknowledged one
+  // does), and a runner that took it meanwhile finds the job cancelled before it starts it. The
+  // caller fails the job's record with the same status, and a failed record is never rewritten
+  // (a runner already running the job cannot turn it into a result). When the primary is lost
+  // before these writes replicate, the entry is lost with it anyway.
+  log::Warn("job_queue_unreplicated", {{"job_id", job.job_id},
+                                       {"replicas", std::to_string(replicas)},
+                                       {"needed", std::to_string(redis_->wait_replicas())}});
+  auto removed = redis_->Eval(AckScript(), {stream, ClientsKey()}, {entry_id, job.client_id});
+  if (!removed.ok()) log::Warn("job_queue_withdraw_failed", {{"job_id", job.job_id}});
+  (void)RequestCancel(job.job_id);
+  return Unavailable("the job could not be confirmed by " +
+                     std::to_string(redis_->wait_replicas()) +
+                     " Redis replica(s) in time and was not accepted; retry shortly")
+      .set_retry_after_seconds(kRedisRetryAfterSeconds);
 }
 
 Status RedisJobQueue::Enqueue(const QueuedJob& job) {

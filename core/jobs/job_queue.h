@@ -112,7 +112,9 @@ class RedisJobQueue {
 
   // ---- gateway side
   // Appends the job to its client's stream. too_many_requests (Retry-After set) when the client
-  // already has max_jobs_per_client entries; service_unavailable when Redis is unreachable.
+  // already has max_jobs_per_client entries; service_unavailable (Retry-After set) when Redis is
+  // unreachable, or when fewer replicas than RedisOptions::wait_replicas confirmed the entry in
+  // time (the entry is then withdrawn and the job's cancellation requested: see Withdraw).
   Status Enqueue(const QueuedJob& job);
   Status EnqueueAdmission(const QueuedJob& job);
   // The verdict a runner wrote for an admission, once there is one.
@@ -170,6 +172,9 @@ class RedisJobQueue {
 
  private:
   Status Add(const std::string& stream, const QueuedJob& job, bool bounded);
+  // Takes back an entry whose write too few replicas confirmed; the refusal to give the client.
+  Status Withdraw(const std::string& stream, const std::string& entry_id, const QueuedJob& job,
+                  int64_t replicas);
   // With `wait`, blocks on it up to `block` for a new entry.
   StatusOr<std::optional<Delivery>> ReadFrom(const std::string& stream,
                                              const std::string& consumer,

@@ -18,7 +18,8 @@ namespace {
 Status WaitError(const char* op, const Status& status) {
   if (status.code() == ErrorCode::kCancelled) return status;
   log::Warn("job_queue_error", {{"op", op}, {"error", status.message()}});
-  return Unavailable("the job queue is unavailable; retry shortly");
+  return Unavailable("the job queue is unavailable; retry shortly")
+      .set_retry_after_seconds(kRedisRetryAfterSeconds);
 }
 
 }  // namespace

@@ -336,7 +336,8 @@ std::string RedisJobStore::IndexKey(const std::string& owner) const {
 
 Status RedisJobStore::StoreError(const char* op, const Status& status) const {
   log::Warn("job_store_error", {{"op", op}, {"error", status.message()}});
-  return Unavailable("the job store is unavailable; retry shortly");
+  return Unavailable("the job store is unavailable; retry shortly")
+      .set_retry_after_seconds(kRedisRetryAfterSeconds);
 }
 
 std::string RedisJobStore::IdentityKey(const std::string& owner,

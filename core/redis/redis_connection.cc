@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -214,6 +215,8 @@ struct RedisConnection::Slot {
   redisContext* context = nullptr;
   std::chrono::steady_clock::time_point last_failed_connect{};
   bool ever_failed = false;
+  // Sentinel mode: the primary this connection was opened to.
+  SentinelPrimaryLocator::Primary primary;
 
   void Drop() {
     if (context != nullptr) redisFree(context);
@@ -222,20 +225,60 @@ struct RedisConnection::Slot {
   ~Slot() { Drop(); }
 };
 
+namespace {
+
+// A replica refuses every write with READONLY, from a script too ("READONLY ... script: ...").
+bool IsReadOnlyError(const RedisReply& reply) {
+  return reply.IsError() && reply.str.rfind("READONLY", 0) == 0;
+}
+
+bool AnyReadOnly(const std::vector<RedisReply>& replies) {
+  return std::any_of(replies.begin(), replies.end(), IsReadOnlyError);
+}
+
+std::vector<std::string> ScriptCommand(const std::string& verb, const std::string& body,
+                                       const std::vector<std::string>& keys,
+                                       const std::vector<std::string>& args) {
+  std::vector<std::string> cmd;
+  cmd.reserve(3 + keys.size() + args.size());
+  cmd.push_back(verb);
+  cmd.push_back(body);
+  cmd.push_back(std::to_string(keys.size()));
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  return cmd;
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<RedisConnection>> RedisConnection::Create(std::string_view url,
                                                                    RedisOptions options) {
   auto parsed = RedisUrl::Parse(url);
   if (!parsed.ok()) return parsed.status();
   if (options.pool_size < 1) options.pool_size = 1;
+  if (!options.sentinels.empty() && options.primary_name.empty()) {
+    return BadRequest("redis sentinels need the name of the primary's group");
+  }
+  if (options.wait_replicas < 0) return BadRequest("redis: wait_replicas must be >= 0");
   return std::shared_ptr<RedisConnection>(new RedisConnection(*parsed, options));
 }
 
 RedisConnection::RedisConnection(RedisUrl url, RedisOptions options)
     : url_(std::move(url)), options_(options) {
   for (int i = 0; i < options_.pool_size; ++i) slots_.push_back(std::make_unique<Slot>());
+  if (!options_.sentinels.empty()) {
+    sentinels_ = std::make_unique<SentinelPrimaryLocator>(
+        options_.sentinels, options_.primary_name, options_.sentinel_timeout);
+  }
 }
 
 RedisConnection::~RedisConnection() = default;
+
+std::string RedisConnection::Describe() const {
+  if (!sentinels_) return url_.Describe();
+  return "primary '" + options_.primary_name + "' via sentinels " +
+         sentinels_->DescribeSentinels() + " db " + std::to_string(url_.db);
+}
 
 RedisConnection::Slot& RedisConnection::Acquire(std::unique_lock<std::mutex>* lock) {
   const size_t n = slots_.size();
@@ -253,21 +296,31 @@ RedisConnection::Slot& RedisConnection::Acquire(std::unique_lock<std::mutex>* lo
   return slot;
 }
 
-Status RedisConnection::EnsureConnected(Slot& slot) {
-  if (slot.context != nullptr) return Status::Ok();
-  auto now = std::chrono::steady_clock::now();
-  if (slot.ever_failed && now - slot.last_failed_connect < options_.reconnect_backoff) {
-    return Unavailable("redis " + url_.Describe() + " unreachable (retrying shortly)");
+void RedisConnection::DropIfStale(Slot& slot) {
+  if (slot.context == nullptr) return;
+  if (IdleConnectionBroken(slot.context->fd)) {
+    AbandonBroken(slot);
+  } else if (sentinels_ && slot.primary.generation != sentinels_->generation()) {
+    slot.Drop();
   }
+}
+
+void RedisConnection::AbandonBroken(Slot& slot) {
+  // The spec's "handle reconnections": the address is asked for again rather than reused, so a
+  // former primary that restarted as a primary before the sentinels demote it is not written to
+  // (the sentinels already name its successor once they have failed over).
+  if (sentinels_) sentinels_->Forget(slot.primary, /*distrust_source=*/false);
+  slot.Drop();
+}
+
+Status RedisConnection::Open(Slot& slot, const RedisEndpoint& endpoint, bool verify_primary,
+                             bool* not_primary) {
   auto fail = [&](const std::string& why) {
     slot.Drop();
-    slot.ever_failed = true;
-    slot.last_failed_connect = std::chrono::steady_clock::now();
-    return Unavailable("redis " + url_.Describe() + ": " + why);
+    return Unavailable("redis " + endpoint.Describe() + ": " + why);
   };
-
-  slot.context =
-      redisConnectWithTimeout(url_.host.c_str(), url_.port, ToTimeval(options_.connect_timeout));
+  slot.context = redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port,
+                                         ToTimeval(options_.connect_timeout));
   if (slot.context == nullptr) return fail("cannot allocate connection");
   if (slot.context->err != 0) return fail(std::string("connect failed: ") + slot.context->errstr);
   if (redisSetTimeout(slot.context, ToTimeval(options_.command_timeout)) != REDIS_OK) {
@@ -298,34 +351,98 @@ Status RedisConnection::EnsureConnected(Slot& slot) {
     if (!reply.ok()) return fail("SELECT: " + reply.status().message());
     if (reply->IsError()) return fail("SELECT " + std::to_string(url_.db) + ": " + reply->str);
   }
+  if (verify_primary) {
+    // The spec's step 3: a sentinel's answer may be stale (or wrong); only the server knows.
+    auto reply = run({"ROLE"});
+    if (!reply.ok()) return fail("ROLE: " + reply.status().message());
+    const bool primary = reply->type == RedisReply::Type::kArray && !reply->elements.empty() &&
+                         reply->elements[0].str == "master";
+    if (!primary) {
+      *not_primary = true;
+      return fail("named as the primary but is not one (ROLE " +
+                  (reply->type == RedisReply::Type::kArray && !reply->elements.empty()
+                       ? reply->elements[0].str
+                       : std::string("unexpected")) +
+                  ")");
+    }
+  }
+  return Status::Ok();
+}
+
+Status RedisConnection::OpenSentinelPrimary(Slot& slot) {
+  // One address per try: a primary that refuses or fails ROLE is forgotten and the sentinels
+  // asked again, so a stale cache or one lying sentinel costs a try, not the call. Stops when
+  // the sentinels name an address already tried (the failover has not happened yet).
+  std::vector<RedisEndpoint> tried;
+  Status last = Unavailable("no sentinel answered");
+  for (size_t attempt = 0; attempt <= options_.sentinels.size(); ++attempt) {
+    auto primary = sentinels_->Current();
+    if (!primary.ok()) return primary.status();
+    if (std::find(tried.begin(), tried.end(), primary->address) != tried.end()) break;
+    tried.push_back(primary->address);
+    bool not_primary = false;
+    last = Open(slot, primary->address, /*verify_primary=*/true, &not_primary);
+    if (last.ok()) {
+      slot.primary = *primary;
+      return last;
+    }
+    sentinels_->Forget(*primary, /*distrust_source=*/not_primary);
+  }
+  return last;
+}
+
+Status RedisConnection::EnsureConnected(Slot& slot) {
+  if (slot.context != nullptr) return Status::Ok();
+  auto now = std::chrono::steady_clock::now();
+  if (slot.ever_failed && now - slot.last_failed_connect < options_.reconnect_backoff) {
+    return Unavailable("redis " + Describe() + " unreachable (retrying shortly)");
+  }
+  bool unused = false;
+  Status opened = sentinels_ ? OpenSentinelPrimary(slot)
+                             : Open(slot, RedisEndpoint{url_.host, url_.port},
+                                    /*verify_primary=*/false, &unused);
+  if (!opened.ok()) {
+    slot.ever_failed = true;
+    slot.last_failed_connect = std::chrono::steady_clock::now();
+    return opened;
+  }
   slot.ever_failed = false;
   return Status::Ok();
 }
 
-StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::string>& args) {
-  auto replies = Pipeline({args});
-  if (!replies.ok()) return replies.status();
-  return std::move(replies->front());
+void RedisConnection::AbandonDemoted(Slot& slot) {
+  log::Warn("redis_readonly", {{"redis", Describe()}});
+  if (sentinels_) sentinels_->Forget(slot.primary, /*distrust_source=*/false);
+  slot.Drop();
 }
 
-StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(
-    const std::vector<std::vector<std::string>>& commands) {
-  std::vector<RedisReply> out;
-  if (commands.empty()) return out;
-  std::unique_lock<std::mutex> lock;
-  Slot& slot = Acquire(&lock);
-  if (slot.context != nullptr && IdleConnectionBroken(slot.context->fd)) slot.Drop();
-  DNASERVE_RETURN_IF_ERROR(EnsureConnected(slot));
+StatusOr<std::vector<RedisReply>> RedisConnection::WithConnection(
+    const std::function<StatusOr<std::vector<RedisReply>>(Slot&)>& use) {
+  for (int attempt = 0;; ++attempt) {
+    std::unique_lock<std::mutex> lock;
+    Slot& slot = Acquire(&lock);
+    DropIfStale(slot);
+    DNASERVE_RETURN_IF_ERROR(EnsureConnected(slot));
+    auto replies = use(slot);
+    if (!replies.ok() || !AnyReadOnly(*replies)) return replies;
+    AbandonDemoted(slot);
+    if (attempt > 0) {
+      return Unavailable("redis " + Describe() + " answered READONLY: the primary is changing");
+    }
+  }
+}
 
+StatusOr<std::vector<RedisReply>> RedisConnection::Exchange(
+    Slot& slot, const std::vector<std::vector<std::string>>& commands) {
+  std::vector<RedisReply> out;
   auto io_failure = [&]() {
     std::string why = slot.context->errstr;
     // The connection state is unknown after an I/O error or timeout: drop it, the next command
-    // reconnects.
-    slot.Drop();
-    log::Warn("redis_io_error", {{"redis", url_.Describe()}, {"error", why}});
-    return Unavailable("redis " + url_.Describe() + ": " + why);
+    // reconnects (in Sentinel mode to whichever server the sentinels name then).
+    AbandonBroken(slot);
+    log::Warn("redis_io_error", {{"redis", Describe()}, {"error", why}});
+    return Unavailable("redis " + Describe() + ": " + why);
   };
-
   std::string encoded;
   for (const auto& args : commands) AppendRespCommand(args, &encoded);
   if (redisAppendFormattedCommand(slot.context, encoded.data(), encoded.size()) != REDIS_OK) {
@@ -341,32 +458,73 @@ StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(
   return out;
 }
 
+StatusOr<RedisReply> RedisConnection::Command(const std::vector<std::string>& args) {
+  auto replies = Pipeline({args});
+  if (!replies.ok()) return replies.status();
+  return std::move(replies->front());
+}
+
+StatusOr<std::vector<RedisReply>> RedisConnection::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  if (commands.empty()) return std::vector<RedisReply>();
+  return WithConnection([&](Slot& slot) { return Exchange(slot, commands); });
+}
+
+StatusOr<std::vector<RedisReply>> RedisConnection::RunScript(Slot& slot, const RedisScript& script,
+                                                             const std::vector<std::string>& keys,
+                                                             const std::vector<std::string>& args,
+                                                             bool wait) {
+  std::vector<std::vector<std::string>> commands(1);
+  if (wait) {
+    commands.push_back({"WAIT", std::to_string(options_.wait_replicas),
+                        std::to_string(options_.wait_timeout.count())});
+  }
+  // EVALSHA first; the server lacks the script after a restart or a failover (a replica's
+  // script cache is its own), and answers NOSCRIPT: then the source goes with EVAL on the same
+  // connection. A WAIT behind a NOSCRIPT has nothing to wait for and answers at once.
+  if (!script.sha1().empty()) {
+    commands[0] = ScriptCommand("EVALSHA", script.sha1(), keys, args);
+    auto replies = Exchange(slot, commands);
+    if (!replies.ok()) return replies;
+    const RedisReply& first = replies->front();
+    if (!(first.IsError() && first.str.rfind("NOSCRIPT", 0) == 0)) return replies;
+  }
+  commands[0] = ScriptCommand("EVAL", script.source(), keys, args);
+  return Exchange(slot, commands);
+}
+
 StatusOr<RedisReply> RedisConnection::Eval(const RedisScript& script,
                                            const std::vector<std::string>& keys,
                                            const std::vector<std::string>& args) {
-  auto build = [&](const std::string& verb, const std::string& body) {
-    std::vector<std::string> cmd;
-    cmd.reserve(3 + keys.size() + args.size());
-    cmd.push_back(verb);
-    cmd.push_back(body);
-    cmd.push_back(std::to_string(keys.size()));
-    cmd.insert(cmd.end(), keys.begin(), keys.end());
-    cmd.insert(cmd.end(), args.begin(), args.end());
-    return cmd;
-  };
-  StatusOr<RedisReply> reply = Status(ErrorCode::kInternal, "unreachable");
-  bool need_eval = script.sha1().empty();
-  if (!need_eval) {
-    reply = Command(build("EVALSHA", script.sha1()));
-    if (!reply.ok()) return reply.status();
-    need_eval = reply->IsError() && reply->str.rfind("NOSCRIPT", 0) == 0;
+  auto replies = WithConnection(
+      [&](Slot& slot) { return RunScript(slot, script, keys, args, /*wait=*/false); });
+  if (!replies.ok()) return replies.status();
+  RedisReply& reply = replies->front();
+  if (reply.IsError()) return Unavailable("redis script error: " + reply.str);
+  return std::move(reply);
+}
+
+StatusOr<ReplicatedReply> RedisConnection::EvalReplicated(const RedisScript& script,
+                                                          const std::vector<std::string>& keys,
+                                                          const std::vector<std::string>& args) {
+  const bool wait = options_.wait_replicas > 0;
+  auto replies =
+      WithConnection([&](Slot& slot) { return RunScript(slot, script, keys, args, wait); });
+  if (!replies.ok()) return replies.status();
+  ReplicatedReply out;
+  out.reply = std::move(replies->front());
+  if (out.reply.IsError()) return Unavailable("redis script error: " + out.reply.str);
+  if (!wait) {
+    out.confirmed = true;
+    return out;
   }
-  if (need_eval) {
-    reply = Command(build("EVAL", script.source()));
-    if (!reply.ok()) return reply.status();
+  const RedisReply& acked = replies->back();
+  if (acked.type != RedisReply::Type::kInteger) {
+    return Unavailable("redis WAIT answered " + (acked.IsError() ? acked.str : "unexpectedly"));
   }
-  if (reply->IsError()) return Unavailable("redis script error: " + reply->str);
-  return reply;
+  out.replicas = acked.integer;
+  out.confirmed = out.replicas >= options_.wait_replicas;
+  return out;
 }
 
 Status RedisConnection::Ping() {
@@ -404,13 +562,13 @@ StatusOr<RedisReply> BlockingRedisConnection::Command(const std::vector<std::str
     return Status(ErrorCode::kCancelled, "the wait for redis was interrupted");
   };
   auto io_failure = [&](const std::string& why) {
-    slot.Drop();
-    log::Warn("redis_io_error", {{"redis", redis_->url().Describe()}, {"error", why}});
-    return Unavailable("redis " + redis_->url().Describe() + ": " + why);
+    redis_->AbandonBroken(slot);
+    log::Warn("redis_io_error", {{"redis", redis_->Describe()}, {"error", why}});
+    return Unavailable("redis " + redis_->Describe() + ": " + why);
   };
   if (interrupt_fd_ < 0) return Internal("cannot make an eventfd for redis waits");
   if (take_interrupt()) return interrupted();
-  if (slot.context != nullptr && IdleConnectionBroken(slot.context->fd)) slot.Drop();
+  redis_->DropIfStale(slot);
   DNASERVE_RETURN_IF_ERROR(redis_->EnsureConnected(slot));
 
   ArgvView view(args);
@@ -431,6 +589,13 @@ StatusOr<RedisReply> BlockingRedisConnection::Command(const std::vector<std::str
     if (raw != nullptr) {
       RedisReply reply = Convert(static_cast<redisReply*>(raw));
       freeReplyObject(raw);
+      if (IsReadOnlyError(reply)) {
+        // A blocking read of a consumer group is a write: the server was demoted. Not retried
+        // here (the caller's loop waits again anyway); the next command finds the primary.
+        redis_->AbandonDemoted(slot);
+        return Unavailable("redis " + redis_->Describe() +
+                           " answered READONLY: the primary is changing");
+      }
       return reply;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,13 +1,21 @@
-// A small thread-safe Redis client over hiredis 0.14 (the only file that includes hiredis is
-// redis_connection.cc). A fixed pool of lazily opened connections, each guarded by a mutex;
-// connect and command timeouts; after an I/O error the connection is dropped and the next
-// command reconnects. Replies are copied into plain RedisReply values. Blocking commands
+// A small thread-safe Redis client over hiredis 0.14 (only this folder's .cc files include
+// hiredis). A fixed pool of lazily opened connections, each guarded by a mutex; connect and
+// command timeouts; after an I/O error the connection is dropped and the next command
+// reconnects. Replies are copied into plain RedisReply values. Blocking commands
 // (XREAD ... BLOCK) get a connection of their own, BlockingRedisConnection, at the end.
+//
+// The server is one address (the URL's host and port), or the primary of a Sentinel group
+// (RedisOptions::sentinels): then every connection is opened to the primary the sentinels name
+// and checked with ROLE, and a connection that breaks or cannot be opened, or a reply that says
+// READONLY (the server was demoted), sends the next connection back to the sentinels
+// (redis_sentinel.h). The pool follows a switch as a whole: a connection opened for a former
+// primary is closed before use.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,8 +23,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/redis/redis_sentinel.h"
 
 namespace dnaserve::core {
+
+// The Retry-After (seconds) of a refusal because Redis could not be reached or is changing
+// primary: a Sentinel failover takes seconds, a retry each second finds the new primary soon.
+inline constexpr int64_t kRedisRetryAfterSeconds = 1;
 
 // "redis://[[user]:password@]host[:port][/db]" (IPv6 hosts in brackets; port 6379, db 0 by
 // default; the password may be %-encoded).
@@ -50,6 +63,25 @@ struct RedisOptions {
   // connect timeout.
   std::chrono::milliseconds reconnect_backoff{100};
   int pool_size = 4;
+
+  // Sentinel mode when not empty: the primary of the group `primary_name` as these sentinels
+  // name it; the URL then gives only the credentials and the database. Each sentinel is given
+  // `sentinel_timeout` to connect and answer.
+  std::vector<RedisEndpoint> sentinels;
+  std::string primary_name;
+  std::chrono::milliseconds sentinel_timeout{500};
+
+  // Writes that must survive the loss of the primary (EvalReplicated) wait until this many
+  // replicas have them (WAIT), at most `wait_timeout`. 0 = do not wait.
+  int wait_replicas = 0;
+  std::chrono::milliseconds wait_timeout{500};
+};
+
+// A script's reply and how many replicas acknowledged the write (EvalReplicated).
+struct ReplicatedReply {
+  RedisReply reply;
+  int64_t replicas = 0;    // acknowledged within the timeout (0 when nobody was asked)
+  bool confirmed = false;  // replicas >= RedisOptions::wait_replicas
 };
 
 // A Lua script with its SHA-1, for EVALSHA.
@@ -86,27 +118,62 @@ class RedisConnection {
   // Redis message, which callers log rather than show to clients.
   StatusOr<RedisReply> Eval(const RedisScript& script, const std::vector<std::string>& keys,
                             const std::vector<std::string>& args);
+  // Eval, then (when RedisOptions::wait_replicas > 0) WAIT on the same connection, in the same
+  // round trip, until that many replicas have the write or wait_timeout passes. The replicas
+  // then also have every write acknowledged before this call began (replication is one ordered
+  // stream). Not confirmed is not an error here: the caller decides what to undo.
+  StatusOr<ReplicatedReply> EvalReplicated(const RedisScript& script,
+                                           const std::vector<std::string>& keys,
+                                           const std::vector<std::string>& args);
   Status Ping();
 
   const RedisUrl& url() const { return url_; }
+  int wait_replicas() const { return options_.wait_replicas; }
+  // For logs: the URL's host:port/db, or the group name and its sentinels; never a password.
+  std::string Describe() const;
 
  private:
   friend class BlockingRedisConnection;  // opens its connection as the pool's are opened
   struct Slot;
   RedisConnection(RedisUrl url, RedisOptions options);
   Slot& Acquire(std::unique_lock<std::mutex>* lock);
+  // A pooled connection is closed before use when its server closed it, or when it was opened
+  // for a primary the sentinels have since replaced.
+  void DropIfStale(Slot& slot);
+  // The connection broke (closed by the server, an I/O error, a timeout): closes it and, in
+  // Sentinel mode, sends the next one back to the sentinels.
+  void AbandonBroken(Slot& slot);
   Status EnsureConnected(Slot& slot);
+  // Connects `slot` to `endpoint`, authenticates, selects the db; with `verify_primary`, asks
+  // ROLE and sets *not_primary when the server is not a primary.
+  Status Open(Slot& slot, const RedisEndpoint& endpoint, bool verify_primary, bool* not_primary);
+  Status OpenSentinelPrimary(Slot& slot);
+  // The server answered READONLY: it is a replica now. Closes the connection and, in Sentinel
+  // mode, sends the next one back to the sentinels.
+  void AbandonDemoted(Slot& slot);
+  // Runs `use` on a pooled, open connection. A READONLY reply means the command did nothing
+  // (a replica refuses every write): the connection is abandoned and `use` runs once more on a
+  // fresh one; READONLY again is service_unavailable.
+  StatusOr<std::vector<RedisReply>> WithConnection(
+      const std::function<StatusOr<std::vector<RedisReply>>(Slot&)>& use);
+  StatusOr<std::vector<RedisReply>> Exchange(Slot& slot,
+                                             const std::vector<std::vector<std::string>>& commands);
+  StatusOr<std::vector<RedisReply>> RunScript(Slot& slot, const RedisScript& script,
+                                              const std::vector<std::string>& keys,
+                                              const std::vector<std::string>& args, bool wait);
 
   RedisUrl url_;
   RedisOptions options_;
+  std::unique_ptr<SentinelPrimaryLocator> sentinels_;  // Sentinel mode only
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<uint64_t> next_slot_{0};
 };
 
 // One connection of its own for blocking commands (XREAD / XREADGROUP ... BLOCK): a command
 // that waits for seconds must neither hold one of the pool's connections nor delay the thread
-// that wants it to stop. Opened like the pool's (same URL, credentials, db, connect timeout)
-// when first used, and again after any failure. One caller at a time.
+// that wants it to stop. Opened like the pool's (same server, or in Sentinel mode the current
+// primary; credentials, db, connect timeout) when first used, and again after any failure or a
+// READONLY reply. One caller at a time.
 class BlockingRedisConnection {
  public:
   explicit BlockingRedisConnection(std::shared_ptr<RedisConnection> redis);

@@ -318,8 +318,59 @@ function crossErrors(objects, binaries) {
   binaryErrors(objects, binaries).forEach(add);
   runnerErrors(objects, binaries).forEach(add);
   trustedProxyErrors(objects).forEach(add);
+  rolloutErrors(objects, binaries).forEach(add);
   return errors;
 }
+
+// A rollout or a node drain must not be seen by clients: every Deployment running a dnaserve
+// binary surges a new pod before taking an old one down (maxUnavailable 0, maxSurge > 0) and has
+// a PodDisruptionBudget; a gateway is taken out of the Service by its readiness (/ready) and
+// keeps serving through a preStop pause while endpoints and ingresses catch up. A queue write
+// that waits for Redis replicas needs replicas: the in-cluster Redis without sentinels has none.
+function rolloutErrors(objects, binaries) {
+  const errors = [];
+  const isZero = (v) => v === 0 || v === "0" || v === "0%";
+  const budgets = objects.filter((x) => x.kind === "PodDisruptionBudget");
+  for (const w of objects.filter((x) => x.kind === "Deployment")) {
+    const cs = podSpec(w).containers || [];
+    if (!cs.some((c) => binaries[c.name])) continue;
+    const strategy = (w.spec || {}).strategy || {};
+    const rolling = strategy.rollingUpdate || {};
+    if (strategy.type === "Recreate" || !isZero(rolling.maxUnavailable) ||
+        rolling.maxSurge === undefined || isZero(rolling.maxSurge)) {
+      errors.push(`${describe(w)}: a rollout must surge before it takes a pod down ` +
+                  `(RollingUpdate with maxUnavailable 0 and maxSurge > 0)`);
+    }
+    if (!budgets.some((b) => selects(b.spec.selector, podLabels(w)))) {
+      errors.push(`${describe(w)}: no PodDisruptionBudget selects its pods`);
+    }
+    for (const c of cs.filter((x) => x.name === "gateway")) {
+      const probe = (c.readinessProbe || {}).httpGet || {};
+      if (probe.path !== "/ready") {
+        errors.push(`${describe(w)} container gateway: readiness is not /ready (it drops when the ` +
+                    `gateway drains)`);
+      }
+      const preStop = ((((c.lifecycle || {}).preStop || {}).exec || {}).command || []);
+      if (!(preStop[0] === "sleep" && Number(preStop[1]) >= 5)) {
+        errors.push(`${describe(w)} container gateway: no preStop pause of at least 5 s before ` +
+                    `the drain (routers still send requests to a terminating pod)`);
+      }
+    }
+    for (const c of cs.filter((x) => binaries[x.name])) {
+      const env = containerEnv(objects, c);
+      const value = (name) => (env.get(name) || {}).value || "";
+      if (Number(value("DNASERVE_REDIS_WAIT_REPLICAS")) > 0 && value("DNASERVE_REDIS_SENTINELS") === "") {
+        const host = (/^redis:\/\/(?:[^@/]*@)?([^:/]+)/.exec(value("DNASERVE_REDIS_URL")) || [])[1];
+        if (host && byKindName(objects, "Service", host)) {
+          errors.push(`${describe(w)} container ${c.name}: DNASERVE_REDIS_WAIT_REPLICAS > 0 with the ` +
+                      `in-cluster Redis '${host}', which has no replicas: every job would be refused`);
+        }
+      }
+    }
+  }
+  return errors;
+}
+
 
 // DNASERVE_TRUSTED_PROXIES (wherever a ConfigMap or a container sets it) names the ingress
 // controller's addresses, narrowly: a client that can reach the gateway from a trusted address
@@ -519,7 +570,8 @@ function runnerErrors(objects, binaries) {
       }
       runners.push(w);
       // Gateways queue jobs in the Redis runners read, and both bound a client's queue.
-      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_MAX_QUEUED_JOBS"]) {
+      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_REDIS_SENTINELS", "DNASERVE_REDIS_PRIMARY_NAME",
+                          "DNASERVE_REDIS_WAIT_REPLICAS", "DNASERVE_MAX_QUEUED_JOBS"]) {
         const mine = (env.get(name) || {}).value;
         for (const g of gatewayEnvs) {
           const theirs = (g.get(name) || {}).value;
@@ -751,6 +803,16 @@ function mutations() {
      /^cross: ConfigMap\/dnaserve-gateway-config[-\w]*: DNASERVE_TRUSTED_PROXIES entry 10\.0\.0\.0\/8 is wider/,
      (o) => { o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith("dnaserve-gateway-config"))
                 .data.DNASERVE_TRUSTED_PROXIES = "192.0.2.0/24,10.0.0.0/8"; }],
+    ["a gateway rollout that takes a pod down first", /^cross: Deployment\/dnaserve-gateway: a rollout must surge/,
+     (o) => { gateway(o).spec.strategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0 }; }],
+    ["runners without a PodDisruptionBudget", /^cross: Deployment\/dnaserve-runner: no PodDisruptionBudget/,
+     (o) => { o.splice(o.indexOf(find(o, "PodDisruptionBudget", "dnaserve-runner")), 1); }],
+    ["a gateway without its preStop pause", /^cross: Deployment\/dnaserve-gateway container gateway: no preStop pause/,
+     (o) => { delete gateway(o).spec.template.spec.containers[0].lifecycle; }],
+    ["a gateway ready while draining", /^cross: Deployment\/dnaserve-gateway container gateway: readiness is not \/ready/,
+     (o) => { gateway(o).spec.template.spec.containers[0].readinessProbe.httpGet.path = "/health"; }],
+    ["WAIT for replicas the in-cluster Redis lacks", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_WAIT_REPLICAS > 0 with the in-cluster Redis 'dnaserve-redis'/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_WAIT_REPLICAS = "1"; }],
     ["an HPA scaling nothing", /^cross: HorizontalPodAutoscaler\/dnaserve-gateway: scales Deployment\/dnaserve-gatway/,
      (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-gateway").spec.scaleTargetRef.name = "dnaserve-gatway"; }],
   ];

@@ -118,8 +118,10 @@ struct Harness {
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
 
-  explicit Harness(bool with_runner = false, bool redis_stores = false)
-      : jobs(MakeJobs(with_runner || redis_stores)),
+  // `redis_wait_replicas`: the queue's writes wait for that many replicas (RedisOptions).
+  explicit Harness(bool with_runner = false, bool redis_stores = false,
+                   int redis_wait_replicas = 0)
+      : jobs(MakeJobs(with_runner || redis_stores, redis_wait_replicas)),
         runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
         runner(*runner_holder) {
     keys = testing::KeyStoreOf({testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
@@ -187,11 +189,14 @@ struct Harness {
     executor.Shutdown();
   }
 
-  std::unique_ptr<core::JobStore> MakeJobs(bool in_redis) {
+  std::unique_ptr<core::JobStore> MakeJobs(bool in_redis, int wait_replicas) {
     if (!in_redis) return std::make_unique<core::InMemoryJobStore>(&clock);
     redis = testing::RedisServer::Start();
     REQUIRE(redis.has_value());
-    auto connection = core::RedisConnection::Create(redis->url());
+    core::RedisOptions options;
+    options.wait_replicas = wait_replicas;
+    options.wait_timeout = std::chrono::milliseconds(200);
+    auto connection = core::RedisConnection::Create(redis->url(), options);
     REQUIRE(connection.ok());
     queue = std::make_unique<core::RedisJobQueue>(*connection);
     return std::make_unique<core::RedisJobStore>(*connection);
@@ -513,6 +518,35 @@ TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[g
   CHECK(result["meta"]["sequence_length"].GetInt() == 60000);
   // The job released the key's only concurrency slot.
   CHECK(h.Call("POST", kFindGenesPath, kSingleKey, FindGenesBody(1000)).status == 200);
+}
+
+TEST_CASE("a job no Redis replica confirms in time is refused 503 with Retry-After, not "
+          "half-accepted",
+          "[gateway][pipeline]") {
+  // The Redis has no replica and the queue waits for one (DNASERVE_REDIS_WAIT_REPLICAS=1).
+  Harness h(/*with_runner=*/true, /*redis_stores=*/false, /*redis_wait_replicas=*/1);
+  // A runner that took the entry during the wait cannot finish it before the refusal.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  auto submit = h.Call("POST", kFindGenesPath, kSingleKey, FindGenesBody(60000),
+                       {{"prefer", "respond-async"}});
+  release.set_value();
+  REQUIRE(submit.status == 503);
+  CHECK(Code(submit) == "service_unavailable");
+  REQUIRE(submit.FindHeader("Retry-After"));
+  CHECK(*submit.FindHeader("Retry-After") == "1");
+  REQUIRE(submit.FindHeader("X-Job-Id"));
+  const std::string job_id = *submit.FindHeader("X-Job-Id");
+  // Nothing waits in the queue, and the job's record says what the client was told.
+  CHECK(h.queue->ActiveClients()->empty());
+  auto record = h.PollFinished(job_id, kSingleKey);
+  CHECK(record.status == 503);
+  CHECK(Code(record) == "service_unavailable");
+  h.backend.gate = nullptr;
+  // The key's only concurrency seat was given back: a prediction this gateway runs itself (no
+  // queue) is admitted.
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
 }
 
 TEST_CASE("find-genes: a worker error reaches the client and the job as its own envelope",
