@@ -75,6 +75,19 @@ v1::ModelInfo ToModelInfo(const ModelManifest& manifest) {
   info.set_tokenizer(TokenizerLabel(manifest.tokenizer));
   for (const auto& label : manifest.output_labels) info.add_output_labels(label);
   info.set_trained(manifest.trained);
+  if (manifest.description_contexts) {
+    for (const auto& context : manifest.description_contexts->contexts) {
+      auto* c = info.add_contexts();
+      c->set_id(context.id);
+      c->set_name(context.name);
+      c->set_curie(context.curie);
+      c->set_label(context.label);
+      c->set_group(context.group);
+    }
+    if (manifest.description_contexts->free_text) {
+      info.set_free_text_threshold(manifest.description_contexts->free_text->threshold);
+    }
+  }
   return info;
 }
 
