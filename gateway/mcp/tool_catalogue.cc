@@ -208,7 +208,8 @@ std::string OutputSchema(ToolKind kind) {
     case ToolKind::kListContexts:
       props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                     "models": {"type": "array", "items": {"type": "object"},
-                      "description": "Per expression model: free_text_threshold and contexts [{id, name, curie, label, group}]."}})";
+                      "description": "Per expression model: free_text_threshold and )"
+               R"(contexts [{id, name, curie, label, group}]."})";
       break;
   }
   return R"({"type": "object", "properties": {)" + props + R"(}, "required": ["status"]})";

@@ -84,6 +84,8 @@ TEST_CASE("tool texts: list_contexts is listed, read-only, without arguments", "
     if (std::string("list_contexts") != t["name"].GetString()) continue;
     found = true;
     CHECK(t["annotations"]["readOnlyHint"].GetBool());
+    REQUIRE(t["outputSchema"].IsObject());
+    CHECK(t["outputSchema"]["properties"].HasMember("models"));
     CHECK(t["inputSchema"]["properties"].ObjectEmpty());
     CHECK(std::string(t["description"].GetString()).find("CURIE") != std::string::npos);
   }
