@@ -26,6 +26,8 @@ void WriteDescriptionMatch(JsonWriter& w, const pb::DescriptionMatch* match) {
   }
   w.StartObject();
   w.Field("matched", match->matched());
+  // Workers older than the field send none: the key is left out rather than written empty.
+  if (!match->matched_by().empty()) w.Field("matched_by", match->matched_by());
   w.Key("contexts");
   w.StartArray();
   for (const auto& context : match->contexts()) {
@@ -33,6 +35,7 @@ void WriteDescriptionMatch(JsonWriter& w, const pb::DescriptionMatch* match) {
     w.Field("id", context.id());
     w.Field("name", context.name());
     w.Field("similarity", context.similarity());
+    if (!context.curie().empty()) w.Field("curie", context.curie());
     w.EndObject();
   }
   w.EndArray();

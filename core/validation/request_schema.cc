@@ -203,8 +203,11 @@ ObjectSpec MakeOptions(Task task) {
     case Task::kExpression:
       o.title = "ExpressionOptions";
       o.fields.push_back(DescriptionField(
-          "Free-text experimental context. It is model input, not a label: different wording "
-          "changes the predicted value; there is no enum or canonical vocabulary."));
+          "The experimental context: a training context's id (\"E066\"), its ontology CURIE "
+          "(\"UBERON:0002107\"; GET /v1/tasks/expression/contexts lists both) or free text "
+          "(\"adult liver\"), matched to the closest training context. Free text that matches "
+          "none closely enough is answered with description_match.matched = false and the mean "
+          "over all contexts."));
       break;
   }
   return o;

@@ -1,5 +1,6 @@
 #include "gateway/render/job_response.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/render/context_list.h"
 
 #include "common/version.h"
 #include "gateway/http/error_response.h"
@@ -76,6 +77,22 @@ RouteHandler MakeModelsHandler(const GatewayServices& services) {
     }
     HttpResponse response;
     response.body = RenderModelList(*task, catalogue->Models(*task));
+    respond(std::move(response));
+  };
+}
+
+RouteHandler MakeContextsHandler(const GatewayServices& services) {
+  const core::ModelCatalogue* catalogue = services.catalogue;
+  return [catalogue](RouteCall call, Responder respond) {
+    if (!catalogue->Known(Task::kExpression)) {
+      respond(ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                   "the expression workers have not reported their models yet")
+                                .set_retry_after_seconds(5),
+                            call.request.request_id));
+      return;
+    }
+    HttpResponse response;
+    response.body = RenderContextList(catalogue->Models(Task::kExpression));
     respond(std::move(response));
   };
 }

@@ -34,6 +34,7 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
+      {"GET", "/v1/tasks/expression/contexts", A::kKeyOptional, M::kPeek, MakeContextsHandler(s)},
       {"GET", "/v1/models/{model}/card", A::kKeyOptional, M::kPeek, MakeModelCardHandler(s)},
       {"GET", "/v1/models/{model}/card/{file}", A::kKeyOptional, M::kPeek,
        MakeModelCardHandler(s)},

@@ -200,6 +200,7 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
         get_job_(MakeGetJobHandler(s)),
         list_jobs_(MakeListJobsHandler(s)),
         models_(MakeModelsHandler(s)),
+        contexts_(MakeContextsHandler(s)),
         progress_(s.jobs) {}
 
   void Handle(RouteCall call, Responder respond);
@@ -227,6 +228,7 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
   RouteHandler get_job_;
   RouteHandler list_jobs_;
   RouteHandler models_;
+  RouteHandler contexts_;
   ProgressWatch progress_;
 };
 
@@ -407,6 +409,13 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
       answer(ListModelsToolResult(*responses, style), {}, std::nullopt);
       return;
     }
+    case ToolKind::kListContexts:
+      // The handler answers on this thread (the roster is in memory).
+      contexts_(Synthetic(call, "GET", "/v1/tasks/expression/contexts"),
+                [answer, style](HttpResponse r) {
+                  answer(ListContextsToolResult(r, style), {}, std::nullopt);
+                });
+      return;
   }
 }
 

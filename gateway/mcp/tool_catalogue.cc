@@ -121,6 +121,13 @@ Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
     case ToolKind::kListModels:
       return ParameterObject(doc, "/v1/tasks/{task}/models", "task", false,
                              "The task whose models to list; omitted: all six tasks.", a);
+    case ToolKind::kListContexts: {
+      Value none(rapidjson::kObjectType);  // no arguments
+      none.AddMember("type", "object", a);
+      none.AddMember("properties", Value(rapidjson::kObjectType), a);
+      none.AddMember("additionalProperties", false, a);
+      return none;
+    }
   }
   return Value(rapidjson::kObjectType);
 }
@@ -198,49 +205,62 @@ std::string OutputSchema(ToolKind kind) {
                  "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                  "models": {"type": "array", "items": {"type": "object"}}}}})";
       break;
+    case ToolKind::kListContexts:
+      props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
+                    "models": {"type": "array", "items": {"type": "object"},
+                      "description": "Per expression model: free_text_threshold and )"
+               R"(contexts [{id, name, curie, label, group}]."})";
+      break;
   }
   return R"({"type": "object", "properties": {)" + props + R"(}, "required": ["status"]})";
 }
 
 // ------------------------------------------------------------------ descriptions
 
+// What the task's operation does, whatever model serves it. Everything about the model (what
+// it scores, where a value sits, its labels, its training data) comes from the package the
+// worker reported (DefaultModelLine), never from here: hand-written model facts went stale.
 std::string TaskWhat(Task task) {
   switch (task) {
     case Task::kPromoter:
-      return "Detects promoter regions: a promoter probability per scanned window and the "
-             "regions above options.threshold (default 0.5).";
+      return "Detects promoter regions: a promoter score per scanned window and the regions "
+             "above options.threshold (default 0.5).";
     case Task::kSplice:
-      return "Finds donor/acceptor splice sites: scores per byte-pair token over a 15,000 bp "
-             "sliding window; sites above options.threshold (default 0.5). A site's start/end "
-             "bound the scored token (typically 4-8 bp), not the junction base. More than "
-             "20,000 sites is a validation error: raise the threshold.";
+      return "Finds donor/acceptor splice sites: sites whose score is above options.threshold "
+             "(default 0.5). More than 20,000 sites is a validation error: raise the threshold.";
     case Task::kEnhancer:
       return "Scores enhancer activity: a developmental (dev) and a housekeeping (hk) score per "
-             "consecutive 249 bp window. The default model is trained on fly sequence.";
+             "window.";
     case Task::kChromatin:
-      return "Predicts 919 chromatin features (DNase, CTCF, Pol2, c-Myc, H3K27ac, H3K27me3, "
-             "H3K4me1, Other) per 1,000 bp window, step 200 bp; only features above "
-             "options.threshold (default 0.5) are reported.";
+      return "Predicts chromatin features per window; only features above options.threshold "
+             "(default 0.5) are reported.";
     case Task::kAnnotation:
       return "Finds genes: transcripts on both strands with TSS/polyA positions, type "
              "(mRNA / lnc_RNA) and exon/intron/CDS structure, plus a GFF3 track.";
     case Task::kExpression:
-      return "Predicts expression on a log(TPM+1) scale for one 9,198 bp TSS-centred window, "
-             "conditioned on options.description (free text describing the experimental "
-             "context, e.g. a tissue; its wording changes the value). Needs tss_index unless "
-             "the sequence is exactly 9,198 bp.";
+      return "Predicts expression on a log(TPM+1) scale for one TSS-centred window in the "
+             "training context options.description names: a context id (E066), an ontology "
+             "CURIE (UBERON:0002107) or free text (list_contexts lists them). Free text that "
+             "matches no context gets meta.description_match.matched = false and the mean over "
+             "contexts. Needs tss_index unless the sequence is exactly 9,198 bp.";
   }
   return "";
 }
 
+// The default model as its package describes it: id, the manifest's description (what it
+// scores and its training data), where one value sits and its labels (worker/manifest/
+// model_facts.h). Fields an older worker does not send are left out.
 std::string DefaultModelLine(const core::ModelCatalogue& catalogue, Task task) {
   auto id = catalogue.DefaultModel(task);
   if (!id) return " No model is loaded for this task right now (calls fail with model_not_found).";
-  std::string line = " Default model: " + *id;
+  std::string line = " Default model: " + *id + ".";
   for (const auto& m : catalogue.Models(task)) {
-    if (m.id() == *id && !m.description().empty()) line += " (" + m.description() + ")";
+    if (m.id() != *id) continue;
+    if (!m.description().empty()) line += " " + m.description();
+    if (!m.resolution().empty()) line += " Resolution: " + m.resolution() + ".";
+    if (!m.outputs().empty()) line += " Outputs: " + m.outputs() + ".";
   }
-  return line + "; list_models shows the others and their quality notes.";
+  return line + " list_models shows the others and their quality notes.";
 }
 
 std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
@@ -279,6 +299,11 @@ std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& to
     case ToolKind::kListModels:
       return "Lists the models served for a task (or all six): id, description, which is the "
              "default, and the sequence windows each model sees. Does not cost quota.";
+    case ToolKind::kListContexts:
+      return "Lists the training contexts of the expression models (Roadmap epigenomes): id "
+             "(E066), name, ontology CURIE (UBERON/CL/EFO), label and group, and the free-text "
+             "threshold. predict_expression's options.description may name one by id or CURIE. "
+             "Does not cost quota.";
   }
   return "";
 }
@@ -295,6 +320,8 @@ std::string Title(const ToolDef& tool) {
       return "List my jobs";
     case ToolKind::kListModels:
       return "List models";
+    case ToolKind::kListContexts:
+      return "List expression contexts";
   }
   return tool.name;
 }
@@ -311,6 +338,7 @@ const std::vector<ToolDef>& Tools() {
     t.push_back({"get_job", ToolKind::kGetJob, std::nullopt});
     t.push_back({"list_jobs", ToolKind::kListJobs, std::nullopt});
     t.push_back({"list_models", ToolKind::kListModels, std::nullopt});
+    t.push_back({"list_contexts", ToolKind::kListContexts, std::nullopt});
     return t;
   }();
   return tools;
@@ -368,7 +396,8 @@ std::string ToolsListJson(const core::ModelCatalogue& catalogue, bool structured
     }
     Value annotations(rapidjson::kObjectType);
     const bool read_only = tool.kind == ToolKind::kGetJob || tool.kind == ToolKind::kListJobs ||
-                           tool.kind == ToolKind::kListModels;
+                           tool.kind == ToolKind::kListModels ||
+                           tool.kind == ToolKind::kListContexts;
     annotations.AddMember("readOnlyHint", read_only, a);
     annotations.AddMember("destructiveHint", false, a);
     annotations.AddMember("openWorldHint", false, a);

@@ -18,7 +18,7 @@
 
 namespace dnaserve::gateway::mcp {
 
-enum class ToolKind { kPredict, kFindGenes, kGetJob, kListJobs, kListModels };
+enum class ToolKind { kPredict, kFindGenes, kGetJob, kListJobs, kListModels, kListContexts };
 
 struct ToolDef {
   std::string name;  // "predict_promoter", "find_genes_and_predict_expression", "get_job", ...

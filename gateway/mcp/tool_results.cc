@@ -294,6 +294,21 @@ std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& 
   return CallToolResult(sc, false, "", style);
 }
 
+std::string ListContextsToolResult(const HttpResponse& response, const ResultStyle& style) {
+  if (response.status >= 300) return ErrorToolResult(response, style);
+  Document body;
+  body.Parse(response.body.c_str());
+  Document sc(rapidjson::kObjectType);
+  Allocator& a = sc.GetAllocator();
+  sc.AddMember("status", "completed", a);
+  if (!body.HasParseError()) {
+    CopyMember(sc, body, "task", a);
+    CopyMember(sc, body, "default_model", a);
+    CopyMember(sc, body, "models", a);
+  }
+  return CallToolResult(sc, false, "", style);
+}
+
 std::string ListModelsToolResult(const std::vector<HttpResponse>& responses,
                                  const ResultStyle& style) {
   Document sc(rapidjson::kObjectType);

@@ -149,6 +149,9 @@ std::string RenderModelList(Task task, const std::vector<pb::ModelInfo>& models)
     }
     w.EndObject();
     w.Field("tokenizer", m.tokenizer());
+    // From the package's manifest (worker/manifest/model_facts.h); absent from older workers.
+    if (!m.resolution().empty()) w.Field("resolution", m.resolution());
+    if (!m.outputs().empty()) w.Field("outputs", m.outputs());
     w.Field("trained", m.trained());
     w.Field("card", ModelCardUrl(m.id()));
     w.EndObject();

@@ -421,10 +421,26 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   return Status::Ok();
 }
 
+// description_contexts.free_text: {"method": "content-trigram-cosine", "threshold",
+// "generic_words"} (scripts/training/expression_ontology.py writes it).
+StatusOr<FreeTextRule> ParseFreeTextRule(const rapidjson::Value& value) {
+  if (!value.IsObject()) return Invalid("'description_contexts.free_text' must be an object");
+  Fields f(value, "description_contexts.free_text.");
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "generic_words"}));
+  std::string method;
+  DNASERVE_RETURN_IF_ERROR(f.String("method", &method));
+  if (method != "content-trigram-cosine") return f.Wrong("method", "\"content-trigram-cosine\"");
+  FreeTextRule rule;
+  if (!f.Has("threshold")) return f.Missing("threshold");
+  DNASERVE_RETURN_IF_ERROR(f.Number("threshold", &rule.threshold, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(f.StringList("generic_words", &rule.generic_words));
+  return rule;
+}
+
 StatusOr<DescriptionContexts> ParseDescriptionContexts(const rapidjson::Value& value) {
   if (!value.IsObject()) return Invalid("'description_contexts' must be an object");
   Fields f(value, "description_contexts.");
-  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "contexts"}));
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "contexts", "free_text"}));
   DescriptionContexts out;
   DNASERVE_RETURN_IF_ERROR(f.String("method", &out.method));
   if (out.method != "char-trigram-cosine") return f.Wrong("method", "\"char-trigram-cosine\"");
@@ -436,12 +452,22 @@ StatusOr<DescriptionContexts> ParseDescriptionContexts(const rapidjson::Value& v
   for (const auto& item : value["contexts"].GetArray()) {
     if (!item.IsObject()) return f.Wrong("contexts", "an array of objects");
     Fields c(item, "description_contexts.contexts[].");
-    DNASERVE_RETURN_IF_ERROR(c.OnlyKeys({"id", "name", "wordings"}));
+    DNASERVE_RETURN_IF_ERROR(
+        c.OnlyKeys({"id", "name", "wordings", "curie", "label", "group", "synonyms"}));
     DescriptionContext context;
     DNASERVE_RETURN_IF_ERROR(c.String("id", &context.id));
     DNASERVE_RETURN_IF_ERROR(c.String("name", &context.name));
     DNASERVE_RETURN_IF_ERROR(c.StringList("wordings", &context.wordings));
+    DNASERVE_RETURN_IF_ERROR(c.String("curie", &context.curie, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.String("label", &context.label, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.String("group", &context.group, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.StringList("synonyms", &context.synonyms, /*required=*/false));
     out.contexts.push_back(std::move(context));
+  }
+  if (f.Has("free_text")) {
+    auto rule = ParseFreeTextRule(value["free_text"]);
+    if (!rule.ok()) return rule.status();
+    out.free_text = std::move(*rule);
   }
   return out;
 }

@@ -41,12 +41,25 @@ struct DescriptionContext {
   std::string id;    // e.g. "E066"
   std::string name;  // e.g. "Liver"
   std::vector<std::string> wordings;  // the descriptions the model was trained with
+  // From the package's curated ontology table (context_ontology.tsv); empty in packages
+  // without one.
+  std::string curie;  // e.g. "UBERON:0002107"
+  std::string label;  // the term's label, e.g. "liver"
+  std::string group;  // Roadmap group, e.g. "Other"
+  std::vector<std::string> synonyms;  // plain names of this very sample
+};
+
+// The served free-text rule (worker/tasks/context_resolve.h), when the package has one.
+struct FreeTextRule {
+  double threshold = 0.5;                  // best score below it: matched = false
+  std::vector<std::string> generic_words;  // dropped from both sides before comparing
 };
 
 struct DescriptionContexts {
   std::string method = "char-trigram-cosine";  // the only method this worker computes
   double threshold = 0.5;  // best similarity below it: matched = false
   std::vector<DescriptionContext> contexts;
+  std::optional<FreeTextRule> free_text;  // absent: the model's own rule above is served
 };
 
 struct ModelManifest {

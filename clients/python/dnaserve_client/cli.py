@@ -10,6 +10,8 @@ Exit codes:
        malformed FASTA, records that cannot be placed or scored as asked
   3    configuration: no URL, a config file other users can read; plot without matplotlib
   4    the service could not be reached (or did not answer as dnaserve does)
+  5    expression: the description named no training context (warned on stderr; the output
+       is written, with the mean over all contexts; `GET /v1/tasks/expression/contexts` lists them)
   130  interrupted; finished records are kept, so rerunning the same command resumes
 
 Genome coordinates: with --shift-coordinates UCSC every record named by its region,
@@ -48,6 +50,7 @@ from .tracks import Placement, mark_cut_transcripts, merge, parse_region, place
 
 EXIT_OK, EXIT_SERVICE, EXIT_USAGE, EXIT_CONFIG, EXIT_UNREACHABLE, EXIT_INTERRUPTED = \
     0, 1, 2, 3, 4, 130
+EXIT_UNMATCHED_CONTEXT = 5
 
 
 class UsageError(Exception):
@@ -533,6 +536,7 @@ class Run:
         self._slots = list(range(max(1, args.concurrency)))
         self._slots_lock = threading.Lock()
         self._stop = threading.Event()
+        self.unmatched: List[str] = []  # records whose description matched no context
 
     # The run's identity: a changed input, task, model, option or format is a different run.
     def _fingerprint(self, records: List[FastaRecord]) -> str:
@@ -655,6 +659,11 @@ class Run:
         _write_output(text, self.args.output)
         if self.state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
+        if self.unmatched:
+            _err(f"warning: the description matched no training context for "
+                 f"{len(self.unmatched)} record(s) ({', '.join(self.unmatched[:3])}); their values "
+                 "are the mean over all contexts (GET /v1/tasks/expression/contexts lists them)")
+            return EXIT_UNMATCHED_CONTEXT
         return EXIT_OK
 
     def _drop_empty_state(self) -> None:
@@ -694,6 +703,8 @@ class Run:
         else:
             body, response = self.client._post_json(self.path, self.make_body(index, record))
             result = Result.from_body(body, response)
+        if _unmatched_context(result):
+            self.unmatched.append(record.name)
         value = self._value(result)
         if self.state_dir:
             _atomic_json(self._done_path(index), {"name": record.name, "value": value})
@@ -727,6 +738,14 @@ class Run:
             bar.close()
             with self._slots_lock:
                 self._slots.append(slot)
+
+
+def _unmatched_context(result: Result) -> bool:
+    """True when an expression answer says its description matched no training context."""
+    match = result.meta.get("description_match")
+    if match is None and isinstance(result.data, dict):
+        match = result.data.get("description_match")
+    return isinstance(match, dict) and match.get("matched") is False
 
 
 def _atomic_text(path: str, text: str) -> None:

@@ -161,7 +161,8 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
   CHECK(names == std::vector<std::string>{"predict_promoter", "predict_splice", "predict_enhancer",
                                           "predict_chromatin", "predict_annotation",
                                           "predict_expression", "find_genes_and_predict_expression",
-                                          "get_job", "list_jobs", "list_models"});
+                                          "get_job", "list_jobs", "list_models",
+                                          "list_contexts"});
   CHECK(FindTool("genomic_variant_interpretation") == nullptr);
 }
 

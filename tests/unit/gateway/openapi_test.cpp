@@ -250,6 +250,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
   std::vector<std::pair<std::string, std::string>> routes = {
       {"/health", "get"},
       {"/v1/tasks/{task}/models", "get"},
+      {"/v1/tasks/expression/contexts", "get"},
       {"/v1/tasks/jobs", "get"},
       {"/v1/tasks/jobs/{job_id}", "get"},
       {"/docs", "get"},
