@@ -15,16 +15,10 @@
 
 #include "common/log.h"
 #include "core/redis/resp.h"
+#include "core/redis/timeouts.h"
 
 namespace dnaserve::core {
 namespace {
-
-timeval ToTimeval(std::chrono::milliseconds ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
 
 RedisReply Convert(const redisReply* r) {
   RedisReply out;

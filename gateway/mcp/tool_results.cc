@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 
 #include "gateway/mcp/json_rpc.h"
@@ -280,7 +281,11 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   return CallToolResult(sc, false, job_id, style);
 }
 
-std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& style) {
+namespace {
+
+// A listing route's answer as structured content: "completed" and the named members of its body.
+std::string ListingToolResult(const HttpResponse& response, const ResultStyle& style,
+                              std::initializer_list<const char*> members) {
   if (response.status >= 300) return ErrorToolResult(response, style);
   Document body;
   body.Parse(response.body.c_str());
@@ -288,25 +293,19 @@ std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& 
   Allocator& a = sc.GetAllocator();
   sc.AddMember("status", "completed", a);
   if (!body.HasParseError()) {
-    CopyMember(sc, body, "jobs", a);
-    CopyMember(sc, body, "count", a);
+    for (const char* member : members) CopyMember(sc, body, member, a);
   }
   return CallToolResult(sc, false, "", style);
 }
 
+}  // namespace
+
+std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& style) {
+  return ListingToolResult(response, style, {"jobs", "count"});
+}
+
 std::string ListContextsToolResult(const HttpResponse& response, const ResultStyle& style) {
-  if (response.status >= 300) return ErrorToolResult(response, style);
-  Document body;
-  body.Parse(response.body.c_str());
-  Document sc(rapidjson::kObjectType);
-  Allocator& a = sc.GetAllocator();
-  sc.AddMember("status", "completed", a);
-  if (!body.HasParseError()) {
-    CopyMember(sc, body, "task", a);
-    CopyMember(sc, body, "default_model", a);
-    CopyMember(sc, body, "models", a);
-  }
-  return CallToolResult(sc, false, "", style);
+  return ListingToolResult(response, style, {"task", "default_model", "models"});
 }
 
 std::string ListModelsToolResult(const std::vector<HttpResponse>& responses,

@@ -71,19 +71,10 @@ StatusOr<std::string> ReferenceGenome::Fetch(std::string_view contig, int64_t st
   const int64_t from = std::max<int64_t>(start, 0);
   const int64_t to = std::min<int64_t>(end, c->length);
   if (from >= to) return out;
-  hts_pos_t len = 0;
-  char* bases = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    bases = faidx_fetch_seq64(fai_->fai, c->name.c_str(), from, to - 1, &len);
-  }
-  if (bases == nullptr || len != to - from) {
-    std::free(bases);
-    return Internal("reading " + c->name + ":" + std::to_string(from + 1) + "-" +
-                    std::to_string(to) + " from the reference FASTA " + path_ + " failed");
-  }
-  for (hts_pos_t i = 0; i < len; ++i) {
-    char b = bases[i];
+  auto bases = ReadBases(*c, from, to);
+  if (!bases.ok()) return bases.status();
+  for (size_t i = 0; i < bases->size(); ++i) {
+    char b = (*bases)[i];
     switch (b) {
       case 'A':
       case 'a':
@@ -104,10 +95,24 @@ StatusOr<std::string> ReferenceGenome::Fetch(std::string_view contig, int64_t st
       default:
         b = 'N';
     }
-    out[static_cast<size_t>(from - start + i)] = b;
+    out[static_cast<size_t>(from - start) + i] = b;
   }
-  std::free(bases);
   return out;
+}
+
+StatusOr<std::string> ReferenceGenome::ReadBases(const Contig& c, int64_t from, int64_t to) const {
+  hts_pos_t len = 0;
+  char* bases = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bases = faidx_fetch_seq64(fai_->fai, c.name.c_str(), from, to - 1, &len);
+  }
+  std::unique_ptr<char, decltype(&std::free)> owned(bases, &std::free);
+  if (bases == nullptr || len != to - from) {
+    return Internal("reading " + c.name + ":" + std::to_string(from + 1) + "-" +
+                    std::to_string(to) + " from the reference FASTA " + path_ + " failed");
+  }
+  return std::string(bases, static_cast<size_t>(len));
 }
 
 std::vector<ReferenceGenome::ContigInfo> ReferenceGenome::Contigs() const { return order_; }
@@ -122,22 +127,12 @@ StatusOr<std::string> ReferenceGenome::ContigMd5(std::string_view contig) const 
   constexpr int64_t kChunk = 1 << 20;
   for (int64_t from = 0; from < c->length; from += kChunk) {
     const int64_t to = std::min(c->length, from + kChunk);
-    hts_pos_t len = 0;
-    char* bases = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      bases = faidx_fetch_seq64(fai_->fai, c->name.c_str(), from, to - 1, &len);
+    auto bases = ReadBases(*c, from, to);
+    if (!bases.ok()) return bases.status();
+    for (char& b : *bases) b = static_cast<char>(std::toupper(static_cast<unsigned char>(b)));
+    if (EVP_DigestUpdate(md.get(), bases->data(), bases->size()) != 1) {
+      return Internal("MD5 update failed");
     }
-    if (bases == nullptr || len != to - from) {
-      std::free(bases);
-      return Internal("reading " + c->name + " from the reference FASTA " + path_ + " failed");
-    }
-    for (hts_pos_t i = 0; i < len; ++i) {
-      bases[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(bases[i])));
-    }
-    const int ok = EVP_DigestUpdate(md.get(), bases, static_cast<size_t>(len));
-    std::free(bases);
-    if (ok != 1) return Internal("MD5 update failed");
   }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;

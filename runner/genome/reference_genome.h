@@ -49,6 +49,8 @@ class ReferenceGenome {
   };
   ReferenceGenome(std::unique_ptr<Faidx> fai, std::string path);
   const Contig* Find(std::string_view contig) const;
+  // The bases [from, to) of `c` (0 <= from < to <= length) as the FASTA holds them.
+  StatusOr<std::string> ReadBases(const Contig& c, int64_t from, int64_t to) const;
 
   std::unique_ptr<Faidx> fai_;
   std::string path_;
