@@ -129,7 +129,7 @@ Status QueueError(const char* op, const Status& status) {
 int64_t EntryFormatVersion(const QueuedJob& job) {
   // Version 2 readers run every kind but variant scoring; writing their entries as 3 would
   // leave them all unrun while old runners are still the only ones reading.
-  return job.kind == "variant_score" ? 3 : 2;
+  return job.kind == kVariantScoreKind ? 3 : 2;
 }
 
 std::string QueuedJob::Fact(const std::string& name) const {

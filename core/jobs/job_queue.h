@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -46,6 +47,9 @@ namespace dnaserve::core {
 // A runner reads all three; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
 inline constexpr int64_t kQueueFormatVersion = 3;
+
+// The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3.
+inline constexpr std::string_view kVariantScoreKind = "variant_score";
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs

@@ -4,6 +4,7 @@
 
 #include "core/admission/admission.h"
 #include "core/admission/commands.h"
+#include "core/jobs/job_queue.h"
 
 namespace dnaserve::gateway {
 
@@ -15,7 +16,8 @@ RouteHandler MakeVariantScoreHandler(const GatewayServices& services) {
     JobStart start;
     start.task = std::string(core::kVariantScoreTask);
     start.async = false;
-    start.queued = QueuedFor("variant_score", core::VariantScoreCommandFor(*admitted));
+    start.queued = QueuedFor(std::string(core::kVariantScoreKind),
+                             core::VariantScoreCommandFor(*admitted));
     return start;
   });
 }

@@ -525,7 +525,7 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   QueueHarness h;
   h.Submit("alice", 300);
   QueuedJob score = h.Accept("alice", 300);
-  score.kind = "variant_score";
+  score.kind = std::string(kVariantScoreKind);
   REQUIRE(h.queue.Enqueue(score).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
