@@ -263,6 +263,8 @@ RedisConnection::RedisConnection(RedisUrl url, RedisOptions options)
   if (!options_.sentinels.empty()) {
     sentinels_ = std::make_unique<SentinelPrimaryLocator>(
         options_.sentinels, options_.primary_name, options_.sentinel_timeout);
+    switch_watch_ = std::make_unique<SentinelSwitchWatch>(sentinels_.get(), options_.sentinels,
+                                                          options_.sentinel_timeout);
   }
 }
 
@@ -272,6 +274,10 @@ std::string RedisConnection::Describe() const {
   if (!sentinels_) return url_.Describe();
   return "primary '" + options_.primary_name + "' via sentinels " +
          sentinels_->DescribeSentinels() + " db " + std::to_string(url_.db);
+}
+
+std::string RedisConnection::KnownPrimary() const {
+  return sentinels_ ? sentinels_->KnownPrimary() : url_.Describe();
 }
 
 RedisConnection::Slot& RedisConnection::Acquire(std::unique_lock<std::mutex>* lock) {

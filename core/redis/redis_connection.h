@@ -8,8 +8,9 @@
 // (RedisOptions::sentinels): then every connection is opened to the primary the sentinels name
 // and checked with ROLE, and a connection that breaks or cannot be opened, or a reply that says
 // READONLY (the server was demoted), sends the next connection back to the sentinels
-// (redis_sentinel.h). The pool follows a switch as a whole: a connection opened for a former
-// primary is closed before use.
+// (redis_sentinel.h); so does a `+switch-master` message from the sentinels, to which it stays
+// subscribed (sentinel_switch_watch.h). The pool follows a switch as a whole: a connection
+// opened for a former primary is closed before use.
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,7 @@
 
 #include "common/status.h"
 #include "core/redis/redis_sentinel.h"
+#include "core/redis/sentinel_switch_watch.h"
 
 namespace dnaserve::core {
 
@@ -131,6 +133,9 @@ class RedisConnection {
   int wait_replicas() const { return options_.wait_replicas; }
   // For logs: the URL's host:port/db, or the group name and its sentinels; never a password.
   std::string Describe() const;
+  // Sentinel mode: the primary's host:port as last found or announced ("" while the sentinels
+  // must be asked); otherwise the URL's host:port/db.
+  std::string KnownPrimary() const;
 
  private:
   friend class BlockingRedisConnection;  // opens its connection as the pool's are opened
@@ -165,6 +170,7 @@ class RedisConnection {
   RedisUrl url_;
   RedisOptions options_;
   std::unique_ptr<SentinelPrimaryLocator> sentinels_;  // Sentinel mode only
+  std::unique_ptr<SentinelSwitchWatch> switch_watch_;  // Sentinel mode only; after sentinels_
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<uint64_t> next_slot_{0};
 };

@@ -170,6 +170,23 @@ void SentinelPrimaryLocator::Forget(const Primary& primary, bool distrust_source
                                           {"name", primary_name_}});
 }
 
+void SentinelPrimaryLocator::Switched(const RedisEndpoint& primary, const RedisEndpoint& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool moved = !last_ || !(*last_ == primary);
+  known_ = last_ = primary;
+  known_source_ = source;
+  if (!moved) return;
+  ++generation_;
+  log::Info("redis_primary_switched", {{"primary", primary.Describe()},
+                                       {"sentinel", source.Describe()},
+                                       {"name", primary_name_}});
+}
+
+std::string SentinelPrimaryLocator::KnownPrimary() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return known_ ? known_->Describe() : std::string();
+}
+
 uint64_t SentinelPrimaryLocator::generation() const { return generation_.load(); }
 
 std::string SentinelPrimaryLocator::DescribeSentinels() const {

@@ -56,6 +56,13 @@ class SentinelPrimaryLocator {
   // `distrust_source`, the sentinel that named it is moved to the end of the asking order.
   // A no-op when the address has already been replaced.
   void Forget(const Primary& primary, bool distrust_source);
+  // The sentinel `source` announced a switch to `primary` (+switch-master, see
+  // sentinel_switch_watch.h): it becomes the address, and when it is a new one the generation
+  // changes, so connections opened for the former primary are closed before their next use.
+  void Switched(const RedisEndpoint& primary, const RedisEndpoint& source);
+  // The address the next connection would be opened to, if one is known ("" when the sentinels
+  // must be asked first); for logs and tests.
+  std::string KnownPrimary() const;
   // The generation of the address found last (compared with a connection's, see Primary).
   uint64_t generation() const;
 
