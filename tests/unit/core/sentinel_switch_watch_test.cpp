@@ -2,7 +2,8 @@
 // and, against real redis-server and sentinel processes (tests/support/redis_sentinel_group.h),
 // a pool whose every connection is open to a primary that hangs (SIGSTOP: no error, no closed
 // socket, nothing a command could trip over) moves to the promoted replica as soon as the
-// sentinels announce it, without a command first failing on the former primary.
+// sentinels announce it, without a command first failing on the former primary, and still does
+// when the sentinel it was subscribed through is lost before the failover.
 #include <catch2/catch.hpp>
 #include <signal.h>
 
@@ -57,7 +58,8 @@ std::string NamedPrimary(int sentinel) {
   return reply->elements[0].str + ":" + reply->elements[1].str;
 }
 
-TEST_CASE("sentinel mode: +switch-master moves the whole pool off a hung primary at once",
+TEST_CASE("sentinel mode: +switch-master moves the whole pool off a hung primary at once, "
+          "through another sentinel when the one listened to is lost",
           "[redis][sentinel][failover]") {
   RedisSentinelGroup group;
   const int primary = group.StartServer();
@@ -71,6 +73,11 @@ TEST_CASE("sentinel mode: +switch-master moves the whole pool off a hung primary
   // Every pooled connection open to the primary (the pool hands its slots out in turn).
   for (int i = 0; i < 8; ++i) REQUIRE(ServerPort(*redis) == primary);
   CHECK(redis->KnownPrimary() == "127.0.0.1:" + std::to_string(primary));
+
+  // The sentinel the watch listens to (the first of the list) is lost first: the watch must
+  // subscribe through another one.
+  REQUIRE(redis->KnownPrimary() != "");
+  group.Sentinel(s1).Kill();
 
   // The primary hangs: its connections stay open and silent. Nothing is sent through the pool
   // until the sentinels have promoted the replica.
