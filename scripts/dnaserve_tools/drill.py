@@ -396,7 +396,8 @@ class Drill:
 
     def _call(self, kind, method, path, key, body=None, extra=None, ok=(200,), session=None):
         """A client's call: retried after a 503's Retry-After (at most 60 s of retries); every
-        other answer that is not in `ok` is a failure. Returns the final Response or None."""
+        other answer that is not in `ok` is a failure. Returns the last Response (None when no
+        gateway was in rotation); the caller checks its status against `ok`."""
         phase = self.tally.current()
         deadline = time.monotonic() + 60
         self.tally.count("sent", phase)
@@ -423,7 +424,7 @@ class Drill:
                 "status": r.status if r is not None else "no gateway in rotation",
                 "code": r.error_code() if r is not None else None,
                 "body": r.body[:200].decode(errors="replace") if r is not None else None})
-            return None
+            return r
 
     def _client(self, index, rate):
         rng = random.Random(index)
@@ -450,7 +451,7 @@ class Drill:
                 r = self._call("async_submit", "POST", "/v1/tasks/promoter/predict", key,
                                json.dumps({"sequence": dna(length, rng.random())}),
                                {"Prefer": "respond-async"}, ok=(202,), session=session)
-                if r is not None:
+                if r is not None and r.status == 202:
                     job_id = r.json()["data"]["job_id"]
                     with self.tally.mu:
                         self.tally.jobs[job_id] = {"key": key, "phase": phase,
@@ -460,18 +461,20 @@ class Drill:
 
     def _poller(self, until):
         """Polls every pending job through the load balancer, as its client would."""
-        errors = collections.defaultdict(list)
         while not until.is_set():
             with self.tally.mu:
                 pending = [(j, v) for j, v in self.tally.jobs.items() if v["state"] == "pending"]
             for job_id, job in pending:
                 r = self._call("poll", "GET", "/v1/tasks/jobs/" + job_id, job["key"],
                                ok=(200, 202))
-                if r is None:
-                    continue
+                if r is None or r.status in (0, 202):
+                    continue  # running, or the poll itself did not get through
                 if r.status == 200:
                     job["state"] = "succeeded"
                     job["finished"] = time.monotonic()
+                else:
+                    # The job's own error (or its record gone): it will not succeed any more.
+                    job["state"] = f"ended {r.status} {r.error_code()}"
             until.wait(1.0)
 
     # ----------------------------------------------------------------------------- the steps
