@@ -70,7 +70,8 @@ SentinelSwitchWatch::SentinelSwitchWatch(SentinelPrimaryLocator* locator,
   // Without an eventfd the thread could not be stopped: go without the watch (a switch is then
   // still found by the errors it causes, as before).
   if (stop_fd_ < 0 || sentinels_.empty()) {
-    log::Warn("redis_sentinel_watch_off", {{"reason", stop_fd_ < 0 ? "no eventfd" : "no sentinels"}});
+    log::Warn("redis_sentinel_watch_off",
+              {{"reason", stop_fd_ < 0 ? "no eventfd" : "no sentinels"}});
     return;
   }
   thread_ = std::thread([this] { Run(); });
@@ -103,8 +104,8 @@ void SentinelSwitchWatch::Run() {
 }
 
 bool SentinelSwitchWatch::Listen(const RedisEndpoint& sentinel) {
-  std::unique_ptr<redisContext, ContextDeleter> context(redisConnectWithTimeout(
-      sentinel.host.c_str(), sentinel.port, ToTimeval(connect_timeout_)));
+  std::unique_ptr<redisContext, ContextDeleter> context(
+      redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, ToTimeval(connect_timeout_)));
   if (context == nullptr || context->err != 0) return false;
   if (redisSetTimeout(context.get(), ToTimeval(connect_timeout_)) != REDIS_OK) return false;
   // A sentinel whose machine vanished sends no FIN: keepalive ends the wait on it.
@@ -114,7 +115,8 @@ bool SentinelSwitchWatch::Listen(const RedisEndpoint& sentinel) {
       Text(confirmed->element[0]) != "subscribe") {
     return false;
   }
-  log::Info("redis_sentinel_subscribed", {{"sentinel", sentinel.Describe()}, {"channel", kChannel}});
+  log::Info("redis_sentinel_subscribed",
+            {{"sentinel", sentinel.Describe()}, {"channel", kChannel}});
   while (true) {
     void* raw = nullptr;
     if (redisGetReplyFromReader(context.get(), &raw) != REDIS_OK) break;

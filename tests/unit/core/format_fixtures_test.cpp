@@ -4,9 +4,9 @@
 // The current reader must read every one as its fixture expects (the rule of deploy/README.md,
 // "Upgrades": a release reads N and N-1), and the current writer must still write what the
 // version-2 fixtures hold, field for field: changing the format without a new version fails here.
-#include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -165,8 +165,7 @@ TEST_CASE("golden admission verdicts of both versions are read as written", "[jo
     CHECK(got.body == Str(expect, "body"));
   }
   // The current writer's verdicts are the version-2 fixtures, byte for byte.
-  CHECK(AcceptedVerdict("e1f2a3b4-c5d6-4e7f-8a9b-0c1d2e3f4a5b") ==
-        Str(doc["verdicts"][3], "text"));
+  CHECK(AcceptedVerdict("e1f2a3b4-c5d6-4e7f-8a9b-0c1d2e3f4a5b") == Str(doc["verdicts"][3], "text"));
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // socket, nothing a command could trip over) moves to the promoted replica as soon as the
 // sentinels announce it, without a command first failing on the former primary, and still does
 // when the sentinel it was subscribed through is lost before the failover.
-#include <catch2/catch.hpp>
+#include "core/redis/sentinel_switch_watch.h"
+
 #include <signal.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "core/redis/redis_connection.h"
-#include "core/redis/sentinel_switch_watch.h"
 #include "tests/support/redis_sentinel_group.h"
 
 namespace dnaserve::core {
@@ -58,9 +59,10 @@ std::string NamedPrimary(int sentinel) {
   return reply->elements[0].str + ":" + reply->elements[1].str;
 }
 
-TEST_CASE("sentinel mode: +switch-master moves the whole pool off a hung primary at once, "
-          "through another sentinel when the one listened to is lost",
-          "[redis][sentinel][failover]") {
+TEST_CASE(
+    "sentinel mode: +switch-master moves the whole pool off a hung primary at once, "
+    "through another sentinel when the one listened to is lost",
+    "[redis][sentinel][failover]") {
   RedisSentinelGroup group;
   const int primary = group.StartServer();
   const int replica = group.StartServer(primary);
@@ -93,8 +95,10 @@ TEST_CASE("sentinel mode: +switch-master moves the whole pool off a hung primary
   while (redis->KnownPrimary() != promoted && MsSince(announced) < 3000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::fprintf(stderr, "+switch-master: the pool knew the new primary %lld ms after a sentinel "
-               "named it\n", static_cast<long long>(MsSince(announced)));
+  std::fprintf(stderr,
+               "+switch-master: the pool knew the new primary %lld ms after a sentinel "
+               "named it\n",
+               static_cast<long long>(MsSince(announced)));
   CHECK(redis->KnownPrimary() == promoted);
 
   // The first command and every one after it go to the new primary: none is sent down a
