@@ -281,9 +281,6 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = None
         callback = progress if callable(progress) else None
-        if progress is True:
-            from tqdm import tqdm
-            bar = tqdm(total=100, desc=f"job {job_id[:8]}", unit="%", leave=False)
         try:
             while True:
                 state = self.job(job_id)
@@ -291,6 +288,11 @@ class Client:
                     return state
                 if callback:
                     callback(state)
+                if progress is True and bar is None:
+                    # Made at the first poll that finds the job running: a job already finished
+                    # draws no bar (it showed one stuck at 0%).
+                    from tqdm import tqdm
+                    bar = tqdm(total=100, desc=f"job {job_id[:8]}", unit="%", leave=False)
                 if bar is not None:
                     bar.n = round(state.percent, 1)
                     bar.set_postfix_str(state.message or "", refresh=False)
