@@ -90,8 +90,14 @@ class BundledStack {
 
 TEST_CASE("readme: every command block of the READMEs runs, and its quoted output matches",
           "[readme]") {
-  BundledStack stack;
   std::string why;
+  // The worked example's chr20 (Debian's vt-examples), fetched into this build's data cache
+  // first: a machine that cannot download it skips, as the other chr20 tests do.
+  if (!DebianPackageFile("vt-examples", "usr/share/doc/vt/examples/ref/20.fa.gz", &why)) {
+    WARN("skipped: no real chr20 sequence on this machine: " << why);
+    return;
+  }
+  BundledStack stack;
   const bool started = stack.Start(&why);
   INFO(why);
   REQUIRE(started);

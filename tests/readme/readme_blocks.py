@@ -5,8 +5,10 @@ The convention (use it for every block you add to README.md, clients/python/READ
 deploy/README.md): an HTML comment on the line immediately before a fenced block says what the
 test does with it:
 
-    <!-- readme-test: run -->            the test executes the block (sh/bash/console/shell with
-                                         bash, python with the session's python3)
+    <!-- readme-test: run -->            the test executes the block (sh/bash/shell with bash,
+                                         python with the session's python3; a console block is a
+                                         transcript: its `$ ` lines run, the lines after each are
+                                         compared as an output block's are)
     <!-- readme-test: output -->         the block shows what the preceding run block printed;
                                          the test compares it with what the service returns now
     <!-- readme-test: skip: <reason> --> not run, for the reason written
@@ -28,12 +30,13 @@ DNASERVE_API_KEY, the variables the README tells users to set; a block that assi
 How output is compared: an output block whose lines start with `$ ` is a transcript: each such
 command runs in the directory of the preceding run block, and the lines up to the next `$ ` are
 what it must print. Any other output block is compared with the run block's stdout. Each line is
-split on whitespace (aligned columns in the README match tab-separated output); ids (UUIDs,
-`dns_` keys, job ids), ISO timestamps and durations (`12 ms`, `6.6 s`) are masked on both sides;
+split on whitespace (aligned columns in the README match tab-separated output); ids (UUIDs: job
+and request ids), `dns_` keys, ISO timestamps and durations (`12 ms`, `6.6 s`) are masked on both sides;
 numbers with a decimal point or exponent agree when |actual - quoted| <= 1e-6 + 1e-3 * |quoted|;
 everything else (integers, words, the number of lines and of fields) must match exactly. A
 section that parses as JSON is compared as JSON: the same keys, the same list lengths, numbers as
-above, strings masked, values of keys that name ids, times or durations not compared.
+above, strings masked; the values (not the presence) of job_id, request_id, version, timings and
+keys ending in _at, _ms or _seconds are not compared.
 
     readme_blocks.py check FILE...                      the markers only (no service needed)
     readme_blocks.py run --url URL --key KEY FILE...    run and compare every block
@@ -64,7 +67,6 @@ MASKS = [
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
      "<id>"),
     (re.compile(r"\bdns_[A-Za-z0-9_-]+"), "<key>"),
-    (re.compile(r"\bjob_[A-Za-z0-9]+"), "<id>"),
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?"), "<time>"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|min)\b"), "<duration>"),
 ]
@@ -350,6 +352,12 @@ def run_blocks(blocks, session, report):
             continue
         if block.marker == "run":
             directory = session.fresh_directory()
+            if block.language == "console":
+                # A terminal transcript: its `$ ` commands run, the lines after each compared.
+                failures += run_console(block, directory, session, report)
+                session.remember_written(directory)
+                last_run = (block, directory, None)
+                continue
             try:
                 if block.language == "python":
                     result = session.run_python(block.text, directory)
@@ -377,9 +385,35 @@ def run_blocks(blocks, session, report):
     return failures
 
 
+def run_console(block, directory, session, report):
+    pairs = transcript(block.text)
+    if pairs is None:
+        return [f"FAIL {block.where()}: a console block to run must show its commands as `$ ` lines"]
+    failures = []
+    for command, quoted in pairs:
+        try:
+            ran = session.run_shell(strip_comment(command), directory)
+        except subprocess.TimeoutExpired:
+            failures.append(f"FAIL {block.where()}: `{command}` still running after "
+                            f"{BLOCK_TIMEOUT_SECONDS} s")
+            break
+        if ran.returncode != 0:
+            failures.append(failure(block, f"`{command}` failed", ran))
+            break
+        problems = compare_text(ran.stdout, quoted)
+        if problems:
+            failures.append(f"FAIL {block.where()}: `{command}` printed other than shown:\n"
+                            + indent("\n".join(problems)) + "\n  printed:\n" + indent(ran.stdout))
+    if not failures:
+        report(f"ran  {block.where()} ({len(pairs)} commands, output compared)")
+    return failures
+
+
 def compare_output(block, last_run, session, report):
     run_block, directory, result = last_run
     pairs = transcript(block.text)
+    if pairs is None and result is None:
+        return [f"FAIL {block.where()}: plain output after a console block (which shows its own)"]
     if pairs is None:
         problems = compare_text(result.stdout, block.text)
         if problems:

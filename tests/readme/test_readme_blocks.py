@@ -146,6 +146,14 @@ class Running(unittest.TestCase):
             f"{FENCE}\n")
         self.assertEqual(status, 0, out)
 
+    def test_a_console_block_runs_as_a_transcript(self):
+        status, out = run(f"<!-- readme-test: run -->\n{FENCE}console\n$ echo one\none\n"
+                          f"$ export N=2\n$ echo $N\n2\n{FENCE}\n")
+        self.assertEqual(status, 0, out)
+        status, out = run(f"<!-- readme-test: run -->\n{FENCE}console\n$ echo one\ntwo\n{FENCE}\n")
+        self.assertEqual(status, 1, out)
+        self.assertIn("README.md:2", out)
+
     def test_skipped_blocks_are_reported_and_not_run(self):
         status, out = run(f"<!-- readme-test: skip: needs S3 -->\n{FENCE}sh\nfalse\n{FENCE}\n")
         self.assertEqual(status, 0, out)
