@@ -39,8 +39,8 @@ from typing import Any, Dict, List, Optional
 from tqdm import tqdm
 
 from . import __version__
-from .client import (ASYNC_THRESHOLD_BP, EXPRESSION_WINDOW_BP, TASKS, TEXT_FORMATS, Client,
-                     expression_tss_index)
+from .client import (ASYNC_THRESHOLD_BP, EXPRESSION_WINDOW_BP, PERCENT_BAR_FORMAT, TASKS,
+                     TEXT_FORMATS, Client, expression_tss_index)
 from .config import ConfigError, load_settings
 from .errors import DnaserveError
 from .fasta import FastaRecord, read_fasta
@@ -722,7 +722,8 @@ class Run:
     def _wait(self, job_id: str, name: str) -> Result:
         with self._slots_lock:
             slot = self._slots.pop(0) if self._slots else 0
-        bar = tqdm(total=100, desc=f"  {name[:30]}", unit="%", leave=False, position=slot + 1,
+        bar = tqdm(total=100, desc=f"  {name[:30]}", bar_format=PERCENT_BAR_FORMAT, leave=False,
+                   position=slot + 1,
                    disable=True if self.quiet else None, dynamic_ncols=True)
 
         def show(state: JobProgress) -> None:

@@ -87,6 +87,11 @@ class _Pacer:
             self._not_before = max(self._not_before, time.monotonic() + seconds)
 
 
+# A job's progress bar: the percentage as a whole number and the job's own message, instead of
+# tqdm's counter ("40.0/100") and rate ("39.56%/s"), which say nothing of a job.
+PERCENT_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {elapsed}{postfix}"
+
+
 class Client:
     def __init__(self, base_url: str, api_key: Optional[str] = None, *, timeout: float = 330.0,
                  retry_budget: float = 120.0, poll_interval: float = 1.0,
@@ -281,9 +286,6 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = None
         callback = progress if callable(progress) else None
-        if progress is True:
-            from tqdm import tqdm
-            bar = tqdm(total=100, desc=f"job {job_id[:8]}", unit="%", leave=False)
         try:
             while True:
                 state = self.job(job_id)
@@ -291,6 +293,12 @@ class Client:
                     return state
                 if callback:
                     callback(state)
+                if progress is True and bar is None:
+                    # Made at the first poll that finds the job running: a job already finished
+                    # draws no bar (it showed one stuck at 0%).
+                    from tqdm import tqdm
+                    bar = tqdm(total=100, desc=f"job {job_id[:8]}", leave=False,
+                               bar_format=PERCENT_BAR_FORMAT)
                 if bar is not None:
                     bar.n = round(state.percent, 1)
                     bar.set_postfix_str(state.message or "", refresh=False)

@@ -191,3 +191,18 @@ def test_chr20_records_reads_plain_and_gzip_fasta(tmp_path, compressed):
     # The window at 101 holds Ns and is skipped; 1-40 and 201-240 are real sequence.
     assert lines[0::2] == [">chr20:1-40", ">chr20:201-240"]
     assert lines[1] == chromosome[:40] and lines[3] == chromosome[200:240]
+
+
+def test_waiting_on_a_finished_job_draws_no_progress_bar(capsys):
+    """`dnaserve job ID --wait` on a job already done showed a tqdm bar stuck at 0%; a job still
+    running gets its bar at the first poll that finds it running."""
+    from dnaserve_client.results import JobProgress, Result
+    client = Client(NOWHERE, "dns_test", poll_interval=0)
+    done = Result(data={"task": "promoter"}, meta={})
+    client.job = lambda job_id: done
+    assert client.wait("0f8fad5b-d9cb-469f-a165-70867728950e", progress=True) is done
+    assert "job 0f8fad5b" not in capsys.readouterr().err
+    polls = iter([JobProgress("0f8fad5b-d9cb", "promoter", "running", percent=40.0), done])
+    client.job = lambda job_id: next(polls)
+    assert client.wait("0f8fad5b-d9cb-469f-a165-70867728950e", progress=True) is done
+    assert "job 0f8fad5b" in capsys.readouterr().err
