@@ -158,6 +158,8 @@ def cmd_evaluate(args) -> int:
         informative = getattr(module, "NOT_COMPARED", set())
         carried = getattr(module, "CARRIED_METRICS", ())
         if args.write_cards:
+            if hasattr(module, "update_card"):  # sections the evaluation owns (splice)
+                module.update_card(path, results)
             figures = cards.complete(path, results, captured, informative, carried)
             print(f"  card written: front matter, {len(figures)} figure(s)"
                   + "".join(f"\n    {name} ({os.path.getsize(os.path.join(path, name)):,} bytes)"
