@@ -257,6 +257,7 @@ int main(int argc, char** argv) {
   app.add_option("--large-precisions", large.precisions, "large suite: manifest precisions");
   app.add_option("--large-long-reps", large.long_reps, "large suite: repetitions above 10 kb")
       ->check(CLI::Range(1, 100));
+  app.add_option("--large-max-bp", large.max_bp, "large suite: skip longer inputs (0: none)");
   app.add_option("--large-matmul-seconds", large.matmul_seconds,
                  "large suite: timing per matrix product of the limit");
   app.add_option("--gateway-requests", s.gateway_requests, "concurrent requests")

@@ -143,6 +143,7 @@ struct PrecisionRow {
   double worker_drift = -1;   // max |score - fp32 score| over the request's windows
   double eager_s = -1;
   double eager_drift = -1;    // max |output - fp32 eager output| over every call
+  bool eager_nan = false;     // the eager module's outputs held NaN (left out of the drift)
   std::string eager_error;
 };
 
@@ -203,10 +204,14 @@ std::vector<double> WindowScores(const v1::PredictResult& result) {
   return scores;
 }
 
+// -1 when the lists differ in length; NaN when a score is NaN.
 double MaxDifference(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size() || a.empty()) return -1;
   double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) return std::nan("");
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
   return worst;
 }
 
@@ -220,7 +225,7 @@ std::string ReadFile(const std::string& path) {
 // Runs a Python peer command (stdout: one JSON object); fills *seconds and *drift, or returns
 // the error.
 std::string RunPeer(const std::string& command, const std::string& log, double* seconds,
-                    double* drift) {
+                    double* drift, bool* nan_outputs = nullptr) {
   FILE* pipe = popen((command + " 2>" + log).c_str(), "r");
   if (!pipe) return "cannot start the Python peer";
   std::string output;
@@ -237,6 +242,9 @@ std::string RunPeer(const std::string& command, const std::string& log, double* 
   *seconds = doc["median_s"].GetDouble();
   if (drift && doc.HasMember("max_abs_diff") && doc["max_abs_diff"].IsNumber()) {
     *drift = doc["max_abs_diff"].GetDouble();
+  }
+  if (nan_outputs && doc.HasMember("nan_outputs") && doc["nan_outputs"].IsBool()) {
+    *nan_outputs = doc["nan_outputs"].GetBool();
   }
   return "";
 }
@@ -298,7 +306,7 @@ PrecisionRow MeasurePrecision(const BenchSettings& s, const worker::ModelManifes
                             : why;
   };
   if (!worker.Start(BenchWorker(s, Task::kPromoter, models_dir, true, log)) ||
-      !worker.WaitUntilListening(std::chrono::seconds(120))) {
+      !worker.WaitUntilListening(std::chrono::minutes(5))) {
     refused("the worker did not start; see " + log);
     return row;
   }
@@ -324,7 +332,8 @@ PrecisionRow MeasurePrecision(const BenchSettings& s, const worker::ModelManifes
   worker.process().Stop();
   row.worker_s = Median(times);
   row.worker_drift = MaxDifference(WindowScores(first.result), fp32_scores);
-  row.worker_status = row.worker_drift == 0
+  row.worker_status = std::isnan(row.worker_drift) ? "ok, but NaN scores"
+                      : row.worker_drift == 0
                           ? "ok, but the scores equal fp32's exactly: was the key applied?"
                           : "ok";
   return row;
@@ -354,7 +363,7 @@ ConcurrencyRow MeasureConcurrency(const BenchSettings& s, const LargeSettings& l
   dnaserve::testing::LaunchedWorker worker;
   if (!worker.Start(BenchWorker(local, Task::kPromoter, manifest.package_dir + "/..", batching,
                                 log)) ||
-      !worker.WaitUntilListening(std::chrono::seconds(120))) {
+      !worker.WaitUntilListening(std::chrono::minutes(5))) {
     row.error = "the worker did not start; see " + log;
     return row;
   }
@@ -452,7 +461,7 @@ Status MeasurePackage(const BenchSettings& s, const LargeSettings& large,
   dnaserve::testing::LaunchedWorker worker;
   const auto spawned = Clock::now();
   if (!worker.Start(BenchWorker(s, Task::kPromoter, manifest.package_dir + "/..", true, log)) ||
-      !worker.WaitUntilListening(std::chrono::seconds(120))) {
+      !worker.WaitUntilListening(std::chrono::minutes(5))) {
     return Internal("the worker did not start; see " + log);
   }
   f->startup_s = SecondsSince(spawned);
@@ -515,7 +524,8 @@ Status MeasurePackage(const BenchSettings& s, const LargeSettings& large,
   for (const std::string& precision : large.precisions) {
     PrecisionRow row = MeasurePrecision(s, manifest, precision, arch.lengths[0], fp32_scores);
     row.eager_error = RunPeer(PeerCommand(s, prefix0, "eager", arch.checkpoint, precision),
-                              prefix0 + "." + precision + ".log", &row.eager_s, &row.eager_drift);
+                              prefix0 + "." + precision + ".log", &row.eager_s, &row.eager_drift,
+                              &row.eager_nan);
     std::fprintf(stderr, "[bench] %s %s: worker %s (%s), eager %s drift %.2e\n",
                  manifest.id.c_str(), precision.c_str(), FormatSeconds(row.worker_s).c_str(),
                  row.worker_status.c_str(), FormatSeconds(row.eager_s).c_str(), row.eager_drift);
@@ -627,10 +637,16 @@ std::string Markdown(const BenchSettings& s, const LargeSettings& large,
     for (const auto& q : p.precision) {
       md << "| " << q.precision << " | " << q.worker_status << " | "
          << (q.worker_s > 0 ? FormatSeconds(q.worker_s) : "n/a") << " | "
-         << (q.worker_drift >= 0 ? Fixed(q.worker_drift, 5) : "n/a") << " | "
+         << (std::isnan(q.worker_drift) ? "NaN"
+             : q.worker_drift >= 0     ? Fixed(q.worker_drift, 5)
+                                       : std::string("n/a"))
+         << " | "
          << (q.eager_s > 0 ? FormatSeconds(q.eager_s) : "error: " + q.eager_error) << " | "
          << (q.eager_s > 0 && p.eager_fp32_s > 0 ? Fixed(p.eager_fp32_s / q.eager_s) : "n/a")
-         << " | " << (q.eager_drift >= 0 ? Fixed(q.eager_drift, 5) : "n/a") << " |\n";
+         << " | "
+         << (q.eager_nan ? "NaN outputs"
+                         : q.eager_drift >= 0 ? Fixed(q.eager_drift, 5) : std::string("n/a"))
+         << " |\n";
     }
     md << "\nbf16 limit / fp32 limit (matmul, above): "
        << (p.limit.fp32_gflops > 0 ? Fixed(p.limit.bf16_gflops / p.limit.fp32_gflops) : "n/a")
@@ -715,6 +731,12 @@ std::string RunLargeBench(const BenchSettings& settings, const LargeSettings& la
     for (const worker::ModelManifest& manifest : PackagesToMeasure(models_dir, false)) {
       Architecture arch;
       if (!ReadArchitecture(manifest.package_dir, &arch)) continue;  // not a large package
+      if (large.max_bp > 0) {
+        arch.lengths.erase(std::remove_if(arch.lengths.begin(), arch.lengths.end(),
+                                          [&](int64_t bp) { return bp > large.max_bp; }),
+                           arch.lengths.end());
+        if (arch.lengths.empty()) continue;
+      }
       PackageFigures f;
       Status status = MeasurePackage(settings, large, manifest, arch, &f);
       if (!status.ok()) {

@@ -32,6 +32,7 @@ struct LargeSettings {
   std::vector<std::string> precisions = {"bf16", "int8"};
   double matmul_seconds = 1.0;  // timing per product in the matmul limit
   int long_reps = 1;            // timed repetitions above 10 kb (each is minutes)
+  int64_t max_bp = 0;           // > 0: skip lengths above it (a bounded run on a busy machine)
 };
 
 // Runs the suite; returns its Markdown section and fills *json with its raw figures.
