@@ -14,6 +14,7 @@
 
 #include "tests/bench/bench_common.h"
 #include "tests/bench/edge_bench.h"
+#include "tests/bench/large_bench.h"
 #include "tests/bench/queue_bench.h"
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", s.threads, "LibTorch intra-op threads")->check(CLI::Range(1, 256));
   app.add_option("--reps", s.reps, "timed repetitions at 10 kb")->check(CLI::Range(1, 1000));
   app.add_option("--lengths", s.lengths, "input lengths in bp");
-  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway, edge, queue");
+  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway, edge, queue, large");
   EdgeSettings edge;
   app.add_option("--edge-rounds", edge.rounds, "edge suite: rounds")->check(CLI::Range(1, 100));
   app.add_option("--edge-seconds", edge.seconds, "edge suite: seconds per wrk run")
@@ -247,6 +248,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 600));
   app.add_option("--queue-baseline-runner", queue.baseline_runner,
                  "queue suite: another dnaserve-runner binary measured alongside (e.g. main's)");
+  LargeSettings large;
+  app.add_option("--large-concurrent", large.concurrent, "large suite: concurrent requests")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--large-settings", large.concurrency_settings,
+                 "large suite: worker settings under concurrency (1x0 = --threads 1, default "
+                 "executors; 2x1; nb1 = --no-batching --threads 1)");
+  app.add_option("--large-precisions", large.precisions, "large suite: manifest precisions");
+  app.add_option("--large-long-reps", large.long_reps, "large suite: repetitions above 10 kb")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--large-max-bp", large.max_bp, "large suite: skip longer inputs (0: none)");
+  app.add_option("--large-matmul-seconds", large.matmul_seconds,
+                 "large suite: timing per matrix product of the limit");
   app.add_option("--gateway-requests", s.gateway_requests, "concurrent requests")
       ->check(CLI::Range(1, 256));
   app.add_option("--gateway-rounds", s.gateway_rounds, "rounds of each")->check(CLI::Range(1, 100));
@@ -272,6 +285,7 @@ int main(int argc, char** argv) {
   s.gateway = suites.find("gateway") != std::string::npos;
   const bool run_edge = suites.find("edge") != std::string::npos;
   const bool run_queue = suites.find("queue") != std::string::npos;
+  const bool run_large = suites.find("large") != std::string::npos;
   if (s.work_dir.empty()) s.work_dir = dnaserve::testing::MakeTempDir("dnaserve-bench");
   std::filesystem::create_directories(s.work_dir);
 
@@ -295,7 +309,10 @@ int main(int argc, char** argv) {
     queue_figures = RunQueueBench(s, queue);
     if (!queue_figures.error.empty()) errors.push_back("queue: " + queue_figures.error);
   }
+  std::string large_md, large_json;
+  if (run_large) large_md = RunLargeBench(s, large, &large_json, &errors);
   std::string md = Markdown(s, runner, workers, gateway, errors);
+  md += large_md;
   if (run_edge) md += EdgeMarkdown(edge, edge_figures);
   if (run_queue) md += QueueMarkdown(queue, queue_figures);
   std::fputs(md.c_str(), stdout);
@@ -305,6 +322,10 @@ int main(int argc, char** argv) {
     if (run_edge) {
       json.erase(json.rfind('}'));
       json += ", \"edge\": " + EdgeJson(edge_figures) + "}\n";
+    }
+    if (run_large) {
+      json.erase(json.rfind('}'));
+      json += ", \"large\": " + large_json + "}\n";
     }
     if (run_queue) {
       json.erase(json.rfind('}'));

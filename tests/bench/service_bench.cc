@@ -62,7 +62,9 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
     f.error = "cannot start dnaserve-worker";
     return f;
   }
-  if (!worker.WaitUntilListening(std::chrono::seconds(60))) {
+  // Minutes, not seconds: a worker digests every package's weights before it listens
+  // (worker/manifest/manifest.cc), a gigabyte and more for the large-model packages.
+  if (!worker.WaitUntilListening(std::chrono::minutes(5))) {
     f.error = "the worker did not open its port; see " + log;
     return f;
   }
