@@ -587,10 +587,14 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
                                             "coding model", LoadCodingModel, &m.decoder.coding));
   DNASERVE_RETURN_IF_ERROR(LoadDecoderTable(package_dir, m.decoder.splice_signal, "splice_signal",
                                             "splice signal", LoadSpliceSignal, &m.decoder.signal));
-  // Read once here (weights are a few MB), so ListModels never touches the disk.
-  auto weights = ReadFileText(m.WeightsPath());
-  if (!weights) return Invalid("weights file '" + m.weights_file + "' cannot be read");
-  m.package_digest = "sha256:" + HexDigest(DigestAlgorithm::kSha256, *text + *weights);
+  // Hashed once here, so ListModels never touches the disk; streamed, because weights of a
+  // transformer-size package are hundreds of MB to GB and must not be held twice at load.
+  IncrementalDigest digest(DigestAlgorithm::kSha256);
+  digest.Update(*text);
+  if (!digest.UpdateFromFile(m.WeightsPath())) {
+    return Invalid("weights file '" + m.weights_file + "' cannot be read");
+  }
+  m.package_digest = "sha256:" + digest.FinishHex();
   return m;
 }
 
