@@ -18,7 +18,8 @@
 // ref, alt, delta}]; scorers.promoter {model, package_digest, window_bp, distance, step} and
 // `promoter`: {ref, alt, delta, ref_offset, alt_offset, windows}.
 // meta: job_id, request_id, task, model, package_digest (splice's, else the first other
-// scorer's), cold_start, model_load_time_ms, inference_time_ms, model_calls.
+// scorer's), cold_start, model_load_time_ms, inference_time_ms, model_calls (every worker call;
+// the timings leave out the expression scorer's, which its scorer does not report).
 #pragma once
 
 #include <string>

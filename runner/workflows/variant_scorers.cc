@@ -152,6 +152,8 @@ ExpressionVariantScorer::ExpressionVariantScorer(core::InferenceBackend* backend
 
 ExpressionVariantScorer::~ExpressionVariantScorer() = default;
 
+int64_t ExpressionVariantScorer::calls() const { return state_->scorer.calls(); }
+
 StatusOr<ExpressionScorerInfo> ExpressionVariantScorer::Prepare(
     const std::string& model, const std::vector<std::string>& contexts, int64_t window,
     const variant::TssCatalogue* tss) {

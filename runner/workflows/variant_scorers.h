@@ -127,6 +127,8 @@ class ExpressionVariantScorer {
                                          const std::vector<std::string>& contexts,
                                          int64_t window, const variant::TssCatalogue* tss);
   StatusOr<std::vector<ExpressionGene>> Score(const VariantSite& at, ScorerCalls* calls);
+  // Worker calls made so far (Prepare's context matches included).
+  int64_t calls() const;
 
  private:
   struct State;

@@ -205,6 +205,7 @@ Status PrepareScorers(const core::AdmittedVariantScore& admitted,
                                     request.expression_window, services.tss);
     if (!info.ok()) return info.status();
     result->expression = *info;
+    result->model_calls += expression->calls();  // one per context, to learn what it names
   }
   if (request.chromatin) {
     auto model = ScorerModelOf(Task::kChromatin, admitted.chromatin_model, catalogue);
