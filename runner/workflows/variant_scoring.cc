@@ -1,5 +1,6 @@
 #include "runner/workflows/variant_scoring.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <utility>
@@ -215,8 +216,8 @@ Status PrepareScorers(const core::AdmittedVariantScore& admitted,
   if (request.promoter) {
     auto model = ScorerModelOf(Task::kPromoter, admitted.promoter_model, catalogue);
     if (!model.ok()) return model.status();
-    result->promoter =
-        PromoterScorerInfo{*model, request.promoter_distance, std::max<int64_t>(1, model->window_bp / 2)};
+    const int64_t step = std::max<int64_t>(1, model->window_bp / 2);  // half the model's width
+    result->promoter = PromoterScorerInfo{*model, request.promoter_distance, step};
   }
   return Status::Ok();
 }

@@ -728,6 +728,32 @@ TEST_CASE("variant scoring: the Python SDK's score_variants and the MCP tool sco
   CHECK((*refused)["status"].GetInt() == 422);
   CHECK(std::string((*refused)["code"].GetString()) == "validation_failed");
 
+  // The CLI: a small VCF (a multi-allelic record is one variant per ALT) and one more variant.
+  const int64_t g = s->acceptor_g[0];
+  const std::string vcf_path = s->dir + "/small.vcf";
+  std::ofstream(vcf_path) << "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+                          << "20\t" << g << "\t.\tG\tC,T\t.\t.\t.\n";
+  const std::string cli_out = s->dir + "/cli-score.json";
+  std::string cli_log;
+  const int cli_rc = RunCommand(
+      {"/usr/bin/python3", "-c",
+       "import sys; from dnaserve_client.cli import main; sys.exit(main(sys.argv[1:]))",
+       "--url", s->base, "score-variants", "chr20:1:A:*", "--vcf", vcf_path, "--top", "1",
+       "--splice", "-o", cli_out},
+      &cli_log,
+      {{"PYTHONPATH", SourceDir() + "/clients/python"},
+       {"DNASERVE_API_KEY", s->svc->keys().alice}});
+  INFO(cli_log);
+  REQUIRE(cli_rc == 0);
+  auto cli = ParseJson(ReadFile(cli_out));
+  const auto& cli_results = (*cli)["data"]["results"];
+  REQUIRE(cli_results.Size() == 3);
+  CHECK(std::string(cli_results[0]["error"]["code"].GetString()) == "unsupported_allele");
+  CHECK(std::string(cli_results[1]["input"].GetString()) == "20:" + std::to_string(g) + ":G:C");
+  CHECK(cli_results[1]["splice"]["DS_AL"].GetDouble() > 0.3);
+  CHECK(cli_results[2]["chromatin"].Size() == 1);
+  CHECK(cli_log.find("1 of 3 variants were not scored") != std::string::npos);
+
   // MCP: one stateless tools/call.
   const std::vector<std::string> headers = {
       "Authorization: Bearer " + s->svc->keys().alice, "Content-Type: application/json",
