@@ -108,6 +108,18 @@ StatusOr<ValidatedVariant> AdmitVariant(const CallInput& call) {
   return ValidateVariantBody(call.body);
 }
 
+namespace {
+
+// The catalogue's refusal, said as the scorer's: which scorer cannot run, and why.
+Status ScorerUnavailable(const char* scorer, const Status& why) {
+  Status status(why.code(), "the " + std::string(scorer) + " scorer cannot run: " +
+                                why.message() + " (no worker serves its model here)");
+  if (why.retry_after_seconds()) status.set_retry_after_seconds(*why.retry_after_seconds());
+  return status;
+}
+
+}  // namespace
+
 StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
                                                  const ModelCatalogue& catalogue) {
   if (call.async) {
@@ -120,10 +132,20 @@ StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
   auto input = ValidateVariantScoreBody(call.body);
   if (!input.ok()) return input.status();
   AdmittedVariantScore admitted;
-  if (input->splice) {
-    auto model = catalogue.Resolve(Task::kSplice, std::nullopt);
-    if (!model.ok()) return model.status();
-    admitted.splice_model = model->id();
+  const struct {
+    bool asked;
+    Task task;
+    const char* scorer;
+    std::string* model;
+  } scorers[] = {{input->splice, Task::kSplice, "splice", &admitted.splice_model},
+                 {input->expression, Task::kExpression, "expression", &admitted.expression_model},
+                 {input->chromatin, Task::kChromatin, "chromatin", &admitted.chromatin_model},
+                 {input->promoter, Task::kPromoter, "promoter", &admitted.promoter_model}};
+  for (const auto& s : scorers) {
+    if (!s.asked) continue;
+    auto model = catalogue.Resolve(s.task, std::nullopt);
+    if (!model.ok()) return ScorerUnavailable(s.scorer, model.status());
+    *s.model = model->id();
   }
   admitted.input = std::move(input).value();
   return admitted;

@@ -44,11 +44,15 @@ StatusOr<AdmittedFindGenes> AdmitFindGenes(const CallInput& call, const ModelCat
 // makes the rest); async only.
 StatusOr<ValidatedVariant> AdmitVariant(const CallInput& call);
 
-// POST /v1/variants/score: synchronous only (up to 100 variants), JSON only; the splice model
-// resolved to the catalogue's default.
+// POST /v1/variants/score: synchronous only (up to 100 variants), JSON only; each requested
+// scorer's model resolved to its task's default. A scorer whose task no worker serves is 503
+// naming the scorer.
 struct AdmittedVariantScore {
   ValidatedVariantScore input;
-  std::string splice_model;  // empty when the splice scorer was not asked for
+  std::string splice_model;  // empty when the splice scorer was not asked for (likewise below)
+  std::string expression_model;
+  std::string chromatin_model;
+  std::string promoter_model;
 };
 StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
                                                  const ModelCatalogue& catalogue);

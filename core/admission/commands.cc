@@ -102,6 +102,11 @@ ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command) {
   return request;
 }
 
+int64_t VariantScoreEntryVersion(const AdmittedVariantScore& admitted) {
+  const ValidatedVariantScore& in = admitted.input;
+  return in.expression || in.chromatin || in.promoter ? 4 : 3;
+}
+
 jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted) {
   jobs::v1::JobCommand command;
   jobs::v1::VariantScoreCommand* score = command.mutable_variant_score();
@@ -121,6 +126,21 @@ jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted
   if (admitted.input.splice) {
     score->mutable_splice()->set_distance(admitted.input.splice_distance);
     score->mutable_splice()->set_model(admitted.splice_model);
+  }
+  const ValidatedVariantScore& in = admitted.input;
+  if (in.expression) {
+    auto* expression = score->mutable_expression();
+    for (const auto& c : in.expression_contexts) expression->add_contexts(c);
+    expression->set_window(in.expression_window);
+    expression->set_model(admitted.expression_model);
+  }
+  if (in.chromatin) {
+    score->mutable_chromatin()->set_top(in.chromatin_top);
+    score->mutable_chromatin()->set_model(admitted.chromatin_model);
+  }
+  if (in.promoter) {
+    score->mutable_promoter()->set_distance(in.promoter_distance);
+    score->mutable_promoter()->set_model(admitted.promoter_model);
   }
   return command;
 }
@@ -142,6 +162,24 @@ AdmittedVariantScore VariantScoreFromCommand(const jobs::v1::VariantScoreCommand
   if (command.has_splice()) {
     admitted.input.splice_distance = command.splice().distance();
     admitted.splice_model = command.splice().model();
+  }
+  ValidatedVariantScore& in = admitted.input;
+  in.expression = command.has_expression();
+  if (in.expression) {
+    in.expression_contexts.assign(command.expression().contexts().begin(),
+                                  command.expression().contexts().end());
+    in.expression_window = command.expression().window();
+    admitted.expression_model = command.expression().model();
+  }
+  in.chromatin = command.has_chromatin();
+  if (in.chromatin) {
+    in.chromatin_top = command.chromatin().top();
+    admitted.chromatin_model = command.chromatin().model();
+  }
+  in.promoter = command.has_promoter();
+  if (in.promoter) {
+    in.promoter_distance = command.promoter().distance();
+    admitted.promoter_model = command.promoter().model();
   }
   return admitted;
 }

@@ -20,6 +20,9 @@ StatusOr<AdmittedPredict> PredictFromCommand(jobs::v1::PredictCommand command);
 AdmittedFindGenes FindGenesFromCommand(jobs::v1::FindGenesCommand command);
 ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command);
 jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted);
+// The queue entry version its command needs (core/jobs/job_queue.h): 3 for the splice scorer
+// alone, 4 once it names another scorer, which a version-3 runner would silently drop.
+int64_t VariantScoreEntryVersion(const AdmittedVariantScore& admitted);
 AdmittedVariantScore VariantScoreFromCommand(const jobs::v1::VariantScoreCommand& command);
 
 }  // namespace dnaserve::core

@@ -129,7 +129,10 @@ Status QueueError(const char* op, const Status& status) {
 int64_t EntryFormatVersion(const QueuedJob& job) {
   // Version 2 readers run every kind but variant scoring; writing their entries as 3 would
   // leave them all unrun while old runners are still the only ones reading.
-  return job.kind == kVariantScoreKind ? 3 : 2;
+  // A command that needs more (version 4: a variant score naming another scorer than splice)
+  // says so itself.
+  const int64_t by_kind = job.kind == kVariantScoreKind ? 3 : 2;
+  return std::max(by_kind, job.command_version);
 }
 
 std::string QueuedJob::Fact(const std::string& name) const {

@@ -44,11 +44,15 @@ namespace dnaserve::core {
 //   2  the admitted job as a command (dnaserve/jobs/v1/command.proto) in "command"
 //   3  as 2; the command is a VariantScoreCommand (POST /v1/variants/score), which a runner
 //      of version 2 must not receive
-// A runner reads all three; a version-1 entry's request is admitted by the runner with the
+//   4  as 3; the VariantScoreCommand names a scorer other than splice (expression, chromatin,
+//      promoter): a version-3 runner would drop those fields unread (proto3) and answer
+//      without them, so it must not receive it. Splice-only scores stay version 3.
+// A runner reads all four; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 3;
+inline constexpr int64_t kQueueFormatVersion = 4;
 
-// The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3.
+// The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
+// 4, by its command: QueuedJob::command_version).
 inline constexpr std::string_view kVariantScoreKind = "variant_score";
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
@@ -63,6 +67,10 @@ struct QueuedJob {
   std::string kind;  // "predict", "find_genes", "variant" or "variant_score"
   std::string mode;  // "sync" or "async"
   std::string command;  // a serialised dnaserve.jobs.v1.JobCommand
+  // The entry version the command itself needs beyond its kind's (0: its kind's), set by the
+  // writer that knows the command's shape (core/admission VariantScoreEntryVersion). Not read
+  // back: the entry's "version" field carries it.
+  int64_t command_version = 0;
   // Entries written by the release before commands carried the HTTP request instead; a runner
   // admits such an entry again from it (runner/jobs/runner_jobs.cc). Empty in new entries.
   struct Request {

@@ -128,8 +128,94 @@ void ReadVariant(const rapidjson::Value& item, const std::string& assembly, Requ
   CheckAlleles(v);
 }
 
-// `scorers`: an object of scorer name -> options object. Absent: the splice scorer with its
-// defaults (the only scorer today).
+// One integer option of `scorer`, checked against [low, high]; `*out` set when it passes.
+void ReadIntegerOption(const rapidjson::Value& value, const std::string& scorer,
+                       const std::string& option, int64_t low, int64_t high, const char* unit,
+                       int64_t* out, std::vector<FieldError>* errors) {
+  if (!value.IsInt64() || value.IsBool()) {
+    Report(errors, {{"body", "scorers", scorer, option}, "Input should be a valid integer",
+                    "int_type"});
+  } else if (value.GetInt64() < low || value.GetInt64() > high) {
+    Report(errors, {{"body", "scorers", scorer, option},
+                    "Input should be between " + std::to_string(low) + " and " +
+                        std::to_string(high) + " (" + unit + ")",
+                    value.GetInt64() < low ? "greater_than_equal" : "less_than_equal"});
+  } else {
+    *out = value.GetInt64();
+  }
+}
+
+// expression's `contexts`: 1-16 non-empty strings, each named by id, CURIE or free text.
+void ReadContexts(const rapidjson::Value& value, ValidatedVariantScore* out,
+                  std::vector<FieldError>* errors) {
+  const std::vector<std::string> path = {"body", "scorers", "expression", "contexts"};
+  if (!value.IsArray()) {
+    Report(errors, {path, "Input should be a valid list of contexts (\"E066\", "
+                          "\"UBERON:0002107\" or free text such as \"liver\")", "list_type"});
+    return;
+  }
+  if (value.Empty() || value.Size() > kMaxExpressionContexts) {
+    Report(errors, {path, "List should have 1 to " + std::to_string(kMaxExpressionContexts) +
+                              " items", value.Empty() ? "too_short" : "too_long"});
+    return;
+  }
+  for (rapidjson::SizeType i = 0; i < value.Size(); ++i) {
+    const rapidjson::Value& item = value[i];
+    if (!item.IsString() || item.GetStringLength() == 0 ||
+        item.GetStringLength() > kMaxContextTextBytes) {
+      std::vector<std::string> at = path;
+      at.push_back(std::to_string(i));
+      Report(errors, {at, "Input should be a non-empty string of at most " +
+                              std::to_string(kMaxContextTextBytes) + " characters",
+                      "string_type"});
+      continue;
+    }
+    out->expression_contexts.emplace_back(item.GetString(), item.GetStringLength());
+  }
+}
+
+// The options one scorer takes, read into `out`; anything else is extra_forbidden.
+void ReadScorerOptions(const std::string& name, const rapidjson::Value& options,
+                       ValidatedVariantScore* out, std::vector<FieldError>* errors) {
+  const char* takes = name == "splice"       ? "'distance'"
+                      : name == "expression" ? "'contexts' and 'window'"
+                      : name == "chromatin"  ? "'top'"
+                                             : "'distance'";
+  for (auto o = options.MemberBegin(); o != options.MemberEnd(); ++o) {
+    const std::string option(o->name.GetString(), o->name.GetStringLength());
+    const rapidjson::Value& v = o->value;
+    if (name == "splice" && option == "distance") {
+      ReadIntegerOption(v, name, option, 0, kMaxSpliceDistance, "bp on each side of the variant",
+                        &out->splice_distance, errors);
+    } else if (name == "expression" && option == "contexts") {
+      ReadContexts(v, out, errors);
+    } else if (name == "expression" && option == "window") {
+      ReadIntegerOption(v, name, option, 0, kMaxExpressionWindow,
+                        "bp between a gene's TSS and REF", &out->expression_window, errors);
+    } else if (name == "chromatin" && option == "top") {
+      ReadIntegerOption(v, name, option, 1, kMaxChromatinTop, "features reported",
+                        &out->chromatin_top, errors);
+    } else if (name == "promoter" && option == "distance") {
+      ReadIntegerOption(v, name, option, 0, kMaxPromoterDistance,
+                        "bp between the variant and a scored window's centre",
+                        &out->promoter_distance, errors);
+    } else {
+      Report(errors, {{"body", "scorers", name, option},
+                      "Extra inputs are not permitted (the " + name + " scorer takes " + takes +
+                          ")",
+                      "extra_forbidden"});
+    }
+  }
+  if (name == "expression" && !options.HasMember("contexts")) {
+    Report(errors, {{"body", "scorers", "expression", "contexts"},
+                    "Field required: the contexts to score, e.g. [\"E066\", \"UBERON:0002107\", "
+                    "\"liver\"]",
+                    "missing"});
+  }
+}
+
+// `scorers`: an object of scorer name -> options object (null: the defaults). Absent: the
+// splice scorer with its defaults.
 void ReadScorers(const rapidjson::Document& doc, ValidatedVariantScore* out,
                  std::vector<FieldError>* errors) {
   auto it = doc.FindMember("scorers");
@@ -146,46 +232,37 @@ void ReadScorers(const rapidjson::Document& doc, ValidatedVariantScore* out,
     return;
   }
   if (scorers.MemberCount() == 0) {
-    Report(errors, {{"body", "scorers"}, "name at least one scorer; scorers are: splice",
+    Report(errors, {{"body", "scorers"},
+                    std::string("name at least one scorer; scorers are: ") + kScorerNames,
                     "too_short"});
     return;
   }
   for (auto m = scorers.MemberBegin(); m != scorers.MemberEnd(); ++m) {
     const std::string name(m->name.GetString(), m->name.GetStringLength());
-    if (name != "splice") {
+    bool* asked = name == "splice"       ? &out->splice
+                  : name == "expression" ? &out->expression
+                  : name == "chromatin"  ? &out->chromatin
+                  : name == "promoter"   ? &out->promoter
+                                         : nullptr;
+    if (asked == nullptr) {
       Report(errors, {{"body", "scorers", name},
-                      "unknown scorer '" + name + "'; scorers are: splice",
+                      "unknown scorer '" + name + "'; scorers are: " + kScorerNames,
                       "extra_forbidden"});
       continue;
     }
-    out->splice = true;
+    *asked = true;
     const rapidjson::Value& options = m->value;
-    if (options.IsNull()) continue;
+    if (options.IsNull() && name != "expression") continue;
     if (!options.IsObject()) {
-      Report(errors, {{"body", "scorers", "splice"}, "Input should be an object", "model_type"});
+      Report(errors, {{"body", "scorers", name},
+                      name == "expression"
+                          ? "Input should be an object with 'contexts', e.g. {\"contexts\": "
+                            "[\"E066\"]}"
+                          : "Input should be an object",
+                      "model_type"});
       continue;
     }
-    for (auto o = options.MemberBegin(); o != options.MemberEnd(); ++o) {
-      const std::string option(o->name.GetString(), o->name.GetStringLength());
-      if (option != "distance") {
-        Report(errors, {{"body", "scorers", "splice", option},
-                        "Extra inputs are not permitted (the splice scorer takes 'distance')",
-                        "extra_forbidden"});
-        continue;
-      }
-      const rapidjson::Value& d = o->value;
-      if (!d.IsInt64() || d.IsBool()) {
-        Report(errors, {{"body", "scorers", "splice", "distance"},
-                        "Input should be a valid integer", "int_type"});
-      } else if (d.GetInt64() < 0 || d.GetInt64() > kMaxSpliceDistance) {
-        Report(errors, {{"body", "scorers", "splice", "distance"},
-                        "Input should be between 0 and " + std::to_string(kMaxSpliceDistance) +
-                            " (bp on each side of the variant)",
-                        d.GetInt64() < 0 ? "greater_than_equal" : "less_than_equal"});
-      } else {
-        out->splice_distance = d.GetInt64();
-      }
-    }
+    ReadScorerOptions(name, options, out, errors);
   }
 }
 

@@ -27,6 +27,22 @@ inline constexpr int64_t kMaxScoredIndelBp = 50;
 inline constexpr int64_t kDefaultSpliceDistance = 50;
 inline constexpr int64_t kMaxSpliceDistance = 5000;
 inline constexpr std::string_view kDefaultScoreAssembly = "GRCh37";
+// expression: the contexts (1-16, as the variant workflow's tissues) and the genes counted: a
+// TSS within `window` bp of REF. The default is the expression model's half window (4,599 bp),
+// the farthest a variant can sit from a TSS and still be inside the model's input; the maximum
+// is the variant workflow's.
+inline constexpr int64_t kDefaultExpressionWindow = 4599;
+inline constexpr int64_t kMaxExpressionWindow = 100000;
+inline constexpr int64_t kMaxExpressionContexts = 16;
+inline constexpr int64_t kMaxContextTextBytes = 256;
+// chromatin: how many features to report (largest |ALT - REF| first).
+inline constexpr int64_t kDefaultChromatinTop = 10;
+inline constexpr int64_t kMaxChromatinTop = 1000;
+// promoter: windows whose centre lies within `distance` bp of the variant.
+inline constexpr int64_t kDefaultPromoterDistance = 1000;
+inline constexpr int64_t kMaxPromoterDistance = 10000;
+// The scorers, in the order their results are written.
+inline constexpr const char* kScorerNames = "splice, expression, chromatin, promoter";
 
 // A variant's own error: a code from the closed list below and a message saying what to fix.
 //   invalid_variant      not a variant string or object; empty or non-ACGTN allele; ALT = REF
@@ -56,6 +72,13 @@ struct ValidatedVariantScore {
   std::vector<RequestedVariant> variants;  // in request order, repeats kept
   bool splice = false;                     // the splice scorer was asked for
   int64_t splice_distance = kDefaultSpliceDistance;
+  bool expression = false;
+  std::vector<std::string> expression_contexts;  // as sent
+  int64_t expression_window = kDefaultExpressionWindow;
+  bool chromatin = false;
+  int64_t chromatin_top = kDefaultChromatinTop;
+  bool promoter = false;
+  int64_t promoter_distance = kDefaultPromoterDistance;
 };
 
 // Malformed JSON -> 400 bad_request; request-level problems -> 422 validation_failed with

@@ -18,6 +18,7 @@ RouteHandler MakeVariantScoreHandler(const GatewayServices& services) {
     start.async = false;
     start.queued = QueuedFor(std::string(core::kVariantScoreKind),
                              core::VariantScoreCommandFor(*admitted));
+    start.queued->command_version = core::VariantScoreEntryVersion(*admitted);
     return start;
   });
 }

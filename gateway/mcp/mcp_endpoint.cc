@@ -12,6 +12,7 @@
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
+#include "gateway/handlers/variant_score_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/http/routes.h"
 #include "gateway/mcp/json_rpc.h"
@@ -197,6 +198,7 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
       : services_(s),
         predict_(MakePredictHandler(s)),
         find_genes_(MakeFindGenesHandler(s)),
+        score_variants_(MakeVariantScoreHandler(s)),
         get_job_(MakeGetJobHandler(s)),
         list_jobs_(MakeListJobsHandler(s)),
         models_(MakeModelsHandler(s)),
@@ -225,6 +227,7 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
   GatewayServices services_;
   RouteHandler predict_;
   RouteHandler find_genes_;
+  RouteHandler score_variants_;
   RouteHandler get_job_;
   RouteHandler list_jobs_;
   RouteHandler models_;
@@ -281,7 +284,9 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   const RouteCall& call = *context.call;
   const ResultStyle style = context.style;
   const bool predict = tool.kind == ToolKind::kPredict;
+  const bool score = tool.kind == ToolKind::kScoreVariants;
   const std::string path = predict ? "/v1/tasks/" + std::string(TaskName(*tool.task)) + "/predict"
+                           : score ? "/v1/variants/score"
                                    : "/v1/workflows/find-genes-and-predict-expression";
   RouteCall rc = Synthetic(call, "POST", path);
   if (predict) rc.params["task"] = std::string(TaskName(*tool.task));
@@ -312,7 +317,7 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
     if (watch != 0) notes = self->progress_.Take(watch);
     done(JobToolResult(response, style), std::move(notes), std::nullopt);
   };
-  (predict ? predict_ : find_genes_)(std::move(rc), std::move(capture));
+  (predict ? predict_ : score ? score_variants_ : find_genes_)(std::move(rc), std::move(capture));
 }
 
 void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Done done) {
@@ -357,6 +362,7 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
   switch (tool->kind) {
     case ToolKind::kPredict:
     case ToolKind::kFindGenes:
+    case ToolKind::kScoreVariants:
       CallJobTool(context, *tool, args, token_json, answer);
       return;
     case ToolKind::kGetJob: {

@@ -6,6 +6,7 @@
 #include "gateway/openapi/openapi.h"
 #include "core/validation/find_genes_request.h"
 #include "core/validation/request_schema.h"
+#include "core/validation/variant_score_request.h"
 
 namespace dnaserve::gateway::mcp {
 
@@ -112,6 +113,8 @@ Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
       return Component(doc, core::PredictRequestSchema(*tool.task).title, a);
     case ToolKind::kFindGenes:
       return Component(doc, core::FindGenesRequestSchema().title, a);
+    case ToolKind::kScoreVariants:
+      return Component(doc, "VariantScoreRequest", a);
     case ToolKind::kGetJob:
       return ParameterObject(doc, "/v1/tasks/jobs/{job_id}", "job_id", true,
                              "The job id a job tool returned (also in GET /v1/tasks/jobs).", a);
@@ -205,6 +208,15 @@ std::string OutputSchema(ToolKind kind) {
                  "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                  "models": {"type": "array", "items": {"type": "object"}}}}})";
       break;
+    case ToolKind::kScoreVariants:
+      props += kJobProperties;
+      props += R"(,
+        "scorers": {"type": "object",
+                    "description": "data.scorers: each scorer's model, package_digest, options."},
+        "results": {"type": "array", "items": {"type": "object"},
+                    "description": "data.results, the first 20 variants (results_total: all)."},
+        "results_total": {"type": "integer"})";
+      break;
     case ToolKind::kListContexts:
       props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                     "models": {"type": "array", "items": {"type": "object"},
@@ -263,6 +275,39 @@ std::string DefaultModelLine(const core::ModelCatalogue& catalogue, Task task) {
   return line + " list_models shows the others and their quality notes.";
 }
 
+// One scorer's model for the score_variants description: its id and its package's own
+// description (what it scores, its training data).
+std::string ScorerModelLine(const core::ModelCatalogue& catalogue, Task task) {
+  auto id = catalogue.DefaultModel(task);
+  if (!id) return "no model served right now (the scorer answers service_unavailable)";
+  std::string line = *id;
+  for (const auto& m : catalogue.Models(task)) {
+    if (m.id() == *id && !m.description().empty()) line += " (" + m.description() + ")";
+  }
+  return line;
+}
+
+std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
+  return "Scores up to " + std::to_string(core::kMaxSyncScoreVariants) +
+         " variants (\"chr20:5753600:A:G\" or {contig, position, ref, alt}; SNVs and indels up "
+         "to 50 bp) against the reference genome the service holds (GRCh37 chr20), REF checked. "
+         "scorers (each optional; none named: splice): splice {distance} SpliceAI delta scores "
+         "DS_AG/AL/DG/DL and positions, model " +
+         ScorerModelLine(catalogue, Task::kSplice) +
+         "; expression {contexts (ids such as E066, CURIEs such as UBERON:0002107 or free text; "
+         "list_contexts), window}: for each gene with a TSS within window bp, REF and ALT "
+         "log(TPM+1) and log2 fold change, model " +
+         ScorerModelLine(catalogue, Task::kExpression) +
+         "; chromatin {top}: the features with the largest |ALT - REF|, model " +
+         ScorerModelLine(catalogue, Task::kChromatin) +
+         "; promoter {distance}: the largest REF and ALT window score near the variant and the "
+         "delta, model " +
+         ScorerModelLine(catalogue, Task::kPromoter) +
+         ". A bad variant is an error in its own result. Returns each scorer's model and "
+         "package digest and the first 20 results; the full answer stays in the job "
+         "(full_result.job_url, or get_job).";
+}
+
 std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   constexpr std::string_view kResultNote =
       " Returns the summary, counts and the top 20 items; the full result stays in the job "
@@ -289,6 +334,8 @@ std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& to
              Bp(core::kFindGenesSyncLimitBp) +
              " it runs as a background job and returns its job_id (poll get_job)." +
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);
+    case ToolKind::kScoreVariants:
+      return ScoreVariantsDescription(catalogue);
     case ToolKind::kGetJob:
       return "Reads a job of yours (any job from the REST interface or a tool): while it runs, "
              "its progress; when done, the same summary a job tool returns; if it failed, the "
@@ -314,6 +361,8 @@ std::string Title(const ToolDef& tool) {
       return "Predict: " + std::string(TaskName(*tool.task));
     case ToolKind::kFindGenes:
       return "Find genes and predict their expression";
+    case ToolKind::kScoreVariants:
+      return "Score variants";
     case ToolKind::kGetJob:
       return "Get a job";
     case ToolKind::kListJobs:
@@ -335,6 +384,7 @@ const std::vector<ToolDef>& Tools() {
       t.push_back({"predict_" + std::string(TaskName(task)), ToolKind::kPredict, task});
     }
     t.push_back({"find_genes_and_predict_expression", ToolKind::kFindGenes, std::nullopt});
+    t.push_back({"score_variants", ToolKind::kScoreVariants, std::nullopt});
     t.push_back({"get_job", ToolKind::kGetJob, std::nullopt});
     t.push_back({"list_jobs", ToolKind::kListJobs, std::nullopt});
     t.push_back({"list_models", ToolKind::kListModels, std::nullopt});

@@ -1,4 +1,5 @@
-// The MCP tools: one per prediction task, the find-genes workflow, and the job and model reads.
+// The MCP tools: one per prediction task, the find-genes workflow, variant scoring, and the job
+// and model reads.
 // The variant workflow is not a tool (the contract says so: it takes an object in the caller's
 // storage, not a sequence, and is under development).
 //
@@ -18,7 +19,15 @@
 
 namespace dnaserve::gateway::mcp {
 
-enum class ToolKind { kPredict, kFindGenes, kGetJob, kListJobs, kListModels, kListContexts };
+enum class ToolKind {
+  kPredict,
+  kFindGenes,
+  kGetJob,
+  kListJobs,
+  kListModels,
+  kListContexts,
+  kScoreVariants,  // POST /v1/variants/score
+};
 
 struct ToolDef {
   std::string name;  // "predict_promoter", "find_genes_and_predict_expression", "get_job", ...

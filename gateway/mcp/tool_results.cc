@@ -237,6 +237,24 @@ std::string ErrorToolResult(const HttpResponse& response, const ResultStyle& sty
   return CallToolResult(sc, /*is_error=*/true, job_id, style);
 }
 
+namespace {
+
+// A variant score's scorers (models and digests) and its first kTopItems results as they are:
+// per-variant results are small, and an agent needs the numbers, not a ranking of them.
+void AddVariantScores(Value& sc, const Value& data, Allocator& a) {
+  CopyMember(sc, data, "scorers", a);
+  const Value* results = Member(data, "results");
+  if (results == nullptr || !results->IsArray()) return;
+  Value kept(rapidjson::kArrayType);
+  for (rapidjson::SizeType i = 0; i < results->Size() && i < kTopItems; ++i) {
+    kept.PushBack(Value((*results)[i], a), a);
+  }
+  sc.AddMember("results", kept, a);
+  sc.AddMember("results_total", static_cast<int64_t>(results->Size()), a);
+}
+
+}  // namespace
+
 std::string JobToolResult(const HttpResponse& response, const ResultStyle& style) {
   if (response.status >= 300) return ErrorToolResult(response, style);
   Document body;
@@ -277,6 +295,7 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   CopyMember(sc, *data, "prediction", a);
   CopyMember(sc, *data, "output", a);
   if (auto ranked = MainList(task, *data, a)) sc.AddMember("top_items", TopItems(*ranked, a), a);
+  if (task == "variant_score") AddVariantScores(sc, *data, a);
   sc.AddMember("full_result", FullResult(job_id, task, data, style, a), a);
   return CallToolResult(sc, false, job_id, style);
 }

@@ -156,8 +156,11 @@ class VariantScoreJob : public Job {
       return Unavailable("variant scoring needs a reference genome, and this runner holds none "
                          "(DNASERVE_GRCH37_FASTA with DNASERVE_GRCH37_CATALOGUE)");
     }
-    auto result = ScoreVariants(admitted_.input, admitted_.splice_model, references,
-                                *services_.catalogue, *services_.backend, context);
+    const GenomeAssets* grch37 = services_.variant->Genome(core::kGrch37);
+    ScoringServices scoring{&references,        services_.catalogue,
+                            services_.backend,  grch37 ? &grch37->catalogue : nullptr,
+                            services_.executor, services_.variant->score_concurrency()};
+    auto result = ScoreVariants(admitted_, scoring, context);
     if (!result.ok()) return result.status();
     JobOutput output;
     output.body = RenderVariantScoreJson(admitted_.input, *result,

@@ -1,8 +1,11 @@
 #include "runner/workflows/variant_score_response.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "core/render/json_writer.h"
+#include "runner/variant/annotation_engine.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -48,7 +51,138 @@ void WriteSplice(core::JsonWriter& w, const SpliceDelta& plus, const SpliceDelta
   w.EndObject();
 }
 
-void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s) {
+void WriteExpression(core::JsonWriter& w, const std::vector<ExpressionGene>& genes,
+                     const ExpressionScorerInfo& info) {
+  w.Key("expression");
+  w.StartArray();
+  for (const ExpressionGene& g : genes) {
+    w.StartObject();
+    w.Field("gene_symbol", g.site.gene_symbol);
+    w.Field("gene_id", g.site.gene_id);
+    w.Field("transcript_id", g.site.transcript_id);
+    w.Field("tss", g.site.tss + 1);
+    w.Field("strand", std::string(1, variant::StrandChar(g.site.strand)));
+    w.Field("tss_distance", g.tss_distance);
+    w.Key("contexts");
+    w.StartArray();
+    for (size_t c = 0; c < info.contexts.size(); ++c) {
+      const double ref = g.ref_log_tpm[c];
+      const double alt = g.alt_log_tpm[c];
+      w.StartObject();
+      w.Field("context", info.contexts[c].requested);
+      w.Field("ref_log_tpm", WorkflowPrecision(ref));
+      w.Field("alt_log_tpm", WorkflowPrecision(alt));
+      w.Field("ref_tpm", WorkflowPrecision(std::max(0.0, std::expm1(ref))));
+      w.Field("alt_tpm", WorkflowPrecision(std::max(0.0, std::expm1(alt))));
+      w.Field("log2_fold_change", WorkflowPrecision(variant::Log2FoldChange(alt, ref)));
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteChromatin(core::JsonWriter& w, const std::vector<ChromatinDelta>& features) {
+  w.Key("chromatin");
+  w.StartArray();
+  for (const ChromatinDelta& f : features) {
+    w.StartObject();
+    w.Field("index", static_cast<int64_t>(f.index));
+    w.Field("name", f.name);
+    w.Field("category", f.category);
+    w.Field("ref", RoundScore(f.ref));
+    w.Field("alt", RoundScore(f.alt));
+    w.Field("delta", RoundScore(f.alt - f.ref));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WritePromoter(core::JsonWriter& w, const PromoterDelta& p) {
+  w.Key("promoter");
+  w.StartObject();
+  w.Field("ref", RoundScore(p.ref));
+  w.Field("alt", RoundScore(p.alt));
+  w.Field("delta", RoundScore(p.alt - p.ref));
+  w.Field("ref_offset", p.ref_offset);
+  w.Field("alt_offset", p.alt_offset);
+  w.Field("windows", p.windows);
+  w.EndObject();
+}
+
+void WriteModel(core::JsonWriter& w, const ScorerModel& m) {
+  w.Field("model", m.model);
+  w.Field("package_digest", m.package_digest);
+  w.Field("window_bp", m.window_bp);
+}
+
+void WriteScorers(core::JsonWriter& w, const VariantScoreResult& result) {
+  w.Key("scorers");
+  w.StartObject();
+  if (result.splice) {
+    w.Key("splice");
+    w.StartObject();
+    w.Field("model", result.splice->model);
+    w.Field("package_digest", result.splice->package_digest);
+    w.Field("distance", result.splice->distance);
+    w.Field("flank_bp", result.splice->flank_bp);
+    w.Field("strands", "both");
+    w.EndObject();
+  }
+  if (result.expression) {
+    const ExpressionScorerInfo& e = *result.expression;
+    w.Key("expression");
+    w.StartObject();
+    WriteModel(w, e.model);
+    w.Field("window", e.window);
+    w.Field("gene_annotation_md5", e.catalogue_md5);
+    w.Field("fold_change", variant::kFoldChangeDefinition);
+    w.Key("contexts");
+    w.StartArray();
+    for (const ExpressionContext& c : e.contexts) {
+      w.StartObject();
+      w.Field("requested", c.requested);
+      w.Field("matched", c.matched);
+      if (c.matched) {
+        w.Field("id", c.id);
+        w.Field("name", c.name);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  if (result.chromatin) {
+    w.Key("chromatin");
+    w.StartObject();
+    WriteModel(w, result.chromatin->model);
+    w.Field("top", result.chromatin->top);
+    w.Field("features_total", result.chromatin->features_total);
+    w.EndObject();
+  }
+  if (result.promoter) {
+    w.Key("promoter");
+    w.StartObject();
+    WriteModel(w, result.promoter->model);
+    w.Field("distance", result.promoter->distance);
+    w.Field("step", result.promoter->step);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
+// The model meta names: the first scorer's, in the order splice, expression, chromatin,
+// promoter (data.scorers names every one).
+const ScorerModel* FirstOtherModel(const VariantScoreResult& result) {
+  if (result.expression) return &result.expression->model;
+  if (result.chromatin) return &result.chromatin->model;
+  if (result.promoter) return &result.promoter->model;
+  return nullptr;
+}
+
+void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
+                 const VariantScoreResult& result) {
   const core::RequestedVariant& v = s.variant;
   w.StartObject();
   w.Field("index", static_cast<int64_t>(index));
@@ -67,13 +201,22 @@ void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s) {
     w.Field("code", s.problem->code);
     w.Field("message", s.problem->message);
     w.EndObject();
-  } else if (s.splice_plus && s.splice_minus) {
-    WriteSplice(w, *s.splice_plus, *s.splice_minus);
+  } else {
+    if (s.splice_plus && s.splice_minus) WriteSplice(w, *s.splice_plus, *s.splice_minus);
+    if (s.expression && result.expression) WriteExpression(w, *s.expression, *result.expression);
+    if (s.chromatin) WriteChromatin(w, *s.chromatin);
+    if (s.promoter) WritePromoter(w, *s.promoter);
   }
   w.EndObject();
 }
 
 }  // namespace
+
+double WorkflowPrecision(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.5g", value == 0.0 ? 0.0 : value);
+  return std::strtod(text, nullptr);
+}
 
 double RoundScore(double value) {
   const double rounded = std::round(value * 1e4) / 1e4;
@@ -93,19 +236,7 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
   w.StartObject();
   w.Field("task", core::kVariantScoreTask);
   w.Field("assembly", assembly);
-  w.Key("scorers");
-  w.StartObject();
-  if (result.splice) {
-    w.Key("splice");
-    w.StartObject();
-    w.Field("model", result.splice->model);
-    w.Field("package_digest", result.splice->package_digest);
-    w.Field("distance", result.splice->distance);
-    w.Field("flank_bp", result.splice->flank_bp);
-    w.Field("strands", "both");
-    w.EndObject();
-  }
-  w.EndObject();
+  WriteScorers(w, result);
   w.Key("counts");
   w.StartObject();
   w.Field("variants", total);
@@ -114,7 +245,9 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
   w.EndObject();
   w.Key("results");
   w.StartArray();
-  for (size_t i = 0; i < result.variants.size(); ++i) WriteResult(w, i, result.variants[i]);
+  for (size_t i = 0; i < result.variants.size(); ++i) {
+    WriteResult(w, i, result.variants[i], result);
+  }
   w.EndArray();
   w.EndObject();
 
@@ -123,8 +256,11 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
   w.Field("job_id", ids.job_id);
   w.Field("request_id", ids.request_id);
   w.Field("task", core::kVariantScoreTask);
-  w.Field("model", result.splice ? result.splice->model : std::string());
-  w.Field("package_digest", result.splice ? result.splice->package_digest : std::string());
+  const ScorerModel* other = FirstOtherModel(result);
+  w.Field("model", result.splice ? result.splice->model : other ? other->model : std::string());
+  w.Field("package_digest", result.splice ? result.splice->package_digest
+                            : other       ? other->package_digest
+                                          : std::string());
   w.Field("cold_start", result.cold_start);
   w.Field("model_load_time_ms", result.model_load_time_ms);
   w.Field("inference_time_ms", result.inference_time_ms);

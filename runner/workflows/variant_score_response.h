@@ -9,8 +9,17 @@
 // each hold {acceptor_gain, acceptor_loss, donor_gain, donor_loss} as {score, position, ref,
 // alt} (ref and alt: the two scores at that position, SpliceAI's levels beside the delta).
 // Scores are rounded to 4 decimals.
-// meta: job_id, request_id, task, model, package_digest, cold_start, model_load_time_ms,
-// inference_time_ms, model_calls.
+// The other scorers, each when asked for: scorers.expression {model, package_digest, window_bp,
+// window, gene_annotation_md5, fold_change, contexts [{requested, matched, id, name}]} and per
+// result `expression`: [{gene_symbol, gene_id, transcript_id, tss (1-based), strand,
+// tss_distance, contexts [{context, ref_log_tpm, alt_log_tpm, ref_tpm, alt_tpm,
+// log2_fold_change}]}] at 5 significant digits (WorkflowPrecision); scorers.chromatin {model,
+// package_digest, window_bp, top, features_total} and `chromatin`: [{index, name, category,
+// ref, alt, delta}]; scorers.promoter {model, package_digest, window_bp, distance, step} and
+// `promoter`: {ref, alt, delta, ref_offset, alt_offset, windows}.
+// meta: job_id, request_id, task, model, package_digest (splice's, else the first other
+// scorer's), cold_start, model_load_time_ms, inference_time_ms, model_calls (every worker call;
+// the timings leave out the expression scorer's, which its scorer does not report).
 #pragma once
 
 #include <string>
@@ -26,5 +35,8 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
 
 // The published precision: round half away from zero to 4 decimals, -0 as 0.
 double RoundScore(double value);
+// The expression scorer's precision: 5 significant digits, the number the variant workflow
+// writes into GEX_ANN ("%.5g") read back, so both publish the same value for the same variant.
+double WorkflowPrecision(double value);
 
 }  // namespace dnaserve::runner

@@ -1,5 +1,6 @@
 #include "runner/workflows/variant_scoring.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <utility>
@@ -187,26 +188,89 @@ std::vector<ScoredVariant> CheckVariants(const std::vector<core::RequestedVarian
   return out;
 }
 
-StatusOr<VariantScoreResult> ScoreVariants(const core::ValidatedVariantScore& request,
-                                           const std::string& splice_model,
-                                           const ReferenceLookup& references,
-                                           const core::ModelCatalogue& catalogue,
-                                           core::InferenceBackend& backend,
+namespace {
+
+// The scorers asked for, ready: each model's digest and width, the expression contexts matched.
+Status PrepareScorers(const core::AdmittedVariantScore& admitted,
+                      const ScoringServices& services, ExpressionVariantScorer* expression,
+                      VariantScoreResult* result) {
+  const core::ValidatedVariantScore& request = admitted.input;
+  const core::ModelCatalogue& catalogue = *services.catalogue;
+  if (request.splice) {
+    auto scorer = SpliceScorer(admitted.splice_model, request.splice_distance, catalogue);
+    if (!scorer.ok()) return scorer.status();
+    result->splice = *scorer;
+  }
+  if (request.expression) {
+    auto info = expression->Prepare(admitted.expression_model, request.expression_contexts,
+                                    request.expression_window, services.tss);
+    if (!info.ok()) return info.status();
+    result->expression = *info;
+    result->model_calls += expression->calls();  // one per context, to learn what it names
+  }
+  if (request.chromatin) {
+    auto model = ScorerModelOf(Task::kChromatin, admitted.chromatin_model, catalogue);
+    if (!model.ok()) return model.status();
+    result->chromatin = ChromatinScorerInfo{*model, request.chromatin_top, 0};
+  }
+  if (request.promoter) {
+    auto model = ScorerModelOf(Task::kPromoter, admitted.promoter_model, catalogue);
+    if (!model.ok()) return model.status();
+    const int64_t step = std::max<int64_t>(1, model->window_bp / 2);  // half the model's width
+    result->promoter = PromoterScorerInfo{*model, request.promoter_distance, step};
+  }
+  return Status::Ok();
+}
+
+// Every scorer asked for on one checked variant.
+Status ScoreOne(ScoredVariant* scored, const ScoringServices& services,
+                ExpressionVariantScorer* expression, const core::JobContext& context,
+                VariantScoreResult* result) {
+  core::InferenceBackend& backend = *services.backend;
+  if (result->splice) {
+    DNASERVE_RETURN_IF_ERROR(
+        ScoreSplice(scored, *services.references, *result->splice, backend, context, result));
+  }
+  const VariantSite at{services.references->Find(scored->variant.assembly), &scored->variant};
+  ScorerCalls calls;
+  if (result->expression) {
+    auto genes = expression->Score(at, &calls);
+    if (!genes.ok()) return genes.status();
+    scored->expression = std::move(*genes);
+  }
+  if (result->chromatin) {
+    auto features = ScoreChromatin(at, &*result->chromatin, backend, context, &calls);
+    if (!features.ok()) return features.status();
+    scored->chromatin = std::move(*features);
+  }
+  if (result->promoter) {
+    auto promoter = ScorePromoter(at, *result->promoter, backend, context, &calls);
+    if (!promoter.ok()) return promoter.status();
+    scored->promoter = *promoter;
+  }
+  result->cold_start = result->cold_start || calls.cold_start;
+  result->model_load_time_ms += calls.model_load_time_ms;
+  result->inference_time_ms += calls.inference_time_ms;
+  result->model_calls += calls.model_calls;
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& admitted,
+                                           const ScoringServices& services,
                                            const core::JobContext& context) {
   VariantScoreResult result;
-  if (request.splice) {
-    auto scorer = SpliceScorer(splice_model, request.splice_distance, catalogue);
-    if (!scorer.ok()) return scorer.status();
-    result.splice = *scorer;
-  }
-  result.variants = CheckVariants(request.variants, references);
+  ExpressionVariantScorer expression(services.backend, services.catalogue, services.executor,
+                                     services.expression_concurrency, context.call);
+  DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
+  result.variants = CheckVariants(admitted.input.variants, *services.references);
   size_t done = 0;
   for (ScoredVariant& scored : result.variants) {
     ++done;
-    if (scored.problem || !result.splice) continue;
+    if (scored.problem) continue;
     if (context.Cancelled()) return Cancelled("the request was cancelled");
-    Status s = ScoreSplice(&scored, references, *result.splice, backend, context, &result);
-    if (!s.ok()) return s;
+    DNASERVE_RETURN_IF_ERROR(ScoreOne(&scored, services, &expression, context, &result));
     context.Progress(100.0 * static_cast<double>(done) /
                          static_cast<double>(result.variants.size()),
                      "scored " + std::to_string(done) + " of " +

@@ -25,10 +25,12 @@
 #include "common/status.h"
 #include "core/dispatch/inference_backend.h"
 #include "core/dispatch/model_catalogue.h"
+#include "core/admission/admission.h"
 #include "core/jobs/job.h"
 #include "core/validation/variant_score_request.h"
 #include "runner/genome/reference_genome.h"
 #include "runner/workflows/splice_delta.h"
+#include "runner/workflows/variant_scorers.h"
 
 namespace dnaserve::runner {
 
@@ -52,10 +54,16 @@ struct ScoredVariant {
   core::RequestedVariant variant;  // assembly and contig as the reference names them once found
   std::optional<core::VariantProblem> problem;
   std::optional<SpliceDelta> splice_plus, splice_minus;
+  std::optional<std::vector<ExpressionGene>> expression;  // set when the scorer ran
+  std::optional<std::vector<ChromatinDelta>> chromatin;
+  std::optional<PromoterDelta> promoter;
 };
 
 struct VariantScoreResult {
   std::optional<SpliceScorerInfo> splice;
+  std::optional<ExpressionScorerInfo> expression;  // set when asked for (likewise below)
+  std::optional<ChromatinScorerInfo> chromatin;
+  std::optional<PromoterScorerInfo> promoter;
   std::vector<ScoredVariant> variants;  // in request order
   bool cold_start = false;
   int64_t model_load_time_ms = 0;
@@ -70,13 +78,22 @@ struct VariantScoreResult {
 std::vector<ScoredVariant> CheckVariants(const std::vector<core::RequestedVariant>& requested,
                                          const ReferenceLookup& references);
 
-// Scores every variant without a problem. `splice_model` as resolved at admission; the
-// catalogue supplies its digest and flank.
-StatusOr<VariantScoreResult> ScoreVariants(const core::ValidatedVariantScore& request,
-                                           const std::string& splice_model,
-                                           const ReferenceLookup& references,
-                                           const core::ModelCatalogue& catalogue,
-                                           core::InferenceBackend& backend,
+// What scoring runs with on a runner.
+struct ScoringServices {
+  const ReferenceLookup* references = nullptr;
+  const core::ModelCatalogue* catalogue = nullptr;
+  core::InferenceBackend* backend = nullptr;
+  // The start-site catalogue of the assembly held (GRCh37); null: the expression scorer is
+  // unavailable.
+  const variant::TssCatalogue* tss = nullptr;
+  core::Executor* executor = nullptr;  // the expression scorer's concurrent calls (may be null)
+  int expression_concurrency = 1;
+};
+
+// Scores every variant without a problem with every scorer asked for. The models as resolved
+// at admission; the catalogue supplies their digests and widths.
+StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& admitted,
+                                           const ScoringServices& services,
                                            const core::JobContext& context);
 
 }  // namespace dnaserve::runner

@@ -10,8 +10,10 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -169,6 +171,9 @@ ScoreService* GetScoreService(std::string* skip) {
       reason = error;
       return nullptr;
     }
+    // Its gateway, runner and splice worker stopped at exit, before the integration service's
+    // (atexit runs in reverse order): left running, every test process would leave three.
+    std::atexit([] { delete instance; });
     return s.release();
   }();
   *skip = reason;
@@ -432,4 +437,383 @@ TEST_CASE("GET /v1/genomes lists what the runner holds, with lengths and MD5s", 
   REQUIRE(bases.ok());
   CHECK(std::string(chr20["md5"].GetString()) ==
         dnaserve::HexDigest(dnaserve::DigestAlgorithm::kMd5, *bases));
+}
+
+namespace {
+
+struct CatalogueSite {
+  std::string symbol, gene_id;
+  int64_t tss = 0;  // 1-based
+  char strand = '+';
+};
+
+std::vector<CatalogueSite> CatalogueSites(const ScoreService& s) {
+  std::vector<CatalogueSite> sites;
+  std::istringstream lines(ReadFile(s.built.catalogue));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::string contig, tss, strand, symbol, gene_id;
+    f >> contig >> tss >> strand >> symbol >> gene_id;
+    sites.push_back({symbol, gene_id, std::stoll(tss), strand[0]});
+  }
+  std::sort(sites.begin(), sites.end(),
+            [](const CatalogueSite& a, const CatalogueSite& b) { return a.tss < b.tss; });
+  return sites;
+}
+
+// The default model of `task`, as the models list publishes it.
+std::string DefaultModel(const ScoreService& s, const std::string& task) {
+  auto r = GatewayRequest("GET", s.base, "/v1/tasks/" + task + "/models",
+                          {"Authorization: Bearer " + s.svc->keys().alice});
+  REQUIRE(r.status == 200);
+  auto doc = ParseJson(r.body);
+  REQUIRE((*doc)["default_model"].IsString());
+  return (*doc)["default_model"].GetString();
+}
+
+// Waits until the gateway knows the models of every scorer's task (the fixture waits for
+// splice only): before that, admission answers 503 for the others.
+void WaitForRosters(const ScoreService& s) {
+  for (const char* task : {"expression", "chromatin", "promoter"}) {
+    for (int i = 0; i < 300; ++i) {
+      if (HttpRequest("GET", s.base + "/v1/tasks/" + task + "/models", {}, "").status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+std::string PredictBody(const std::string& sequence, const std::string& options) {
+  return "{\"sequence\": \"" + sequence + "\", \"options\": " + options + "}";
+}
+
+}  // namespace
+
+TEST_CASE("variant scoring: expression, chromatin and promoter, each naming its model",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  WaitForRosters(*s);
+  // A start site with no other within 10 kb, and an SNV 40 bp into its gene.
+  const std::vector<CatalogueSite> sites = CatalogueSites(*s);
+  const CatalogueSite* lonely = nullptr;
+  for (size_t i = 0; i < sites.size() && lonely == nullptr; ++i) {
+    bool alone = sites[i].tss > 20000;
+    for (size_t j = 0; j < sites.size(); ++j) {
+      if (j != i && std::llabs(sites[j].tss - sites[i].tss) < 10000) alone = false;
+    }
+    if (alone) lonely = &sites[i];
+  }
+  REQUIRE(lonely != nullptr);
+  const int64_t pos = lonely->strand == '+' ? lonely->tss + 40 : lonely->tss - 40;
+  const std::string ref = s->Base(pos);
+  const std::string snv = Snv(pos, ref, std::string(1, OtherBase(ref[0])));
+  // And one more than 4,599 bp (the default window) from every start site.
+  int64_t far = 0;
+  for (size_t i = 0; i + 1 < sites.size() && far == 0; ++i) {
+    if (sites[i + 1].tss - sites[i].tss > 30000 && sites[i].tss > 20000 &&
+        s->Base(sites[i].tss + 15000) != "N") {
+      far = sites[i].tss + 15000;
+    }
+  }
+  REQUIRE(far > 0);
+  const std::string far_snv = Snv(far, s->Base(far), std::string(1, OtherBase(s->Base(far)[0])));
+  const std::string scorers =
+      ", \"scorers\": {\"splice\": {}, \"expression\": {\"contexts\": [\"E066\", "
+      "\"UBERON:0002048\", \"brain\"]}, \"chromatin\": null, \"promoter\": {}}";
+  auto r = s->Post(Body({Quoted(snv), Quoted(far_snv), Quoted(Snv(pos, ref, ref)),
+                         Quoted("chr20:" + std::to_string(pos) + ":" +
+                                std::string(1, OtherBase(ref[0])) + ":" + ref)},
+                        scorers));
+  INFO(r.body.substr(0, 3000));
+  REQUIRE(r.status == 200);
+  auto doc = ParseJson(r.body);
+  const auto& data = (*doc)["data"];
+  const auto& results = data["results"];
+  REQUIRE(results.Size() == 4);
+
+  // Every scorer names the default model of its task and that package's digest.
+  std::set<std::string> digests;
+  for (const char* task : {"splice", "expression", "chromatin", "promoter"}) {
+    INFO(task);
+    REQUIRE(data["scorers"].HasMember(task));
+    CHECK(std::string(data["scorers"][task]["model"].GetString()) == DefaultModel(*s, task));
+    const std::string digest = data["scorers"][task]["package_digest"].GetString();
+    CHECK(digest.rfind("sha256:", 0) == 0);
+    CHECK(digest.size() == 7 + 64);
+    digests.insert(digest);
+  }
+  CHECK(digests.size() == 4);
+  // Per-variant errors stay per variant, whatever the scorers.
+  CHECK(std::string(results[2]["error"]["code"].GetString()) == "invalid_variant");
+  CHECK(std::string(results[3]["error"]["code"].GetString()) == "reference_mismatch");
+  CHECK_FALSE(results[3].HasMember("expression"));
+  CHECK(data["counts"]["scored"].GetInt64() == 2);
+
+  // expression: the contexts as the worker resolved them, the gene, REF and ALT levels.
+  const auto& contexts = data["scorers"]["expression"]["contexts"];
+  REQUIRE(contexts.Size() == 3);
+  CHECK(contexts[0]["matched"].GetBool());
+  CHECK(std::string(contexts[0]["id"].GetString()) == "E066");
+  CHECK(contexts[1]["matched"].GetBool());
+  CHECK(std::string(contexts[1]["id"].GetString()) == "E096");  // UBERON:0002048, lung
+  CHECK(data["scorers"]["expression"]["window"].GetInt64() == 4599);
+  const auto& genes = results[0]["expression"];
+  REQUIRE(genes.Size() == 1);
+  CHECK(std::string(genes[0]["gene_id"].GetString()) == lonely->gene_id);
+  CHECK(genes[0]["tss"].GetInt64() == lonely->tss);
+  CHECK(genes[0]["tss_distance"].GetInt64() == 40);
+  REQUIRE(genes[0]["contexts"].Size() == 3);
+  for (const auto& c : genes[0]["contexts"].GetArray()) {
+    const double ref_log = c["ref_log_tpm"].GetDouble();
+    const double alt_log = c["alt_log_tpm"].GetDouble();
+    CHECK(c["ref_tpm"].GetDouble() == Approx(std::max(0.0, std::expm1(ref_log))).epsilon(1e-3));
+    const double tpm_ref = std::max(0.0, std::expm1(ref_log));
+    const double tpm_alt = std::max(0.0, std::expm1(alt_log));
+    CHECK(c["log2_fold_change"].GetDouble() ==
+          Approx(std::log2((tpm_alt + 1) / (tpm_ref + 1))).margin(2e-4));
+  }
+  // The contexts are different model inputs: not all three REF levels are equal.
+  const auto& gc = genes[0]["contexts"];
+  CHECK_FALSE((gc[0]["ref_log_tpm"].GetDouble() == gc[1]["ref_log_tpm"].GetDouble() &&
+               gc[1]["ref_log_tpm"].GetDouble() == gc[2]["ref_log_tpm"].GetDouble()));
+  CHECK(results[1]["expression"].Size() == 0);  // no start site in the window
+
+  // chromatin: the top 10 of every feature, by |ALT - REF|; REF is what the chromatin task
+  // says of the same 1,000 bp window (the variant at its centre).
+  CHECK(data["scorers"]["chromatin"]["top"].GetInt64() == 10);
+  const int64_t features_total = data["scorers"]["chromatin"]["features_total"].GetInt64();
+  CHECK(features_total == 919);
+  const auto& features = results[0]["chromatin"];
+  REQUIRE(features.Size() == 10);
+  for (rapidjson::SizeType i = 0; i < features.Size(); ++i) {
+    const auto& f = features[i];
+    CHECK(f["delta"].GetDouble() ==
+          Approx(f["alt"].GetDouble() - f["ref"].GetDouble()).margin(2e-4));
+    if (i > 0) {
+      CHECK(std::fabs(features[i - 1]["delta"].GetDouble()) + 2e-4 >=
+            std::fabs(f["delta"].GetDouble()));
+    }
+  }
+  const int64_t width = data["scorers"]["chromatin"]["window_bp"].GetInt64();
+  auto window = s->reference->Fetch("20", pos - 1 - width / 2, pos - 1 + width / 2);
+  REQUIRE(window.ok());
+  auto chromatin = GatewayRequest(
+      "POST", s->base, "/v1/tasks/chromatin/predict",
+      {"Authorization: Bearer " + s->svc->keys().alice, "Content-Type: application/json"},
+      PredictBody(*window, "{\"threshold\": 0}"));
+  REQUIRE(chromatin.status == 200);
+  auto cdoc = ParseJson(chromatin.body);
+  std::map<int64_t, double> task_probability;
+  const auto& by_category = (*cdoc)["data"]["windows"][0]["features"];
+  for (auto m = by_category.MemberBegin(); m != by_category.MemberEnd(); ++m) {
+    for (const auto& f : m->value.GetArray()) {
+      task_probability[f["index"].GetInt64()] = f["probability"].GetDouble();
+    }
+  }
+  for (const auto& f : features.GetArray()) {
+    INFO(f["name"].GetString());
+    CHECK(f["ref"].GetDouble() == Approx(task_probability[f["index"].GetInt64()]).margin(1e-4));
+  }
+
+  // promoter: three windows (centres -1000, 0, +1000), the largest of each allele; the REF
+  // maximum is what the promoter task says of its window.
+  const auto& promoter = results[0]["promoter"];
+  CHECK(promoter["windows"].GetInt64() == 3);
+  CHECK(promoter["delta"].GetDouble() ==
+        Approx(promoter["alt"].GetDouble() - promoter["ref"].GetDouble()).margin(2e-4));
+  const int64_t pwidth = data["scorers"]["promoter"]["window_bp"].GetInt64();
+  CHECK(data["scorers"]["promoter"]["step"].GetInt64() == pwidth / 2);
+  const int64_t centre = pos - 1 + promoter["ref_offset"].GetInt64();
+  auto pwindow = s->reference->Fetch("20", centre - pwidth / 2, centre + pwidth / 2);
+  REQUIRE(pwindow.ok());
+  auto predicted = GatewayRequest(
+      "POST", s->base, "/v1/tasks/promoter/predict",
+      {"Authorization: Bearer " + s->svc->keys().alice, "Content-Type: application/json"},
+      PredictBody(*pwindow, "{}"));
+  REQUIRE(predicted.status == 200);
+  auto pdoc = ParseJson(predicted.body);
+  CHECK(promoter["ref"].GetDouble() ==
+        Approx((*pdoc)["data"]["window_details"][0]["score"].GetDouble()).margin(1e-4));
+
+  // Options: top and distance are applied.
+  auto small = s->Post(Body({Quoted(snv)}, ", \"scorers\": {\"chromatin\": {\"top\": 3}, "
+                                           "\"promoter\": {\"distance\": 0}}"));
+  REQUIRE(small.status == 200);
+  auto sdoc = ParseJson(small.body);
+  CHECK((*sdoc)["data"]["results"][0]["chromatin"].Size() == 3);
+  CHECK((*sdoc)["data"]["results"][0]["promoter"]["windows"].GetInt64() == 1);
+  CHECK_FALSE((*sdoc)["data"]["results"][0].HasMember("splice"));
+  CHECK_FALSE((*sdoc)["data"]["scorers"].HasMember("splice"));
+  CHECK(std::string((*sdoc)["meta"]["model"].GetString()) ==
+        (*sdoc)["data"]["scorers"]["chromatin"]["model"].GetString());
+  // The same variant's chromatin scores alone as among the others (by feature: two features
+  // with the same |delta| may come in either order once a float moves by an ulp).
+  const auto& alone = (*sdoc)["data"]["results"][0]["chromatin"][0];
+  bool found = false;
+  for (const auto& f : features.GetArray()) {
+    if (f["index"].GetInt64() != alone["index"].GetInt64()) continue;
+    found = true;
+    CHECK(f["delta"].GetDouble() == alone["delta"].GetDouble());
+    CHECK(f["ref"].GetDouble() == alone["ref"].GetDouble());
+  }
+  CHECK(found);
+}
+
+TEST_CASE("variant scoring: the other scorers' options are checked, and a scorer whose model "
+          "is not served is a clear error",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  const std::string v = Quoted("chr20:100000:A:G");
+  for (const std::string scorers :
+       {"{\"expression\": {}}", "{\"expression\": {\"contexts\": []}}",
+        "{\"chromatin\": {\"top\": 0}}", "{\"promoter\": {\"distance\": 10001}}",
+        "{\"promoter\": {\"window\": 5}}"}) {
+    auto r = s->Post(Body({v}, ", \"scorers\": " + scorers));
+    INFO(scorers << " -> " << r.body);
+    CHECK(r.status == 422);
+    CHECK(r.body.find("\"scorers\"") != std::string::npos);
+  }
+  // A gateway whose chromatin workers never answer: the chromatin scorer cannot run, the
+  // others still do.
+  std::string workers;
+  std::istringstream entries(s->svc->workers_spec());
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    if (entry.rfind("chromatin=", 0) == 0) entry = "chromatin=127.0.0.1:" + std::to_string(FreePort());
+    workers += (workers.empty() ? "" : ",") + entry;
+  }
+  GatewayLaunch launch = s->svc->AnotherGateway(s->dir + "/gateway-no-chromatin.log");
+  launch.redis_url = s->svc->redis_url() + "/2";
+  launch.workers = workers;
+  LaunchedGateway gateway;
+  gateway.Start(std::move(launch));
+  REQUIRE(gateway.WaitUntilListening(std::chrono::seconds(30)));
+  const std::string base = gateway.base_url();
+  for (int i = 0; i < 300; ++i) {
+    if (HttpRequest("GET", base + "/v1/tasks/promoter/models", {}, "").status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::vector<std::string> headers = {"Authorization: Bearer " + s->svc->keys().alice,
+                                            "Content-Type: application/json"};
+  auto refused = HttpRequest("POST", base + kPath, headers,
+                             Body({v}, ", \"scorers\": {\"chromatin\": {}}"), 60);
+  INFO(refused.body);
+  CHECK(refused.status == 503);
+  auto error = ParseJson(refused.body);
+  REQUIRE(error->HasMember("error"));
+  CHECK_THAT(std::string((*error)["error"]["message"].GetString()),
+             Catch::Contains("chromatin scorer"));
+  auto promoter = HttpRequest("POST", base + kPath, headers,
+                              Body({v}, ", \"scorers\": {\"promoter\": {}}"), 60);
+  CHECK(promoter.status == 200);
+}
+
+TEST_CASE("variant scoring: the Python SDK's score_variants and the MCP tool score_variants",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  WaitForRosters(*s);
+  const std::string snv = Snv(s->acceptor_g[0], "G", "C");
+  // The SDK from this checkout (its dependencies are Debian's), against this service.
+  const std::string script =
+      "import json, os\n"
+      "from dnaserve_client import Client, DnaserveError\n"
+      "c = Client(os.environ['DNASERVE_URL'], os.environ['DNASERVE_API_KEY'])\n"
+      "r = c.score_variants(['" + snv + "', 'chr20:1:A:*'], splice={'distance': 10},\n"
+      "                     expression=['E066'], chromatin={'top': 2}, promoter=True)\n"
+      "print(json.dumps({'data': r.data, 'model': r.model}))\n"
+      "try:\n"
+      "    c.score_variants(['" + snv + "'], chromatin={'top': 0})\n"
+      "except DnaserveError as e:\n"
+      "    print(json.dumps({'status': e.status, 'code': e.code}))\n";
+  const std::string path = s->dir + "/sdk_score.py";
+  std::ofstream(path) << script;
+  std::string out;
+  const int rc = RunCommand({"/usr/bin/python3", path}, &out,
+                            {{"PYTHONPATH", SourceDir() + "/clients/python"},
+                             {"DNASERVE_URL", s->base},
+                             {"DNASERVE_API_KEY", s->svc->keys().alice}});
+  INFO(out);
+  REQUIRE(rc == 0);
+  std::istringstream lines(out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  auto sdk = ParseJson(first);
+  const auto& data = (*sdk)["data"];
+  CHECK(data["scorers"]["splice"]["distance"].GetInt64() == 10);
+  CHECK(data["scorers"]["chromatin"]["top"].GetInt64() == 2);
+  CHECK(data["scorers"]["promoter"]["distance"].GetInt64() == 1000);
+  CHECK(std::string(data["scorers"]["expression"]["contexts"][0]["id"].GetString()) == "E066");
+  CHECK(data["results"][0]["chromatin"].Size() == 2);
+  CHECK(data["results"][0].HasMember("promoter"));
+  CHECK(data["results"][0].HasMember("expression"));
+  CHECK(std::string(data["results"][1]["error"]["code"].GetString()) == "unsupported_allele");
+  CHECK(std::string((*sdk)["model"].GetString()) == "splice-human");
+  auto refused = ParseJson(second);
+  CHECK((*refused)["status"].GetInt() == 422);
+  CHECK(std::string((*refused)["code"].GetString()) == "validation_failed");
+
+  // The CLI: a small VCF (a multi-allelic record is one variant per ALT) and one more variant.
+  const int64_t g = s->acceptor_g[0];
+  const std::string vcf_path = s->dir + "/small.vcf";
+  std::ofstream(vcf_path) << "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+                          << "20\t" << g << "\t.\tG\tC,T\t.\t.\t.\n";
+  const std::string cli_out = s->dir + "/cli-score.json";
+  std::string cli_log;
+  const int cli_rc = RunCommand(
+      {"/usr/bin/python3", "-c",
+       "import sys; from dnaserve_client.cli import main; sys.exit(main(sys.argv[1:]))",
+       "--url", s->base, "score-variants", "chr20:1:A:*", "--vcf", vcf_path, "--top", "1",
+       "--splice", "-o", cli_out},
+      &cli_log,
+      {{"PYTHONPATH", SourceDir() + "/clients/python"},
+       {"DNASERVE_API_KEY", s->svc->keys().alice}});
+  INFO(cli_log);
+  REQUIRE(cli_rc == 0);
+  auto cli = ParseJson(ReadFile(cli_out));
+  const auto& cli_results = (*cli)["data"]["results"];
+  REQUIRE(cli_results.Size() == 3);
+  CHECK(std::string(cli_results[0]["error"]["code"].GetString()) == "unsupported_allele");
+  CHECK(std::string(cli_results[1]["input"].GetString()) == "20:" + std::to_string(g) + ":G:C");
+  CHECK(cli_results[1]["splice"]["DS_AL"].GetDouble() > 0.3);
+  CHECK(cli_results[2]["chromatin"].Size() == 1);
+  CHECK(cli_log.find("1 of 3 variants were not scored") != std::string::npos);
+
+  // MCP: one stateless tools/call.
+  const std::vector<std::string> headers = {
+      "Authorization: Bearer " + s->svc->keys().alice, "Content-Type: application/json",
+      "Accept: application/json, text/event-stream", "MCP-Protocol-Version: 2025-06-18"};
+  auto call = HttpRequest(
+      "POST", s->base + "/mcp", headers,
+      "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/call\", \"params\": {\"name\": "
+      "\"score_variants\", \"arguments\": {\"variants\": [\"" + snv + "\"], \"scorers\": "
+      "{\"splice\": {}, \"chromatin\": {\"top\": 1}}}}}",
+      120);
+  INFO(call.body.substr(0, 2000));
+  REQUIRE(call.status == 200);
+  auto rpc = ParseJson(call.body);
+  const auto& result = (*rpc)["result"];
+  CHECK_FALSE(result["isError"].GetBool());
+  const auto& sc = result["structuredContent"];
+  CHECK(std::string(sc["status"].GetString()) == "completed");
+  CHECK(std::string(sc["task"].GetString()) == "variant_score");
+  CHECK(sc["results_total"].GetInt64() == 1);
+  CHECK(sc["results"][0]["splice"]["DS_AL"].IsNumber());
+  CHECK(sc["results"][0]["chromatin"].Size() == 1);
+  CHECK(std::string(sc["scorers"]["chromatin"]["package_digest"].GetString()).rfind("sha256:", 0) ==
+        0);
+  // The tool's description names each scorer's model, from the packages the workers report.
+  auto list = HttpRequest("POST", s->base + "/mcp", headers,
+                          "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/list\"}", 30);
+  REQUIRE(list.status == 200);
+  auto tools = ParseJson(list.body);
+  std::string description;
+  for (const auto& t : (*tools)["result"]["tools"].GetArray()) {
+    if (std::string(t["name"].GetString()) == "score_variants") {
+      description = t["description"].GetString();
+      CHECK(t["inputSchema"]["properties"].HasMember("scorers"));
+    }
+  }
+  for (const char* task : {"splice", "expression", "chromatin", "promoter"}) {
+    CHECK_THAT(description, Catch::Contains(DefaultModel(*s, task)));
+  }
 }

@@ -45,6 +45,7 @@ from .config import ConfigError, load_settings
 from .errors import DnaserveError
 from .fasta import FastaRecord, read_fasta
 from .plot_cli import add_plot_command, needs_service
+from .score_cli import ScoreUsageError, add_score_variants_command, run_score_variants
 from .results import JobProgress, Result
 from .tracks import Placement, mark_cut_transcripts, merge, parse_region, place
 
@@ -179,6 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(handler=cmd_variant)
 
+    add_score_variants_command(sub, cmd_score_variants)
+
     p = sub.add_parser("jobs", help="your recent jobs")
     p.add_argument("--limit", type=int, default=50)
     p.set_defaults(handler=cmd_jobs)
@@ -309,6 +312,14 @@ def cmd_variant(client: Client, args) -> int:
     else:
         _print_json({"job_id": outcome.job_id, "status": outcome.status,
                      "result": outcome.result_path})
+    return EXIT_OK
+
+
+def cmd_score_variants(client: Client, args) -> int:
+    try:
+        run_score_variants(client, args, _write_output)
+    except ScoreUsageError as e:
+        raise UsageError(str(e))
     return EXIT_OK
 
 

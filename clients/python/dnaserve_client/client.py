@@ -33,6 +33,8 @@ TEXT_FORMATS = {
 }
 FIND_GENES_PATH = "/v1/workflows/find-genes-and-predict-expression"
 VARIANT_PATH = "/v1/workflows/genomic-variant-interpretation"
+SCORE_VARIANTS_PATH = "/v1/variants/score"
+SCORERS = ("splice", "expression", "chromatin", "promoter")
 
 ProgressCallback = Callable[[JobProgress], None]
 
@@ -345,6 +347,38 @@ class Client:
             body["client_ref"] = client_ref
         job = self.submit("variant", body=body)
         return self.wait(job, progress=progress) if wait else job
+
+    def score_variants(self, variants: list, *, splice: Union[None, bool, dict] = None,
+                       expression: Union[None, list, dict] = None,
+                       chromatin: Union[None, bool, dict] = None,
+                       promoter: Union[None, bool, dict] = None,
+                       assembly: Optional[str] = None) -> Result:
+        """POST /v1/variants/score (synchronous, up to 100 variants): each variant a string
+        "chr20:5753600:A:G" or a dict {contig, position, ref, alt[, assembly]}. Each scorer is
+        None (not run), True (its defaults) or a dict of its options; `expression` may also be
+        the list of contexts (ids, CURIEs or free text). With no scorer named the service runs
+        splice. A variant's own problem is an `error` in its result, not an exception; a scorer
+        whose model is not served raises (service_unavailable)."""
+        scorers: Dict[str, Any] = {}
+        for name, value in (("splice", splice), ("expression", expression),
+                            ("chromatin", chromatin), ("promoter", promoter)):
+            if value is None or value is False:
+                continue
+            if value is True:
+                scorers[name] = {}
+            elif name == "expression" and isinstance(value, (list, tuple)):
+                scorers[name] = {"contexts": list(value)}
+            elif isinstance(value, dict):
+                scorers[name] = dict(value)
+            else:
+                raise ValueError(f"{name}: None, True or a dict of options"
+                                 + (" (or the list of contexts)" if name == "expression" else ""))
+        body: Dict[str, Any] = {"variants": list(variants)}
+        if scorers:
+            body["scorers"] = scorers
+        if assembly is not None:
+            body["assembly"] = assembly
+        return Result.from_body(*self._post_json(SCORE_VARIANTS_PATH, body))
 
 
 def connection_error(base_url: str, exc: requests.RequestException) -> DnaserveError:

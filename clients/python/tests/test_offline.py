@@ -206,3 +206,54 @@ def test_waiting_on_a_finished_job_draws_no_progress_bar(capsys):
     client.job = lambda job_id: next(polls)
     assert client.wait("0f8fad5b-d9cb-469f-a165-70867728950e", progress=True) is done
     assert "job 0f8fad5b" in capsys.readouterr().err
+
+
+# ---- score-variants: the variants and options are checked before anything is sent -----------
+def vcf(tmp_path, records, name="small.vcf.gz"):
+    text = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n" + "".join(
+        f"20\t{pos}\t.\t{ref}\t{alt}\t.\t.\t.\n" for pos, ref, alt in records)
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    return str(path)
+
+
+def test_score_variants_reads_each_alt_of_a_plain_or_gzip_vcf(tmp_path):
+    from dnaserve_client.score_cli import read_vcf_variants
+    records = [(68391, "T", "C,G"), (25999467, "G", "<DEL>")]
+    for name in ("small.vcf.gz", "small.vcf"):
+        assert read_vcf_variants(vcf(tmp_path, records, name)) == [
+            "20:68391:T:C", "20:68391:T:G", "20:25999467:G:<DEL>"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "name variants"),
+    (["chr20:1:A:G", "--expression-window", "100"], "--expression-window needs"),
+    (["--vcf", "/nonexistent.vcf"], "no such file"),
+])
+def test_score_variants_usage_errors_are_local(argv, message, capsys):
+    code, err = run_cli(["score-variants"] + argv, capsys)
+    assert code == EXIT_USAGE
+    assert message in err
+
+
+def test_score_variants_refuses_more_than_100_variants_at_once(tmp_path, capsys):
+    path = vcf(tmp_path, [(1000 + i, "A", "G,T") for i in range(51)])  # 102 ALTs
+    code, err = run_cli(["score-variants", "--vcf", path], capsys)
+    assert code == EXIT_USAGE
+    assert "more than 100 variants" in err
+    hundred = vcf(tmp_path, [(1000 + i, "A", "G,T") for i in range(50)], "hundred.vcf")
+    code, err = run_cli(["score-variants", "--vcf", hundred, "--chromatin"], capsys)
+    assert code == EXIT_UNREACHABLE  # 100 pass the local checks and are sent
+
+
+def test_score_variants_options_name_the_scorers():
+    from dnaserve_client.cli import build_parser
+    from dnaserve_client.score_cli import scorer_arguments
+    args = build_parser().parse_args(["score-variants", "chr20:1:A:G", "--context", "E066",
+                                      "--context", "liver", "--expression-window", "300",
+                                      "--top", "3", "--promoter", "--splice-distance", "10"])
+    assert scorer_arguments(args) == {
+        "splice": {"distance": 10}, "expression": {"contexts": ["E066", "liver"], "window": 300},
+        "chromatin": {"top": 3}, "promoter": {}}
+    bare = build_parser().parse_args(["score-variants", "chr20:1:A:G"])
+    assert scorer_arguments(bare) == {}  # the service's default: splice

@@ -118,8 +118,8 @@ CATCH_TEST_CASE("what refuses the whole request: 422 with the place", "[variants
   std::string many = "{\"variants\": [";
   for (int i = 0; i < 101; ++i) many += (i ? "," : "") + std::string("\"chr20:5:A:G\"");
   CATCH_CHECK(RefusedAt(many + "]}") == "body.variants");
-  CATCH_CHECK(RefusedAt(R"({"variants": ["chr20:5:A:G"], "scorers": {"expression": {}}})") ==
-              "body.scorers.expression");
+  CATCH_CHECK(RefusedAt(R"({"variants": ["chr20:5:A:G"], "scorers": {"enhancer": {}}})") ==
+              "body.scorers.enhancer");
   CATCH_CHECK(RefusedAt(R"({"variants": ["chr20:5:A:G"], "scorers": {}})") == "body.scorers");
   CATCH_CHECK(RefusedAt(R"({"variants": ["chr20:5:A:G"], "scorers": ["splice"]})") ==
               "body.scorers");
@@ -163,4 +163,82 @@ CATCH_TEST_CASE("the queued command carries every variant, its problem and the s
   CATCH_CHECK(back.input.splice);
   CATCH_CHECK(back.input.splice_distance == 7);
   CATCH_CHECK(back.splice_model == "splice-human");
+}
+
+CATCH_TEST_CASE("the other scorers: their options, defaults and bounds", "[variants]") {
+  const std::string v = R"({"variants": ["chr20:5:A:G"], "scorers": )";
+  auto all = Valid(v + R"({"expression": {"contexts": ["E066", "UBERON:0002107", "liver"]},
+                           "chromatin": null, "promoter": {}}})");
+  CATCH_CHECK_FALSE(all.splice);
+  CATCH_CHECK(all.expression);
+  CATCH_CHECK(all.expression_contexts ==
+              std::vector<std::string>{"E066", "UBERON:0002107", "liver"});
+  CATCH_CHECK(all.expression_window == kDefaultExpressionWindow);
+  CATCH_CHECK(all.chromatin);
+  CATCH_CHECK(all.chromatin_top == 10);
+  CATCH_CHECK(all.promoter);
+  CATCH_CHECK(all.promoter_distance == 1000);
+  auto set = Valid(v + R"({"expression": {"contexts": ["x"], "window": 100000},
+                           "chromatin": {"top": 1000}, "promoter": {"distance": 0}}})");
+  CATCH_CHECK(set.expression_window == 100000);
+  CATCH_CHECK(set.chromatin_top == 1000);
+  CATCH_CHECK(set.promoter_distance == 0);
+
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {}}})") == "body.scorers.expression.contexts");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": null}})") == "body.scorers.expression");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": []}}})") ==
+              "body.scorers.expression.contexts");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": "liver"}}})") ==
+              "body.scorers.expression.contexts");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": ["liver", ""]}}})") ==
+              "body.scorers.expression.contexts.1");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": ["liver", 3]}}})") ==
+              "body.scorers.expression.contexts.1");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": ["a"], "window": 100001}}})") ==
+              "body.scorers.expression.window");
+  std::string seventeen = R"({"expression": {"contexts": [)";
+  for (int i = 0; i < 17; ++i) seventeen += (i ? "," : "") + std::string("\"E066\"");
+  CATCH_CHECK(RefusedAt(v + seventeen + "]}}}") == "body.scorers.expression.contexts");
+  CATCH_CHECK(RefusedAt(v + R"({"expression": {"contexts": ["a"], "tissues": ["b"]}}})") ==
+              "body.scorers.expression.tissues");
+  CATCH_CHECK(RefusedAt(v + R"({"chromatin": {"top": 0}}})") == "body.scorers.chromatin.top");
+  CATCH_CHECK(RefusedAt(v + R"({"chromatin": {"top": 1001}}})") == "body.scorers.chromatin.top");
+  CATCH_CHECK(RefusedAt(v + R"({"chromatin": {"top": true}}})") == "body.scorers.chromatin.top");
+  CATCH_CHECK(RefusedAt(v + R"({"chromatin": {"distance": 5}}})") ==
+              "body.scorers.chromatin.distance");
+  CATCH_CHECK(RefusedAt(v + R"({"promoter": {"distance": 10001}}})") ==
+              "body.scorers.promoter.distance");
+  CATCH_CHECK(RefusedAt(v + R"({"promoter": {"distance": -1}}})") ==
+              "body.scorers.promoter.distance");
+  CATCH_CHECK(RefusedAt(v + R"({"promoter": 5}})") == "body.scorers.promoter");
+}
+
+CATCH_TEST_CASE("the other scorers travel in the command, which then needs entry version 4",
+                "[variants]") {
+  auto splice_only = Valid(R"({"variants": ["chr20:5:A:G"]})");
+  CATCH_CHECK(VariantScoreEntryVersion(AdmittedVariantScore{splice_only, "splice-human"}) == 3);
+  auto v = Valid(R"({"variants": ["chr20:5:A:G"], "scorers": {
+      "expression": {"contexts": ["E066", "brain"], "window": 300},
+      "chromatin": {"top": 3}, "promoter": {"distance": 2000}}})");
+  AdmittedVariantScore admitted{v, "", "expression-human", "chromatin-human", "promoter-human"};
+  CATCH_CHECK(VariantScoreEntryVersion(admitted) == 4);
+  jobs::v1::JobCommand read;
+  CATCH_REQUIRE(read.ParseFromString(VariantScoreCommandFor(admitted).SerializeAsString()));
+  auto back = VariantScoreFromCommand(read.variant_score());
+  CATCH_CHECK_FALSE(back.input.splice);
+  CATCH_CHECK(back.input.expression);
+  CATCH_CHECK(back.input.expression_contexts == std::vector<std::string>{"E066", "brain"});
+  CATCH_CHECK(back.input.expression_window == 300);
+  CATCH_CHECK(back.expression_model == "expression-human");
+  CATCH_CHECK(back.input.chromatin);
+  CATCH_CHECK(back.input.chromatin_top == 3);
+  CATCH_CHECK(back.chromatin_model == "chromatin-human");
+  CATCH_CHECK(back.input.promoter);
+  CATCH_CHECK(back.input.promoter_distance == 2000);
+  CATCH_CHECK(back.promoter_model == "promoter-human");
+  for (const char* one : {R"({"chromatin": {}})", R"({"promoter": {}})",
+                          R"({"expression": {"contexts": ["x"]}})"}) {
+    auto single = Valid(std::string(R"({"variants": ["chr20:5:A:G"], "scorers": )") + one + "}");
+    CATCH_CHECK(VariantScoreEntryVersion(AdmittedVariantScore{single, ""}) == 4);
+  }
 }

@@ -161,7 +161,7 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
   CHECK(names == std::vector<std::string>{"predict_promoter", "predict_splice", "predict_enhancer",
                                           "predict_chromatin", "predict_annotation",
                                           "predict_expression", "find_genes_and_predict_expression",
-                                          "get_job", "list_jobs", "list_models",
+                                          "score_variants", "get_job", "list_jobs", "list_models",
                                           "list_contexts"});
   CHECK(FindTool("genomic_variant_interpretation") == nullptr);
 }
@@ -180,6 +180,12 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
   CHECK(text.find("site_types") != std::string::npos);
   auto fg = Parse(InputSchemaJson(catalogue, *FindTool("find_genes_and_predict_expression")));
   CHECK(fg["properties"]["sequence"]["minLength"].GetInt() == 1000);
+  // score_variants takes the REST request as it is: variants and each scorer's options.
+  auto score = Parse(InputSchemaJson(catalogue, *FindTool("score_variants")));
+  CHECK(score["properties"]["variants"]["maxItems"].GetInt() == 100);
+  CHECK(score["properties"]["scorers"]["properties"].HasMember("expression"));
+  CHECK(score["properties"]["scorers"]["properties"]["chromatin"]["properties"]["top"]["default"]
+            .GetInt() == 10);
   auto jobs = Parse(InputSchemaJson(catalogue, *FindTool("list_jobs")));
   CHECK(jobs["properties"]["limit"]["maximum"].GetInt() == 500);
   auto models = Parse(InputSchemaJson(catalogue, *FindTool("list_models")));

@@ -527,9 +527,15 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   QueuedJob score = h.Accept("alice", 300);
   score.kind = std::string(kVariantScoreKind);
   REQUIRE(h.queue.Enqueue(score).ok());
+  // A variant score whose command names another scorer than splice needs a reader of format 4
+  // (core/admission VariantScoreEntryVersion says so for the command).
+  QueuedJob scorers = h.Accept("alice", 300);
+  scorers.kind = std::string(kVariantScoreKind);
+  scorers.command_version = 4;
+  REQUIRE(h.queue.Enqueue(scorers).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 2);
+  REQUIRE(entries->elements.size() == 3);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -537,9 +543,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3"});
-  CHECK(kQueueFormatVersion == 3);
-  for (int64_t expected : {2, 3}) {
+  CHECK(versions == std::vector<std::string>{"2", "3", "4"});
+  CHECK(kQueueFormatVersion == 4);
+  for (int64_t expected : {2, 3, 4}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
