@@ -18,6 +18,11 @@ struct BatchingConfig {
   int64_t max_queue_bases = 1048576;  // admitted requests' seats per model; then 503 + Retry-After
   int max_wait_us = 0;                // how long a pass below budget waits for company
   int executors = 0;                  // passes running at once per model; 0 = CPUs / torch threads
+  // Rows of every forward pass (worker/batching/fixed_rows_model.h): a prediction's numbers are
+  // then the same alone or batched with any others, and a long request's calls queue in pieces
+  // of these rows (fairness). 0 = passes of any size (results may differ in the last bits).
+  int64_t rows_per_pass = kDefaultRowsPerPass;
+  static constexpr int64_t kDefaultRowsPerPass = 1;
 };
 
 struct WorkerConfig {
