@@ -88,6 +88,10 @@ std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
 
 }  // namespace
 
+int64_t DefaultRowsPerPass(Task task) {
+  return task == Task::kSplice || task == Task::kExpression ? 1 : 2;
+}
+
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
@@ -113,6 +117,7 @@ int RunWorkerServer(const WorkerConfig& config) {
   SetTorchThreads(config.torch_threads);
   BatchingConfig batching = config.batching;
   if (batching.executors <= 0) batching.executors = AutoExecutors();
+  if (batching.rows_per_pass < 0) batching.rows_per_pass = DefaultRowsPerPass(config.task);
   metrics::Registry metrics_registry;
   metrics::AddBuildInfo(&metrics_registry);
   WorkerMetrics metrics(&metrics_registry, std::string(TaskName(config.task)));

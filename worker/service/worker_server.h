@@ -20,9 +20,10 @@ struct BatchingConfig {
   int executors = 0;                  // passes running at once per model; 0 = CPUs / torch threads
   // Rows of every forward pass (worker/batching/fixed_rows_model.h): a prediction's numbers are
   // then the same alone or batched with any others, and a long request's calls queue in pieces
-  // of these rows (fairness). 0 = passes of any size (results may differ in the last bits).
-  int64_t rows_per_pass = kDefaultRowsPerPass;
-  static constexpr int64_t kDefaultRowsPerPass = 1;
+  // of these rows (fairness). 0 = passes of any size (results may differ in the last bits);
+  // kRowsPerPassByTask = DefaultRowsPerPass(task).
+  int64_t rows_per_pass = kRowsPerPassByTask;
+  static constexpr int64_t kRowsPerPassByTask = -1;
 };
 
 struct WorkerConfig {
@@ -39,6 +40,12 @@ struct WorkerConfig {
   int max_connection_age_seconds = 0;
   BatchingConfig batching;
 };
+
+// The rows per pass a worker of `task` uses unless told otherwise: 1 where the task's runner
+// calls the model one window at a time (splice, expression), so a lone request never computes
+// filler rows; 2 elsewhere, the cheapest rows per window on CPU for the bundled packages
+// (BENCHMARKS.md, "Deterministic, length-aware batching").
+int64_t DefaultRowsPerPass(Task task);
 
 // Blocks until a termination signal has been handled; returns the process exit code
 // (0 after a clean shutdown, 1 when the server could not start).
