@@ -89,7 +89,7 @@ std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
 }  // namespace
 
 int64_t DefaultRowsPerPass(Task task) {
-  return task == Task::kSplice || task == Task::kExpression ? 1 : 2;
+  return task == Task::kSplice || task == Task::kExpression ? 1 : 4;
 }
 
 int RunWorkerServer(const WorkerConfig& config) {

@@ -43,7 +43,8 @@ struct WorkerConfig {
 
 // The rows per pass a worker of `task` uses unless told otherwise: 1 where the task's runner
 // calls the model one window at a time (splice, expression), so a lone request never computes
-// filler rows; 2 elsewhere, the cheapest rows per window on CPU for the bundled packages
+// filler rows; 4 elsewhere: on CPU the bundled packages cost least per window at 2-4 rows, and
+// passes of 1 or 2 rows made a lone 10 kb chromatin request up to twice as slow as passes of 16
 // (BENCHMARKS.md, "Deterministic, length-aware batching").
 int64_t DefaultRowsPerPass(Task task);
 
