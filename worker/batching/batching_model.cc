@@ -17,6 +17,16 @@ constexpr int64_t kOverloadedRetryAfterSeconds = 1;
 // (tens of ms and up) and cheap: the check is an atomic read in gRPC.
 constexpr auto kCancelPollInterval = std::chrono::milliseconds(10);
 
+// The inputs cut into pieces of at most `piece_rows` rows, in order.
+std::vector<std::vector<IdTensor>> Pieces(const std::vector<IdTensor>& inputs, int64_t rows,
+                                          int64_t piece_rows) {
+  std::vector<std::vector<IdTensor>> pieces;
+  for (int64_t first = 0; first < rows; first += piece_rows) {
+    pieces.push_back(SliceRows(inputs, first, std::min(piece_rows, rows - first)));
+  }
+  return pieces;
+}
+
 }  // namespace
 
 struct BatchingModel::Call {
@@ -134,13 +144,10 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
     rows = inputs[0].shape[0];
   }
   const int64_t bases_per_row = std::max<int64_t>(1, options_.bases_per_row);
-  // The call's pieces (one, the call itself, unless it is longer than max_call_rows).
+  // The call's pieces: one, the call itself, unless it is longer than max_call_rows.
   std::vector<std::vector<IdTensor>> piece_inputs;
   if (options_.max_call_rows > 0 && signature.mergeable && rows > options_.max_call_rows) {
-    for (int64_t first = 0; first < rows; first += options_.max_call_rows) {
-      piece_inputs.push_back(
-          SliceRows(inputs, first, std::min(options_.max_call_rows, rows - first)));
-    }
+    piece_inputs = Pieces(inputs, rows, options_.max_call_rows);
   }
   std::vector<Call> calls(piece_inputs.empty() ? 1 : piece_inputs.size());
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -231,11 +238,15 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
   }
   if (withdrawn) return ForwardCancelledStatus();
   if (calls.size() == 1) return std::move(*calls[0].result);
+  return JoinPieces(calls);
+}
+
+StatusOr<std::vector<FloatTensor>> BatchingModel::JoinPieces(std::vector<Call>& pieces) const {
   std::vector<FloatTensor> outputs;
-  for (Call& call : calls) {
-    if (!call.result->ok()) return call.result->status();
+  for (Call& piece : pieces) {
+    if (!piece.result->ok()) return piece.result->status();
     if (Status appended =
-            AppendRows(std::move(*call.result).value(), call.rows, call.rows, &outputs);
+            AppendRows(std::move(*piece.result).value(), piece.rows, piece.rows, &outputs);
         !appended.ok()) {
       return Internal("model '" + options_.model_id + "': " + appended.message());
     }

@@ -113,6 +113,8 @@ class BatchingModel final : public Model {
   // pass whenever this call heads the queue and a slot is free.
   StatusOr<std::vector<FloatTensor>> Submit(const std::vector<IdTensor>& inputs,
                                             const CancelCheck& cancelled, Seat* seat);
+  // The outputs of a call's pieces, all done, joined back into the call's rows in order.
+  StatusOr<std::vector<FloatTensor>> JoinPieces(std::vector<Call>& pieces) const;
   // REQUIRES mu_ held, queue non-empty. The call the next pass is built around: the oldest, or
   // with max_call_rows the one whose request has had the fewest rows queued before it.
   Call* Head() const;
