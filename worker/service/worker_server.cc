@@ -15,6 +15,7 @@
 #include "common/observability/admin_server.h"
 #include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
+#include "worker/batching/fixed_rows_model.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/host_memory.h"
 #include "worker/models/model_registry.h"
@@ -43,11 +44,23 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
   metrics->ModelLoaded(
       manifest.id, model.ok(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  if (!model.ok() || !batching.enabled) return model;
+  if (!model.ok()) return model;
+  if (batching.rows_per_pass > 0) {
+    model = std::shared_ptr<Model>(
+        std::make_shared<FixedRowsModel>(std::move(model).value(), batching.rows_per_pass));
+  }
+  if (!batching.enabled) return model;
   BatchingOptions options;
   options.model_id = manifest.id;
   options.bases_per_row = manifest.context_window_bp;
   options.max_batch_bases = batching.max_batch_bases;
+  if (batching.rows_per_pass > 0) {
+    // A pass is one forward of the fixed shape: stacking more would only make the calls in it
+    // wait for each other, and long calls queue in pieces of it.
+    options.max_batch_bases =
+        batching.rows_per_pass * std::max<int64_t>(1, manifest.context_window_bp);
+    options.max_call_rows = batching.rows_per_pass;
+  }
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
   options.max_passes = batching.executors;
@@ -75,6 +88,10 @@ std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
 
 }  // namespace
 
+int64_t DefaultRowsPerPass(Task task) {
+  return task == Task::kSplice || task == Task::kExpression ? 1 : 4;
+}
+
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
@@ -100,6 +117,7 @@ int RunWorkerServer(const WorkerConfig& config) {
   SetTorchThreads(config.torch_threads);
   BatchingConfig batching = config.batching;
   if (batching.executors <= 0) batching.executors = AutoExecutors();
+  if (batching.rows_per_pass < 0) batching.rows_per_pass = DefaultRowsPerPass(config.task);
   metrics::Registry metrics_registry;
   metrics::AddBuildInfo(&metrics_registry);
   WorkerMetrics metrics(&metrics_registry, std::string(TaskName(config.task)));
@@ -157,6 +175,7 @@ int RunWorkerServer(const WorkerConfig& config) {
                                  {"batch_max_bases", batching.max_batch_bases},
                                  {"batch_max_wait_us", batching.max_wait_us},
                                  {"batch_executors", batching.executors},
+                                 {"batch_rows_per_pass", batching.rows_per_pass},
                                  {"queue_max_bases", batching.max_queue_bases},
                                  {"malloc_policy", malloc_policy.applied},
                                  {"malloc_arenas", malloc_policy.max_arenas}});
