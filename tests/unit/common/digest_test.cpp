@@ -35,7 +35,7 @@ TEST_CASE("an incremental digest equals the one-shot digest whatever the split",
               "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
-TEST_CASE("a file fed in chunks hashes as its whole contents; a missing file is an error",
+TEST_CASE("a file fed in chunks hashes as its whole contents, and a missing file is an error",
                 "[digest]") {
   const std::string dir = testing::MakeTempDir("dnaserve-digest");
   // Larger than one read chunk (1 MiB) and not a multiple of it.
