@@ -127,8 +127,10 @@ Status QueueError(const char* op, const Status& status) {
 }  // namespace
 
 int64_t EntryFormatVersion(const QueuedJob& job) {
-  // Version 2 readers run every kind but variant scoring; writing their entries as 3 would
-  // leave them all unrun while old runners are still the only ones reading.
+  // Version 2 readers run every kind but variant scoring and intervals, version 3 readers every
+  // kind but intervals; writing their entries newer would leave them unrun while old runners
+  // are still the only ones reading.
+  if (job.kind == kIntervalKind) return 4;
   return job.kind == kVariantScoreKind ? 3 : 2;
 }
 

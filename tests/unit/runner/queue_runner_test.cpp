@@ -527,9 +527,13 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   QueuedJob score = h.Accept("alice", 300);
   score.kind = std::string(kVariantScoreKind);
   REQUIRE(h.queue.Enqueue(score).ok());
+  // An interval request needs a reader of format 4 (a runner of 3 would run it without bases).
+  QueuedJob interval = h.Accept("alice", 300);
+  interval.kind = std::string(kIntervalKind);
+  REQUIRE(h.queue.Enqueue(interval).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 2);
+  REQUIRE(entries->elements.size() == 3);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -537,9 +541,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3"});
-  CHECK(kQueueFormatVersion == 3);
-  for (int64_t expected : {2, 3}) {
+  CHECK(versions == std::vector<std::string>{"2", "3", "4"});
+  CHECK(kQueueFormatVersion == 4);
+  for (int64_t expected : {2, 3, 4}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
