@@ -167,9 +167,7 @@ constexpr std::string_view kJobProperties = R"(,
   "inference_time_ms": {"type": "integer"},
   "interval": {
     "type": "object",
-    "description":
-      "Interval input only: meta.interval of the REST response (assembly, contig, start, end, "
-      "strand, length); positions are then on the contig."},
+    "description": "Interval input only: meta.interval of the REST response (assembly, contig, start, end, strand, length); positions are then on the contig."},
   "counts": {"type": "object", "description": "meta.task_specific_counts of the REST response."},
   "summary": {
     "type": "object", "description": "data.summary of the REST response (keys may change)."},

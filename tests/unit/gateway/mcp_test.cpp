@@ -204,6 +204,7 @@ TEST_CASE("mcp tools/list: outputSchema and title only for revisions that have t
   REQUIRE(modern["tools"].Size() == Tools().size());
   for (const auto& t : modern["tools"].GetArray()) {
     CHECK(t.HasMember("outputSchema"));
+    CHECK(t["outputSchema"].IsObject());  // the schema text parses (not null)
     CHECK(t.HasMember("inputSchema"));
     CHECK(std::string(t["description"].GetString()).size() > 40);
   }
