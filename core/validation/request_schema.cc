@@ -220,7 +220,9 @@ ObjectSpec MakeRequest(Task task, const ObjectSpec& options) {
   name[0] = static_cast<char>(name[0] - 'a' + 'A');
   o.title = name + "PredictRequest";
   o.fields.push_back(SequenceField(task));
-  o.fields.push_back(IntervalField(StrandRule(task)));
+  o.fields.push_back(IntervalField(
+      "The sequence's strand rule applies to the analysed strand: strand '-' analyses the "
+      "reverse complement of the stretch."));
   o.exactly_one_of = {"sequence", "interval"};
   if (task == Task::kExpression) {
     o.description =
