@@ -127,11 +127,13 @@ Status QueueError(const char* op, const Status& status) {
 }  // namespace
 
 int64_t EntryFormatVersion(const QueuedJob& job) {
-  // Version 2 readers run every kind but variant scoring; writing their entries as 3 would
-  // leave them all unrun while old runners are still the only ones reading.
-  // A command that needs more (version 4: a variant score naming another scorer than splice)
-  // says so itself.
-  const int64_t by_kind = job.kind == kVariantScoreKind ? 3 : 2;
+  // Version 2 readers run every kind but variant scoring and intervals; writing their entries
+  // newer would leave them unrun while old runners are still the only ones reading. Intervals
+  // need version 4; a command that needs more than its kind (version 4: a variant score naming
+  // another scorer than splice) says so itself.
+  int64_t by_kind = 2;
+  if (job.kind == kVariantScoreKind) by_kind = 3;
+  if (job.kind == kIntervalKind) by_kind = 4;
   return std::max(by_kind, job.command_version);
 }
 

@@ -44,9 +44,11 @@ namespace dnaserve::core {
 //   2  the admitted job as a command (dnaserve/jobs/v1/command.proto) in "command"
 //   3  as 2; the command is a VariantScoreCommand (POST /v1/variants/score), which a runner
 //      of version 2 must not receive
-//   4  as 3; the VariantScoreCommand names a scorer other than splice (expression, chromatin,
-//      promoter): a version-3 runner would drop those fields unread (proto3) and answer
-//      without them, so it must not receive it. Splice-only scores stay version 3.
+//   4  as 3 for a VariantScoreCommand that names a scorer other than splice (expression,
+//      chromatin, promoter): a version-3 runner would drop those fields unread (proto3) and
+//      answer without them. Splice-only scores stay version 3. Also every IntervalCommand (a
+//      prediction or find-genes request naming a genome interval), which a runner of version 3
+//      or older must not receive.
 // A runner reads all four; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
 inline constexpr int64_t kQueueFormatVersion = 4;
@@ -54,6 +56,8 @@ inline constexpr int64_t kQueueFormatVersion = 4;
 // The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
 // 4, by its command: QueuedJob::command_version).
 inline constexpr std::string_view kVariantScoreKind = "variant_score";
+// The kind of a queued interval request (IntervalCommand): the one kind that needs version 4.
+inline constexpr std::string_view kIntervalKind = "interval";
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs
@@ -64,7 +68,7 @@ struct QueuedJob {
   std::string client_id;
   int64_t rate_per_minute = 0;  // the principal, for the concurrency lease the job holds
   int64_t max_concurrency = 0;
-  std::string kind;  // "predict", "find_genes", "variant" or "variant_score"
+  std::string kind;  // "predict", "find_genes", "variant", "variant_score" or "interval"
   std::string mode;  // "sync" or "async"
   std::string command;  // a serialised dnaserve.jobs.v1.JobCommand
   // The entry version the command itself needs beyond its kind's (0: its kind's), set by the

@@ -26,6 +26,17 @@ StatusOr<ValidatedFindGenes> ValidateFindGenesBody(std::string_view body) {
   }
   const std::string* name = checked.String("sequence_name");
   out.sequence_name = name ? *name : DefaultString(*schema.Find("sequence_name"));
+  if (doc.IsObject()) out.interval = ReadInterval(checked, kFindGenesMinSequenceBp, &errors);
+  if (out.interval) {
+    if (checked.Has("sequence_name")) {
+      Report(&errors, FieldError{{"body", "sequence_name"},
+                                 "sequence_name is not used with interval: outputs are named by "
+                                 "the interval's contig",
+                                 "value_error"});
+    }
+    out.sequence_name = out.interval->contig;
+    out.sequence_length = out.interval->length();
+  }
 
   const CheckedObject no_options;  // options missing: its own error is already reported
   const CheckedObject* given = checked.Object("options");
@@ -39,8 +50,12 @@ StatusOr<ValidatedFindGenes> ValidateFindGenesBody(std::string_view body) {
   out.annotation.set_batch_size(static_cast<int32_t>(
       batch ? *batch : DefaultInteger(*FindGenesOptionsSchema().Find("batch_size"))));
   out.annotation.set_reverse_complement(true);
-  ApplyShiftCoordinates(options.String("shift_coordinates"), out.sequence_name,
-                        checked.Failed("sequence_name"), &errors, &out.annotation);
+  if (out.interval && options.String("shift_coordinates") != nullptr) {
+    Report(&errors, IntervalShiftError());
+  }
+  ApplyShiftCoordinates(out.interval ? nullptr : options.String("shift_coordinates"),
+                        out.sequence_name, checked.Failed("sequence_name"), &errors,
+                        &out.annotation);
 
   if (!errors.empty()) return ValidationFailedStatus(std::move(errors));
   return out;

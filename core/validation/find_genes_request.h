@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "core/validation/genome_interval.h"
 #include "dnaserve/worker/v1/worker.pb.h"
 
 namespace dnaserve::core {
@@ -31,6 +32,9 @@ struct ValidatedFindGenes {
   // The annotation stage's options: batch_size, reverse_complement (always on: the workflow
   // offers no switch), and shift_coordinates as offset + GFF3 seqid.
   worker::v1::AnnotationOptions annotation;
+  // Interval input: `sequence` stays empty until a runner reads it; sequence_name is the
+  // contig as given and sequence_length the interval's length.
+  std::optional<GenomeInterval> interval;
 };
 
 // Malformed JSON -> 400 bad_request; every contract violation -> 422 validation_failed with

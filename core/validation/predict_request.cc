@@ -79,6 +79,20 @@ void FillSpliceOptions(const CheckedObject& options, v1::SpliceOptions* out) {
   out->set_max_sites(kSpliceMaxSites);
 }
 
+// Interval input names its outputs by the contig; a sequence_name would contradict it.
+void UseIntervalNames(const CheckedObject& body, std::vector<FieldError>* errors,
+                      ValidatedPredict* out) {
+  if (body.Has("sequence_name")) {
+    Report(errors, FieldError{{"body", "sequence_name"},
+                              "sequence_name is not used with interval: outputs are named by "
+                              "the interval's contig",
+                              "value_error"});
+  }
+  out->sequence_name = out->interval->contig;
+  out->sequence_length = out->interval->length();
+  out->request.set_sequence_name(out->sequence_name);
+}
+
 // Annotation options, including the shift_coordinates / sequence_name cross-field rule.
 void FillAnnotationOptions(const CheckedObject& body, const CheckedObject& options,
                            const std::string& sequence_name, std::vector<FieldError>* errors,
@@ -89,16 +103,21 @@ void FillAnnotationOptions(const CheckedObject& body, const CheckedObject& optio
       static_cast<int32_t>(batch ? *batch : DefaultInteger(OptionField(kTask, "batch_size"))));
   auto rc = options.Boolean("reverse_complement");
   out->set_reverse_complement(rc ? *rc : DefaultBoolean(OptionField(kTask, "reverse_complement")));
+  if (body.Has("interval") && options.String("shift_coordinates") != nullptr) {
+    Report(errors, IntervalShiftError());
+    return;
+  }
   ApplyShiftCoordinates(options.String("shift_coordinates"), sequence_name,
                         body.Failed("sequence_name"), errors, out);
 }
 
 // Expression: tss_index rules (reported at [body], as a model-level check) and the exact slice.
-void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
+// `bases` is null for an interval, whose bases a runner cuts the window from
+// (SliceExpressionWindow).
+void ApplyExpressionWindow(const CheckedObject& body, const std::string* bases, int64_t length,
                            std::vector<FieldError>* errors, ValidatedPredict* out) {
   if (body.Failed("tss_index")) return;  // its type error is already at [body, tss_index]
   const int64_t half = kExpressionHalfWindowBp;
-  const auto length = static_cast<int64_t>(bases.size());
   std::optional<int64_t> tss = body.Integer("tss_index");
   if (!tss) {
     if (length != kExpressionWindowBp) {
@@ -127,11 +146,22 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string& bases,
   const PlusStrandSpan window = TssWindowSpan(*tss, /*minus_strand=*/false);
   out->scored_start = window.start;
   out->scored_end = window.end;
-  out->request.set_sequence(bases.substr(static_cast<size_t>(out->scored_start),
-                                         static_cast<size_t>(kExpressionWindowBp)));
+  if (bases != nullptr) SliceExpressionWindow(*bases, out);
 }
 
 }  // namespace
+
+FieldError IntervalShiftError() {
+  return FieldError{{"body", "options", "shift_coordinates"},
+                    "shift_coordinates is not used with interval: outputs already are in genome "
+                    "coordinates on the interval's contig",
+                    "value_error"};
+}
+
+void SliceExpressionWindow(const std::string& bases, ValidatedPredict* out) {
+  out->request.set_sequence(bases.substr(static_cast<size_t>(out->scored_start),
+                                         static_cast<size_t>(kExpressionWindowBp)));
+}
 
 void ApplyShiftCoordinates(const std::string* shift, const std::string& sequence_name,
                            bool sequence_name_failed, std::vector<FieldError>* errors,
@@ -178,6 +208,9 @@ StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body)
     out.sequence_length = static_cast<int64_t>(bases->size());
     if (task != Task::kExpression) out.request.set_sequence(*bases);
   }
+  // A body that is not an object already has its one error.
+  if (doc.IsObject()) out.interval = ReadInterval(checked, MinSequenceBp(task), &errors);
+  if (out.interval) UseIntervalNames(checked, &errors, &out);
 
   const CheckedObject no_options;  // options omitted or null: every option takes its default
   const CheckedObject* given = checked.Object("options");
@@ -203,7 +236,11 @@ StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body)
       const std::string* description = options.String("description");
       out.request.mutable_expression()->set_description(description ? *description : "");
       // Cross-field rules run only on a valid sequence, as a model-level validator would.
-      if (bases != nullptr) ApplyExpressionWindow(checked, *bases, &errors, &out);
+      if (bases != nullptr) {
+        ApplyExpressionWindow(checked, bases, out.sequence_length, &errors, &out);
+      } else if (out.interval) {
+        ApplyExpressionWindow(checked, nullptr, out.sequence_length, &errors, &out);
+      }
       break;
     }
   }

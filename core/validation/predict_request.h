@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "core/validation/genome_interval.h"
 #include "dnaserve/worker/v1/worker.pb.h"
 
 namespace dnaserve::core {
@@ -27,6 +28,9 @@ struct ValidatedPredict {
   int64_t tss_index = 0;
   int64_t scored_start = 0;
   int64_t scored_end = 0;
+  // Interval input: the bases are read by a runner (request.sequence is empty until then;
+  // sequence_name is the contig as given, sequence_length the interval's length).
+  std::optional<GenomeInterval> interval;
 };
 
 // Malformed JSON -> 400 bad_request; every contract violation -> 422 validation_failed with
@@ -41,6 +45,14 @@ StatusOr<ValidatedPredict> ValidatePredictBody(Task task, std::string_view body)
 void ApplyShiftCoordinates(const std::string* shift, const std::string& sequence_name,
                            bool sequence_name_failed, std::vector<FieldError>* errors,
                            worker::v1::AnnotationOptions* out);
+
+// Expression: request.sequence = the scored window [scored_start, scored_start + 9,198) of
+// `bases` (admission does it for a sequence; a runner for an interval once it has the bases).
+void SliceExpressionWindow(const std::string& bases, ValidatedPredict* out);
+
+// The error for options.shift_coordinates sent with an interval (outputs already are in genome
+// coordinates).
+FieldError IntervalShiftError();
 
 // Picks the output format from `?format=` (wins when present, case-insensitive) or the Accept
 // header (highest q first, then the client's order; the first supported type wins). No Accept,

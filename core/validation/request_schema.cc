@@ -4,6 +4,7 @@
 
 #include "common/variant_limits.h"
 #include "core/validation/find_genes_request.h"
+#include "core/validation/genome_interval.h"
 #include "core/validation/variant_request.h"
 
 namespace dnaserve::core {
@@ -47,7 +48,7 @@ FieldSpec SequenceField(int64_t min_bp, const std::string& strand_rule) {
   FieldSpec f;
   f.name = "sequence";
   f.type = FieldType::kString;
-  f.required = true;
+  f.required = false;  // exactly one of sequence and interval (genome_interval.h)
   f.dna_sequence = true;
   f.min_length = min_bp;
   f.max_length = kMaxSequenceBp;
@@ -58,7 +59,7 @@ FieldSpec SequenceField(int64_t min_bp, const std::string& strand_rule) {
       ") are measured on the stripped string, so a client checking the raw string length can "
       "disagree with the server. A FASTA header line ('>') fails the alphabet check. Out-of-bound "
       "lengths are 422 validation_failed at loc [body, sequence], never 413. The service does not "
-      "detect or flip strand. " +
+      "detect or flip strand. Exactly one of sequence and interval. " +
       strand_rule;
   return f;
 }
@@ -219,9 +220,14 @@ ObjectSpec MakeRequest(Task task, const ObjectSpec& options) {
   name[0] = static_cast<char>(name[0] - 'a' + 'A');
   o.title = name + "PredictRequest";
   o.fields.push_back(SequenceField(task));
+  o.fields.push_back(IntervalField(
+      "The sequence's strand rule applies to the analysed strand: strand '-' analyses the "
+      "reverse complement of the stretch."));
+  o.exactly_one_of = {"sequence", "interval"};
   if (task == Task::kExpression) {
     o.description =
-        "Expression request: exactly these five fields; sequence and options are required.";
+        "Expression request: these fields only; options and exactly one of sequence and "
+        "interval are required.";
     FieldSpec tss;
     tss.name = "tss_index";
     tss.type = FieldType::kInteger;
@@ -272,13 +278,16 @@ ObjectSpec MakeFindGenesRequest(const ObjectSpec& options) {
   ObjectSpec o;
   o.title = "FindGenesRequest";
   o.description =
-      "Closed request body of the find-genes-and-predict-expression workflow: exactly sequence, "
-      "sequence_name and options; sequence and options are required. Models are chosen in "
-      "options (annotation_model, expression_model); there is no top-level model.";
+      "Closed request body of the find-genes-and-predict-expression workflow: sequence or "
+      "interval (exactly one), sequence_name and options; options is required. Models are "
+      "chosen in options (annotation_model, expression_model); there is no top-level model.";
   o.fields.push_back(SequenceField(
       kFindGenesMinSequenceBp,
       "Submit the plus-strand region; transcripts on both strands are found and each gene's "
       "expression window is read on its own sense strand."));
+  o.exactly_one_of = {"sequence", "interval"};
+  o.fields.push_back(IntervalField("Transcripts on both strands are found either way; strand "
+                                   "'-' analyses the reverse complement and maps positions back."));
   o.fields.push_back(SequenceNameField(/*region_label_rule=*/true));
   FieldSpec options_field = OptionsField(options, /*required=*/true);
   options_field.description = "Workflow options (required; options.description is required).";

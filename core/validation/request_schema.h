@@ -73,6 +73,9 @@ struct ObjectSpec {
   std::string title;  // component name in the OpenAPI document, e.g. "PromoterOptions"
   std::string description;
   std::vector<FieldSpec> fields;
+  // Fields of which exactly one must be given (sequence, interval), published as
+  // oneOf [{required: [a]}, {required: [b]}]; the validators enforce it themselves.
+  std::vector<std::string> exactly_one_of;
 
   const FieldSpec* Find(std::string_view name) const;
 };

@@ -4,6 +4,7 @@
 
 #include "core/admission/admission.h"
 #include "core/admission/commands.h"
+#include "core/admission/interval_commands.h"
 
 namespace dnaserve::gateway {
 
@@ -17,7 +18,14 @@ RouteHandler MakeFindGenesHandler(const GatewayServices& services) {
     JobStart start;
     start.task = std::string(core::kFindGenesWorkflow);
     start.async = async;
-    start.queued = QueuedFor("find_genes", core::FindGenesCommandFor(std::move(admitted).value()));
+    if (admitted->input.interval) {
+      // The runner reads the interval's bases from its reference first.
+      start.queued = QueuedFor(std::string(core::kIntervalKind),
+                               core::IntervalCommandFor(std::move(admitted).value()));
+    } else {
+      start.queued =
+          QueuedFor("find_genes", core::FindGenesCommandFor(std::move(admitted).value()));
+    }
     return start;
   });
 }

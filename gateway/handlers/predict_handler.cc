@@ -4,6 +4,7 @@
 
 #include "core/admission/admission.h"
 #include "core/admission/commands.h"
+#include "core/admission/interval_commands.h"
 #include "core/admission/predict_job.h"
 
 namespace dnaserve::gateway {
@@ -16,7 +17,12 @@ StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services,
   JobStart start;
   start.task = std::string(TaskName(admitted->input.task));
   start.async = async;
-  if (async && services.queue != nullptr) {
+  if (admitted->input.interval) {
+    // The reference is read by the runners (the gateway links no htslib): queued even when
+    // the client waits, as a sync find-genes request is.
+    start.queued = QueuedFor(std::string(core::kIntervalKind),
+                             core::IntervalCommandFor(std::move(admitted).value()));
+  } else if (async && services.queue != nullptr) {
     start.queued = QueuedFor("predict", core::PredictCommandFor(std::move(admitted).value()));
   } else {
     // The design's hot path: one worker call while the client waits, run in this process.

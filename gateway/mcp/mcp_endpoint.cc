@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/version.h"
+#include "core/validation/genome_interval.h"
 #include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
@@ -98,6 +99,24 @@ std::string StringArg(const Value* args, const char* name) {
   if (!args) return "";
   auto it = args->FindMember(name);
   return it != args->MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+// The length an `interval` argument names (core/validation/genome_interval.h), 0 when it names
+// none or is malformed (admission then says why).
+int64_t IntervalLength(const Value* args) {
+  if (args == nullptr || !args->IsObject() || !args->HasMember("interval")) return 0;
+  const Value& interval = (*args)["interval"];
+  if (!interval.IsObject()) return 0;
+  if (interval.HasMember("region") && interval["region"].IsString()) {
+    std::string why;
+    auto parsed = core::ParseRegionString(interval["region"].GetString(), &why);
+    return parsed ? parsed->length() : 0;
+  }
+  if (interval.HasMember("start") && interval.HasMember("end") && interval["start"].IsInt64() &&
+      interval["end"].IsInt64()) {
+    return std::max<int64_t>(0, interval["end"].GetInt64() - interval["start"].GetInt64() + 1);
+  }
+  return 0;
 }
 
 int64_t StrippedLength(const std::string& sequence) {
@@ -293,7 +312,9 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   rc.request.body = args ? ToJson(*args) : "{}";
   rc.request.headers["content-type"] = "application/json";
   const auto threshold = AsyncThresholdBp(tool);
-  const bool async = threshold && StrippedLength(StringArg(args, "sequence")) > *threshold;
+  const int64_t length =
+      std::max(StrippedLength(StringArg(args, "sequence")), IntervalLength(args));
+  const bool async = threshold && length > *threshold;
   if (async) rc.request.headers["prefer"] = "respond-async";
 
   // The same token and concurrency lease a REST call of this operation takes.

@@ -168,6 +168,9 @@ constexpr std::string_view kJobProperties = R"(,
   "sequence_length": {"type": "integer", "description": "bp after whitespace stripping."},
   "cold_start": {"type": "boolean"},
   "inference_time_ms": {"type": "integer"},
+  "interval": {
+    "type": "object",
+    "description": "Interval input only: meta.interval of the REST response (assembly, contig, start, end, strand, length); positions are then on the contig."},
   "counts": {"type": "object", "description": "meta.task_specific_counts of the REST response."},
   "summary": {
     "type": "object", "description": "data.summary of the REST response (keys may change)."},
@@ -308,6 +311,13 @@ std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
          "(full_result.job_url, or get_job).";
 }
 
+// Interval input (core/validation/genome_interval.h), the same for every prediction tool.
+constexpr std::string_view kIntervalInput =
+    "interval: a stretch of the service's reference genome, {\"region\": "
+    "\"chr20:5,750,001-5,760,000\"} or {contig, start, end, strand}, 1-based inclusive "
+    "(assembly defaults to GRCh37; chr20, 20 and NC_000020.10 name one contig): every position "
+    "in the result is then on the contig. ";
+
 std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   constexpr std::string_view kResultNote =
       " Returns the summary, counts and the top 20 items; the full result stays in the job "
@@ -317,8 +327,8 @@ std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& to
     case ToolKind::kPredict: {
       const Task task = *tool.task;
       std::string d = TaskWhat(task) + " Input: sequence (A/C/G/T/N, whitespace ignored), " +
-                      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) + ". " +
-                      std::string(StrandRule(task));
+                      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) + ", or instead " +
+                      std::string(kIntervalInput) + std::string(StrandRule(task));
       if (auto t = AsyncThresholdBp(tool)) {
         d += " Above " + Bp(*t) +
              " the call runs as a background job and returns its job_id "
@@ -330,7 +340,8 @@ std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& to
       return "Workflow: finds genes in a plus-strand region (annotation) and predicts each "
              "gene's expression (log(TPM+1)) in the context given by options.description. "
              "Input: sequence of " +
-             Bp(core::kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + "; above " +
+             Bp(core::kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + ", or instead " +
+             std::string(kIntervalInput) + "Above " +
              Bp(core::kFindGenesSyncLimitBp) +
              " it runs as a background job and returns its job_id (poll get_job)." +
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);

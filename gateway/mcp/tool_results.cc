@@ -283,7 +283,8 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   sc.AddMember("status", "completed", a);
   sc.AddMember("job_id", Value(job_id.c_str(), a), a);
   for (const char* key :
-       {"request_id", "task", "model", "sequence_length", "cold_start", "inference_time_ms"}) {
+       {"request_id", "task", "model", "sequence_length", "cold_start", "inference_time_ms",
+        "interval"}) {
     CopyMember(sc, *meta, key, a);
   }
   if (const Value* counts = Member(*meta, "task_specific_counts")) {

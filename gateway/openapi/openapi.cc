@@ -18,6 +18,7 @@
 #include "gateway/mcp/tool_catalogue.h"
 #include "gateway/openapi/openapi_base.h"
 #include "core/quota/quota.h"
+#include "core/validation/genome_interval.h"
 #include "core/validation/find_genes_request.h"
 #include "core/validation/request_schema.h"
 #include "core/validation/variant_request.h"
@@ -215,6 +216,15 @@ void WriteObjectSchema(Json& j, const core::ObjectSpec& spec) {
     if (f.required) required.push_back(f.name);
   }
   if (!required.empty()) j.StrArr("required", required);
+  if (!spec.exactly_one_of.empty()) {
+    j.KArr("oneOf");
+    for (const std::string& name : spec.exactly_one_of) {
+      j.Obj();
+      j.StrArr("required", {name});
+      j.EndObj();
+    }
+    j.EndArr();
+  }
   j.KBool("additionalProperties", false);
   j.EndObj();
 }
@@ -308,7 +318,7 @@ void MergeRequestSchemas(Document& doc) {
   }
   for (const core::ObjectSpec* spec : {&core::FindGenesRequestSchema(), &core::FindGenesOptionsSchema(),
                                  &core::VariantRequestSchema(), &core::VariantInputSchema(),
-                                 &core::VariantOptionsSchema()}) {
+                                 &core::VariantOptionsSchema(), &core::GenomeIntervalSchema()}) {
     WriteObjectSchema(j, *spec);
   }
   j.EndObj();

@@ -13,6 +13,7 @@
 #include "runner/workflows/backend_expression_scorer.h"
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/find_genes_response.h"
+#include "runner/workflows/interval_job.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
 #include "runner/workflows/variant_score_response.h"
@@ -257,6 +258,9 @@ StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServic
     case jobs::v1::JobCommand::kVariantScore:
       return std::unique_ptr<Job>(new VariantScoreJob(
           services, core::VariantScoreFromCommand(command->variant_score())));
+    case jobs::v1::JobCommand::kInterval:
+      return BuildIntervalJob(std::move(*command->mutable_interval()), services.backend,
+                              services.variant);
     case jobs::v1::JobCommand::KIND_NOT_SET:
       break;
   }

@@ -16,12 +16,11 @@ StatusOr<std::string> GenomeListingJson(const std::string& assembly,
   for (const auto& contig : reference.Contigs()) {
     auto md5 = reference.ContigMd5(contig.name);
     if (!md5.ok()) return md5.status();
-    const std::string key = variant::ContigKey(contig.name);
     w.StartObject();
     w.Field("name", contig.name);
     w.Key("aliases");
     w.StartArray();
-    w.String(key == contig.name ? "chr" + key : key);
+    for (const std::string& alias : variant::ContigAliases(assembly, contig.name)) w.String(alias);
     w.EndArray();
     w.Field("length", contig.length);
     w.Field("md5", *md5);

@@ -19,6 +19,11 @@ chrom:start-end (1-based, inclusive, commas allowed) or chrom_start-end, is plac
 contig in BED, bedGraph and GFF3 output (one ##sequence-region per contig); --region gives
 the region of a single record instead.
 
+Intervals: with no FASTA, --region chr20:5,750,001-5,760,000 (repeatable) or --regions
+FILE.bed asks the service to read the interval from its reference genome (GET /v1/genomes;
+--assembly, --strand; a BED file's sixth column gives each row's strand). Every output, JSON
+included, is then in genome coordinates, and each result's meta.interval echoes its interval.
+
 Expression: the TSS is the record's centre (length // 2) unless --tss-index is given; a record
 of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp.
 """
@@ -34,6 +39,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from tqdm import tqdm
@@ -145,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="run a task on every record of FASTA files")
     p.add_argument("task", choices=TASKS)
-    p.add_argument("files", nargs="+", metavar="FILE", help="FASTA (plain or gzip); - for stdin")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="FASTA (plain or gzip); - for stdin. None: --region/--regions name "
+                   "intervals of the service's reference genome")
     _add_run_options(p, formats=("json", "bed", "bedgraph", "gff3"))
     p.add_argument("--model", help="model id (default: the task's default model)")
     p.add_argument("--threshold", type=float, help="promoter/splice/chromatin cutoff (0-1)")
@@ -160,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_predict)
 
     p = sub.add_parser("find-genes", help="annotation, then expression per found gene")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="FASTA; none: --region/--regions name reference intervals")
     _add_run_options(p, formats=("json", "gff3"))
     p.add_argument("--description", required=True, help="experimental context for every gene")
     p.add_argument("--annotation-model")
@@ -209,9 +218,17 @@ def _add_placement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shift-coordinates", metavar="UCSC",
                    help="UCSC: place every record on its contig, from its name chrom:start-end "
                    "(or chrom_start-end), in genome coordinates")
-    p.add_argument("--region", metavar="CHROM:START-END",
-                   help="the region the (single) record covers, 1-based inclusive: its output "
-                   "is placed there")
+    p.add_argument("--region", metavar="CHROM:START-END", action="append",
+                   help="with a FASTA: the region the (single) record covers, 1-based "
+                   "inclusive: its output is placed there. Without one: an interval of the "
+                   "service's reference genome to analyse (repeatable)")
+    p.add_argument("--regions", metavar="FILE.bed",
+                   help="without a FASTA: the intervals of a BED file (0-based starts; column 6, "
+                   "when + or -, is the strand)")
+    p.add_argument("--strand", choices=("+", "-"),
+                   help="intervals: analyse this strand (default +; - analyses the reverse "
+                   "complement, positions still on + coordinates)")
+    p.add_argument("--assembly", help="intervals: the assembly (default: the service's default)")
 
 
 def _add_run_options(p: argparse.ArgumentParser, formats) -> None:
@@ -396,7 +413,11 @@ def _placements(args, records: List[FastaRecord]) -> Optional[List[Placement]]:
     genome coordinates (None otherwise). Every record must be placeable, and a region's span
     must be the record's length: a name that only looks like a region is refused, not
     trusted."""
-    shift, region = args.shift_coordinates, args.region
+    shift = args.shift_coordinates
+    if args.region is not None and len(args.region) > 1:
+        raise UsageError("with a FASTA, --region gives the region of its one record; repeat "
+                         "--region only without a FASTA (intervals of the reference genome)")
+    region = args.region[0] if args.region else None
     if shift is None and region is None:
         return None
     if shift is not None and shift.upper() != "UCSC":
@@ -458,11 +479,77 @@ def _check_expression_records(records: List[FastaRecord], tss_index: Optional[in
                          f"{len(bad)} record(s) do not allow it: {listed}")
 
 
+@dataclass
+class IntervalRecord(FastaRecord):
+    """A reference interval in place of a FASTA record: `name` is its label, `sequence` stays
+    empty (the service reads the bases)."""
+    interval: Dict[str, Any] = field(default_factory=dict)
+    length: int = 0
+
+
+def _interval_records(args) -> List[IntervalRecord]:
+    """The intervals of --region (repeatable) and --regions FILE.bed, when no FASTA is given."""
+    if args.shift_coordinates is not None:
+        raise UsageError("--shift-coordinates places FASTA records; intervals already are in "
+                         "genome coordinates")
+    wanted: List[tuple] = []  # (contig, start 1-based, end, strand)
+    for region in args.region or []:
+        placement = parse_region(region)
+        if placement is None:
+            raise UsageError(f"--region must be chrom:start-end (1-based, inclusive, commas "
+                             f"allowed); got {region!r}")
+        wanted.append((placement.chrom, placement.start, placement.end, args.strand or "+"))
+    if args.regions:
+        wanted.extend(_bed_intervals(args.regions, args.strand))
+    if not wanted:
+        raise UsageError("give FASTA files, or intervals of the reference genome with --region "
+                         "chrom:start-end or --regions FILE.bed")
+    records: List[IntervalRecord] = []
+    seen = set()
+    for contig, start, end, strand in wanted:
+        label = f"{contig}:{start}-{end}" + ("(-)" if strand == "-" else "")
+        if label in seen:
+            raise UsageError(f"the interval {label} is given twice")
+        seen.add(label)
+        interval: Dict[str, Any] = {"contig": contig, "start": start, "end": end,
+                                    "strand": strand}
+        if args.assembly:
+            interval["assembly"] = args.assembly
+        records.append(IntervalRecord(name=label, description="", sequence="",
+                                      interval=interval, length=end - start + 1))
+    return records
+
+
+def _bed_intervals(path: str, strand: Optional[str]) -> List[tuple]:
+    out = []
+    try:
+        handle = sys.stdin if path == "-" else open(path)
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}")
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip() or line.startswith(("#", "track", "browser")):
+                continue
+            fields = line.rstrip("\n").split("\t")
+            try:
+                contig, start, end = fields[0], int(fields[1]), int(fields[2])
+            except (IndexError, ValueError):
+                raise UsageError(f"{path}:{number}: not a BED row (contig, start, end)")
+            if start < 0 or end <= start:
+                raise UsageError(f"{path}:{number}: BED start must be >= 0 and below end")
+            row_strand = fields[5] if len(fields) >= 6 and fields[5] in ("+", "-") else None
+            out.append((contig, start + 1, end, row_strand or strand or "+"))
+    return out
+
+
 def cmd_predict(client: Client, args) -> int:
     if args.format != "json" and args.format not in TEXT_FORMATS[args.task]:
         allowed = ", ".join(("json",) + TEXT_FORMATS[args.task])
         raise UsageError(f"{args.task} has no {args.format} output (choose from {allowed})")
     options = _task_options(args)
+    if not args.files:
+        return _predict_intervals(client, args, options)
+    _no_interval_options(args)
     records = _read_records(args.files)
     placements = _placements(args, records)
     by_service = args.task in SERVICE_PLACED
@@ -486,6 +573,25 @@ def cmd_predict(client: Client, args) -> int:
     return run.execute(records)
 
 
+def _no_interval_options(args) -> None:
+    if args.regions or args.strand or args.assembly:
+        raise UsageError("--regions, --strand and --assembly name intervals of the reference "
+                         "genome: give them without FASTA files")
+
+
+def _predict_intervals(client: Client, args, options: Optional[Dict[str, Any]]) -> int:
+    records = _interval_records(args)
+
+    def body(index: int, record: FastaRecord) -> dict:
+        return Client.predict_body(args.task, model=args.model, options=options,
+                                   tss_index=args.tss_index,
+                                   interval=records[index].interval)
+
+    run = Run(client, args, kind=args.task, path=f"/v1/tasks/{args.task}/predict",
+              threshold=ASYNC_THRESHOLD_BP[args.task], make_body=body, placements=None)
+    return run.execute(records)
+
+
 def cmd_find_genes(client: Client, args) -> int:
     options: Dict[str, Any] = {"description": args.description}
     if not args.description.strip():
@@ -495,6 +601,15 @@ def cmd_find_genes(client: Client, args) -> int:
             options[key] = getattr(args, key)
     if args.batch_size is not None:
         options["batch_size"] = _batch_size(args.batch_size)
+    if not args.files:
+        intervals = _interval_records(args)
+        run = Run(client, args, kind="find-genes",
+                  path="/v1/workflows/find-genes-and-predict-expression",
+                  threshold=ASYNC_THRESHOLD_BP["find-genes"],
+                  make_body=lambda i, r: {"interval": intervals[i].interval, "options": options},
+                  placements=None)
+        return run.execute(intervals)
+    _no_interval_options(args)
     records = _read_records(args.files)
     placements = _placements(args, records)
 
@@ -701,7 +816,7 @@ class Run:
         if self.state_dir and os.path.exists(self._job_path(index)):
             with open(self._job_path(index)) as handle:
                 job_id = handle.read().strip() or None
-        length = len(record.sequence)
+        length = record.length if isinstance(record, IntervalRecord) else len(record.sequence)
         go_async = job_id is not None or self.args.mode == "async" or (
             self.args.mode == "auto" and self.threshold is not None and length > self.threshold)
         if go_async:

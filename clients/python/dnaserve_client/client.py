@@ -214,15 +214,30 @@ class Client:
 
     # ---- predictions ---------------------------------------------------------------------
     @staticmethod
-    def predict_body(task: str, sequence: str, *, model: Optional[str] = None,
+    def predict_body(task: str, sequence: Optional[str] = None, *, model: Optional[str] = None,
                      sequence_name: Optional[str] = None, options: Optional[dict] = None,
-                     tss_index: Optional[int] = None) -> Dict[str, Any]:
-        """The request body. Expression without `tss_index` on a sequence that is not exactly
-        the 9,198 bp window takes the sequence's centre as the TSS (`expression_tss_index`),
-        as the /viewer page does."""
-        if task == "expression" and tss_index is None:
-            tss_index = expression_tss_index(sequence)
-        body: Dict[str, Any] = {"sequence": sequence}
+                     tss_index: Optional[int] = None,
+                     interval: Union[None, str, Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The request body: `sequence` (bases), or `interval` (a region string such as
+        "chr20:5,750,001-5,760,000" or a dict of assembly, contig, start, end, strand; 1-based
+        inclusive) for the service to read from its reference genome. Expression without
+        `tss_index` on a sequence (or interval) that is not exactly the 9,198 bp window takes
+        its centre as the TSS (`expression_tss_index`), as the /viewer page does."""
+        if (sequence is None) == (interval is None):
+            raise ValueError("give exactly one of sequence and interval")
+        if interval is not None:
+            interval = interval_object(interval)
+            if sequence_name is not None:
+                raise ValueError("sequence_name is not used with an interval (outputs are named "
+                                 "by its contig)")
+            if task == "expression" and tss_index is None:
+                length = interval_length(interval)
+                tss_index = None if length == EXPRESSION_WINDOW_BP else length // 2
+            body: Dict[str, Any] = {"interval": interval}
+        else:
+            if task == "expression" and tss_index is None:
+                tss_index = expression_tss_index(sequence)
+            body = {"sequence": sequence}
         if model is not None:
             body["model"] = model
         if sequence_name is not None:
@@ -233,21 +248,26 @@ class Client:
             body["tss_index"] = tss_index
         return body
 
-    def predict(self, task: str, sequence: str, *, model: Optional[str] = None,
+    def predict(self, task: str, sequence: Optional[str] = None, *, model: Optional[str] = None,
                 sequence_name: Optional[str] = None, options: Optional[dict] = None,
                 tss_index: Optional[int] = None, format: str = "json",
-                mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None
-                ) -> Union[Result, str]:
-        """Runs one task. `mode`: "sync", "async" (submit, then wait) or "auto" (async above the
-        contract's advisory threshold for the task). `format` other than json returns the text
-        track as a string (taken from the JSON result's `formats` when the call went async, since
-        the service renders text synchronously only)."""
+                mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None,
+                interval: Union[None, str, Dict[str, Any]] = None,
+                region: Optional[str] = None) -> Union[Result, str]:
+        """Runs one task on `sequence`, or on a stretch of the service's reference genome:
+        `region="chr20:5,750,001-5,760,000"` or `interval={"contig": "chr20", "start": ...,
+        "end": ..., "strand": "-"}` (1-based inclusive); outputs are then in genome coordinates
+        and `result.meta["interval"]` echoes it. `mode`: "sync", "async" (submit, then wait) or
+        "auto" (async above the contract's advisory threshold for the task). `format` other than
+        json returns the text track as a string (taken from the JSON result's `formats` when the
+        call went async, since the service renders text synchronously only)."""
         if format != "json" and format not in TEXT_FORMATS.get(task, ()):
             raise ValueError(f"{task} has no {format!r} format; choose from "
                              f"{('json',) + TEXT_FORMATS.get(task, ())}")
+        interval = _one_interval(interval, region)
         body = self.predict_body(task, sequence, model=model, sequence_name=sequence_name,
-                                 options=options, tss_index=tss_index)
-        if self._goes_async(task, sequence, mode):
+                                 options=options, tss_index=tss_index, interval=interval)
+        if self._goes_async(task, sequence, mode, body):
             result = self.wait(self.submit(task, body=body), progress=progress)
         elif format == "json":
             return Result.from_body(*self._post_json(f"/v1/tasks/{task}/predict", body))
@@ -257,13 +277,18 @@ class Client:
             return response.text
         return result if format == "json" else result.text(format)
 
-    def _goes_async(self, task: str, sequence: str, mode: str) -> bool:
+    def _goes_async(self, task: str, sequence: Optional[str], mode: str,
+                    body: Optional[dict] = None) -> bool:
         if mode not in ("auto", "sync", "async"):
             raise ValueError("mode is one of auto, sync, async")
         if mode != "auto":
             return mode == "async"
         threshold = ASYNC_THRESHOLD_BP.get(task)
-        return threshold is not None and _stripped_length(sequence) > threshold
+        if sequence is None and body is not None and "interval" in body:
+            length = interval_length(body["interval"])
+        else:
+            length = _stripped_length(sequence or "")
+        return threshold is not None and length > threshold
 
     def _post_json(self, path: str, body: dict, headers: Optional[dict] = None):
         response = self.request("POST", path, json=body, headers=headers)
@@ -314,22 +339,34 @@ class Client:
                 bar.close()
 
     # ---- workflows -----------------------------------------------------------------------
-    def find_genes(self, sequence: str, description: str, *, sequence_name: Optional[str] = None,
+    def find_genes(self, sequence: Optional[str] = None, description: Optional[str] = None, *,
+                   sequence_name: Optional[str] = None,
                    annotation_model: Optional[str] = None, expression_model: Optional[str] = None,
                    batch_size: Optional[int] = None, shift_coordinates: Optional[str] = None,
-                   mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None
-                   ) -> Result:
-        """find-genes-and-predict-expression (async above 50,000 bp when mode is auto)."""
+                   mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None,
+                   interval: Union[None, str, Dict[str, Any]] = None,
+                   region: Optional[str] = None) -> Result:
+        """find-genes-and-predict-expression (async above 50,000 bp when mode is auto), on
+        `sequence` or on `region` / `interval` of the service's reference genome."""
+        if description is None:
+            raise ValueError("description is required")
+        interval = _one_interval(interval, region)
+        if (sequence is None) == (interval is None):
+            raise ValueError("give exactly one of sequence and interval (or region)")
         options: Dict[str, Any] = {"description": description}
         for key, value in (("annotation_model", annotation_model),
                            ("expression_model", expression_model), ("batch_size", batch_size),
                            ("shift_coordinates", shift_coordinates)):
             if value is not None:
                 options[key] = value
-        body: Dict[str, Any] = {"sequence": sequence, "options": options}
+        body: Dict[str, Any] = {"options": options}
+        if interval is not None:
+            body["interval"] = interval_object(interval)
+        else:
+            body["sequence"] = sequence
         if sequence_name is not None:
             body["sequence_name"] = sequence_name
-        if self._goes_async("find-genes", sequence, mode):
+        if self._goes_async("find-genes", sequence, mode, body):
             return self.wait(self.submit("find-genes", body=body), progress=progress)
         return Result.from_body(*self._post_json(FIND_GENES_PATH, body))
 
@@ -379,6 +416,37 @@ class Client:
         if assembly is not None:
             body["assembly"] = assembly
         return Result.from_body(*self._post_json(SCORE_VARIANTS_PATH, body))
+
+
+def interval_object(interval: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """The request's `interval` object: a region string becomes {"region": ...}; a dict is sent
+    as given (assembly, contig, start, end, strand, region)."""
+    if isinstance(interval, str):
+        return {"region": interval}
+    if isinstance(interval, dict):
+        return dict(interval)
+    raise TypeError("interval is a region string or a dict")
+
+
+def interval_length(interval: Dict[str, Any]) -> int:
+    """end - start + 1 of an interval object (0 when it cannot be told: the service decides)."""
+    if "region" in interval:
+        try:
+            span = str(interval["region"]).rsplit(":", 1)[1].replace(",", "")
+            start, end = span.split("-", 1)
+            return int(end) - int(start) + 1
+        except (IndexError, ValueError):
+            return 0
+    try:
+        return int(interval["end"]) - int(interval["start"]) + 1
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _one_interval(interval, region: Optional[str]):
+    if interval is not None and region is not None:
+        raise ValueError("give interval or region, not both")
+    return interval if interval is not None else region
 
 
 def connection_error(base_url: str, exc: requests.RequestException) -> DnaserveError:

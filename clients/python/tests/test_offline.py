@@ -257,3 +257,50 @@ def test_score_variants_options_name_the_scorers():
         "chromatin": {"top": 3}, "promoter": {}}
     bare = build_parser().parse_args(["score-variants", "chr20:1:A:G"])
     assert scorer_arguments(bare) == {}  # the service's default: splice
+
+
+# ---- intervals: the service reads the bases -------------------------------------------------
+def test_interval_bodies_name_the_interval_instead_of_a_sequence():
+    body = Client.predict_body("promoter", interval="chr20:5,750,001-5,760,000")
+    assert body == {"interval": {"region": "chr20:5,750,001-5,760,000"}}
+    body = Client.predict_body("splice", interval={"contig": "20", "start": 1, "end": 100,
+                                                   "strand": "-"}, options={"threshold": 0.2})
+    assert body["interval"]["strand"] == "-" and "sequence" not in body
+    # Expression: the interval's centre is the TSS unless it is the 9,198 bp window itself.
+    assert Client.predict_body("expression", interval="chr20:1-20,000")["tss_index"] == 10000
+    assert "tss_index" not in Client.predict_body("expression", interval="chr20:1-9,198")
+    for bad in ({}, {"sequence": "ACGT", "interval": "chr20:1-100"}):
+        with pytest.raises(ValueError):
+            Client.predict_body("promoter", **bad)
+    with pytest.raises(ValueError):
+        Client.predict_body("promoter", interval="chr20:1-100", sequence_name="x")
+
+
+def test_interval_cli_options_are_checked_before_anything_is_sent(tmp_path, capsys):
+    path = fasta(tmp_path, [("r1", "ACGT" * 100)])
+    bad_bed = tmp_path / "bad.bed"
+    bad_bed.write_text("chr20\tten\t20\n")
+    empty_span = tmp_path / "empty.bed"
+    empty_span.write_text("chr20\t20\t20\n")
+    for argv, words in (
+            (["predict", "promoter"], "--region"),
+            (["predict", "promoter", "--region", "chr20"], "chrom:start-end"),
+            (["predict", "promoter", "--regions", str(bad_bed)], "not a BED row"),
+            (["predict", "promoter", "--regions", str(empty_span)], "below end"),
+            (["predict", "promoter", path, "--region", "r:1-400", "--region", "r:1-400"],
+             "repeat --region only without a FASTA"),
+            (["predict", "promoter", path, "--regions", str(bad_bed)], "without FASTA files"),
+            (["predict", "promoter", "--region", "chr20:1-400", "--region", "chr20:1-400"],
+             "given twice"),
+            (["find-genes", "--description", "liver", "--region", "chr20:1-5000",
+              "--shift-coordinates", "UCSC"], "already are in genome coordinates")):
+        code, err = run_cli(argv, capsys)
+        assert code == EXIT_USAGE, argv
+        assert words in err, (argv, err)
+    # Well-formed intervals pass every local check and go to the service (unreachable here).
+    good = tmp_path / "good.bed"
+    good.write_text("track name=x\nchr20\t5750000\t5752000\ta\t0\t-\n")
+    for argv in (["predict", "splice", "--region", "chr20:5,750,001-5,752,000", "-q"],
+                 ["predict", "splice", "--regions", str(good), "-q"],
+                 ["find-genes", "--description", "liver", "--region", "chr20:1-5000", "-q"]):
+        assert run_cli(argv, capsys)[0] == EXIT_UNREACHABLE, argv

@@ -167,11 +167,21 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
 }
 
 TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "[gateway][mcp]") {
+  auto text_has_region = [](const std::string& text) {
+    return text.find("\"region\"") != std::string::npos &&
+           text.find("\"strand\"") != std::string::npos;
+  };
   core::ModelCatalogue catalogue;
   auto schema = Parse(InputSchemaJson(catalogue, *FindTool("predict_splice")));
   CHECK(std::string(schema["type"].GetString()) == "object");
   CHECK_FALSE(schema["additionalProperties"].GetBool());
-  CHECK(std::string(schema["required"][0].GetString()) == "sequence");
+  // Exactly one of sequence and interval (a stretch of the reference genome).
+  REQUIRE(schema.HasMember("oneOf"));
+  REQUIRE(schema["oneOf"].Size() == 2);
+  CHECK(std::string(schema["oneOf"][0]["required"][0].GetString()) == "sequence");
+  CHECK(std::string(schema["oneOf"][1]["required"][0].GetString()) == "interval");
+  CHECK(schema["properties"]["interval"].HasMember("anyOf"));
+  CHECK(text_has_region(InputSchemaJson(catalogue, *FindTool("predict_splice"))));
   CHECK(schema["properties"]["sequence"]["minLength"].GetInt() == MinSequenceBp(Task::kSplice));
   // The nested options object is inlined (options is nullable: anyOf [object, null]).
   const auto text = InputSchemaJson(catalogue, *FindTool("predict_splice"));
@@ -200,6 +210,7 @@ TEST_CASE("mcp tools/list: outputSchema and title only for revisions that have t
   REQUIRE(modern["tools"].Size() == Tools().size());
   for (const auto& t : modern["tools"].GetArray()) {
     CHECK(t.HasMember("outputSchema"));
+    CHECK(t["outputSchema"].IsObject());  // the schema text parses (not null)
     CHECK(t.HasMember("inputSchema"));
     CHECK(std::string(t["description"].GetString()).size() > 40);
   }

@@ -17,6 +17,7 @@
 #include "core/dispatch/model_catalogue.h"
 #include "core/validation/find_genes_request.h"
 #include "core/validation/predict_request.h"
+#include "core/validation/genome_interval.h"
 #include "core/validation/request_schema.h"
 #include "core/validation/variant_request.h"
 
@@ -315,8 +316,13 @@ CATCH_TEST_CASE("request schemas are the validation table, closed, field by fiel
   const Value& enhancer_options =
       Member(Member(Member(p.doc, "components"), "schemas"), "EnhancerOptions");
   CATCH_CHECK(Member(enhancer_options, "properties").MemberCount() == 0);
-  CATCH_CHECK(core::PredictRequestSchema(Task::kExpression).fields.size() == 5);
-  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).fields.size() == 4);
+  // sequence or interval (exactly one: published as oneOf), then the task's own fields.
+  CATCH_CHECK(core::PredictRequestSchema(Task::kExpression).fields.size() == 6);
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).fields.size() == 5);
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).Find("interval")->object ==
+              &core::GenomeIntervalSchema());
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).exactly_one_of ==
+              std::vector<std::string>{"sequence", "interval"});
 }
 
 CATCH_TEST_CASE("the sequence schema publishes the pattern and post-stripping bounds",
@@ -556,7 +562,8 @@ CATCH_TEST_CASE("find-genes: request schema is its validation table, closed", "[
       p.doc,
       Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
   CheckObjectAgainstTable(p.doc, schema, core::FindGenesRequestSchema());
-  CATCH_CHECK(core::FindGenesRequestSchema().fields.size() == 3);  // sequence, sequence_name, options
+  // sequence or interval, sequence_name, options
+  CATCH_CHECK(core::FindGenesRequestSchema().fields.size() == 4);
   CATCH_CHECK(core::FindGenesRequestSchema().Find("options")->object == &core::FindGenesOptionsSchema());
   const Value& seq = Member(Member(schema, "properties"), "sequence");
   CATCH_CHECK(Member(seq, "x-min-bp").GetInt64() == 1000);

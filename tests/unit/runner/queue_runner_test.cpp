@@ -533,9 +533,13 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   scorers.kind = std::string(kVariantScoreKind);
   scorers.command_version = 4;
   REQUIRE(h.queue.Enqueue(scorers).ok());
+  // An interval request needs a reader of format 4 (a runner of 3 would run it without bases).
+  QueuedJob interval = h.Accept("alice", 300);
+  interval.kind = std::string(kIntervalKind);
+  REQUIRE(h.queue.Enqueue(interval).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 3);
+  REQUIRE(entries->elements.size() == 4);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -543,9 +547,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3", "4"});
+  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4"});
   CHECK(kQueueFormatVersion == 4);
-  for (int64_t expected : {2, 3, 4}) {
+  for (int64_t expected : {2, 3, 4, 4}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
