@@ -5,11 +5,14 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <random>
 #include <string>
 
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "tests/support/test_env.h"
+#include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/manifest/manifest.h"
 #include "worker/manifest/precision.h"
@@ -182,6 +185,65 @@ CATCH_TEST_CASE("precision: the rewrite reports what it converted, and int8 weig
   CATCH_REQUIRE(cuda.ok());
   CATCH_CHECK(cuda->rewritten_ops == 0);
   CATCH_CHECK(cuda->cuda_autocast == at::kHalf);
+}
+
+
+// A copy of promoter-human-tiny in `models_dir` as package `id`, its manifest's precision set to
+// `precision_field` (the text after "seed": ..., e.g. ", \"precision\": \"int8\"").
+void CopyPackage(const std::string& from, const std::string& models_dir, const std::string& id,
+                 const std::string& precision_field) {
+  namespace fs = std::filesystem;
+  const std::string to = models_dir + "/" + id;
+  fs::copy(from, to, fs::copy_options::recursive);
+  std::string manifest = testing::ReadFile(to + "/manifest.json");
+  manifest.replace(manifest.find("promoter-human-tiny"), 19, id);
+  manifest.replace(manifest.rfind('}'), 1, precision_field + "}");
+  testing::WriteFile(to + "/manifest.json", manifest);
+}
+
+CATCH_TEST_CASE("precision: the worker binary serves each setting and refuses a mismatch",
+                "[torch][precision][grpc]") {
+  std::string why;
+  auto dir = testing::GeneratedModelsDir(&why);
+  if (!dir) {
+    CATCH_WARN("skipped: " << why);
+    return;
+  }
+  const std::string source = *dir + "/promoter-human-tiny";
+  const std::string models = dnaserve::testing::MakeTempDir("precision-models");
+  CopyPackage(source, models, "p-fp32", "");
+  CopyPackage(source, models, "p-int8", ", \"precision\": \"int8\"");
+  // Weights converted to int8 and saved, under a manifest that does not say so.
+  CopyPackage(source, models, "p-mismatch", "");
+  torch::jit::Module module = torch::jit::load(source + "/model.pt");
+  module.eval();
+  CATCH_REQUIRE(ApplyReducedPrecision(&module, Precision::kInt8, PrecisionSupport{false, true, true},
+                                      "model.pt").ok());
+  module.save(models + "/p-mismatch/model.pt");
+
+  testing::WorkerProcess worker;
+  CATCH_REQUIRE(worker.Start(Task::kPromoter, models));
+  auto scores = [&](const std::string& id, v1::PredictResult* result) {
+    v1::PredictRequest request = testing::RequestFor(Task::kPromoter, 6000, 28);
+    request.set_model(id);
+    return worker.Predict(request, result);
+  };
+  v1::PredictResult fp32, int8, mismatch;
+  CATCH_REQUIRE(scores("p-fp32", &fp32).ok());
+  CATCH_REQUIRE(scores("p-int8", &int8).ok());
+  CATCH_REQUIRE(fp32.promoter().windows_size() == int8.promoter().windows_size());
+  CATCH_REQUIRE(fp32.promoter().windows_size() > 0);
+  double drift = 0;
+  for (int i = 0; i < fp32.promoter().windows_size(); ++i) {
+    drift = std::max(drift, std::fabs(fp32.promoter().windows(i).score() -
+                                      int8.promoter().windows(i).score()));
+  }
+  CATCH_CHECK(drift > 0.0);
+  CATCH_CHECK(drift <= kInt8MaxDrift);
+  grpc::Status refused = scores("p-mismatch", &mismatch);
+  CATCH_CHECK(refused.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CATCH_CHECK(Contains(refused.error_message(), "model 'p-mismatch' could not be loaded"));
+  CATCH_CHECK(Contains(refused.error_message(), "holds int8-quantized ops"));
 }
 
 }  // namespace
