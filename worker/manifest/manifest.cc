@@ -489,7 +489,7 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
                   "text_tokenizer", "description_contexts", "trained", "seed", "weights",
-                  "model_card"}));
+                  "model_card", "precision"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -534,6 +534,17 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
     int64_t seed = 0;
     DNASERVE_RETURN_IF_ERROR(f.Int("seed", &seed, 0, INT64_MAX));
     m.seed = seed;
+  }
+  if (f.Has("precision")) {
+    // Named with the package: a worker serving many packages logs which one it refused.
+    const auto& value = doc["precision"];
+    std::string name = value.IsString() ? value.GetString() : "";
+    if (!PrecisionFromName(name)) {
+      return Invalid("'precision' of package '" + m.id +
+                     "' must be one of \"fp32\", \"bf16\", \"int8\"" +
+                     (name.empty() ? std::string() : " (got \"" + name + "\")"));
+    }
+    m.precision = *PrecisionFromName(name);
   }
   DNASERVE_RETURN_IF_ERROR(f.String("weights", &m.weights_file));
   if (!IsPlainFileName(m.weights_file)) return f.Wrong("weights", "a file name inside the package");

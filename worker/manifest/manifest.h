@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "worker/manifest/precision.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
@@ -88,6 +89,7 @@ struct ModelManifest {
   std::optional<DescriptionContexts> description_contexts;  // expression only, optional
   bool trained = false;
   std::optional<int64_t> seed;
+  Precision precision = Precision::kFp32;  // "precision"; absent: fp32 (worker/README.md)
   std::string weights_file;     // as written in the manifest (a plain file name)
   std::string model_card_file;  // as written in the manifest
   std::string package_dir;      // directory the manifest was read from ("" when parsed from text)

@@ -40,7 +40,8 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
                                                  const BatchingConfig& batching,
                                                  WorkerMetrics* metrics) {
   const auto started = std::chrono::steady_clock::now();
-  auto model = LoadTorchScriptModel(manifest.WeightsPath());
+  auto model = LoadTorchScriptModel(manifest.WeightsPath(), manifest.precision,
+                                    manifest.id);
   metrics->ModelLoaded(
       manifest.id, model.ok(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
