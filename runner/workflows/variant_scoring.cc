@@ -43,6 +43,10 @@ std::optional<core::VariantProblem> CheckAgainstReference(const ReferenceLookup&
                                                         Joined(references.Names())};
   }
   v->assembly = *held;
+  // A RefSeq accession (NC_000020.10 on GRCh37) names the contig the reference holds as 20: the
+  // variant is scored, deduplicated and reported under that name ("input" keeps what was sent).
+  const std::string key = variant::AssemblyContigKey(*held, v->contig);
+  if (key != variant::ContigKey(v->contig)) v->contig = key;
   const variant::ReferenceGenome* genome = references.Find(*held);
   auto length = genome->ContigLength(v->contig);
   if (!length) {

@@ -370,6 +370,33 @@ TEST_CASE("variant scoring: a variant scores the same alone and among 100", "[va
   CHECK((*d)["data"]["results"][0]["splice"]["DS_AL"].GetDouble() > 0.3);
 }
 
+TEST_CASE("variant scoring: a RefSeq accession names the same contig as chr20 and 20",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  const int64_t g = s->acceptor_g[0];
+  const std::string position = std::to_string(g);
+  auto by_name = s->Post(Body({Quoted("chr20:" + position + ":G:C")}));
+  auto by_accession = s->Post(Body({Quoted("NC_000020.10:" + position + ":G:C"),
+                                    Quoted("20:" + position + ":G:C"),
+                                    Quoted("NC_000020.11:" + position + ":G:C")}));
+  REQUIRE(by_name.status == 200);
+  REQUIRE(by_accession.status == 200);
+  auto n = ParseJson(by_name.body);
+  auto a = ParseJson(by_accession.body);
+  const auto& results = (*a)["data"]["results"];
+  REQUIRE(results.Size() == 3);
+  INFO(by_accession.body.substr(0, 1500));
+  REQUIRE(results[0].HasMember("splice"));
+  CHECK(SpliceText(results[0]) == SpliceText((*n)["data"]["results"][0]));
+  CHECK(std::string(results[0]["input"].GetString()) == "NC_000020.10:" + position + ":G:C");
+  // The same variant under another of its contig's names is a duplicate of the first.
+  REQUIRE(results[1].HasMember("error"));
+  CHECK(std::string(results[1]["error"]["code"].GetString()) == "duplicate_variant");
+  // The GRCh38 accession is not a name of the GRCh37 contig.
+  REQUIRE(results[2].HasMember("error"));
+  CHECK(std::string(results[2]["error"]["code"].GetString()) == "unknown_contig");
+}
+
 TEST_CASE("variant scoring: request-level errors are 4xx in the envelope", "[variant-score]") {
   REQUIRE_SCORE_SERVICE(s);
   std::vector<std::string> many(101, Quoted("chr20:100:A:G"));
