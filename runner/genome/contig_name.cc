@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/text.h"
+
 namespace dnaserve::variant {
 
 std::string ContigKey(std::string_view name) {
@@ -36,25 +38,14 @@ constexpr Accession kGrch37Accessions[] = {
     {"MT", "NC_012920.1"},
 };
 
-bool SameIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool IsGrch37(std::string_view assembly) { return SameIgnoringCase(assembly, "GRCh37"); }
+bool IsGrch37(std::string_view assembly) { return EqualsIgnoringAsciiCase(assembly, "GRCh37"); }
 
 }  // namespace
 
 std::string AssemblyContigKey(std::string_view assembly, std::string_view name) {
   if (IsGrch37(assembly)) {
     for (const Accession& a : kGrch37Accessions) {
-      if (SameIgnoringCase(name, a.accession)) return std::string(a.key);
+      if (EqualsIgnoringAsciiCase(name, a.accession)) return std::string(a.key);
     }
   }
   return ContigKey(name);

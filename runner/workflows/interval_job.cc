@@ -1,10 +1,10 @@
 #include "runner/workflows/interval_job.h"
 
-#include <cctype>
 #include <utility>
 #include <variant>
 
 #include "common/sequence.h"
+#include "common/text.h"
 #include "core/admission/interval_commands.h"
 #include "core/admission/predict_job.h"
 #include "core/render/json_writer.h"
@@ -18,30 +18,9 @@
 namespace dnaserve::runner {
 namespace {
 
-bool SameIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 Status IntervalError(const char* field, std::string message) {
   return core::ValidationFailedStatus(
       {FieldError{{"body", "interval", field}, std::move(message), "value_error"}});
-}
-
-std::string Grouped(int64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 class IntervalJob : public core::Job {
@@ -121,7 +100,7 @@ StatusOr<ResolvedInterval> ResolveInterval(const core::GenomeInterval& interval,
     return Unavailable("interval input needs a reference genome, and this runner holds none "
                        "(DNASERVE_GRCH37_FASTA with DNASERVE_GRCH37_CATALOGUE)");
   }
-  if (!SameIgnoringCase(interval.assembly, core::kGrch37)) {
+  if (!EqualsIgnoringAsciiCase(interval.assembly, core::kGrch37)) {
     return IntervalError("assembly", "assembly '" + interval.assembly +
                                          "' is not held by this service; held: " +
                                          std::string(core::kGrch37) + " (GET /v1/genomes)");
@@ -143,7 +122,7 @@ StatusOr<ResolvedInterval> ResolveInterval(const core::GenomeInterval& interval,
   if (interval.end > *length) {
     return IntervalError("end", "the interval " + interval.Label() + " ends past the last base of " +
                                     out.assembly + " " + out.reference_contig + " (" +
-                                    Grouped(*length) + " bp)");
+                                    GroupedThousands(*length) + " bp)");
   }
   return out;
 }
