@@ -80,33 +80,19 @@ IntervalService* GetIntervalService(std::string* skip) {
     s->dir = MakeTempDir("dnaserve-interval-it");
     s->genome_file = s->dir + "/chr20.genome";
     WriteFile(s->genome_file, "chr20\t" + std::to_string(s->chr20_length) + "\n");
-    // A database of their own: the integration service's runner holds no reference.
-    const std::string redis = svc->redis_url() + "/3";
-    if (!StartRunner(&s->runner, redis, svc->workers_spec(), s->dir + "/runner.log",
-                     {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
-                      {"DNASERVE_GRCH37_FASTA", built->fasta},
-                      {"DNASERVE_VARIANT_WORK_DIR", MakeTempDir("dnaserve-interval-scratch")}})) {
-      reason = "the runner did not start; see " + s->dir + "/runner.log";
-      return nullptr;
-    }
-    GatewayLaunch launch = svc->AnotherGateway(s->dir + "/gateway.log");
-    launch.redis_url = redis;
-    s->gateway.Start(std::move(launch));
-    if (!s->gateway.WaitUntilListening(std::chrono::seconds(30))) {
-      reason = "the gateway did not start; see " + s->dir + "/gateway.log";
+    // Database 3: the integration service's runner holds no reference.
+    if (!StartReferenceStack(*svc, 3, "",
+                             {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
+                              {"DNASERVE_GRCH37_FASTA", built->fasta},
+                              {"DNASERVE_VARIANT_WORK_DIR",
+                               MakeTempDir("dnaserve-interval-scratch")}},
+                             "annotation", s->dir, &s->runner, &s->gateway, &reason)) {
       return nullptr;
     }
     s->base = s->gateway.base_url();
-    for (int i = 0; i < 300; ++i) {
-      auto models = HttpRequest("GET", s->base + "/v1/tasks/annotation/models", {}, "");
-      if (models.status == 200) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    std::string error;
-    if (!LoadGatewayDocument(s->base, &error)) {
-      reason = error;
-      return nullptr;
-    }
+    // Its gateway and runner stopped at exit, before the integration service's (atexit runs in
+    // reverse order).
+    std::atexit([] { delete instance; });
     return s.release();
   }();
   *skip = reason;

@@ -272,4 +272,31 @@ std::string MinimalBody(const std::string& task, size_t length) {
   return "{\"sequence\": \"" + RandomDna(length) + "\"}";
 }
 
+bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
+                         const std::map<std::string, std::string>& runner_env,
+                         const std::string& roster_task, const std::string& dir,
+                         ChildProcess* runner, LaunchedGateway* gateway, std::string* reason) {
+  const std::string redis = svc.redis_url() + "/" + std::to_string(db);
+  const std::string worker_spec = workers.empty() ? svc.workers_spec() : workers;
+  if (!StartRunner(runner, redis, worker_spec, dir + "/runner.log", runner_env)) {
+    *reason = "the runner did not start; see " + dir + "/runner.log";
+    return false;
+  }
+  GatewayLaunch launch = svc.AnotherGateway(dir + "/gateway.log");
+  launch.redis_url = redis;
+  launch.workers = worker_spec;
+  gateway->Start(std::move(launch));
+  if (!gateway->WaitUntilListening(std::chrono::seconds(30))) {
+    *reason = "the gateway did not start; see " + dir + "/gateway.log";
+    return false;
+  }
+  for (int i = 0; i < 300; ++i) {
+    const auto models =
+        HttpRequest("GET", gateway->base_url() + "/v1/tasks/" + roster_task + "/models", {}, "");
+    if (models.status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return LoadGatewayDocument(gateway->base_url(), reason);
+}
+
 }  // namespace dnaserve::testing

@@ -101,6 +101,16 @@ HttpResult GatewayRequest(const std::string& method, const std::string& base_url
 // Fixtures call it once their gateway is ready, so a broken document stops them at once rather
 // than leaving their requests unchecked.
 bool LoadGatewayDocument(const std::string& base_url, std::string* error);
+// A runner that holds a reference genome and a gateway of its own, both on database `db` of
+// `svc`'s Redis (the service's own runner holds no reference), calling `workers` ("" = the
+// service's). `runner_env` names the reference (DNASERVE_GRCH37_FASTA, ...). Ready once the
+// gateway lists `roster_task`'s models and its OpenAPI document is loaded; logs in `dir`.
+// False with the reason. Callers own both processes: stop them at exit (a fixture left running
+// leaves two processes behind every test process).
+bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
+                         const std::map<std::string, std::string>& runner_env,
+                         const std::string& roster_task, const std::string& dir,
+                         ChildProcess* runner, LaunchedGateway* gateway, std::string* reason);
 // Fails the current test for every answer found undocumented on another thread since the last
 // request on the test's thread. Tests whose requests run on threads of their own end with it
 // (UndocumentedElsewhereGuard does that when their scope ends).

@@ -143,34 +143,16 @@ ScoreService* GetScoreService(std::string* skip) {
       if (entry.rfind("splice=", 0) == 0) entry = "splice=" + s->splice.address();
       workers += (workers.empty() ? "" : ",") + entry;
     }
-    // A database of their own: the integration service's runner holds no reference.
-    const std::string redis = svc->redis_url() + "/2";
-    if (!StartRunner(&s->runner, redis, workers, s->dir + "/runner.log",
-                     {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
-                      {"DNASERVE_GRCH37_FASTA", built->fasta},
-                      {"DNASERVE_VARIANT_WORK_DIR", MakeTempDir("dnaserve-variant-score-scratch")}})) {
-      reason = "the runner did not start; see " + s->dir + "/runner.log";
-      return nullptr;
-    }
-    GatewayLaunch launch = svc->AnotherGateway(s->dir + "/gateway.log");
-    launch.redis_url = redis;
-    launch.workers = workers;
-    s->gateway.Start(std::move(launch));
-    if (!s->gateway.WaitUntilListening(std::chrono::seconds(30))) {
-      reason = "the gateway did not start; see " + s->dir + "/gateway.log";
+    // Database 2: the integration service's runner holds no reference.
+    if (!StartReferenceStack(*svc, 2, workers,
+                             {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
+                              {"DNASERVE_GRCH37_FASTA", built->fasta},
+                              {"DNASERVE_VARIANT_WORK_DIR",
+                               MakeTempDir("dnaserve-variant-score-scratch")}},
+                             "splice", s->dir, &s->runner, &s->gateway, &reason)) {
       return nullptr;
     }
     s->base = s->gateway.base_url();
-    for (int i = 0; i < 300; ++i) {
-      auto models = HttpRequest("GET", s->base + "/v1/tasks/splice/models", {}, "");
-      if (models.status == 200) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    std::string error;
-    if (!LoadGatewayDocument(s->base, &error)) {
-      reason = error;
-      return nullptr;
-    }
     // Its gateway, runner and splice worker stopped at exit, before the integration service's
     // (atexit runs in reverse order): left running, every test process would leave three.
     std::atexit([] { delete instance; });
