@@ -4,11 +4,9 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -226,17 +224,8 @@ std::string ReadFile(const std::string& path) {
 // the error.
 std::string RunPeer(const std::string& command, const std::string& log, double* seconds,
                     double* drift, bool* nan_outputs = nullptr) {
-  FILE* pipe = popen((command + " 2>" + log).c_str(), "r");
-  if (!pipe) return "cannot start the Python peer";
-  std::string output;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
   rapidjson::Document doc;
-  doc.Parse(output.c_str(), output.size());
-  if (status != 0 || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("median_s") ||
-      !doc["median_s"].IsNumber()) {
+  if (!RunJsonPeer(command + " 2>" + log, &doc)) {
     return "Python peer failed; see " + log;
   }
   *seconds = doc["median_s"].GetDouble();
@@ -375,34 +364,10 @@ ConcurrencyRow MeasureConcurrency(const BenchSettings& s, const LargeSettings& l
     worker.process().Stop();
     return row;
   }
-  std::mutex mu;
-  std::condition_variable cv;
-  int ready = 0;
-  bool go = false;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < large.concurrent; ++i) {
-    clients.emplace_back([&] {
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        ++ready;
-        cv.notify_all();
-        cv.wait(lock, [&] { return go; });
-      }
-      if (!Predict(*stub, request).status.ok()) ++failures;
-    });
-  }
-  Clock::time_point started;
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return ready == large.concurrent; });
-    go = true;
-    started = Clock::now();
-  }
-  cv.notify_all();
-  for (auto& t : clients) t.join();
-  row.wall_s = SecondsSince(started);
-  row.failures = failures.load();
+  const AllAtOnce run =
+      RunAllAtOnce(large.concurrent, [&] { return Predict(*stub, request).status.ok(); });
+  row.wall_s = run.wall_s;
+  row.failures = run.failures;
   worker.process().Stop();
   return row;
 }

@@ -156,20 +156,8 @@ void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
       " MALLOC_ARENA_MAX=" + std::to_string(worker::kForwardMaxArenas) + " " +
       settings.python + " " + settings.source_dir + "/tests/bench/python_peer.py --index " +
       prefix + ".json --data " + prefix + ".bin 2>" + prefix + ".python.log";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    figures->python_error = "cannot start " + settings.python;
-    return;
-  }
-  std::string output;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
   rapidjson::Document doc;
-  doc.Parse(output.c_str(), output.size());
-  if (status != 0 || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("median_s") ||
-      !doc["median_s"].IsNumber()) {
+  if (!RunJsonPeer(command, &doc)) {
     figures->python_error = "python peer failed; see " + prefix + ".python.log";
     return;
   }

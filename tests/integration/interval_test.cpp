@@ -81,12 +81,8 @@ IntervalService* GetIntervalService(std::string* skip) {
     s->genome_file = s->dir + "/chr20.genome";
     WriteFile(s->genome_file, "chr20\t" + std::to_string(s->chr20_length) + "\n");
     // Database 3: the integration service's runner holds no reference.
-    if (!StartReferenceStack(*svc, 3, "",
-                             {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
-                              {"DNASERVE_GRCH37_FASTA", built->fasta},
-                              {"DNASERVE_VARIANT_WORK_DIR",
-                               MakeTempDir("dnaserve-interval-scratch")}},
-                             "annotation", s->dir, &s->runner, &s->gateway, &reason)) {
+    if (!StartReferenceStack(*svc, 3, "", *built, "annotation", s->dir, &s->runner, &s->gateway,
+                             &reason)) {
       return nullptr;
     }
     s->base = s->gateway.base_url();

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -273,11 +274,17 @@ std::string MinimalBody(const std::string& task, size_t length) {
 }
 
 bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
-                         const std::map<std::string, std::string>& runner_env,
-                         const std::string& roster_task, const std::string& dir,
-                         ChildProcess* runner, LaunchedGateway* gateway, std::string* reason) {
+                         const BuiltCatalogue& reference, const std::string& roster_task,
+                         const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
+                         std::string* reason) {
   const std::string redis = svc.redis_url() + "/" + std::to_string(db);
   const std::string worker_spec = workers.empty() ? svc.workers_spec() : workers;
+  const std::map<std::string, std::string> runner_env = {
+      {"DNASERVE_GRCH37_CATALOGUE", reference.catalogue},
+      {"DNASERVE_GRCH37_FASTA", reference.fasta},
+      {"DNASERVE_VARIANT_WORK_DIR", dir + "/runner-scratch"}};
+  std::error_code ignored;  // StartRunner's failure below says what went wrong
+  std::filesystem::create_directories(dir + "/runner-scratch", ignored);
   if (!StartRunner(runner, redis, worker_spec, dir + "/runner.log", runner_env)) {
     *reason = "the runner did not start; see " + dir + "/runner.log";
     return false;

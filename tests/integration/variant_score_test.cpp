@@ -144,12 +144,8 @@ ScoreService* GetScoreService(std::string* skip) {
       workers += (workers.empty() ? "" : ",") + entry;
     }
     // Database 2: the integration service's runner holds no reference.
-    if (!StartReferenceStack(*svc, 2, workers,
-                             {{"DNASERVE_GRCH37_CATALOGUE", built->catalogue},
-                              {"DNASERVE_GRCH37_FASTA", built->fasta},
-                              {"DNASERVE_VARIANT_WORK_DIR",
-                               MakeTempDir("dnaserve-variant-score-scratch")}},
-                             "splice", s->dir, &s->runner, &s->gateway, &reason)) {
+    if (!StartReferenceStack(*svc, 2, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
+                             &reason)) {
       return nullptr;
     }
     s->base = s->gateway.base_url();

@@ -114,10 +114,12 @@ std::vector<IdTensor> SliceRows(const std::vector<IdTensor>& inputs, int64_t fir
 std::vector<IdTensor> PadRows(std::vector<IdTensor> inputs, int64_t rows) {
   for (IdTensor& in : inputs) {
     const size_t row_values = static_cast<size_t>(Elements(in.shape, 1));
+    // A copy of the first row: inserting a vector's own range into it is undefined behaviour.
+    const std::vector<int64_t> filler(in.data.begin(),
+                                      in.data.begin() + static_cast<std::ptrdiff_t>(row_values));
     in.data.reserve(row_values * static_cast<size_t>(rows));
     for (int64_t r = in.shape[0]; r < rows; ++r) {
-      in.data.insert(in.data.end(), in.data.begin(),
-                     in.data.begin() + static_cast<std::ptrdiff_t>(row_values));
+      in.data.insert(in.data.end(), filler.begin(), filler.end());
     }
     in.shape[0] = rows;
   }
