@@ -19,8 +19,10 @@
 #include "tests/bench/matmul_limit.h"
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
+#include "worker/batching/fixed_rows_model.h"
 #include "worker/models/host_memory.h"
 #include "worker/models/torchscript_model.h"
+#include "worker/service/worker_server.h"
 #include "worker/tasks/task_runner.h"
 #include "worker/tokenize/tokenizer.h"
 
@@ -50,6 +52,7 @@ struct Architecture {
   int64_t template_tokens = 0;
   std::vector<int64_t> lengths;
   bool full_suite = false;  // precision and concurrency rows too
+  std::string dtype = "fp32";  // "bf16": a whole-bf16 export (the eager peer builds one too)
 };
 
 bool ReadArchitecture(const std::string& package_dir, Architecture* a) {
@@ -79,6 +82,7 @@ bool ReadArchitecture(const std::string& package_dir, Architecture* a) {
     }
   }
   if (a->lengths.empty()) a->lengths = {10000};
+  if (doc.HasMember("dtype") && doc["dtype"].IsString()) a->dtype = doc["dtype"].GetString();
   a->full_suite = doc.HasMember("full_suite") && doc["full_suite"].IsBool() &&
                   doc["full_suite"].GetBool();
   return a->shape.layers > 0 && a->shape.hidden > 0 && a->max_positions > a->template_tokens;
@@ -161,6 +165,7 @@ struct PackageFigures {
   int64_t cold_load_ms = -1;
   ProcessMemory memory;
   std::vector<Row> rows;
+  int64_t rows_per_pass = 0;  // the worker's passes for this package (RowsPerPassFor)
   double eager_fp32_s = -1;  // the first row's eager time, the precision rows' reference
   std::vector<PrecisionRow> precision;
   double one_thread_bare_s = -1;  // first row's request, bare forward at one intra-op thread
@@ -384,23 +389,37 @@ Status MeasurePackage(const BenchSettings& s, const LargeSettings& large,
 
   // 1. Record each length's windows (no forward pass needed) and count their FLOPs.
   std::vector<std::vector<CallInputs>> recorded;
+  // The bare forward replays the passes the worker's model runs: the task's calls cut (and
+  // filled) into the package's rows per pass. FLOPs count the task's own windows, filler not.
+  const int64_t rows_per_pass =
+      worker::RowsPerPassFor(manifest, worker::BatchingConfig::kRowsPerPassByTask);
+  f->rows_per_pass = rows_per_pass;
   for (int64_t length : arch.lengths) {
-    StubRecorder recorder;
-    auto result = worker::RunPrediction(recorder, manifest, tokenizer,
+    StubRecorder windows;
+    auto result = worker::RunPrediction(windows, manifest, tokenizer,
                                         BenchRequest(Task::kPromoter, length), {});
     if (!result.ok()) return result.status();
+    auto recorder = std::make_shared<StubRecorder>();
+    if (rows_per_pass > 0) {
+      worker::FixedRowsModel passes(recorder, rows_per_pass);
+      for (const CallInputs& call : windows.calls()) {
+        if (auto r = passes.Forward(call); !r.ok()) return r.status();
+      }
+    } else {
+      for (const CallInputs& call : windows.calls()) (void)recorder->Forward(call);
+    }
     Row row;
     row.bases = ScoredBases(Task::kPromoter, length);
     row.windows = result->windows_processed();
-    row.calls = static_cast<int>(recorder.calls().size());
-    for (const CallInputs& call : recorder.calls()) {
+    row.calls = static_cast<int>(recorder->calls().size());
+    for (const CallInputs& call : windows.calls()) {
       const auto& shape = call.at(0).shape;
       const int64_t tokens = std::min(shape.at(1), max_tokens) + arch.template_tokens;
       row.tokens = std::max(row.tokens, tokens);
       row.flops += static_cast<double>(shape.at(0)) * EncoderFlops(arch.shape, tokens);
     }
     f->rows.push_back(row);
-    recorded.push_back(recorder.calls());
+    recorded.push_back(recorder->calls());
   }
 
   // 2. The limit: this encoder's products at the window's token count, the worker's threads.
@@ -470,9 +489,9 @@ Status MeasurePackage(const BenchSettings& s, const LargeSettings& large,
       row.py_error = "cannot write " + prefix + ".bin";
       continue;
     }
-    std::string e1 = RunPeer(PeerCommand(s, prefix, "script", arch.checkpoint, "fp32"),
+    std::string e1 = RunPeer(PeerCommand(s, prefix, "script", arch.checkpoint, arch.dtype),
                              prefix + ".script.log", &row.py_script_s, nullptr);
-    std::string e2 = RunPeer(PeerCommand(s, prefix, "eager", arch.checkpoint, "fp32"),
+    std::string e2 = RunPeer(PeerCommand(s, prefix, "eager", arch.checkpoint, arch.dtype),
                              prefix + ".eager.log", &row.py_eager_s, nullptr);
     row.py_error = e1.empty() ? e2 : e1;
     std::fprintf(stderr, "[bench] %s %lld bp: python script %s, eager %s %s\n",
@@ -579,7 +598,12 @@ std::string Markdown(const BenchSettings& s, const LargeSettings& large,
   }
   md << "\nbare / worker = bare C++ time / worker wall time per request, median of pairs measured "
         "back to back (>= 0.95 asked). C++ / Py = Python time / C++ bare time (> 1: C++ "
-        "faster).\n\n";
+        "faster). Every runtime replays the same forward passes: the task's windows in the "
+        "worker's passes of R rows (";
+  for (size_t i = 0; i < packages.size(); ++i) {
+    md << (i ? ", " : "") << packages[i].model_id << ": R = " << packages[i].rows_per_pass;
+  }
+  md << ").\n\n";
 
   md << "#### Worker processes\n\n| model | parameters (encoder shape) | startup | cold load "
         "(reported) | first request (10 kb) | peak RSS (VmHWM) |\n|---|---|---:|---:|---:|---:|\n";

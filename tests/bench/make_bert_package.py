@@ -63,9 +63,13 @@ def main() -> int:
     parser.add_argument("--out", required=True, help="models dir to write the package into")
     parser.add_argument("--work", help="where the checkpoint goes (default: <out>/.checkpoints)")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="small")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                        help="bf16: the same weights exported as a whole-bf16 module (its own "
+                             "package id, measured beside the fp32 one)")
     args = parser.parse_args()
     work = args.work or os.path.join(args.out, ".checkpoints")
     package_id, shape, context_bp, stride_bp = SHAPES[args.shape]
+    bf16 = args.precision == "bf16"
     tok, _ = fixtures.tokenizer_source()
     pad = fixtures.special_id(tok, "[PAD]")
     config = fixtures.base_config(fixtures.vocab_size_of(tok), pad, **shape)
@@ -77,11 +81,12 @@ def main() -> int:
     fixtures.write_checkpoint(checkpoint, config, state, tok,
                               "safetensors" if args.shape == "small" else "bin")
     del state
-    package = os.path.join(args.out, package_id)
+    package = os.path.join(args.out, package_id.replace("-untrained", "-bf16-untrained")
+                           if bf16 else package_id)
     command = [sys.executable, os.path.join(ROOT, "scripts", "export_hf_bert.py"),
                "--checkpoint", checkpoint, "--task", "promoter", "--out", package,
                "--context-bp", str(context_bp), "--stride-bp", str(stride_bp), "--untrained",
-               "--seed", "7"]
+               "--seed", "7", "--precision", args.precision]
     status = subprocess.run(command).returncode
     if status == 0 and args.shape != "small":
         architecture = {
@@ -92,8 +97,10 @@ def main() -> int:
             "template_tokens": 2,  # [CLS] ... [SEP]
             # The lengths the large-model suite measures, and whether it adds the precision and
             # concurrency rows (the base shape; the large one is there for memory and cold start).
-            "bench_lengths": [10000, 100000] if args.shape == "base" else [10000],
-            "full_suite": args.shape == "base",
+            "bench_lengths": [10000, 100000] if args.shape == "base" and not bf16 else [10000],
+            "full_suite": args.shape == "base" and not bf16,
+            # The Python eager peer builds its module in this precision.
+            "dtype": args.precision,
         }
         with open(os.path.join(package, "bench-architecture.json"), "w",
                   encoding="utf-8") as handle:

@@ -16,6 +16,7 @@ namespace dnaserve::worker {
 namespace {
 
 constexpr int64_t kMaxContextBp = 1000000;
+constexpr int64_t kMaxRowsPerPass = 4096;  // far above any batch a worker forms
 constexpr int kMaxTextTokens = 4096;
 
 Status Invalid(const std::string& message) {
@@ -489,7 +490,7 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
                   "text_tokenizer", "description_contexts", "trained", "seed", "weights",
-                  "model_card", "precision"}));
+                  "model_card", "precision", "batch_rows_per_pass"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -545,6 +546,11 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
                      (name.empty() ? std::string() : " (got \"" + name + "\")"));
     }
     m.precision = *PrecisionFromName(name);
+  }
+  if (f.Has("batch_rows_per_pass")) {
+    int64_t rows = 0;
+    DNASERVE_RETURN_IF_ERROR(f.Int("batch_rows_per_pass", &rows, 0, kMaxRowsPerPass));
+    m.batch_rows_per_pass = rows;
   }
   DNASERVE_RETURN_IF_ERROR(f.String("weights", &m.weights_file));
   if (!IsPlainFileName(m.weights_file)) return f.Wrong("weights", "a file name inside the package");

@@ -90,6 +90,11 @@ struct ModelManifest {
   bool trained = false;
   std::optional<int64_t> seed;
   Precision precision = Precision::kFp32;  // "precision"; absent: fp32 (worker/README.md)
+  // "batch_rows_per_pass": the rows of every forward pass this package wants (0: passes of any
+  // size); absent: the worker's setting, by task (worker/README.md, "Execution"). A package whose
+  // windows are each a large forward (a base-size transformer) names 1: a one-row pass costs it
+  // no speed, and rows of filler would.
+  std::optional<int64_t> batch_rows_per_pass;
   std::string weights_file;     // as written in the manifest (a plain file name)
   std::string model_card_file;  // as written in the manifest
   std::string package_dir;      // directory the manifest was read from ("" when parsed from text)

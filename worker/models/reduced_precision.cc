@@ -91,6 +91,21 @@ bool HasQuantizedOps(const std::shared_ptr<Graph>& graph) {
   return false;
 }
 
+// A module exported in bfloat16 (scripts/export_hf_bert.py --precision bf16): its weights are
+// bf16 graph constants and its activations follow them.
+bool HasBf16Weights(const std::shared_ptr<Graph>& graph) {
+  for (const Node* node : AllNodes(graph)) {
+    if (node->kind() != c10::prim::Constant || !node->output()->type()->cast<c10::TensorType>()) {
+      continue;
+    }
+    auto ivalue = torch::jit::toIValue(node->output());
+    if (ivalue && ivalue->isTensor() && ivalue->toTensor().scalar_type() == at::kBFloat16) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Attributes read at run time (an unfrozen module): their weights are not graph constants yet.
 bool ReadsAttributes(const std::shared_ptr<Graph>& graph) {
   for (const Node* node : AllNodes(graph)) {
@@ -211,6 +226,15 @@ StatusOr<PrecisionReport> ApplyReducedPrecision(torch::jit::Module* module, Prec
                         ": set \"precision\": \"int8\"");
       }
       report.already_int8 = true;
+      return report;
+    }
+    if (HasBf16Weights(module->get_method("forward").graph())) {
+      if (precision != Precision::kBf16) {
+        return Internal("the weights file " + what + " holds bfloat16 weights but the manifest "
+                        "says precision " + PrecisionName(precision) +
+                        ": set \"precision\": \"bf16\"");
+      }
+      report.already_bf16 = true;  // runs as exported: nothing to rewrite
       return report;
     }
     if (precision == Precision::kFp32) return report;

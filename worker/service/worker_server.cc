@@ -46,21 +46,21 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
       manifest.id, model.ok(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!model.ok()) return model;
-  if (batching.rows_per_pass > 0) {
+  const int64_t rows_per_pass = RowsPerPassFor(manifest, batching.rows_per_pass);
+  if (rows_per_pass > 0) {
     model = std::shared_ptr<Model>(
-        std::make_shared<FixedRowsModel>(std::move(model).value(), batching.rows_per_pass));
+        std::make_shared<FixedRowsModel>(std::move(model).value(), rows_per_pass));
   }
   if (!batching.enabled) return model;
   BatchingOptions options;
   options.model_id = manifest.id;
   options.bases_per_row = manifest.context_window_bp;
   options.max_batch_bases = batching.max_batch_bases;
-  if (batching.rows_per_pass > 0) {
+  if (rows_per_pass > 0) {
     // A pass is one forward of the fixed shape: stacking more would only make the calls in it
     // wait for each other, and long calls queue in pieces of it.
-    options.max_batch_bases =
-        batching.rows_per_pass * std::max<int64_t>(1, manifest.context_window_bp);
-    options.max_call_rows = batching.rows_per_pass;
+    options.max_batch_bases = rows_per_pass * std::max<int64_t>(1, manifest.context_window_bp);
+    options.max_call_rows = rows_per_pass;
   }
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
@@ -93,6 +93,11 @@ int64_t DefaultRowsPerPass(Task task) {
   return task == Task::kSplice || task == Task::kExpression ? 1 : 4;
 }
 
+int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured) {
+  if (configured >= 0) return configured;
+  return manifest.batch_rows_per_pass.value_or(DefaultRowsPerPass(manifest.task));
+}
+
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
@@ -109,6 +114,8 @@ int RunWorkerServer(const WorkerConfig& config) {
     log::Info("model_package_found", {{"model", m.id},
                                       {"is_default", m.is_default},
                                       {"trained", m.trained},
+                                      {"batch_rows_per_pass",
+                                       RowsPerPassFor(m, config.batching.rows_per_pass)},
                                       {"context_window_bp", m.context_window_bp}});
   }
   if (scan.models.empty()) {
@@ -118,7 +125,6 @@ int RunWorkerServer(const WorkerConfig& config) {
   SetTorchThreads(config.torch_threads);
   BatchingConfig batching = config.batching;
   if (batching.executors <= 0) batching.executors = AutoExecutors();
-  if (batching.rows_per_pass < 0) batching.rows_per_pass = DefaultRowsPerPass(config.task);
   metrics::Registry metrics_registry;
   metrics::AddBuildInfo(&metrics_registry);
   WorkerMetrics metrics(&metrics_registry, std::string(TaskName(config.task)));

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/task.h"
+#include "worker/manifest/manifest.h"
 
 namespace dnaserve::worker {
 
@@ -21,7 +22,7 @@ struct BatchingConfig {
   // Rows of every forward pass (worker/batching/fixed_rows_model.h): a prediction's numbers are
   // then the same alone or batched with any others, and a long request's calls queue in pieces
   // of these rows (fairness). 0 = passes of any size (results may differ in the last bits);
-  // kRowsPerPassByTask = DefaultRowsPerPass(task).
+  // kRowsPerPassByTask = the package's "batch_rows_per_pass", else DefaultRowsPerPass(task).
   int64_t rows_per_pass = kRowsPerPassByTask;
   static constexpr int64_t kRowsPerPassByTask = -1;
 };
@@ -47,6 +48,12 @@ struct WorkerConfig {
 // passes of 1 or 2 rows made a lone 10 kb chromatin request up to twice as slow as passes of 16
 // (BENCHMARKS.md, "Deterministic, length-aware batching").
 int64_t DefaultRowsPerPass(Task task);
+
+// The rows per forward pass `manifest`'s model runs with: `configured` when the operator set it
+// (>= 0: one setting for every model of the worker), else the package's "batch_rows_per_pass",
+// else DefaultRowsPerPass of its task. Every replica serving a package must agree on it
+// (worker/README.md, "Execution"), which the package's own value guarantees.
+int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured);
 
 // Blocks until a termination signal has been handled; returns the process exit code
 // (0 after a clean shutdown, 1 when the server could not start).

@@ -74,6 +74,16 @@ CATCH_TEST_CASE("worker settings: rows per pass, by task unless set, 0 turns it 
   unsetenv("DNASERVE_WORKER_BATCH_ROWS_PER_PASS");
   CATCH_REQUIRE(off.ok());
   CATCH_CHECK(off->batching.rows_per_pass == 0);
+  // Whose R a model gets: the operator's setting, else its package's, else its task's.
+  ModelManifest transformer;
+  transformer.task = Task::kPromoter;
+  transformer.batch_rows_per_pass = 1;
+  ModelManifest plain;
+  plain.task = Task::kChromatin;
+  CATCH_CHECK(RowsPerPassFor(transformer, BatchingConfig::kRowsPerPassByTask) == 1);
+  CATCH_CHECK(RowsPerPassFor(plain, BatchingConfig::kRowsPerPassByTask) == 4);
+  CATCH_CHECK(RowsPerPassFor(transformer, 8) == 8);
+  CATCH_CHECK(RowsPerPassFor(transformer, 0) == 0);
   auto bad = Parse(With({"--batch-rows-per-pass", "-2"}));
   CATCH_REQUIRE_FALSE(bad.ok());
   CATCH_CHECK(bad.status().message().find("--batch-rows-per-pass") != std::string::npos);
