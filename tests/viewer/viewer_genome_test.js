@@ -246,7 +246,8 @@ async function main() {
       const backwards = await run(page);
       impossibleRequests++;
       check(backwards.status === "error" && backwards.messageClass === "error" &&
-            /start 5760000 is after end 5750001/.test(backwards.message) && /interval\.region/.test(backwards.message),
+            /start 5760000 is after end 5750001/.test(backwards.message) && /interval\.region/.test(backwards.message) &&
+            /^The service refused chr20:5,760,000-5,750,001/.test(backwards.message),
             "start after end gets the service's reason, once: " + backwards.message);
       check(backwards.message.split("after end").length === 2, "the reason is said once for the three tasks");
       check(!backwards.drawn, "nothing is drawn for it");
@@ -296,6 +297,20 @@ async function main() {
       const status = await page.$eval("#locus-rule-status", (el) => el.textContent);
       check(/chr20:5,750,001-5,760,000/.test(status), "the side panel says where it is drawn: " + status);
       await checkLayoutAndShoot(page, path.join(args["screenshot-dir"], "viewer-locus-1400x900.png"), LOCUS_COLOURS);
+      // A job asked by interval, reopened by its id, is placed by the interval it echoes.
+      await setMode(page, "sequence");
+      await page.$eval("#job-id", (el, id) => { el.value = id; }, good.tracks.promoter.job_id);
+      await page.evaluate(() => { window.dnaserveViewer.status = "starting"; });
+      await page.click("#open-job");
+      await page.waitForFunction(() => ["done", "error"].includes(window.dnaserveViewer.status),
+                                 { timeout: 60000, polling: 200 });
+      const reopened = await page.evaluate(() => window.dnaserveViewer.tracks.promoter);
+      await settle();
+      const reopenedLocus = await locusBox(page);
+      check(reopened && reopened.features === good.tracks.promoter.features &&
+            reopenedLocus === "chr20:" + withCommas(start) + "-" + withCommas(end),
+            "the promoter job reopened by id is drawn at the region again: " + reopenedLocus);
+      await setMode(page, "locus");
     });
 
     await section("locus, strand -", async () => {

@@ -530,7 +530,8 @@
         // One wrong key fails every task the same way: say it once.
         // (the same reason under each task's own request id: a mistyped region, too)
         const unique = [...new Set(state.errors.map((x) => x.reason))];
-        say(unique.length === 1 && failures.length > 1 ? state.errors[0].message : failures.join(" | "), "error");
+        const lead = record.interval ? "The service refused " + record.name + ": " : "";
+        say(unique.length === 1 && failures.length > 1 ? lead + state.errors[0].message : failures.join(" | "), "error");
         state.status = "error";
       } else {
         const n = state.throttled.length;
