@@ -292,6 +292,8 @@ bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
   GatewayLaunch launch = svc.AnotherGateway(dir + "/gateway.log");
   launch.redis_url = redis;
   launch.workers = worker_spec;
+  // Its /viewer too (the locus and variant boxes need a runner that holds a reference).
+  launch.env["DNASERVE_DOCS_DIR"] = SourceDir() + "/gateway/docs/node_modules";
   gateway->Start(std::move(launch));
   if (!gateway->WaitUntilListening(std::chrono::seconds(30))) {
     *reason = "the gateway did not start; see " + dir + "/gateway.log";

@@ -67,8 +67,9 @@
   }
 
   class ApiError extends Error {
-    constructor(status, code, message, requestId, retryAfter) {
+    constructor(status, code, message, requestId, retryAfter, details) {
       super(message);
+      this.details = details || null; // the envelope's details (validation_failed: errors[])
       this.status = status;
       this.code = code;
       this.requestId = requestId;
@@ -81,7 +82,12 @@
       }
       if (this.code === "forbidden") return "This API key is disabled (forbidden). " + this.message;
       const id = this.requestId ? " (request " + this.requestId + ")" : "";
-      return this.code + ": " + this.message + id;
+      // What was wrong with which field, in the service's words ("interval.region: start 2000
+      // is after end 1000"), rather than only "the request failed validation".
+      const fields = ((this.details && this.details.errors) || []).slice(0, 3)
+        .filter((e) => !this.message.includes(e.msg))
+        .map((e) => (e.loc || []).filter((part) => part !== "body").join(".") + ": " + e.msg);
+      return this.code + ": " + this.message + (fields.length ? " " + fields.join("; ") : "") + id;
     }
   }
 
@@ -146,7 +152,8 @@
       throw new ApiError(response.status, error.code || "http_" + response.status,
                          error.message || "HTTP " + response.status,
                          error.request_id || response.headers.get("X-Request-Id"),
-                         header !== null && header !== "" && !isNaN(Number(header)) ? Number(header) : null);
+                         header !== null && header !== "" && !isNaN(Number(header)) ? Number(header) : null,
+                         error.details);
     }
     return { status: response.status, body: payload };
   }
@@ -356,12 +363,14 @@
   // centred on a TSS; the viewer takes the record's centre, base floor(length / 2) counted from 0,
   // as the TSS (4,599 for a record of exactly 9,198 bp).
   function tssIndex(record) {
-    return Math.floor(record.sequence.length / 2);
+    return Math.floor(lengthOf(record) / 2);
   }
 
   function requestBody(task, record) {
     // The record's own name: the service echoes it, and a job reopened later is placed from it.
-    const body = { sequence: record.sequence, sequence_name: record.name };
+    // A locus sends its interval instead: the service cuts the bases from its reference.
+    const body = record.interval ? { interval: Object.assign({}, record.interval) }
+                                 : { sequence: record.sequence, sequence_name: record.name };
     const model = document.querySelector('.task[data-task="' + task + '"] select').value;
     if (model) body.model = model;
     // The promoter cutoff; splice and chromatin keep their defaults (at low cutoffs their
@@ -443,7 +452,7 @@
     const opts = { slot: true, onWait: (e, s) => progress.waiting(e, s) };
     try {
       let result;
-      if (record.sequence.length > ASYNC_ABOVE[task]) {
+      if (lengthOf(record) > ASYNC_ABOVE[task]) {
         progress.set(0, "submitting");
         opts.onResume = () => progress.set(0, "submitting");
         const { body: submitted } = await call("POST", path, body, { Prefer: "respond-async" }, opts);
@@ -464,6 +473,8 @@
   }
 
   $("run").addEventListener("click", async () => {
+    if (inputMode() === "locus") { await runLocus(); return; }
+    if (inputMode() === "variants") { await runVariants(); return; }
     if (!records.length) readRecords();
     const record = selectedRecord();
     if (!record) {
@@ -489,11 +500,17 @@
     state.throttled = [];
     $("progress-list").replaceChildren();
     say("Running " + tasks.join(", ") + " on " + record.name + " (" +
-        record.sequence.length.toLocaleString("en-US") + " bp)...", "info");
+        lengthOf(record).toLocaleString("en-US") + " bp)...", "info");
     $("run").disabled = true;
     try {
-      await showReference(record);
+      // A locus is drawn once the service has accepted it: a mistyped region must not first
+      // build a reference of millions of Ns, nor leave a view of a place that does not exist.
+      if (!record.interval) await showReference(record);
       const outcomes = await Promise.allSettled(tasks.map((t) => runTask(t, record)));
+      if (record.interval) {
+        if (outcomes.some((o) => o.status === "fulfilled")) await showReference(record);
+        else clearView();
+      }
       const failures = [];
       const stored = new Map();
       for (let i = 0; i < tasks.length; i++) {
@@ -504,14 +521,17 @@
           const e = outcomes[i].reason;
           const text = e instanceof ApiError ? e.explain() : String(e.message || e);
           failures.push(tasks[i] + ": " + text);
-          state.errors.push({ task: tasks[i], code: e.code || "error", message: text });
+          state.errors.push({ task: tasks[i], code: e.code || "error", message: text,
+                              reason: (e.code || "error") + " " + (e.message || e) });
         }
       }
       resultsByRecord.set(record.index, stored);
       if (failures.length) {
         // One wrong key fails every task the same way: say it once.
-        const unique = [...new Set(state.errors.map((x) => x.message))];
-        say(unique.length === 1 && failures.length > 1 ? unique[0] : failures.join(" | "), "error");
+        // (the same reason under each task's own request id: a mistyped region, too)
+        const unique = [...new Set(state.errors.map((x) => x.reason))];
+        const lead = record.interval ? "The service refused " + record.name + ": " : "";
+        say(unique.length === 1 && failures.length > 1 ? lead + state.errors[0].message : failures.join(" | "), "error");
         state.status = "error";
       } else {
         const n = state.throttled.length;
@@ -547,6 +567,7 @@
       // The pasted record of the same name and length, else Ns of the job's length (a job's
       // sequence is not stored with its result); placed by the same rule as a pasted record.
       let record = records.find((r) => r.name === name && r.sequence.length === meta.sequence_length);
+      if (meta.interval) record = locusRecord(meta.interval);
       if (!record) record = finishRecord({ name, sequence: "N".repeat(meta.sequence_length || 1), index: -1 });
       await showReference(record);
       await showResult(task, result);
@@ -793,10 +814,13 @@
     const scoredWindow = counts.scored_window || (data.input || {}).scored_window || [];
     let where = "";
     if (record && record.placement.placed) {
-      where = " = " + record.placement.contig + ":" + (record.placement.offset + tss + 1).toLocaleString("en-US");
+      // On '-' the service analysed the reverse complement: its base 0 is the interval's end.
+      const at = record.interval && record.interval.strand === "-" ? record.placement.end - tss
+                                                                    : record.placement.offset + tss + 1;
+      where = " = " + record.placement.contig + ":" + at.toLocaleString("en-US");
     }
     box.append(element("div", "small tss", "TSS: base " + tss.toLocaleString("en-US") + " (0-based) of " +
-      (meta.sequence_length || record.sequence.length).toLocaleString("en-US") + where +
+      (meta.sequence_length || lengthOf(record)).toLocaleString("en-US") + where +
       ", the record's centre; window " + JSON.stringify(scoredWindow) + "."));
     state.expression = Object.assign({}, p, { match: match || null, tss_index: tss });
   }
@@ -822,6 +846,391 @@
     $("summary").appendChild(block);
   }
 
+  // ---- locus input ------------------------------------------------------------------------
+  // A locus is a stretch of the genome the service holds: the tasks are asked with `interval`
+  // instead of bases, and answer in genome coordinates on the contig as typed. The page never
+  // holds the bases: igv draws the stretch over Ns.
+  function lengthOf(record) {
+    return record.interval ? record.placement.end - record.placement.start + 1 : record.sequence.length;
+  }
+
+  function inputMode() {
+    const checked = document.querySelector('input[name="mode"]:checked');
+    return checked ? checked.value : "sequence";
+  }
+
+  function showMode() {
+    const mode = inputMode();
+    for (const box of document.querySelectorAll(".mode-input")) box.hidden = box.dataset.mode !== mode;
+    $("task-input").hidden = mode === "variants";
+    $("variant-panel").hidden = mode !== "variants";
+    for (const panel of document.querySelectorAll(".task-panel")) panel.hidden = mode === "variants";
+    $("variant-details").hidden = mode !== "variants" || !$("variant-details").childElementCount;
+  }
+  for (const radio of document.querySelectorAll('input[name="mode"]')) radio.addEventListener("change", showMode);
+
+  const digits = (text) => Number(text.replace(/,/g, ""));
+  const clip = (text) => (text.length > 60 ? text.slice(0, 57) + "..." : text);
+
+  // "chr20:5,750,001-5,760,000" (optionally ":-" or " -" after it) or "chr20 5750001 5760000 [-]".
+  // Only the shape is checked here; the service says what is wrong with a region of that shape
+  // (an unknown contig, start after end, past the contig's end), in its own words.
+  function parseLocus(text, strand) {
+    const t = text.trim();
+    if (!t) throw new Error("Type a region, e.g. chr20:5,750,001-5,760,000.");
+    let m = /^([^\s:]+):([0-9][0-9,]*)-([0-9][0-9,]*)(?:\s*[:\s]\s*([+-]))?$/.exec(t);
+    let request;
+    if (m) {
+      request = { region: m[1] + ":" + m[2] + "-" + m[3] };
+    } else if ((m = /^(\S+)\s+([0-9][0-9,]*)\s+([0-9][0-9,]*)(?:\s+([+-]))?$/.exec(t))) {
+      request = { contig: m[1], start: digits(m[2]), end: digits(m[3]) };
+    } else {
+      throw new Error("\u201c" + clip(t) + "\u201d is not a region: type contig:start-end " +
+                      "(chr20:5,750,001-5,760,000) or contig start end [strand] (chr20 5750001 5760000 -).");
+    }
+    if (m[4]) {
+      strand = m[4];
+      $("locus-strand").value = strand;
+    }
+    request.strand = strand;
+    return { contig: m[1], start: digits(m[2]), end: digits(m[3]), strand, request };
+  }
+
+  // A record for a stretch of the genome: placed at start..end of its contig, its bases Ns
+  // (made only when igv draws it).
+  function locusRecord(locus) {
+    const { contig, start, end } = locus;
+    const strand = locus.strand || "+";
+    const record = {
+      name: contig + ":" + start.toLocaleString("en-US") + "-" + end.toLocaleString("en-US") +
+            (strand === "-" ? " (- strand)" : ""),
+      index: -1,
+      interval: locus.request || { contig, start, end, strand },
+      placement: { placed: true, contig, start, end, offset: start - 1 },
+      igvName: contig,
+    };
+    let bases = null;
+    Object.defineProperty(record, "sequence", {
+      get() { return bases || (bases = "N".repeat(Math.max(1, end - start + 1))); },
+    });
+    return record;
+  }
+
+  function clearView() {
+    if (browser) igv.removeBrowser(browser);
+    browser = null;
+    current = null;
+    $("igv").replaceChildren();
+    $("locus-rule-status").textContent = "";
+  }
+
+  function fail(message, code) {
+    state.status = "error";
+    state.errors = [{ code: code || "error", message }];
+    say(message, "error");
+    $("igv").dataset.state = "error";
+  }
+
+  async function runLocus() {
+    let record;
+    try {
+      record = locusRecord(parseLocus($("locus").value, $("locus-strand").value));
+    } catch (e) {
+      fail(e.message, "bad_region");
+      return;
+    }
+    const tasks = selectedTasks();
+    if (!tasks.length) { fail("Choose at least one task."); return; }
+    // A region whose start is after its end is the service's to explain.
+    const length = lengthOf(record);
+    const tooShort = length > 0 ? tasks.filter((t) => length < MIN_BP[t]) : [];
+    if (tooShort.length) {
+      fail(tooShort.map((t) => t + " needs at least " + MIN_BP[t].toLocaleString("en-US") + " bp").join("; ") +
+           " (" + record.name + " is " + length.toLocaleString("en-US") + " bp)");
+      return;
+    }
+    await runAll(record, tasks);
+  }
+
+  // ---- variant input ----------------------------------------------------------------------
+  const VARIANT_ERRORS = {
+    invalid_variant: "not a variant the service can read (contig:position:REF:ALT)",
+    unsupported_allele: "a symbolic or '*' allele cannot be scored",
+    unsupported_variant: "this kind of variant cannot be scored",
+    indel_too_long: "insertions and deletions of more than 50 bp are not scored",
+    unknown_assembly: "the assembly is not one the service holds",
+    unknown_contig: "the contig is not in the service's reference",
+    position_out_of_range: "the position is beyond the contig's end",
+    reference_mismatch: "REF does not match the reference genome",
+    duplicate_variant: "the same variant is already in the list",
+  };
+  const SPLICE_KINDS = [["acceptor_gain", "AG"], ["acceptor_loss", "AL"], ["donor_gain", "DG"],
+                        ["donor_loss", "DL"]];
+  const VARIANT_COLOURS = { variant: "rgb(40,40,40)", ref: "rgb(31,119,180)", alt: "rgb(214,39,40)",
+                            delta: "rgb(148,103,189)", deltas: "rgb(255,127,14)" };
+  let variantAnswer = null; // the last POST /v1/variants/score answer
+
+  function variantError(error) {
+    return "Not scored: " + (VARIANT_ERRORS[error.code] || error.code) + ". " + error.message;
+  }
+
+  function scorersRequest() {
+    const scorers = {};
+    for (const box of document.querySelectorAll("#scorers .scorer")) {
+      if (!box.querySelector("input[type=checkbox]").checked) continue;
+      const name = box.dataset.scorer;
+      if (name === "splice") {
+        const distance = $("splice-distance").value;
+        scorers.splice = distance === "" ? {} : { distance: Number(distance) };
+      } else if (name === "expression") {
+        const contexts = $("variant-contexts").value.split(",").map((c) => c.trim()).filter(Boolean);
+        if (!contexts.length) throw new Error("The expression scorer needs at least one context (e.g. E066, brain).");
+        scorers.expression = { contexts };
+      } else if (name === "chromatin") {
+        const top = $("chromatin-top").value;
+        scorers.chromatin = top === "" ? {} : { top: Number(top) };
+      } else {
+        scorers[name] = {};
+      }
+    }
+    if (!Object.keys(scorers).length) throw new Error("Choose at least one scorer.");
+    return scorers;
+  }
+
+  async function runVariants() {
+    const variants = $("variants").value.split(/[\s,;]+/).filter(Boolean);
+    if (!variants.length) { fail("Type at least one variant, e.g. chr20:5753600:A:G."); return; }
+    if (variants.length > 100) { fail("At most 100 variants a request (" + variants.length + " typed)."); return; }
+    let scorers;
+    try { scorers = scorersRequest(); } catch (e) { fail(e.message); return; }
+    state.status = "running";
+    state.tracks = {};
+    state.errors = [];
+    state.variants = null;
+    state.throttled = [];
+    $("progress-list").replaceChildren();
+    $("variant-summary").replaceChildren();
+    $("variant-details").replaceChildren();
+    showMode();
+    say("Scoring " + variants.length + (variants.length === 1 ? " variant" : " variants") + " (" +
+        Object.keys(scorers).join(", ") + ")...", "info");
+    $("run").disabled = true;
+    const progress = progressRow("variants");
+    await slots.acquire();
+    try {
+      progress.running();
+      const { body } = await call("POST", "/v1/variants/score", { variants, scorers }, undefined,
+                                  { slot: true, onWait: (e, s) => progress.waiting(e, s),
+                                    onResume: () => progress.running() });
+      progress.done();
+      variantAnswer = body;
+      const data = body.data || {};
+      const results = data.results || [];
+      const scored = results.filter((r) => !r.error);
+      state.variants = { results, scorers: data.scorers || {}, counts: data.counts || {},
+                         model: (body.meta || {}).model };
+      showVariantSummary(data, body.meta || {});
+      showVariantDetails(data);
+      if (scored.length) await showVariant(scored[0]);
+      else clearView();
+      const problems = results.filter((r) => r.error).map((r) => r.input + ": " + variantError(r.error));
+      state.errors = results.filter((r) => r.error).map((r) => ({ variant: r.input, code: r.error.code,
+                                                                  message: variantError(r.error) }));
+      const head = "Scored " + scored.length + " of " + results.length +
+                   (results.length === 1 ? " variant" : " variants") + ".";
+      say(problems.length ? head + " " + problems.join(" | ") : head, problems.length ? "warning" : "info");
+      state.status = "done";
+    } catch (e) {
+      progress.failed(e instanceof ApiError ? e.explain() : String(e.message || e));
+      fail(e instanceof ApiError ? e.explain() : String(e.message || e), e.code);
+    } finally {
+      slots.release();
+      $("run").disabled = false;
+      if (state.status === "done") $("igv").dataset.state = "done";
+    }
+  }
+
+  // The scorers' models, the counts, the contexts that matched nothing, and which variant is
+  // drawn.
+  function showVariantSummary(data, meta) {
+    const box = $("variant-summary");
+    const scorers = data.scorers || {};
+    const counts = data.counts || {};
+    const models = element("dl", "models");
+    for (const name of Object.keys(scorers)) {
+      models.append(element("dt", "", name), element("dd", "", scorers[name].model || meta.model || ""));
+    }
+    box.append(element("div", "small", (counts.variants || 0) + " variants, " + (counts.scored || 0) +
+                       " scored, " + (counts.errors || 0) + " not scored; models:"), models);
+    // A context that named no training context is scored as the mean over all contexts.
+    for (const c of ((scorers.expression || {}).contexts || [])) {
+      if (c.matched) continue;
+      box.append(element("div", "warning", "Unmatched: expression context \u201c" + c.requested +
+                         "\u201d resembles no training context; its REF and ALT levels are the mean over all contexts."));
+    }
+    const scored = (data.results || []).filter((r) => !r.error);
+    if (scored.length) {
+      const label = element("label", "small", "Drawn: ");
+      const choice = element("select");
+      choice.id = "variant-choice";
+      for (const r of scored) {
+        const option = element("option", "", r.input);
+        option.value = String(r.index);
+        choice.append(option);
+      }
+      choice.addEventListener("change", async () => {
+        const chosen = scored.find((r) => String(r.index) === choice.value);
+        state.status = "switching";
+        await showVariant(chosen);
+        state.status = "shown";
+      });
+      label.append(choice);
+      box.append(label);
+    }
+  }
+
+  const fixed = (value, places) => (typeof value === "number" ? value.toFixed(places) : "");
+  const signed = (value) => (value > 0 ? "+" : "") + value;
+
+  function table(head, rows) {
+    const t = element("table");
+    const tr = element("tr");
+    for (const h of head) tr.append(element("th", "", h));
+    t.append(tr);
+    for (const row of rows) {
+      const r = element("tr");
+      for (const cell of row) r.append(element("td", "", cell));
+      t.append(r);
+    }
+    return t;
+  }
+
+  // One block per variant, in request order: its scores, or why it was not scored.
+  function showVariantDetails(data) {
+    const box = $("variant-details");
+    for (const r of data.results || []) {
+      const block = element("div", "variant-result");
+      block.dataset.index = String(r.index);
+      block.append(element("div", "variant-head", r.input));
+      if (r.error) {
+        block.append(element("div", "variant-error", variantError(r.error)));
+        box.append(block);
+        continue;
+      }
+      if (r.splice) {
+        const s = r.splice;
+        block.append(element("div", "variant-scorer", "splice (" + data.scorers.splice.model + ", \u00b1" +
+                             data.scorers.splice.distance + " bp, strand " + s.strand + "): DS_max " + fixed(s.DS_max, 4)));
+        const strand = s.strand === "-" ? s.minus : s.plus;
+        block.append(table(["", "DS", "DP (bp)", "REF", "ALT"], SPLICE_KINDS.map(([kind, short]) =>
+          ["DS_" + short, fixed(s["DS_" + short], 4), signed(s["DP_" + short]),
+           fixed(strand[kind].ref, 4), fixed(strand[kind].alt, 4)])));
+      }
+      if (r.expression) {
+        block.append(element("div", "variant-scorer", "expression (" + data.scorers.expression.model + "): " +
+                             (r.expression.length ? "REF and ALT levels, TPM" : "no gene starts within " +
+                              data.scorers.expression.window + " bp")));
+        const rows = [];
+        for (const gene of r.expression) {
+          for (const c of gene.contexts) {
+            rows.push([gene.gene_symbol + " (" + gene.strand + ", " + signed(gene.tss_distance) + " bp)", c.context,
+                       fixed(c.ref_tpm, 3), fixed(c.alt_tpm, 3), fixed(c.log2_fold_change, 4)]);
+          }
+        }
+        if (rows.length) block.append(table(["gene (TSS distance)", "context", "REF", "ALT", "log2 FC"], rows));
+      }
+      if (r.chromatin) {
+        block.append(element("div", "variant-scorer", "chromatin (" + data.scorers.chromatin.model + "): top " +
+                             r.chromatin.length + " of " + data.scorers.chromatin.features_total + " features by |ALT - REF|"));
+        block.append(table(["feature", "category", "REF", "ALT", "ALT - REF"], r.chromatin.map((f) =>
+          [f.name, f.category, fixed(f.ref, 4), fixed(f.alt, 4), fixed(f.delta, 4)])));
+      }
+      if (r.promoter) {
+        const p = r.promoter;
+        block.append(element("div", "variant-scorer", "promoter (" + data.scorers.promoter.model + "): REF " +
+                             fixed(p.ref, 4) + ", ALT " + fixed(p.alt, 4) + ", ALT - REF " + fixed(p.delta, 4) +
+                             " over " + p.windows + " windows"));
+      }
+      box.append(block);
+    }
+    showMode();
+  }
+
+  // One scored variant in igv: the stretch around it on its contig, the variant itself, the
+  // splice probabilities of REF and ALT where the deltas were taken (on the strand the scorer
+  // reports), ALT - REF, and each delta named with its DS and DP.
+  async function showVariant(result) {
+    const v = result.variant;
+    const splice = result.splice;
+    const distance = splice ? variantAnswer.data.scorers.splice.distance : 50;
+    const half = Math.max(60, distance + 15);
+    const start = Math.max(1, v.position - half);
+    const end = v.position + Math.max(1, v.ref.length) - 1 + half;
+    const record = { name: result.input, index: -1, igvName: v.contig,
+                     placement: { placed: true, contig: v.contig, start, end, offset: start - 1 },
+                     sequence: "N".repeat(end - start + 1) };
+    await showReference(record);
+    $("locus-rule-status").textContent = result.input + " is drawn at " + locusText(record) +
+      " (over Ns: the page does not hold the bases).";
+    const allele = (a) => (a.length > 12 ? a.slice(0, 10) + "..(" + a.length + ")" : a || "-");
+    const mark = [v.contig, v.position - 1, v.position - 1 + Math.max(1, v.ref.length),
+                  allele(v.ref) + ">" + allele(v.alt)].join("\t") + "\n";
+    await browser.loadTrack({ type: "annotation", format: "bed", name: "variant", url: dataUrl(mark),
+                              color: VARIANT_COLOURS.variant, displayMode: "EXPANDED", indexed: false,
+                              height: 60, margin: LABEL_BAND_PX + 4 });
+    const tracks = { variant: 1 };
+    if (splice) {
+      const strand = splice.strand === "-" ? splice.minus : splice.plus;
+      // Per genome position: the largest REF and ALT, and the delta of largest size.
+      const at = new Map();
+      for (const [kind] of SPLICE_KINDS) {
+        const d = strand[kind];
+        const g = v.position + d.position;
+        const cell = at.get(g) || { ref: 0, alt: 0, delta: 0 };
+        cell.ref = Math.max(cell.ref, d.ref);
+        cell.alt = Math.max(cell.alt, d.alt);
+        if (Math.abs(d.alt - d.ref) >= Math.abs(cell.delta)) cell.delta = d.alt - d.ref;
+        at.set(g, cell);
+      }
+      const positions = [...at.keys()].sort((a, b) => a - b);
+      const rows = (key) => positions.map((g) => [v.contig, g - 1, g, at.get(g)[key]].join("\t")).join("\n") + "\n";
+      const top = Math.max(0.05, ...positions.map((g) => Math.max(at.get(g).ref, at.get(g).alt)));
+      const headroom = BEDGRAPH_HEIGHT / (BEDGRAPH_HEIGHT - LABEL_BAND_PX - 2);
+      const where = " (" + splice.strand + " strand)";
+      // REF and ALT on one scale, so that their bars compare.
+      await browser.loadTrack({ type: "wig", format: "bedgraph", name: "splice REF" + where, url: dataUrl(rows("ref")),
+                                color: VARIANT_COLOURS.ref, height: BEDGRAPH_HEIGHT, autoscale: false,
+                                min: 0, max: top * headroom });
+      await browser.loadTrack({ type: "wig", format: "bedgraph", name: "splice ALT" + where, url: dataUrl(rows("alt")),
+                                color: VARIANT_COLOURS.alt, height: BEDGRAPH_HEIGHT, autoscale: false,
+                                min: 0, max: top * headroom });
+      const size = Math.max(0.01, ...positions.map((g) => Math.abs(at.get(g).delta)));
+      await browser.loadTrack({ type: "wig", format: "bedgraph", name: "ALT - REF", url: dataUrl(rows("delta")),
+                                color: VARIANT_COLOURS.delta, height: BEDGRAPH_HEIGHT, autoscale: false,
+                                min: -size, max: size * (BEDGRAPH_HEIGHT + LABEL_BAND_PX + 2) /
+                                                   (BEDGRAPH_HEIGHT - LABEL_BAND_PX - 2) });
+      // Each delta a line from the variant to where it was taken, thick at that base, named
+      // with its DS and DP (igv splits BED names at spaces): overlapping, each gets its own row.
+      const named = SPLICE_KINDS.map(([, short]) => {
+        const g = v.position + splice["DP_" + short];
+        const from = Math.min(v.position, g) - 1, to = Math.max(v.position, g);
+        return [v.contig, from, to, "DS_" + short + "=" + fixed(splice["DS_" + short], 2) + ",DP=" +
+                signed(splice["DP_" + short]), 0, ".", g - 1, g].join("\t");
+      }).join("\n") + "\n";
+      await browser.loadTrack({ type: "annotation", format: "bed", name: "splice deltas (DS, DP)", url: dataUrl(named),
+                                color: VARIANT_COLOURS.deltas, displayMode: "EXPANDED", indexed: false,
+                                height: LABEL_BAND_PX + 4 + 4 * 30, margin: LABEL_BAND_PX + 4 });
+      Object.assign(tracks, { splice_ref: positions.length, splice_alt: positions.length, splice_delta: positions.length,
+                              splice_deltas: SPLICE_KINDS.length });
+    }
+    state.tracks = tracks;
+    state.variants.drawn = result.input;
+    for (const block of document.querySelectorAll("#variant-details .variant-result")) {
+      block.classList.toggle("drawn", block.dataset.index === String(result.index));
+    }
+  }
+
   loadModels();
   readRecords();
+  showMode();
 })();
