@@ -420,7 +420,9 @@ class Drill:
             if r is not None and r.status == 503 and retry_after and time.monotonic() < deadline:
                 with self.tally.mu:
                     self.tally.retries.append((time.monotonic(), self.tally.phase, kind))
-                self.tally.count("503_retried", phase)
+                # Counted in the phase the refusal happened in, not the one the call began in:
+                # a call begun just before the primary's kill is refused by the failover.
+                self.tally.count("503_retried")
                 time.sleep(min(float(retry_after), 5))
                 continue
             self.tally.count("failed", phase)
