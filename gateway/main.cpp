@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
   auto redis = core::ConnectRedis(*config);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
+  if (Status credentials = core::CheckRedisCredentials(**redis); !credentials.ok()) {
+    return FailStartup("redis_credentials_refused", credentials);
+  }
   auto trusted_proxies = TrustedProxies::Parse(config->trusted_proxies);
   if (!trusted_proxies.ok()) {
     return FailStartup("trusted_proxies_invalid", trusted_proxies.status());

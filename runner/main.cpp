@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
   auto redis = core::ConnectRedis(*config);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
+  if (Status credentials = core::CheckRedisCredentials(**redis); !credentials.ok()) {
+    return FailStartup("redis_credentials_refused", credentials);
+  }
   ClearScratch(config->variant_work_dir);
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
   if (!variant.ok()) return FailStartup("variant_workflow_invalid", variant.status());

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/file_text.h"
+
 namespace dnaserve::core {
 
 void AddSharedOptions(CLI::App& app, SharedSettings& s) {
@@ -15,6 +17,12 @@ void AddSharedOptions(CLI::App& app, SharedSettings& s) {
   app.add_option("--redis-primary-name", s.redis_primary_name,
                  "the sentinels' name of the Redis primary (required with --redis-sentinels)")
       ->envname("DNASERVE_REDIS_PRIMARY_NAME");
+  app.add_option("--redis-password-file", s.redis_password_file,
+                 "file holding the Redis data nodes' password (instead of the URL's)")
+      ->envname("DNASERVE_REDIS_PASSWORD_FILE");
+  app.add_option("--redis-sentinel-password-file", s.redis_sentinel_password_file,
+                 "file holding the sentinels' own password (their requirepass)")
+      ->envname("DNASERVE_REDIS_SENTINEL_PASSWORD_FILE");
   app.add_option("--redis-wait-replicas", s.redis_wait_replicas,
                  "Redis replicas that must confirm a job's queue entry before it is accepted "
                  "(0 = none)")
@@ -75,11 +83,31 @@ StatusOr<std::shared_ptr<RedisConnection>> ConnectRedis(const SharedSettings& s)
   } else if (!s.redis_primary_name.empty()) {
     return BadRequest("DNASERVE_REDIS_PRIMARY_NAME is set without DNASERVE_REDIS_SENTINELS");
   }
+  if (!s.redis_sentinel_password_file.empty()) {
+    if (s.redis_sentinels.empty()) {
+      return BadRequest(
+          "DNASERVE_REDIS_SENTINEL_PASSWORD_FILE is set without DNASERVE_REDIS_SENTINELS");
+    }
+    auto password = ReadSecretFile(s.redis_sentinel_password_file);
+    if (!password.ok()) return password.status();
+    options.sentinel_password = std::move(password).value();
+  }
+  if (!s.redis_password_file.empty()) {
+    auto password = ReadSecretFile(s.redis_password_file);
+    if (!password.ok()) return password.status();
+    options.password = std::move(password).value();
+  }
   options.wait_replicas = static_cast<int>(s.redis_wait_replicas);
   options.wait_timeout = std::chrono::milliseconds(s.redis_wait_timeout_ms);
   // A command that waits for replicas must not be taken for a dead connection.
   options.command_timeout += options.wait_timeout;
   return RedisConnection::Create(s.redis_url, options);
+}
+
+Status CheckRedisCredentials(RedisConnection& redis) {
+  Status ping = redis.Ping();
+  if (ping.ok() || !redis.credentials_refused()) return Status::Ok();
+  return BadRequest("redis " + redis.Describe() + " refused the credentials: " + ping.message());
 }
 
 SharedStores::SharedStores(const std::shared_ptr<RedisConnection>& redis,

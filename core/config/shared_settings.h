@@ -29,6 +29,11 @@ struct SharedSettings {
   // and DNASERVE_REDIS_URL gives only the credentials and the database. Empty = the URL's host.
   std::string redis_sentinels;
   std::string redis_primary_name;  // DNASERVE_REDIS_PRIMARY_NAME
+  // DNASERVE_REDIS_PASSWORD_FILE: the data nodes' password, instead of the URL's (a mounted
+  // Secret). DNASERVE_REDIS_SENTINEL_PASSWORD_FILE: the sentinels' own (`requirepass` in
+  // sentinel.conf), which is a separate secret. Empty = none.
+  std::string redis_password_file;
+  std::string redis_sentinel_password_file;
   // DNASERVE_REDIS_WAIT_REPLICAS: replicas that must have a job's queue entry before it is
   // accepted (WAIT), within DNASERVE_REDIS_WAIT_TIMEOUT_MS; else the job is refused (503).
   int64_t redis_wait_replicas = 0;
@@ -53,9 +58,15 @@ struct SharedSettings {
 // Adds the shared flags (each with its environment variable) to `app`, bound to `settings`.
 void AddSharedOptions(CLI::App& app, SharedSettings& settings);
 
-// The Redis connection of the shared settings (one address, or a Sentinel group; the WAIT
-// setting). bad_request when the settings do not make sense together.
+// The Redis connection of the shared settings (one address, or a Sentinel group; the
+// passwords; the WAIT setting). bad_request when the settings do not make sense together or a
+// password file cannot be read.
 StatusOr<std::shared_ptr<RedisConnection>> ConnectRedis(const SharedSettings& settings);
+
+// At start-up: one PING. A Redis or sentinels that refuse the credentials give bad_request
+// saying which (the binary then exits: waiting would not help); Redis unreachable is not an
+// error here (readiness reports it until Redis answers). Bounded by the connection's timeouts.
+Status CheckRedisCredentials(RedisConnection& redis);
 
 // The Redis-backed stores a gateway and a runner share, set up from the shared settings.
 struct SharedStores {

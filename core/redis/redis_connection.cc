@@ -254,6 +254,7 @@ StatusOr<std::shared_ptr<RedisConnection>> RedisConnection::Create(std::string_v
     return BadRequest("redis sentinels need the name of the primary's group");
   }
   if (options.wait_replicas < 0) return BadRequest("redis: wait_replicas must be >= 0");
+  if (!options.password.empty()) parsed->password = options.password;
   return std::shared_ptr<RedisConnection>(new RedisConnection(*parsed, options));
 }
 
@@ -262,7 +263,8 @@ RedisConnection::RedisConnection(RedisUrl url, RedisOptions options)
   for (int i = 0; i < options_.pool_size; ++i) slots_.push_back(std::make_unique<Slot>());
   if (!options_.sentinels.empty()) {
     sentinels_ = std::make_unique<SentinelPrimaryLocator>(
-        options_.sentinels, options_.primary_name, options_.sentinel_timeout);
+        options_.sentinels, options_.primary_name, options_.sentinel_timeout,
+        options_.sentinel_password);
     switch_watch_ = std::make_unique<SentinelSwitchWatch>(sentinels_.get(), options_.sentinels,
                                                           options_.sentinel_timeout);
   }
@@ -344,7 +346,11 @@ Status RedisConnection::Open(Slot& slot, const RedisEndpoint& endpoint, bool ver
     auto reply = run(auth);
     if (!reply.ok()) return fail("AUTH: " + reply.status().message());
     // The error text never contains the password, but keep it out of the message anyway.
-    if (reply->IsError()) return fail("authentication refused");
+    if (reply->IsError()) {
+      server_refused_credentials_ = IsAuthenticationError(reply->str);
+      return fail("authentication refused (the password of DNASERVE_REDIS_URL or "
+                  "DNASERVE_REDIS_PASSWORD_FILE)");
+    }
   }
   if (url_.db != 0) {
     auto reply = run({"SELECT", std::to_string(url_.db)});
@@ -355,6 +361,12 @@ Status RedisConnection::Open(Slot& slot, const RedisEndpoint& endpoint, bool ver
     // The spec's step 3: a sentinel's answer may be stale (or wrong); only the server knows.
     auto reply = run({"ROLE"});
     if (!reply.ok()) return fail("ROLE: " + reply.status().message());
+    // A primary with a password, asked without one: not a reason to distrust the sentinel.
+    if (reply->IsError() && IsAuthenticationError(reply->str)) {
+      server_refused_credentials_ = true;
+      return fail("wants a password (DNASERVE_REDIS_PASSWORD_FILE or DNASERVE_REDIS_URL): " +
+                  reply->str);
+    }
     const bool primary = reply->type == RedisReply::Type::kArray && !reply->elements.empty() &&
                          reply->elements[0].str == "master";
     if (!primary) {
@@ -366,6 +378,7 @@ Status RedisConnection::Open(Slot& slot, const RedisEndpoint& endpoint, bool ver
                   ")");
     }
   }
+  server_refused_credentials_ = false;
   return Status::Ok();
 }
 
@@ -531,9 +544,15 @@ Status RedisConnection::Ping() {
   auto reply = Command({"PING"});
   if (!reply.ok()) return reply.status();
   if (reply->type != RedisReply::Type::kStatus || reply->str != "PONG") {
+    // Without AUTH (no password configured) a server with one answers each command NOAUTH.
+    if (reply->IsError() && IsAuthenticationError(reply->str)) server_refused_credentials_ = true;
     return Unavailable("redis PING answered " + (reply->IsError() ? reply->str : "unexpectedly"));
   }
   return Status::Ok();
+}
+
+bool RedisConnection::credentials_refused() const {
+  return server_refused_credentials_.load() || (sentinels_ && sentinels_->credentials_refused());
 }
 
 BlockingRedisConnection::BlockingRedisConnection(std::shared_ptr<RedisConnection> redis)

@@ -72,6 +72,11 @@ struct RedisOptions {
   std::vector<RedisEndpoint> sentinels;
   std::string primary_name;
   std::chrono::milliseconds sentinel_timeout{500};
+  // The sentinels' own password (sentinel.conf `requirepass`), separate from the data nodes'.
+  std::string sentinel_password;
+  // The data nodes' password, instead of the URL's when not empty (read from a mounted Secret
+  // rather than written into a URL held in a ConfigMap).
+  std::string password;
 
   // Writes that must survive the loss of the primary (EvalReplicated) wait until this many
   // replicas have them (WAIT), at most `wait_timeout`. 0 = do not wait.
@@ -128,6 +133,9 @@ class RedisConnection {
                                            const std::vector<std::string>& keys,
                                            const std::vector<std::string>& args);
   Status Ping();
+  // The last connection attempt failed because a server or every reachable sentinel refused
+  // the credentials (IsAuthenticationError): a misconfiguration, not an outage.
+  bool credentials_refused() const;
 
   const RedisUrl& url() const { return url_; }
   int wait_replicas() const { return options_.wait_replicas; }
@@ -173,6 +181,7 @@ class RedisConnection {
   std::unique_ptr<SentinelSwitchWatch> switch_watch_;  // Sentinel mode only; after sentinels_
   std::vector<std::unique_ptr<Slot>> slots_;
   std::atomic<uint64_t> next_slot_{0};
+  std::atomic<bool> server_refused_credentials_{false};  // set and cleared by Open
 };
 
 // One connection of its own for blocking commands (XREAD / XREADGROUP ... BLOCK): a command

@@ -68,6 +68,30 @@ struct ReplyDeleter {
 
 }  // namespace
 
+bool IsAuthenticationError(std::string_view error_reply) {
+  auto starts = [&](std::string_view prefix) {
+    return error_reply.substr(0, prefix.size()) == prefix;
+  };
+  return starts("NOAUTH") || starts("WRONGPASS") || starts("ERR invalid password") ||
+         (starts("ERR AUTH") && error_reply.find("without any password configured") !=
+                                    std::string_view::npos);
+}
+
+Status AuthenticateSentinel(redisContext* context, const std::string& password, bool* refused) {
+  if (password.empty()) return Status::Ok();
+  const char* argv[] = {"AUTH", password.c_str()};
+  const size_t lens[] = {4, password.size()};
+  std::unique_ptr<redisReply, ReplyDeleter> reply(
+      static_cast<redisReply*>(redisCommandArgv(context, 2, argv, lens)));
+  if (reply == nullptr) return Unavailable(std::string("AUTH: ") + context->errstr);
+  if (reply->type != REDIS_REPLY_ERROR) return Status::Ok();
+  const std::string error(reply->str, reply->len);
+  if (refused != nullptr) *refused = IsAuthenticationError(error);
+  // Redis's error texts never echo the password.
+  return Unavailable("refused the sentinel password (DNASERVE_REDIS_SENTINEL_PASSWORD_FILE): " +
+                     error);
+}
+
 std::string RedisEndpoint::Describe() const {
   std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return h + ":" + std::to_string(port);
@@ -91,12 +115,15 @@ StatusOr<std::vector<RedisEndpoint>> ParseRedisEndpoints(std::string_view list) 
 
 SentinelPrimaryLocator::SentinelPrimaryLocator(std::vector<RedisEndpoint> sentinels,
                                                std::string primary_name,
-                                               std::chrono::milliseconds ask_timeout)
+                                               std::chrono::milliseconds ask_timeout,
+                                               std::string password)
     : primary_name_(std::move(primary_name)),
       ask_timeout_(ask_timeout),
+      password_(std::move(password)),
       sentinels_(std::move(sentinels)) {}
 
-StatusOr<RedisEndpoint> SentinelPrimaryLocator::AskOne(const RedisEndpoint& sentinel) const {
+StatusOr<RedisEndpoint> SentinelPrimaryLocator::AskOne(const RedisEndpoint& sentinel,
+                                                       bool* refused) const {
   std::unique_ptr<redisContext, ContextDeleter> context(
       redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port, ToTimeval(ask_timeout_)));
   if (context == nullptr) return Unavailable("cannot allocate a connection");
@@ -104,6 +131,7 @@ StatusOr<RedisEndpoint> SentinelPrimaryLocator::AskOne(const RedisEndpoint& sent
   if (redisSetTimeout(context.get(), ToTimeval(ask_timeout_)) != REDIS_OK) {
     return Unavailable("cannot set the timeout");
   }
+  DNASERVE_RETURN_IF_ERROR(AuthenticateSentinel(context.get(), password_, refused));
   const char* argv[] = {"SENTINEL", "get-master-addr-by-name", primary_name_.c_str()};
   const size_t lens[] = {8, 23, primary_name_.size()};
   std::unique_ptr<redisReply, ReplyDeleter> reply(
@@ -112,7 +140,13 @@ StatusOr<RedisEndpoint> SentinelPrimaryLocator::AskOne(const RedisEndpoint& sent
   if (reply->type == REDIS_REPLY_NIL) {
     return Unavailable("does not know a primary named '" + primary_name_ + "'");
   }
-  if (reply->type == REDIS_REPLY_ERROR) return Unavailable(std::string(reply->str, reply->len));
+  if (reply->type == REDIS_REPLY_ERROR) {
+    const std::string error(reply->str, reply->len);
+    // A sentinel with a `requirepass` asked without a password answers NOAUTH.
+    *refused = IsAuthenticationError(error);
+    return Unavailable(*refused ? "wants a password (DNASERVE_REDIS_SENTINEL_PASSWORD_FILE): " + error
+                                : error);
+  }
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
       reply->element[0]->type != REDIS_REPLY_STRING ||
       reply->element[1]->type != REDIS_REPLY_STRING) {
@@ -133,10 +167,15 @@ StatusOr<SentinelPrimaryLocator::Primary> SentinelPrimaryLocator::Current() {
   std::lock_guard<std::mutex> lock(mu_);
   if (known_) return Primary{*known_, generation_.load()};
   std::string failures;
+  size_t refusals = 0;
+  size_t answered = 0;  // sentinels that could be reached at all
   for (size_t i = 0; i < sentinels_.size(); ++i) {
     const RedisEndpoint sentinel = sentinels_[i];
-    auto answer = AskOne(sentinel);
+    bool refused = false;
+    auto answer = AskOne(sentinel, &refused);
+    if (refused) ++refusals;
     if (!answer.ok()) {
+      if (answer.status().message().rfind("connect failed", 0) != 0) ++answered;
       failures += (failures.empty() ? "" : "; ") + sentinel.Describe() + ": " +
                   answer.status().message();
       continue;
@@ -152,8 +191,10 @@ StatusOr<SentinelPrimaryLocator::Primary> SentinelPrimaryLocator::Current() {
     }
     known_ = last_ = *answer;
     known_source_ = sentinel;
+    credentials_refused_ = false;
     return Primary{*known_, generation_.load()};
   }
+  credentials_refused_ = refusals > 0 && refusals == answered;
   return Unavailable("no sentinel named the redis primary '" + primary_name_ + "' (" + failures +
                      ")");
 }

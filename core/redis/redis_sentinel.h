@@ -17,6 +17,8 @@
 
 #include "common/status.h"
 
+struct redisContext;  // hiredis, included by this folder's .cc files only
+
 namespace dnaserve::core {
 
 struct RedisEndpoint {
@@ -35,11 +37,23 @@ struct RedisEndpoint {
 // silently mixes them is a misconfiguration.
 StatusOr<std::vector<RedisEndpoint>> ParseRedisEndpoints(std::string_view list);
 
+// An error reply that means the server wants other credentials than those sent: NOAUTH (none
+// sent), WRONGPASS (wrong ones), or a server with no password told AUTH. A misconfiguration,
+// not an outage: retrying does not help, so the binaries refuse to start on it.
+bool IsAuthenticationError(std::string_view error_reply);
+
+// AUTH `password` on a new connection to a sentinel (its `requirepass`, not the data nodes'
+// password); nothing when `password` is empty. *refused (when given) is set when the sentinel
+// answered with an authentication error; the Status then says so without the password.
+Status AuthenticateSentinel(redisContext* context, const std::string& password,
+                            bool* refused = nullptr);
+
 class SentinelPrimaryLocator {
  public:
-  // `ask_timeout` bounds the connection to one sentinel and its answer.
+  // `ask_timeout` bounds the connection to one sentinel and its answer; `password` is the
+  // sentinels' own (sentinel.conf `requirepass`), empty when they have none.
   SentinelPrimaryLocator(std::vector<RedisEndpoint> sentinels, std::string primary_name,
-                         std::chrono::milliseconds ask_timeout);
+                         std::chrono::milliseconds ask_timeout, std::string password = "");
 
   // The primary's address and the generation it belongs to: the generation changes each time
   // the address does, so a connection opened under an older one is to a former primary.
@@ -67,13 +81,19 @@ class SentinelPrimaryLocator {
   uint64_t generation() const;
 
   const std::string& primary_name() const { return primary_name_; }
+  const std::string& password() const { return password_; }
+  // The last time the sentinels were asked, every one that answered refused the credentials
+  // (IsAuthenticationError), and none named the primary.
+  bool credentials_refused() const { return credentials_refused_.load(); }
   std::string DescribeSentinels() const;
 
  private:
-  StatusOr<RedisEndpoint> AskOne(const RedisEndpoint& sentinel) const;
+  StatusOr<RedisEndpoint> AskOne(const RedisEndpoint& sentinel, bool* refused) const;
 
   const std::string primary_name_;
   const std::chrono::milliseconds ask_timeout_;
+  const std::string password_;
+  std::atomic<bool> credentials_refused_{false};
   mutable std::mutex mu_;
   std::vector<RedisEndpoint> sentinels_;  // the asking order
   std::optional<RedisEndpoint> known_;    // the address found last, until forgotten

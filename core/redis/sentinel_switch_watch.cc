@@ -110,6 +110,13 @@ bool SentinelSwitchWatch::Listen(const RedisEndpoint& sentinel) {
   if (redisSetTimeout(context.get(), ToTimeval(connect_timeout_)) != REDIS_OK) return false;
   // A sentinel whose machine vanished sends no FIN: keepalive ends the wait on it.
   redisEnableKeepAlive(context.get());
+  if (Status auth = AuthenticateSentinel(context.get(), locator_->password()); !auth.ok()) {
+    // Commands report the refusal too (the locator asks the same sentinels with the same
+    // password); here it only explains why no switch is heard.
+    log::Warn("redis_sentinel_watch_refused",
+              {{"sentinel", sentinel.Describe()}, {"error", auth.message()}});
+    return false;
+  }
   Reply confirmed(static_cast<redisReply*>(redisCommand(context.get(), "SUBSCRIBE %s", kChannel)));
   if (confirmed == nullptr || confirmed->type != REDIS_REPLY_ARRAY || confirmed->elements < 1 ||
       Text(confirmed->element[0]) != "subscribe") {

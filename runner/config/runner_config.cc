@@ -9,17 +9,6 @@
 namespace dnaserve::runner {
 namespace {
 
-// A secret mounted as a file (Kubernetes Secret): its bytes, without one trailing newline.
-StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  auto text = ReadFileText(path);
-  if (!text) return BadRequest("cannot read the secret file " + path);
-  std::string secret = std::move(*text);
-  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-  if (secret.empty()) return BadRequest("the secret file " + path + " is empty");
-  return secret;
-}
-
 std::string DefaultRunnerId() {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';

@@ -26,8 +26,11 @@ reached succeeded with a readable result (the rest are lost); the failover windo
 the last 503 after the kill). Targets (issue 26): 0 lost and 0 failed across the replacements;
 failover window <= 10 s, 0 lost, 0 hanging.
 
-Usage: scripts/drill [--rate 3] [--short]. --short (the test suite's form) shortens the quiet
-periods. Results are printed and written as JSON to <build>/drill/results.json; the exit status
+Usage: scripts/drill [--rate 3] [--short] [--inject-loss N]. --short (the test suite's form)
+shortens the quiet periods. --inject-loss N proves the drill can count a loss: when the runners'
+replacement begins it deletes the records of N jobs that had succeeded (as a Redis that dropped
+acknowledged writes would), so their final reads fail; the drill must report them lost and exit
+1 (`ctest -R reliability:drill-counts-a-lost-job`). Results are printed and written as JSON to <build>/drill/results.json; the exit status
 is 1 when a target is missed.
 """
 import argparse
@@ -66,6 +69,8 @@ PROPAGATION_S = 1.0
 PRESTOP_S = 5
 TENANTS = ("tenant-a", "tenant-b", "tenant-c")
 LIVER = {"description": "adult liver tissue"}
+# A job's record in Redis (core/jobs/redis_job_store.h: key_prefix + "job:" + id).
+JOB_KEY_PREFIX = "dnaserve:job:"
 
 
 def log(*parts):
@@ -415,7 +420,9 @@ class Drill:
             if r is not None and r.status == 503 and retry_after and time.monotonic() < deadline:
                 with self.tally.mu:
                     self.tally.retries.append((time.monotonic(), self.tally.phase, kind))
-                self.tally.count("503_retried", phase)
+                # Counted in the phase the refusal happened in, not the one the call began in:
+                # a call begun just before the primary's kill is refused by the failover.
+                self.tally.count("503_retried")
                 time.sleep(min(float(retry_after), 5))
                 continue
             self.tally.count("failed", phase)
@@ -534,6 +541,21 @@ class Drill:
         return {"killed_at": killed, "old_primary": before, "new_primary": promoted,
                 "promoted_after_s": round(promoted_after, 2)}
 
+    def inject_loss(self, count):
+        """Deletes the records of `count` jobs that had succeeded, on the primary: the test mode
+        that shows the final reads counting a lost job. Returns their ids."""
+        if not wait_for(lambda: sum(1 for j in list(self.tally.jobs.values())
+                                    if j["state"] == "succeeded") >= count, 60, interval=0.5):
+            raise RuntimeError(f"fewer than {count} jobs succeeded to inject a loss into")
+        with self.tally.mu:
+            victims = [job_id for job_id, j in self.tally.jobs.items()
+                       if j["state"] == "succeeded"][:count]
+        for job_id in victims:
+            if redis_cli(self.redis.primary_port, "DEL", JOB_KEY_PREFIX + job_id) != ["1"]:
+                raise RuntimeError(f"could not delete the record of job {job_id}")
+        log(f"injected loss: deleted the records of {len(victims)} succeeded jobs")
+        return victims
+
     def run(self):
         a = self.args
         # Warm-up: every model loaded and every path taken once, outside the counts.
@@ -559,6 +581,8 @@ class Drill:
         self.gateways = [self.replace_gateway(g) for g in list(self.gateways)]
         time.sleep(a.quiet_s / 2)
         self.tally.set_phase("runners")
+        if a.inject_loss:
+            timeline["injected_losses"] = self.inject_loss(a.inject_loss)
         log("rolling replacement of the runners")
         self.runners = [self.replace_runner(r) for r in list(self.runners)]
         time.sleep(a.quiet_s / 2)
@@ -631,6 +655,9 @@ class Drill:
             "jobs_lost_by_phase": dict(lost_by_phase),
             "jobs_unfinished_at_sigterm_or_kill": self.unfinished_at,
             "lost_detail": unreadable[:20],
+            "injected_losses": timeline.get("injected_losses", []),
+            "injected_losses_counted": sum(1 for u in unreadable
+                                           if u["job_id"] in timeline.get("injected_losses", [])),
             "failures": t.failures[:40],
             "failover": {
                 "promoted_after_s": timeline["failover"]["promoted_after_s"],
@@ -683,6 +710,11 @@ def main():
     parser.add_argument("--propagation-s", type=float, default=PROPAGATION_S,
                         help="how long a terminating gateway still gets new connections")
     parser.add_argument("--finish-timeout-s", type=float, default=180)
+    parser.add_argument("--inject-loss", type=int, default=0, metavar="N",
+                        help="test mode: delete N succeeded jobs' records mid-drill; the drill "
+                        "must count them lost and exit 1")
+    parser.add_argument("--results", default=None,
+                        help="where to write the results JSON (default <build>/drill/results.json)")
     args = parser.parse_args()
     if args.short:
         args.quiet_s = 6
@@ -701,7 +733,7 @@ def main():
         if drill:
             drill.stop()
         results["load_average_at_end"] = os.getloadavg()
-        with open(os.path.join(out_dir, "results.json"), "w") as f:
+        with open(args.results or os.path.join(out_dir, "results.json"), "w") as f:
             json.dump(results, f, indent=2)
         print(json.dumps(results, indent=2))
         log("logs in", run_dir)

@@ -25,6 +25,14 @@ class RedisSentinelGroup {
 
   RedisSentinelGroup() : dir_(MakeTempDir("sentinel-group")) {}
 
+  // Passwords for the processes started after this call: `data` is every server's requirepass
+  // (and a replica's masterauth; the sentinels' auth-pass), `sentinel` every sentinel's own
+  // requirepass (and sentinel-pass, with which sentinels talk to each other). Empty = none.
+  void SetPasswords(std::string data, std::string sentinel) {
+    data_password_ = std::move(data);
+    sentinel_password_ = std::move(sentinel);
+  }
+
   // One redis-server; a replica of the server on `primary_port` when it is not 0.
   int StartServer(int primary_port = 0) {
     const int port = FreePort();
@@ -36,6 +44,9 @@ class RedisSentinelGroup {
                                      "--repl-diskless-sync-delay", "0"};
     if (primary_port != 0) {
       argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+    }
+    if (!data_password_.empty()) {
+      argv.insert(argv.end(), {"--requirepass", data_password_, "--masterauth", data_password_});
     }
     servers_.emplace_back(std::make_unique<ChildProcess>());
     REQUIRE(servers_.back()->Start(argv, {}, dir_ + "/redis-" + std::to_string(port) + ".log"));
@@ -54,6 +65,11 @@ class RedisSentinelGroup {
         << "sentinel down-after-milliseconds " << kName << " 1000\n"
         << "sentinel failover-timeout " << kName << " 3000\n"
         << "sentinel parallel-syncs " << kName << " 1\n";
+    if (!data_password_.empty()) out << "sentinel auth-pass " << kName << " " << data_password_ << "\n";
+    if (!sentinel_password_.empty()) {
+      out << "requirepass " << sentinel_password_ << "\nsentinel sentinel-pass "
+          << sentinel_password_ << "\n";
+    }
     out.close();
     sentinels_.emplace_back(std::make_unique<ChildProcess>());
     REQUIRE(sentinels_.back()->Start({"/usr/bin/redis-server", conf, "--sentinel"}, {},
@@ -67,10 +83,11 @@ class RedisSentinelGroup {
   ChildProcess& Sentinel(int port) { return *sentinels_[IndexOf(sentinel_ports_, port)]; }
 
   // A plain connection to one process (admin commands of the test).
-  static std::shared_ptr<core::RedisConnection> Direct(int port) {
+  static std::shared_ptr<core::RedisConnection> Direct(int port, const std::string& password = "") {
     core::RedisOptions options;
     options.pool_size = 1;
     options.connect_timeout = std::chrono::milliseconds(500);
+    options.password = password;
     auto conn = core::RedisConnection::Create("redis://127.0.0.1:" + std::to_string(port), options);
     REQUIRE(conn.ok());
     return *conn;
@@ -84,8 +101,9 @@ class RedisSentinelGroup {
   }
 
   // Polls until the primary on `primary_port` has `replicas` replicas online.
-  static bool WaitForReplicas(int primary_port, int replicas, std::chrono::seconds timeout) {
-    auto conn = Direct(primary_port);
+  static bool WaitForReplicas(int primary_port, int replicas, std::chrono::seconds timeout,
+                              const std::string& password = "") {
+    auto conn = Direct(primary_port, password);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
       // WAIT with no write pending answers the replicas that are connected and in step.
@@ -114,7 +132,7 @@ class RedisSentinelGroup {
       bool ready = true;
       for (int port : sentinel_ports_) {
         if (!Sentinel(port).Running()) continue;
-        auto conn = Direct(port);
+        auto conn = Direct(port, sentinel_password_);
         auto others = conn->Command({"SENTINEL", "sentinels", kName});
         auto known = conn->Command({"SENTINEL", "replicas", kName});
         ready = ready && others.ok() && known.ok() &&
@@ -161,6 +179,8 @@ class RedisSentinelGroup {
   }
 
   std::string dir_;
+  std::string data_password_;
+  std::string sentinel_password_;
   std::vector<int> server_ports_;
   std::vector<std::unique_ptr<ChildProcess>> servers_;
   std::vector<int> sentinel_ports_;
