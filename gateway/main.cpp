@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   http.port = config->port;
   http.threads = config->http_threads;
   http.drain_timeout = std::chrono::seconds(config->drain_timeout_seconds);
+  // A connection is closed after this long without bytes, a sync call's included: the longest
+  // sync call (its worker deadline) plus a minute to render and send its answer.
+  http.keepalive_timeout = std::chrono::seconds(config->sync_timeout_seconds + 60);
   http.trusted_proxies = *trusted_proxies;
   http.max_buffered_body_bytes = static_cast<uint64_t>(config->max_buffered_body_mb) << 20;
   HttpServer server(http, [&pipeline](HttpRequest request, Responder respond) {

@@ -396,6 +396,13 @@ class GatewayHandler : public Http::Handler {
   }
 
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
+    // Pistache's idle sweep treats a connection whose parser is back at a request line, and
+    // that it does not consider idle, as a client still sending headers: after header_timeout,
+    // counted from this hand-over, it answers 408 and drops the connection, however long the
+    // request's own answer legitimately takes (a 60 s sync call got an empty 408 at 30 s). The
+    // request is complete, so the connection is idle until the next bytes arrive (Pistache
+    // marks it busy again then); only keepalive_timeout applies to it meanwhile.
+    if (auto peer = writer.peer()) peer->setIdle(true);
     std::optional<std::string> forwarded_for;
     bool forwarded_scanned = false;
     int authorization_lines = 0;
@@ -812,7 +819,8 @@ Status HttpServer::Start() {
                               .flags(Tcp::Options::ReuseAddr)
                               .maxRequestSize(pistache_limit)
                               .headerTimeout(opts.header_timeout)
-                              .bodyTimeout(opts.body_timeout));
+                              .bodyTimeout(opts.body_timeout)
+                              .keepaliveTimeout(opts.keepalive_timeout));
     impl_->endpoint->setHandler(std::make_shared<GatewayHandler>(impl_->shared));
     impl_->endpoint->serveThreaded();
     impl_->port = static_cast<uint16_t>(impl_->endpoint->getPort());

@@ -52,6 +52,12 @@ struct HttpServerOptions {
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
+  // An idle keep-alive connection is closed after this long, and so is one whose request has
+  // been running this long: Pistache counts its header timeout from the moment a request is
+  // handed over, so the server marks a dispatched request's connection idle (http_server.cc,
+  // onRequest), and this must exceed the longest request (the gateway sets the sync timeout
+  // plus a minute).
+  std::chrono::seconds keepalive_timeout{360};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
   // Proxies whose X-Forwarded-For names the client (HttpRequest::client_ip); none by default.
   TrustedProxies trusted_proxies;
