@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   services.executor = &executor;
   services.variant = variant->get();
   services.max_model_calls = config->job_max_model_calls;
+  services.jobs = &jobs;
   runner::QueueRunnerOptions options;
   options.consumer = config->runner_id;
   options.slots = config->slots;

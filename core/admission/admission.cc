@@ -118,37 +118,53 @@ Status ScorerUnavailable(const char* scorer, const Status& why) {
   return status;
 }
 
-}  // namespace
-
-StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
-                                                 const ModelCatalogue& catalogue) {
-  if (call.async) {
-    return BadRequest("variant scoring answers synchronously (up to " +
-                      std::to_string(kMaxSyncScoreVariants) +
-                      " variants): drop 'Prefer: respond-async'");
-  }
-  auto format = NegotiateFormat("variants/score", JsonOnly(), call.query_format, call.accept);
-  if (!format.ok()) return format.status();
-  auto input = ValidateVariantScoreBody(call.body);
-  if (!input.ok()) return input.status();
+// Each requested scorer's model resolved to its task's default.
+StatusOr<AdmittedVariantScore> ResolveScorers(ValidatedVariantScore validated, bool batch,
+                                              const ModelCatalogue& catalogue) {
   AdmittedVariantScore admitted;
+  admitted.batch = batch;
   const struct {
     bool asked;
     Task task;
     const char* scorer;
     std::string* model;
-  } scorers[] = {{input->splice, Task::kSplice, "splice", &admitted.splice_model},
-                 {input->expression, Task::kExpression, "expression", &admitted.expression_model},
-                 {input->chromatin, Task::kChromatin, "chromatin", &admitted.chromatin_model},
-                 {input->promoter, Task::kPromoter, "promoter", &admitted.promoter_model}};
+  } scorers[] = {{validated.splice, Task::kSplice, "splice", &admitted.splice_model},
+                 {validated.expression, Task::kExpression, "expression",
+                  &admitted.expression_model},
+                 {validated.chromatin, Task::kChromatin, "chromatin", &admitted.chromatin_model},
+                 {validated.promoter, Task::kPromoter, "promoter", &admitted.promoter_model}};
   for (const auto& s : scorers) {
     if (!s.asked) continue;
     auto model = catalogue.Resolve(s.task, std::nullopt);
     if (!model.ok()) return ScorerUnavailable(s.scorer, model.status());
     *s.model = model->id();
   }
-  admitted.input = std::move(input).value();
+  admitted.input = std::move(validated);
   return admitted;
+}
+
+}  // namespace
+
+StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
+                                                 const ModelCatalogue& catalogue) {
+  auto format = NegotiateFormat("variants/score", JsonOnly(), call.query_format, call.accept);
+  if (!format.ok()) return format.status();
+  auto input = ValidateVariantScoreBody(call.body);
+  if (!input.ok()) return input.status();
+  const bool batch = static_cast<int64_t>(input->variants.size()) > kMaxSyncScoreVariants;
+  if (call.async && !batch) {
+    return BadRequest("variant scoring answers up to " + std::to_string(kMaxSyncScoreVariants) +
+                      " variants synchronously: drop 'Prefer: respond-async' (more variants, "
+                      "or a VCF body, run as a job)");
+  }
+  return ResolveScorers(std::move(input).value(), batch, catalogue);
+}
+
+StatusOr<AdmittedVariantScore> AdmitVariantScoreVcf(const VcfScoreCall& call,
+                                                    const ModelCatalogue& catalogue) {
+  auto input = ValidateVariantScoreVcf(call);
+  if (!input.ok()) return input.status();
+  return ResolveScorers(std::move(input).value(), true, catalogue);
 }
 
 }  // namespace dnaserve::core

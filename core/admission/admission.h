@@ -15,6 +15,7 @@
 #include "core/validation/predict_request.h"
 #include "core/validation/variant_request.h"
 #include "core/validation/variant_score_request.h"
+#include "core/validation/variant_score_vcf.h"
 
 namespace dnaserve::core {
 
@@ -53,8 +54,14 @@ struct AdmittedVariantScore {
   std::string expression_model;
   std::string chromatin_model;
   std::string promoter_model;
+  // An async batch job (more than kMaxSyncScoreVariants variants, or a VCF body):
+  // runner/workflows/variant_score_batch.h.
+  bool batch = false;
 };
 StatusOr<AdmittedVariantScore> AdmitVariantScore(const CallInput& call,
                                                  const ModelCatalogue& catalogue);
+// The same for a VCF body (core/validation/variant_score_vcf.h): always a batch job, async.
+StatusOr<AdmittedVariantScore> AdmitVariantScoreVcf(const VcfScoreCall& call,
+                                                    const ModelCatalogue& catalogue);
 
 }  // namespace dnaserve::core

@@ -104,6 +104,7 @@ ValidatedVariant VariantFromCommand(const jobs::v1::VariantCommand& command) {
 
 int64_t VariantScoreEntryVersion(const AdmittedVariantScore& admitted) {
   const ValidatedVariantScore& in = admitted.input;
+  if (admitted.batch) return 5;
   return in.expression || in.chromatin || in.promoter ? 4 : 3;
 }
 
@@ -142,6 +143,7 @@ jobs::v1::JobCommand VariantScoreCommandFor(const AdmittedVariantScore& admitted
     score->mutable_promoter()->set_distance(in.promoter_distance);
     score->mutable_promoter()->set_model(admitted.promoter_model);
   }
+  score->set_batch(admitted.batch);
   return command;
 }
 
@@ -181,6 +183,7 @@ AdmittedVariantScore VariantScoreFromCommand(const jobs::v1::VariantScoreCommand
     in.promoter_distance = command.promoter().distance();
     admitted.promoter_model = command.promoter().model();
   }
+  admitted.batch = command.batch();
   return admitted;
 }
 

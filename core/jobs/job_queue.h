@@ -49,9 +49,12 @@ namespace dnaserve::core {
 //      answer without them. Splice-only scores stay version 3. Also every IntervalCommand (a
 //      prediction or find-genes request naming a genome interval), which a runner of version 3
 //      or older must not receive.
-// A runner reads all four; a version-1 entry's request is admitted by the runner with the
+//   5  as 4 for a batch VariantScoreCommand (`batch`: a VCF body or more than 100 variants,
+//      runner/workflows/variant_score_batch.h), which a version-4 runner would answer as a
+//      plain JSON job without its annotated VCF.
+// A runner reads all five; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 4;
+inline constexpr int64_t kQueueFormatVersion = 5;
 
 // The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
 // 4, by its command: QueuedJob::command_version).

@@ -117,4 +117,14 @@ Status ResultTooLarge(int64_t stored_bytes, int64_t allowance_bytes) {
                     "a shorter sequence");
 }
 
+Status JobStore::PutFile(const std::string&, const std::string& name, const std::string&) {
+  return Status(ErrorCode::kInternal, "this job store keeps no job files (" + name + ")");
+}
+
+StatusOr<std::string> JobStore::GetFile(const std::string&, const std::string& name) {
+  return NotFound("no job file " + name);
+}
+
+Status JobStore::DeleteFile(const std::string&, const std::string&) { return Status::Ok(); }
+
 }  // namespace dnaserve::core

@@ -113,6 +113,16 @@ class JobStore {
   virtual StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) = 0;
   // Liveness of the backing store (used by /health and readiness).
   virtual Status Ping() = 0;
+
+  // A job's named files beside its result, kept for the retention period: a batch variant
+  // job's annotated VCF, and its checkpoints while it runs (runner/workflows/
+  // variant_score_batch.h). No owner check here: the caller has checked it (Get) or is the
+  // job's runner. Stores without files answer unimplemented / not_found.
+  virtual Status PutFile(const std::string& job_id, const std::string& name,
+                         const std::string& bytes);
+  // not_found when the job has no such file (never written, or expired).
+  virtual StatusOr<std::string> GetFile(const std::string& job_id, const std::string& name);
+  virtual Status DeleteFile(const std::string& job_id, const std::string& name);
 };
 
 }  // namespace dnaserve::core

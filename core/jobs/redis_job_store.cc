@@ -574,4 +574,30 @@ Status RedisJobStore::Ping() {
   return Status::Ok();
 }
 
+std::string RedisJobStore::FileKey(const std::string& job_id, const std::string& name) const {
+  return options_.key_prefix + "jobfile:" + job_id + ":" + name;
+}
+
+Status RedisJobStore::PutFile(const std::string& job_id, const std::string& name,
+                              const std::string& bytes) {
+  auto reply = redis_->Command(
+      {"SET", FileKey(job_id, name), bytes, "PX", std::to_string(options_.retention_ms)});
+  if (!reply.ok()) return StoreError("file", reply.status());
+  if (reply->IsError()) return StoreError("file", Internal(reply->str));
+  return Status::Ok();
+}
+
+StatusOr<std::string> RedisJobStore::GetFile(const std::string& job_id, const std::string& name) {
+  auto reply = redis_->Command({"GET", FileKey(job_id, name)});
+  if (!reply.ok()) return StoreError("file", reply.status());
+  if (reply->type != RedisReply::Type::kString) return NotFound("no job file " + name);
+  return reply->str;
+}
+
+Status RedisJobStore::DeleteFile(const std::string& job_id, const std::string& name) {
+  auto reply = redis_->Command({"DEL", FileKey(job_id, name)});
+  if (!reply.ok()) return StoreError("file", reply.status());
+  return Status::Ok();
+}
+
 }  // namespace dnaserve::core

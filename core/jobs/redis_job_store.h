@@ -55,11 +55,17 @@ class RedisJobStore : public JobStore {
   StatusOr<JobRecord> GetStored(const std::string& job_id, const std::string& owner) override;
   StatusOr<std::vector<JobRecord>> List(const std::string& owner, int limit) override;
   Status Ping() override;
+  // One string key per file, expiring with the job's retention.
+  Status PutFile(const std::string& job_id, const std::string& name,
+                 const std::string& bytes) override;
+  StatusOr<std::string> GetFile(const std::string& job_id, const std::string& name) override;
+  Status DeleteFile(const std::string& job_id, const std::string& name) override;
 
   std::string JobKey(const std::string& job_id) const;
   std::string SeenKey(const std::string& job_id) const;
   std::string IndexKey(const std::string& owner) const;
   std::string IdentityKey(const std::string& owner, const std::string& identity) const;
+  std::string FileKey(const std::string& job_id, const std::string& name) const;
 
  private:
   std::vector<std::string> CreateArgs(const JobRecord& record,

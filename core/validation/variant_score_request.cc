@@ -377,11 +377,11 @@ StatusOr<ValidatedVariantScore> ValidateVariantScoreBody(std::string_view body) 
                      "list_type"});
   } else if (variants->value.Empty()) {
     Report(&errors, {{"body", "variants"}, "List should have at least 1 item", "too_short"});
-  } else if (variants->value.Size() > kMaxSyncScoreVariants) {
+  } else if (variants->value.Size() > kMaxBatchScoreVariants) {
     Report(&errors, {{"body", "variants"},
-                     "List should have at most " + std::to_string(kMaxSyncScoreVariants) +
+                     "List should have at most " + std::to_string(kMaxBatchScoreVariants) +
                          " items (got " + std::to_string(variants->value.Size()) +
-                         "); send larger sets in several requests",
+                         ", the most one job scores); send larger sets in several jobs",
                      "too_long"});
   }
   if (!errors.empty()) return ValidationFailedStatus(std::move(errors));

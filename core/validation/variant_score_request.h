@@ -1,7 +1,7 @@
 // Admission of POST /v1/variants/score: JSON -> the variants to score and the scorers' options.
 // Two kinds of failure, kept apart on purpose. The request as a whole is refused (422
 // validation_failed) only for what makes it unanswerable: not a JSON object, `variants` not a
-// list of 1-100 items, an unknown scorer, a bad scorer option. Anything wrong with ONE variant
+// list of 1-20,000 items (more than 100: a batch job), an unknown scorer, a bad scorer option. Anything wrong with ONE variant
 // (a string that does not parse, a symbolic or `*` allele, an indel longer than 50 bp, ...)
 // becomes that variant's own error in its result, and the others are still scored. Checks that
 // need the reference (unknown contig, position off the contig, REF mismatch, duplicates by the
@@ -20,8 +20,12 @@ namespace dnaserve::core {
 
 // data.task, meta.task and the job record's task.
 inline constexpr std::string_view kVariantScoreTask = "variant_score";
-// Answered synchronously up to this many variants (more: a later VCF job).
+// Answered synchronously up to this many variants; more (or a VCF body) become an async batch
+// job (runner/workflows/variant_score_batch.h) of at most kMaxBatchScoreVariants: 20,000 keeps
+// one job's queue entry near 1 MB and its results well inside a client's 64 MiB result
+// allowance, and holds a 10,000-record VCF with room for multi-allelic records.
 inline constexpr int64_t kMaxSyncScoreVariants = 100;
+inline constexpr int64_t kMaxBatchScoreVariants = 20000;
 // |len(REF) - len(ALT)| and each allele's length beyond its anchor base.
 inline constexpr int64_t kMaxScoredIndelBp = 50;
 inline constexpr int64_t kDefaultSpliceDistance = 50;

@@ -9,6 +9,7 @@
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_handlers.h"
+#include "gateway/handlers/job_file_handler.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_handler.h"
 #include "gateway/handlers/variant_score_handler.h"
@@ -33,6 +34,8 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/viewer/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
+      {"GET", "/v1/tasks/jobs/{job_id}/files/{name}", A::kKeyRequired, M::kPeek,
+       MakeGetJobFileHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
       {"GET", "/v1/tasks/expression/contexts", A::kKeyOptional, M::kPeek, MakeContextsHandler(s)},
       {"GET", "/v1/models/{model}/card", A::kKeyOptional, M::kPeek, MakeModelCardHandler(s)},

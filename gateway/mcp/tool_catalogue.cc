@@ -292,7 +292,8 @@ std::string ScorerModelLine(const core::ModelCatalogue& catalogue, Task task) {
 
 std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
   return "Scores up to " + std::to_string(core::kMaxSyncScoreVariants) +
-         " variants (\"chr20:5753600:A:G\" or {contig, position, ref, alt}; SNVs and indels up "
+         " variants at once (more, up to " + std::to_string(core::kMaxBatchScoreVariants) +
+         ": a job, polled with get_job) (\"chr20:5753600:A:G\" or {contig, position, ref, alt}; SNVs and indels up "
          "to 50 bp) against the reference genome the service holds (GRCh37 chr20), REF checked. "
          "scorers (each optional; none named: splice): splice {distance} SpliceAI delta scores "
          "DS_AG/AL/DG/DL and positions, model " +

@@ -16,6 +16,7 @@
 #include "runner/workflows/interval_job.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
+#include "runner/workflows/variant_score_batch.h"
 #include "runner/workflows/variant_score_response.h"
 #include "runner/workflows/variant_scoring.h"
 
@@ -161,6 +162,7 @@ class VariantScoreJob : public Job {
     ScoringServices scoring{&references,        services_.catalogue,
                             services_.backend,  grch37 ? &grch37->catalogue : nullptr,
                             services_.executor, services_.variant->score_concurrency()};
+    if (admitted_.batch) return RunBatch(scoring, context);
     auto result = ScoreVariants(admitted_, scoring, context);
     if (!result.ok()) return result.status();
     JobOutput output;
@@ -171,6 +173,14 @@ class VariantScoreJob : public Job {
   }
 
  private:
+  StatusOr<JobOutput> RunBatch(const ScoringServices& scoring, const JobContext& context) {
+    if (services_.jobs == nullptr) {
+      return Unavailable("this runner cannot keep a batch job's files; resubmit");
+    }
+    return RunVariantScoreBatch(admitted_, {scoring, services_.jobs, services_.variant->work_dir()},
+                                context);
+  }
+
   JobServices services_;
   core::AdmittedVariantScore admitted_;
 };

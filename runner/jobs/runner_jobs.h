@@ -25,6 +25,8 @@ struct JobServices {
   core::Executor* executor = nullptr;  // a variant job's concurrent expression calls
   const runner::VariantResources* variant = nullptr;  // null: the workflow answers 503
   int64_t max_model_calls = 0;  // per variant job; 0 = unbounded
+  // A batch variant score's checkpoints and annotated VCF (job files); null: such jobs 503.
+  core::JobStore* jobs = nullptr;
 };
 
 // The job of a queued entry, or the status to finish it with (a request that no longer passes

@@ -37,6 +37,7 @@ struct ScoreService {
   std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
   std::string dir;
   std::string base;
+  std::string workers;  // the runner's DNASERVE_WORKERS (a replacement runner gets the same)
   LaunchedWorker splice;  // the bundled splice-human package (the service's are tiny models)
   LaunchedGateway gateway;
   ChildProcess runner;
@@ -143,6 +144,7 @@ ScoreService* GetScoreService(std::string* skip) {
       if (entry.rfind("splice=", 0) == 0) entry = "splice=" + s->splice.address();
       workers += (workers.empty() ? "" : ",") + entry;
     }
+    s->workers = workers;
     // Database 2: the integration service's runner holds no reference.
     if (!StartReferenceStack(*svc, 2, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
                              &reason)) {
@@ -377,9 +379,11 @@ TEST_CASE("variant scoring: a RefSeq accession names the same contig as chr20 an
 
 TEST_CASE("variant scoring: request-level errors are 4xx in the envelope", "[variant-score]") {
   REQUIRE_SCORE_SERVICE(s);
-  std::vector<std::string> many(101, Quoted("chr20:100:A:G"));
+  // Past the batch limit (20,000; more than 100 is a job).
+  std::vector<std::string> many(20001, Quoted("chr20:100:A:G"));
   auto too_many = s->Post(Body(many));
   CHECK(too_many.status == 422);
+  CHECK(too_many.body.find("20000") != std::string::npos);
   CHECK(too_many.body.find("body") != std::string::npos);
   auto not_list = s->Post("{\"variants\": \"chr20:100:A:G\"}");
   CHECK(not_list.status == 422);
@@ -821,4 +825,293 @@ TEST_CASE("variant scoring: the Python SDK's score_variants and the MCP tool sco
   for (const char* task : {"splice", "expression", "chromatin", "promoter"}) {
     CHECK_THAT(description, Catch::Contains(DefaultModel(*s, task)));
   }
+}
+
+// ---- batch jobs: a VCF body or more than 100 variants (runner/workflows/variant_score_batch.h)
+
+namespace {
+
+std::string VcfOf(const std::vector<std::string>& records) {
+  std::string text = "##fileformat=VCFv4.2\n##contig=<ID=chr20>\n"
+                     "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n";
+  for (const auto& r : records) text += r + "\n";
+  return text;
+}
+
+// "chr20:pos:ref:alt" -> its VCF record.
+std::string RecordOf(const std::string& variant) {
+  std::vector<std::string> parts;
+  std::istringstream in(variant);
+  for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
+  REQUIRE(parts.size() == 4);
+  return parts[0] + "\t" + parts[1] + "\t.\t" + parts[2] + "\t" + parts[3] + "\t.\t.\t.";
+}
+
+HttpResult PostVcf(const ScoreService& s, const std::string& body,
+                   const std::string& content_type = "text/x-vcf",
+                   const std::string& query = "") {
+  return GatewayRequest("POST", s.base, kPath + query,
+                        {"Authorization: Bearer " + s.svc->keys().alice,
+                         "Content-Type: " + content_type},
+                        body, 300);
+}
+
+HttpResult GetAsAlice(const ScoreService& s, const std::string& path) {
+  return GatewayRequest("GET", s.base, path, {"Authorization: Bearer " + s.svc->keys().alice});
+}
+
+std::string JobIdOf(const HttpResult& accepted) {
+  REQUIRE(accepted.status == 202);
+  auto doc = ParseJson(accepted.body);
+  return (*doc)["data"]["job_id"].GetString();
+}
+
+// Polls the job until it has finished; its final answer.
+HttpResult FinishedJob(const ScoreService& s, const std::string& job_id,
+                       std::chrono::seconds timeout = std::chrono::seconds(900)) {
+  HttpResult last;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    last = GetAsAlice(s, "/v1/tasks/jobs/" + job_id);
+    if (last.status != 202) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  FAIL("job " << job_id << " did not finish; last answer " << last.body);
+  return last;
+}
+
+// The job's annotated VCF, saved as `name` in the fixture's directory.
+std::string SaveAnnotatedVcf(const ScoreService& s, const std::string& job_id,
+                             const std::string& name) {
+  auto file = GetAsAlice(s, "/v1/tasks/jobs/" + job_id + "/files/annotated.vcf.gz");
+  REQUIRE(file.status == 200);
+  CHECK(file.Header("content-type").value_or("") == "application/gzip");
+  const std::string path = s.dir + "/" + name;
+  WriteFile(path, file.body);
+  return path;
+}
+
+std::string Bcftools(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/bcftools"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string out;
+  INFO("bcftools " << args.front());
+  REQUIRE(RunCommand(argv, &out, {}, /*drop_stderr=*/true) == 0);
+  return out;
+}
+
+std::string BgzipText(const ScoreService& s, const std::string& name, const std::string& text) {
+  const std::string path = s.dir + "/" + name;
+  WriteFile(path, text);
+  std::string out;
+  REQUIRE(RunCommand({"/usr/bin/bgzip", "-f", path}, &out) == 0);
+  return ReadFile(path + ".gz");
+}
+
+// `zeros` bytes of zeros as one gzip member: about 1/1000 of that on the wire.
+std::string GzipBomb(size_t zeros) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  const std::string block(1 << 20, '\0');
+  std::string out;
+  std::vector<char> buffer(1 << 16);
+  for (size_t done = 0; done < zeros; done += block.size()) {
+    const bool last = done + block.size() >= zeros;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(block.data()));
+    z.avail_in = static_cast<uInt>(block.size());
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buffer.data());
+      z.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+      out.append(buffer.data(), buffer.size() - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
+
+std::string ErrorCodeOf(const rapidjson::Value& result) {
+  return result.HasMember("error") ? result["error"]["code"].GetString() : "";
+}
+
+}  // namespace
+
+TEST_CASE("variant scoring: a VCF body is a batch job whose annotated VCF bcftools reads",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  const int64_t acceptor = s->acceptor_g[0];
+  const std::string far = RandomSnvs(*s, 1, 99)[0];
+  const std::string indel_alt = "A" + std::string(60, 'C');
+  const std::vector<std::string> records = {
+      RecordOf(Snv(acceptor, "G", "C")),                      // 0: scored
+      RecordOf(far),                                          // 1: scored
+      "chr20\t" + std::to_string(acceptor) + "\t.\tG\tA,T\t.\t.\t.",  // 2, 3: split per ALT
+      "chr20\t" + std::to_string(acceptor) + "\t.\tT\tC\t.\t.\t.",    // 4: REF mismatch
+      "chrUn_gl000220\t100\t.\tA\tG\t.\t.\t.",                        // 5: unknown contig
+      "chr20\t99999999\t.\tA\tG\t.\t.\t.",                            // 6: off the contig
+      "chr20\t100000\t.\tA\t<DEL>\t.\t.\t.",                          // 7: symbolic
+      "chr20\t100000\t.\tA\t*\t.\t.\t.",                              // 8: '*'
+      "chr20\t100000\t.\tA\t" + indel_alt + "\t.\t.\t.",              // 9: indel > 50 bp
+      "chr20\t" + std::to_string(acceptor) + "\t.\tg\tc\t.\t.\t.",    // 10: lower case = 0
+  };
+  auto accepted = PostVcf(*s, BgzipText(*s, "batch.vcf", VcfOf(records)), "application/gzip");
+  const std::string job_id = JobIdOf(accepted);
+  auto done = FinishedJob(*s, job_id);
+  REQUIRE(done.status == 200);
+  auto summary = ParseJson(done.body);
+  const auto& data = (*summary)["data"];
+  const auto& results = data["results"];
+  REQUIRE(results.Size() == 11);
+  for (rapidjson::SizeType i = 0; i < results.Size(); ++i) {
+    CHECK(results[i]["index"].GetInt64() == static_cast<int64_t>(i));
+  }
+  CHECK(ErrorCodeOf(results[0]).empty());
+  CHECK(ErrorCodeOf(results[1]).empty());
+  CHECK(ErrorCodeOf(results[2]).empty());
+  CHECK(ErrorCodeOf(results[3]).empty());
+  CHECK(std::string(results[3]["variant"]["alt"].GetString()) == "T");
+  CHECK(ErrorCodeOf(results[4]) == "reference_mismatch");
+  CHECK(ErrorCodeOf(results[5]) == "unknown_contig");
+  CHECK(ErrorCodeOf(results[6]) == "position_out_of_range");
+  CHECK(ErrorCodeOf(results[7]) == "unsupported_allele");
+  CHECK(ErrorCodeOf(results[8]) == "unsupported_allele");
+  CHECK(ErrorCodeOf(results[9]) == "indel_too_long");
+  CHECK(ErrorCodeOf(results[10]) == "duplicate_variant");
+  CHECK(data["counts"]["errors"].GetInt64() == 7);
+  CHECK(data["errors_by_code"]["unsupported_allele"].GetInt64() == 2);
+  const std::string model = data["scorers"]["splice"]["model"].GetString();
+  const std::string digest = data["scorers"]["splice"]["package_digest"].GetString();
+  CHECK(digest.rfind("sha256:", 0) == 0);
+  CHECK((*summary)["meta"]["batch"].GetBool());
+  CHECK((*summary)["meta"]["chunks"].GetInt64() == 1);
+
+  // The same variant scored alone, synchronously: the same scores.
+  auto alone = s->Post(Body({Quoted(Snv(acceptor, "G", "C"))}));
+  REQUIRE(alone.status == 200);
+  auto alone_doc = ParseJson(alone.body);
+  CHECK(SpliceText((*alone_doc)["data"]["results"][0]) == SpliceText(results[0]));
+  CHECK(results[0]["splice"]["DS_max"].GetDouble() > 0.1);  // the acceptor's G, changed
+
+  // The annotated VCF: every record in order, bcftools reads it and its annotation fields.
+  const std::string vcf = SaveAnnotatedVcf(*s, job_id, "batch.annotated.vcf.gz");
+  CHECK(data["files"][0]["bytes"].GetInt64() == static_cast<int64_t>(ReadFile(vcf).size()));
+  const auto body = Bcftools({"view", "-H", vcf});
+  CHECK(std::count(body.begin(), body.end(), '\n') == 11);
+  const auto header = Bcftools({"view", "-h", vcf});
+  CHECK(header.find("##dnaserve_scorer=<ID=splice,Model=" + model +
+                    ",PackageDigest=" + digest + ">") != std::string::npos);
+  const auto fields = Bcftools({"+split-vep", "-l", "-a", "DNASERVE_SPLICE", vcf});
+  CHECK(fields.find("DS_AG") != std::string::npos);
+  CHECK(fields.find("DP_DL") != std::string::npos);
+  CHECK(fields.find("Consequence") != std::string::npos);
+  const auto ds = Bcftools({"+split-vep", "-a", "DNASERVE_SPLICE", "-f", "%POS %ALT %DS_MAX\n",
+                            "-d", vcf});
+  std::istringstream first_line(ds);
+  int64_t pos = 0;
+  std::string alt;
+  double ds_max = -1;
+  first_line >> pos >> alt >> ds_max;
+  CHECK(pos == acceptor);
+  CHECK(alt == "C");
+  CHECK(ds_max == results[0]["splice"]["DS_max"].GetDouble());
+  const auto errors = Bcftools({"query", "-f", "%INFO/DNASERVE_ERROR\n", vcf});
+  CHECK(errors.find("reference_mismatch") != std::string::npos);
+  CHECK(errors.find("indel_too_long") != std::string::npos);
+
+  // Only what a job publishes is served, and only to its owner.
+  CHECK(GetAsAlice(*s, "/v1/tasks/jobs/" + job_id + "/files/chunk-0").status == 404);
+  auto foreign = GatewayRequest("GET", s->base,
+                                "/v1/tasks/jobs/" + job_id + "/files/annotated.vcf.gz",
+                                {"Authorization: Bearer " + s->svc->keys().bob});
+  CHECK(foreign.status == 404);
+}
+
+TEST_CASE("variant scoring: hostile batch inputs get a clear 4xx or per-variant errors",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  // 100,000 records: past the 20,000 a job scores, named in a 413.
+  std::vector<std::string> many;
+  for (int i = 0; i < 100000; ++i) many.push_back("chr20\t" + std::to_string(100 + i) +
+                                                  "\t.\tA\tG\t.\t.\t.");
+  auto huge = PostVcf(*s, BgzipText(*s, "huge.vcf", VcfOf(many)), "application/gzip");
+  CHECK(huge.status == 413);
+  CHECK(huge.body.find("20000") != std::string::npos);
+  // A gzip bomb: 256 MiB of zeros in about 256 kB. Refused once 64 MiB are inflated.
+  auto bomb = PostVcf(*s, GzipBomb(size_t{256} << 20), "application/gzip");
+  CHECK(bomb.status == 413);
+  CHECK(bomb.body.find("64 MiB") != std::string::npos);
+  auto corrupt = PostVcf(*s, std::string("\x1f\x8b\x08\x00garbage", 12), "application/gzip");
+  CHECK(corrupt.status == 400);
+  auto not_vcf = PostVcf(*s, "hello\tworld\n");
+  CHECK(not_vcf.status == 400);
+  auto expression = PostVcf(*s, VcfOf({RecordOf(Snv(100000, "A", "G"))}), "text/x-vcf",
+                            "?scorers=expression");
+  CHECK(expression.status == 422);
+  for (const auto* r : {&huge, &bomb, &corrupt, &not_vcf, &expression}) {
+    CHECK(ParseJson(r->body)->HasMember("error"));
+  }
+  // 10,000 records are one job; none of them on a contig the reference holds, so every one is
+  // its own error and the job still completes.
+  std::vector<std::string> unknown;
+  for (int i = 0; i < 10000; ++i) unknown.push_back("chr99\t" + std::to_string(100 + i) +
+                                                    "\t.\tA\tG\t.\t.\t.");
+  auto accepted = PostVcf(*s, VcfOf(unknown));
+  const std::string job_id = JobIdOf(accepted);
+  auto done = FinishedJob(*s, job_id);
+  REQUIRE(done.status == 200);
+  auto summary = ParseJson(done.body);
+  CHECK((*summary)["data"]["counts"]["variants"].GetInt64() == 10000);
+  CHECK((*summary)["data"]["errors_by_code"]["unknown_contig"].GetInt64() == 10000);
+  CHECK((*summary)["meta"]["chunks"].GetInt64() == 100);
+  // More than 100 JSON variants are a job too, whatever Prefer says.
+  auto json_batch = s->Post(Body(std::vector<std::string>(101, Quoted("chr99:100:A:G"))));
+  auto json_done = FinishedJob(*s, JobIdOf(json_batch));
+  REQUIRE(json_done.status == 200);
+  CHECK((*ParseJson(json_done.body))["data"]["errors_by_code"]["unknown_contig"].GetInt64() ==
+        101);
+}
+
+TEST_CASE("variant scoring: a batch job resumes after its runner is killed, with the same output",
+          "[variant-score]") {
+  REQUIRE_SCORE_SERVICE(s);
+  // Two chunks of real scoring.
+  std::vector<std::string> records;
+  for (const auto& v : RandomSnvs(*s, 150, 4242)) records.push_back(RecordOf(v));
+  const std::string vcf = VcfOf(records);
+  auto accepted = PostVcf(*s, vcf);
+  const std::string job_id = JobIdOf(accepted);
+  // Once the first chunk is checkpointed (the second is being scored), the runner dies.
+  REQUIRE(WaitFor(
+      [&] {
+        auto polled = GetAsAlice(*s, "/v1/tasks/jobs/" + job_id);
+        return polled.status == 202 && polled.body.find("chunk 2 of 2") != std::string::npos;
+      },
+      std::chrono::seconds(600)));
+  s->runner.Kill();
+  ChildProcess replacement;
+  const std::string log = s->dir + "/runner-replacement.log";
+  REQUIRE(StartRunner(&replacement, s->svc->redis_url() + "/2", s->workers, log,
+                      {{"DNASERVE_GRCH37_CATALOGUE", s->built.catalogue},
+                       {"DNASERVE_GRCH37_FASTA", s->built.fasta},
+                       {"DNASERVE_VARIANT_WORK_DIR", s->dir + "/runner-scratch"}}));
+  s->runner = std::move(replacement);
+  auto resumed = FinishedJob(*s, job_id);
+  REQUIRE(resumed.status == 200);
+  // The new runner read the first chunk from its checkpoint rather than scoring it again.
+  const std::string runner_log = ReadFile(log);
+  CHECK(runner_log.find("variant_batch_chunk_resumed") != std::string::npos);
+  CHECK(runner_log.find(job_id) != std::string::npos);
+
+  // The same VCF again, uninterrupted: byte for byte the same annotated VCF, the same results.
+  const std::string again_id = JobIdOf(PostVcf(*s, vcf));
+  auto again = FinishedJob(*s, again_id);
+  REQUIRE(again.status == 200);
+  const std::string first = ReadFile(SaveAnnotatedVcf(*s, job_id, "resumed.vcf.gz"));
+  const std::string second = ReadFile(SaveAnnotatedVcf(*s, again_id, "uninterrupted.vcf.gz"));
+  CHECK(first.size() > 100);
+  CHECK(first == second);
+  auto a = ParseJson(resumed.body);
+  auto b = ParseJson(again.body);
+  CHECK((*a)["data"]["results"] == (*b)["data"]["results"]);
+  CHECK((*a)["data"]["files"][0]["sha256"] == (*b)["data"]["files"][0]["sha256"]);
 }

@@ -7,6 +7,7 @@ exponential back-off capped at 30 s) for as long as `retry_budget` seconds allow
 429 on finding out. A Client is safe to share between threads (one `requests.Session` each).
 """
 
+import os
 import socket
 import ssl
 import threading
@@ -123,6 +124,7 @@ class Client:
 
     def request(self, method: str, path: str, *, json: Any = None, params: Optional[dict] = None,
                 headers: Optional[dict] = None, authenticated: bool = True,
+                data: Optional[bytes] = None,
                 retry_budget: Optional[float] = None,
                 accept_status: Iterable[int] = (200, 202)) -> requests.Response:
         """One call with the retry and pacing rules; raises DnaserveError unless the status is in
@@ -145,7 +147,8 @@ class Client:
             error: DnaserveError
             try:
                 response = self._session().request(method, self.base_url + path, json=json,
-                                                   params=params, headers=send_headers,
+                                                   data=data, params=params,
+                                                   headers=send_headers,
                                                    timeout=(min(CONNECT_TIMEOUT, self.timeout), self.timeout))
             except requests.RequestException as e:
                 error = connection_error(self.base_url, e)
@@ -389,8 +392,10 @@ class Client:
                        expression: Union[None, list, dict] = None,
                        chromatin: Union[None, bool, dict] = None,
                        promoter: Union[None, bool, dict] = None,
-                       assembly: Optional[str] = None) -> Result:
-        """POST /v1/variants/score (synchronous, up to 100 variants): each variant a string
+                       assembly: Optional[str] = None,
+                       progress: Union[None, bool, ProgressCallback] = None) -> Result:
+        """POST /v1/variants/score (synchronous up to 100 variants; more, up to 20,000, run as a
+        batch job this call waits for, `progress` as for wait()): each variant a string
         "chr20:5753600:A:G" or a dict {contig, position, ref, alt[, assembly]}. Each scorer is
         None (not run), True (its defaults) or a dict of its options; `expression` may also be
         the list of contexts (ids, CURIEs or free text). With no scorer named the service runs
@@ -415,7 +420,49 @@ class Client:
             body["scorers"] = scorers
         if assembly is not None:
             body["assembly"] = assembly
-        return Result.from_body(*self._post_json(SCORE_VARIANTS_PATH, body))
+        data, response = self._post_json(SCORE_VARIANTS_PATH, body)
+        if response.status_code == 202:  # more than 100 variants: a batch job
+            return self.wait(Job.from_body(data, response), progress=progress)
+        return Result.from_body(data, response)
+
+    def submit_vcf(self, vcf: Union[str, bytes], *, scorers: Iterable[str] = ("splice",),
+                   assembly: Optional[str] = None) -> Job:
+        """POST a VCF (a path, or its bytes; plain, gzip or bgzip) to /v1/variants/score: an
+        async batch job of at most 20,000 variants (each ALT counts), scored by `scorers`
+        (splice, chromatin, promoter) with their default options. Returns its `Job`; wait() for
+        the JSON summary, then job_file(job_id, "annotated.vcf.gz", path) for the VCF."""
+        if isinstance(vcf, str):
+            with open(vcf, "rb") as handle:
+                vcf = handle.read()
+        gzipped = vcf[:2] == b"\x1f\x8b"
+        params: Dict[str, str] = {"scorers": ",".join(scorers)}
+        if assembly is not None:
+            params["assembly"] = assembly
+        response = self.request("POST", SCORE_VARIANTS_PATH, data=vcf, params=params,
+                                headers={"Content-Type": "application/gzip" if gzipped
+                                         else "text/x-vcf"})
+        return Job.from_body(_body(response), response)
+
+    def score_vcf(self, vcf: Union[str, bytes], output: str, *,
+                  scorers: Iterable[str] = ("splice",), assembly: Optional[str] = None,
+                  progress: Union[None, bool, ProgressCallback] = None) -> Result:
+        """submit_vcf, wait, and the annotated VCF (bgzip) written to `output`; returns the
+        job's JSON summary."""
+        job = self.submit_vcf(vcf, scorers=scorers, assembly=assembly)
+        result = self.wait(job, progress=progress)
+        self.job_file(job.job_id, "annotated.vcf.gz", output)
+        return result
+
+    def job_file(self, job_id: str, name: str, path: str) -> str:
+        """GET /v1/tasks/jobs/{job_id}/files/{name} (a finished job's file) into `path`, written
+        whole or not at all."""
+        response = self.request("GET", f"/v1/tasks/jobs/{job_id}/files/{name}",
+                                headers={"Accept": "application/gzip"}, accept_status=(200,))
+        partial = path + ".part"
+        with open(partial, "wb") as handle:
+            handle.write(response.content)
+        os.replace(partial, path)
+        return path
 
 
 def interval_object(interval: Union[str, Dict[str, Any]]) -> Dict[str, Any]:

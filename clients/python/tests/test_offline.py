@@ -4,6 +4,7 @@ the chr20 record cutter. Each CLI run points at a port nothing listens on, so a 
 not local would end in exit 4 (unreachable) instead of the usage exit 2."""
 
 import gzip
+import json
 import os
 import socket
 import subprocess
@@ -257,6 +258,52 @@ def test_score_variants_options_name_the_scorers():
         "chromatin": {"top": 3}, "promoter": {}}
     bare = build_parser().parse_args(["score-variants", "chr20:1:A:G"])
     assert scorer_arguments(bare) == {}  # the service's default: splice
+
+
+def test_score_variants_vcf_job_resumes_the_saved_job_after_an_interruption(tmp_path):
+    """A VCF in and -o OUT.vcf.gz: one batch job; a rerun after an interruption waits for the
+    job it saved instead of submitting the file again."""
+    from dnaserve_client.cli import build_parser
+    from dnaserve_client.results import Job, Result
+    from dnaserve_client.score_cli import run_score_variants
+    path = vcf(tmp_path, [(1000 + i, "A", "G") for i in range(150)])
+    out = str(tmp_path / "out.vcf.gz")
+    args = build_parser().parse_args(["score-variants", path, "-o", out])
+    calls = []
+
+    class Interrupted(Exception):
+        pass
+
+    class FakeClient:
+        interrupt = True
+
+        def submit_vcf(self, data, scorers, assembly):
+            calls.append(("submit", scorers))
+            return Job(job_id="job-1", task="variant_score")
+
+        def wait(self, job_id, progress=None):
+            calls.append(("wait", job_id))
+            if self.interrupt:
+                raise Interrupted()
+            return Result(data={"counts": {"variants": 150, "errors": 0}}, meta={})
+
+        def job_file(self, job_id, name, target):
+            calls.append(("file", job_id, name))
+            with open(target, "wb") as handle:
+                handle.write(b"vcf")
+
+    client = FakeClient()
+    with pytest.raises(Interrupted):
+        run_score_variants(client, args, None)
+    assert calls == [("submit", ["splice"]), ("wait", "job-1")]
+    assert os.path.exists(out + ".dnaserve-resume.json")
+    client.interrupt = False
+    calls.clear()
+    assert run_score_variants(client, args, None) == 0
+    assert calls == [("wait", "job-1"), ("file", "job-1", "annotated.vcf.gz")]
+    assert open(out, "rb").read() == b"vcf"
+    assert json.load(open(out + ".json"))["data"]["counts"]["variants"] == 150
+    assert not os.path.exists(out + ".dnaserve-resume.json")
 
 
 # ---- intervals: the service reads the bases -------------------------------------------------

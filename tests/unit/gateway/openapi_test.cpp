@@ -254,6 +254,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
       {"/v1/tasks/expression/contexts", "get"},
       {"/v1/tasks/jobs", "get"},
       {"/v1/tasks/jobs/{job_id}", "get"},
+      {"/v1/tasks/jobs/{job_id}/files/{name}", "get"},
       {"/docs", "get"},
       {"/redoc", "get"},
       {"/v1/openapi.json", "get"},

@@ -548,7 +548,7 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     versions.push_back(fields[1].str);
   }
   CHECK(versions == std::vector<std::string>{"2", "3", "4", "4"});
-  CHECK(kQueueFormatVersion == 4);
+  CHECK(kQueueFormatVersion == 5);
   for (int64_t expected : {2, 3, 4, 4}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
