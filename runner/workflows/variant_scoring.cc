@@ -8,11 +8,10 @@
 #include "common/sequence.h"
 #include "common/task.h"
 #include "runner/genome/contig_name.h"
+#include "runner/workflows/splice_batch.h"
 
 namespace dnaserve::runner {
 namespace {
-
-namespace wv1 = worker::v1;
 
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -71,85 +70,35 @@ std::optional<core::VariantProblem> CheckAgainstReference(const ReferenceLookup&
   return std::nullopt;
 }
 
-// One strand's per-base scores of `bases` from the splice worker, in the order of `bases`
-// (a minus-strand pass is reverse-complemented there and back here).
-StatusOr<SpliceTrack> ScoreStrand(const std::string& bases, bool minus, int64_t first_offset,
-                                  const std::string& model, core::InferenceBackend& backend,
-                                  const core::JobContext& context, VariantScoreResult* result) {
-  wv1::PredictRequest request;
-  request.set_model(model);
-  request.set_sequence(minus ? ReverseComplement(bases) : bases);
-  request.set_sequence_name("variant");
-  request.set_result_format(wv1::RESULT_FORMAT_SCORES);
-  wv1::SpliceOptions* options = request.mutable_splice();
-  options->set_threshold(0.0);  // every base: a donor and an acceptor entry each
-  options->add_site_types(wv1::SPLICE_SITE_TYPE_DONOR);
-  options->add_site_types(wv1::SPLICE_SITE_TYPE_ACCEPTOR);
-  options->set_max_sites(2 * static_cast<int64_t>(bases.size()) + 2);
-  auto predicted = backend.Predict(Task::kSplice, request, context.call, nullptr);
-  ++result->model_calls;
-  if (!predicted.ok()) return predicted.status();
-  if (predicted->cold_start()) {
-    result->cold_start = true;
-    result->model_load_time_ms += predicted->model_load_time_ms();
+// The splice scorer over every checked variant at once (splice_batch.h): minimal blocks, REF
+// blocks shared, packed worker calls.
+Status ScoreSpliceAll(std::vector<ScoredVariant>* variants, const ReferenceLookup& references,
+                      const SpliceScorerInfo& scorer, core::InferenceBackend& backend,
+                      const core::JobContext& context, VariantScoreResult* result) {
+  std::vector<SpliceJobVariant> jobs;
+  std::vector<ScoredVariant*> owners;
+  for (ScoredVariant& scored : *variants) {
+    if (scored.problem) continue;
+    scored.splice_plus.emplace();
+    scored.splice_minus.emplace();
+    jobs.push_back({references.Find(scored.variant.assembly), &scored.variant,
+                    &*scored.splice_plus, &*scored.splice_minus});
+    owners.push_back(&scored);
   }
-  result->inference_time_ms += predicted->inference_time_ms();
-
-  const auto length = static_cast<int64_t>(bases.size());
-  SpliceTrack track;
-  track.first_offset = first_offset;
-  track.acceptor.assign(static_cast<size_t>(length), -1.0f);
-  track.donor.assign(static_cast<size_t>(length), -1.0f);
-  for (const wv1::SpliceSite& site : predicted->splice().sites()) {
-    if (site.end() != site.start() + 1 || site.start() < 0 || site.start() >= length) {
-      return Internal("the splice model '" + model + "' did not score base by base");
-    }
-    const int64_t at = minus ? length - 1 - site.start() : site.start();
-    track.acceptor[static_cast<size_t>(at)] = static_cast<float>(site.acceptor_score());
-    track.donor[static_cast<size_t>(at)] = static_cast<float>(site.donor_score());
-  }
-  for (int64_t i = 0; i < length; ++i) {
-    if (track.acceptor[static_cast<size_t>(i)] < 0 || track.donor[static_cast<size_t>(i)] < 0) {
-      return Internal("the splice worker left base " + std::to_string(i) + " unscored");
+  SpliceCallTotals totals;
+  const Status status = ScoreSpliceBatch(jobs, scorer.model, scorer.distance, scorer.flank_bp,
+                                         backend, context, &totals);
+  result->cold_start = result->cold_start || totals.cold_start;
+  result->model_load_time_ms += totals.model_load_time_ms;
+  result->inference_time_ms += totals.inference_time_ms;
+  result->model_calls += totals.model_calls;
+  if (!status.ok()) {
+    for (ScoredVariant* scored : owners) {
+      scored->splice_plus.reset();
+      scored->splice_minus.reset();
     }
   }
-  return track;
-}
-
-// REF and ALT on one strand -> that strand's deltas.
-StatusOr<SpliceDelta> ScoreOnStrand(const std::string& ref_window, const std::string& alt_window,
-                                    int64_t first_offset, const core::RequestedVariant& v,
-                                    bool minus, const SpliceScorerInfo& scorer,
-                                    core::InferenceBackend& backend,
-                                    const core::JobContext& context, VariantScoreResult* result) {
-  auto ref = ScoreStrand(ref_window, minus, first_offset, scorer.model, backend, context, result);
-  if (!ref.ok()) return ref.status();
-  if (context.Cancelled()) return Cancelled("the request was cancelled");
-  auto alt = ScoreStrand(alt_window, minus, first_offset, scorer.model, backend, context, result);
-  if (!alt.ok()) return alt.status();
-  return ComputeSpliceDelta(*ref, *alt, static_cast<int64_t>(v.ref.size()),
-                            static_cast<int64_t>(v.alt.size()), scorer.distance);
-}
-
-Status ScoreSplice(ScoredVariant* scored, const ReferenceLookup& references,
-                   const SpliceScorerInfo& scorer, core::InferenceBackend& backend,
-                   const core::JobContext& context, VariantScoreResult* result) {
-  const core::RequestedVariant& v = scored->variant;
-  const variant::ReferenceGenome* genome = references.Find(v.assembly);
-  const int64_t margin = scorer.distance + scorer.flank_bp;  // bases before the variant
-  const auto ref_len = static_cast<int64_t>(v.ref.size());
-  const int64_t start = v.position - 1 - margin;  // 0-based; before the contig reads as N
-  auto ref_window = genome->Fetch(v.contig, start, v.position - 1 + ref_len + margin);
-  if (!ref_window.ok()) return ref_window.status();
-  std::string alt_window = ref_window->substr(0, static_cast<size_t>(margin)) + v.alt +
-                           ref_window->substr(static_cast<size_t>(margin + ref_len));
-  for (bool minus : {false, true}) {
-    auto delta = ScoreOnStrand(*ref_window, alt_window, -margin, v, minus, scorer, backend,
-                               context, result);
-    if (!delta.ok()) return delta.status();
-    (minus ? scored->splice_minus : scored->splice_plus) = *delta;
-  }
-  return Status::Ok();
+  return status;
 }
 
 StatusOr<SpliceScorerInfo> SpliceScorer(const std::string& model, int64_t distance,
@@ -231,10 +180,6 @@ Status ScoreOne(ScoredVariant* scored, const ScoringServices& services,
                 ExpressionVariantScorer* expression, const core::JobContext& context,
                 VariantScoreResult* result) {
   core::InferenceBackend& backend = *services.backend;
-  if (result->splice) {
-    DNASERVE_RETURN_IF_ERROR(
-        ScoreSplice(scored, *services.references, *result->splice, backend, context, result));
-  }
   const VariantSite at{services.references->Find(scored->variant.assembly), &scored->variant};
   ScorerCalls calls;
   if (result->expression) {
@@ -269,6 +214,11 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
                                      services.expression_concurrency, context.call);
   DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
   result.variants = CheckVariants(admitted.input.variants, *services.references);
+  if (result.splice) {
+    if (context.Cancelled()) return Cancelled("the request was cancelled");
+    DNASERVE_RETURN_IF_ERROR(ScoreSpliceAll(&result.variants, *services.references,
+                                            *result.splice, *services.backend, context, &result));
+  }
   size_t done = 0;
   for (ScoredVariant& scored : result.variants) {
     ++done;

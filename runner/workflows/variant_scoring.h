@@ -4,18 +4,17 @@
 // only what stops every variant (no reference on this runner, the splice model unusable, a
 // worker failure, cancellation) fails the request.
 //
-// Windows: the smallest the model needs, not the package's 15 kb serving window: the scored
-// positions (variant +- distance) plus the model's flank_bp (1,000 bp for splice-human, whose
-// receptive field is +-780 bp) of real sequence on each side; beyond that the worker pads with
-// N exactly as at a sequence end. The worker still runs one 15 kb forward per window (its input
-// shape is fixed), so the saving is in bytes and scores sent, not in forward time.
+// Splice windows (splice_batch.h): each variant's REF and ALT are model inputs of the smallest
+// width the model needs (the scored positions, variant +- distance, a few phase bases, and the
+// manifest's flank_bp of real sequence each side: 2,165 bp for an SNV at distance 50 on
+// splice-human, against the 15 kb serving window), REF inputs are shared by variants a few bases
+// apart, and every variant's inputs go to the worker packed in calls of up to 128 model rows.
 //
-// Determinism: a variant's windows depend only on the variant, the distance and the reference,
-// never on the other variants of the request, and the job makes its worker calls one at a time
-// (each one window, one forward), so the same variant gets the same forwards alone or among 100.
-// The worker may still stack two concurrent requests' windows into one pass, which can move a
-// float32 score by a few ulps (worker/README.md "Numerics"); scores are published rounded to 4
-// decimals (runner/README.md says how rare a visible difference is).
+// Determinism: a variant's inputs depend only on the variant, the distance and the reference,
+// never on the other variants of the request; each is one row of the same shape as every other
+// of its width, so with the worker's fixed-shape passes (--batch-rows-per-pass, on by default)
+// the same variant gets the same bits alone or among 100, or in any chunk of a VCF job. Scores
+// are published rounded to 4 decimals.
 #pragma once
 
 #include <optional>
