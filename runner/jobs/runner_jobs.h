@@ -14,6 +14,7 @@
 #include "core/jobs/job.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/job_store.h"
+#include "runner/workflows/answer_cache.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -25,6 +26,7 @@ struct JobServices {
   core::Executor* executor = nullptr;  // a variant job's concurrent expression calls
   const runner::VariantResources* variant = nullptr;  // null: the workflow answers 503
   int64_t max_model_calls = 0;  // per variant job; 0 = unbounded
+  AnswerCache* answer_cache = nullptr;  // variant scores kept across requests (null: none)
 };
 
 // The job of a queued entry, or the status to finish it with (a request that no longer passes

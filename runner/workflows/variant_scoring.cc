@@ -269,12 +269,14 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
                                      services.expression_concurrency, context.call);
   DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
   result.variants = CheckVariants(admitted.input.variants, *services.references);
+  if (services.answers) services.answers->Recall(&result);
   size_t done = 0;
   for (ScoredVariant& scored : result.variants) {
     ++done;
-    if (scored.problem) continue;
+    if (scored.problem || !scored.recalled.empty()) continue;
     if (context.Cancelled()) return Cancelled("the request was cancelled");
     DNASERVE_RETURN_IF_ERROR(ScoreOne(&scored, services, &expression, context, &result));
+    if (services.answers) services.answers->Remember(scored, result);
     context.Progress(100.0 * static_cast<double>(done) /
                          static_cast<double>(result.variants.size()),
                      "scored " + std::to_string(done) + " of " +
