@@ -43,12 +43,14 @@ for i = 5, #KEYS do
   local v = ARGV[i - 1]
   local cost = #v + #k + overhead
   if cost <= budget then
+    -- Bookkeeping first, the entry last: Redis does not undo a script's writes when a later
+    -- command fails, and an entry nobody accounts for would escape the budget until its TTL.
     local old = redis.call('HGET', KEYS[2], k)
-    if old then redis.call('DECRBY', KEYS[3], old) end
-    redis.call('SET', k, v, 'EX', ttl)
-    redis.call('HSET', KEYS[2], k, cost)
     redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[4]), k)
+    redis.call('HSET', KEYS[2], k, cost)
+    if old then redis.call('DECRBY', KEYS[3], old) end
     local total = redis.call('INCRBY', KEYS[3], cost)
+    redis.call('SET', k, v, 'EX', ttl)
     while total > budget do
       local oldest = redis.call('ZPOPMIN', KEYS[1])
       if #oldest == 0 then

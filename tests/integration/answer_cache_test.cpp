@@ -12,9 +12,12 @@
 #include <rapidjson/writer.h>
 #include <zlib.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
@@ -79,6 +82,13 @@ bool ReadAcceptors(const std::string& gz, CacheStacks* s, std::string* why) {
   return s->acceptor_g.size() == 6;
 }
 
+// A variable of this process's environment for one scope (child processes inherit it).
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
 std::shared_ptr<dnaserve::core::RedisConnection> Database(const Service& svc, int db) {
   auto redis = dnaserve::core::RedisConnection::Create(svc.redis_url() + "/" + std::to_string(db));
   return redis.ok() ? *redis : nullptr;
@@ -132,9 +142,12 @@ CacheStacks* GetStacks(std::string* skip) {
       }
       return workers;
     };
+    // The runners' settings through the environment they inherit (StartReferenceStack sets
+    // only the reference's); the gateways do not read these.
+    ScopedEnv ttl("DNASERVE_ANSWER_CACHE_TTL", "3600");
     if (!StartReferenceStack(*svc, kCachedDb, workers_with(s->splice_a.address()), *built,
                              "splice", s->dir + "/cached", &s->cached_runner, &s->cached_gateway,
-                             &reason, {{"DNASERVE_ANSWER_CACHE_TTL", "3600"}})) {
+                             &reason)) {
       return nullptr;
     }
     // No cache, one job at a time per runner (so concurrent jobs spread over both runners),
@@ -142,15 +155,18 @@ CacheStacks* GetStacks(std::string* skip) {
     const std::string both = workers_with(s->splice_a.address() + ";" + s->splice_b.address());
     const std::map<std::string, std::string> plain_env = {{"DNASERVE_ANSWER_CACHE_BYTES", "0"},
                                                           {"DNASERVE_RUNNER_SLOTS", "1"}};
+    ScopedEnv no_cache("DNASERVE_ANSWER_CACHE_BYTES", "0");
+    ScopedEnv one_slot("DNASERVE_RUNNER_SLOTS", "1");
     if (!StartReferenceStack(*svc, kPlainDb, both, *built, "splice", s->dir + "/plain",
-                             &s->plain_runner, &s->plain_gateway, &reason, plain_env)) {
+                             &s->plain_runner, &s->plain_gateway, &reason)) {
       return nullptr;
     }
     auto env_b = plain_env;
     env_b["DNASERVE_GRCH37_CATALOGUE"] = built->catalogue;
     env_b["DNASERVE_GRCH37_FASTA"] = built->fasta;
     env_b["DNASERVE_VARIANT_WORK_DIR"] = s->dir + "/plain-b-scratch";
-    std::system(("mkdir -p " + s->dir + "/plain-b-scratch").c_str());
+    std::error_code ignored;  // StartRunner's failure below says what went wrong
+    std::filesystem::create_directories(s->dir + "/plain-b-scratch", ignored);
     if (!StartRunner(&s->plain_runner_b, svc->redis_url() + "/" + std::to_string(kPlainDb), both,
                      s->dir + "/plain-runner-b.log", env_b)) {
       reason = "the second runner did not start; see " + s->dir + "/plain-runner-b.log";
@@ -409,6 +425,7 @@ TEST_CASE("answer cache: a Redis error in the cache falls back to computing", "[
   REQUIRE(s->cached_redis->Command({"DEL", "dnaserve:{acache}:index"}).ok());
   auto third = Post(base, alice, kScorePath, body);
   REQUIRE(third.status == 200);
+  CHECK_FALSE(MetaCached(*ParseJson(third.body)));  // the failed stores left no entry behind
   auto fourth = Post(base, alice, kScorePath, body);
   REQUIRE(fourth.status == 200);
   CHECK(MetaCached(*ParseJson(fourth.body)));

@@ -276,15 +276,13 @@ std::string MinimalBody(const std::string& task, size_t length) {
 bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
                          const BuiltCatalogue& reference, const std::string& roster_task,
                          const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
-                         std::string* reason,
-                         const std::map<std::string, std::string>& runner_extra_env) {
+                         std::string* reason) {
   const std::string redis = svc.redis_url() + "/" + std::to_string(db);
   const std::string worker_spec = workers.empty() ? svc.workers_spec() : workers;
-  std::map<std::string, std::string> runner_env = {
+  const std::map<std::string, std::string> runner_env = {
       {"DNASERVE_GRCH37_CATALOGUE", reference.catalogue},
       {"DNASERVE_GRCH37_FASTA", reference.fasta},
       {"DNASERVE_VARIANT_WORK_DIR", dir + "/runner-scratch"}};
-  for (const auto& [name, value] : runner_extra_env) runner_env[name] = value;
   std::error_code ignored;  // StartRunner's failure below says what went wrong
   std::filesystem::create_directories(dir + "/runner-scratch", ignored);
   if (!StartRunner(runner, redis, worker_spec, dir + "/runner.log", runner_env)) {

@@ -111,8 +111,7 @@ bool LoadGatewayDocument(const std::string& base_url, std::string* error);
 bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
                          const BuiltCatalogue& reference, const std::string& roster_task,
                          const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
-                         std::string* reason,
-                         const std::map<std::string, std::string>& runner_extra_env = {});
+                         std::string* reason);
 // Fails the current test for every answer found undocumented on another thread since the last
 // request on the test's thread. Tests whose requests run on threads of their own end with it
 // (UndocumentedElsewhereGuard does that when their scope ends).

@@ -170,6 +170,7 @@ TEST_CASE("answer cache: a Redis failure is a miss, never an error", "[answer-ca
   CHECK_FALSE(cache.Lookup({"a"})[0].has_value());
   cache.Store({{"b", "answer"}});
   CHECK(cache.stats().errors == 2);
+  CHECK(Integer(*r.redis, {"EXISTS", cache.EntryKey("b")}) == 0);  // nothing unaccounted
   // Redis gone altogether.
   r.server->Stop();
   CHECK_FALSE(cache.Lookup({"a", "b"})[0].has_value());
