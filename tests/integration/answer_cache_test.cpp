@@ -281,7 +281,7 @@ HttpResult PollDone(const std::string& base, const std::string& key, const std::
 
 }  // namespace
 
-TEST_CASE("answer cache: a second request is served from the cache as the same bytes; another "
+TEST_CASE("answer cache: a second request is served from the cache as the same bytes, another "
           "option or scorer set is computed",
           "[answer-cache]") {
   REQUIRE_STACKS(s);
