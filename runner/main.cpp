@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   services.variant = variant->get();
   services.max_model_calls = config->job_max_model_calls;
   services.jobs = &jobs;
+  runner::AnswerCache answer_cache(
+      *redis, {config->answer_cache_bytes, config->answer_cache_ttl_seconds, "dnaserve:"});
+  services.answer_cache = &answer_cache;
   runner::QueueRunnerOptions options;
   options.consumer = config->runner_id;
   options.slots = config->slots;

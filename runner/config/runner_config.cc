@@ -119,6 +119,14 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "expression calls one variant job keeps in flight")
       ->envname("DNASERVE_VARIANT_SCORE_CONCURRENCY")
       ->check(CLI::Range(1, 256));
+  app.add_option("--answer-cache-bytes", c.answer_cache_bytes,
+                 "byte budget of the shared cache of variant scores in Redis (0: off)")
+      ->envname("DNASERVE_ANSWER_CACHE_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--answer-cache-ttl", c.answer_cache_ttl_seconds,
+                 "seconds a cached variant score is kept at most")
+      ->envname("DNASERVE_ANSWER_CACHE_TTL")
+      ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400));
   if (Status parsed = ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
   if (*exit_now) return c;
   if (c.runner_id.empty()) c.runner_id = DefaultRunnerId();

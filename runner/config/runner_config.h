@@ -61,6 +61,12 @@ struct RunnerConfig : core::SharedSettings {
   std::string variant_work_dir;
   // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
   int variant_score_concurrency = 4;
+  // The answer cache of variant scores (runner/workflows/answer_cache.h), shared by every
+  // runner through Redis. DNASERVE_ANSWER_CACHE_BYTES: its byte budget, kept by its own
+  // accounting (Redis's maxmemory is not relied on); 0 turns it off.
+  // DNASERVE_ANSWER_CACHE_TTL: seconds an answer is kept at most.
+  int64_t answer_cache_bytes = 64LL << 20;
+  int64_t answer_cache_ttl_seconds = 7 * 86400;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

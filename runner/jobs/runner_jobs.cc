@@ -14,6 +14,7 @@
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/find_genes_response.h"
 #include "runner/workflows/interval_job.h"
+#include "runner/workflows/variant_answers.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
 #include "runner/workflows/variant_score_batch.h"
@@ -162,8 +163,13 @@ class VariantScoreJob : public Job {
     ScoringServices scoring{&references,        services_.catalogue,
                             services_.backend,  grch37 ? &grch37->catalogue : nullptr,
                             services_.executor, services_.variant->score_concurrency()};
+    // Batch jobs (a VCF, over 100 variants) are not cached yet: their chunks resume from
+    // checkpoints, and recalled answers there are untested.
     if (admitted_.batch) return RunBatch(scoring, context);
+    CachedVariantAnswers answers(services_.answer_cache);
+    if (services_.answer_cache && services_.answer_cache->enabled()) scoring.answers = &answers;
     auto result = ScoreVariants(admitted_, scoring, context);
+    answers.Flush();
     if (!result.ok()) return result.status();
     JobOutput output;
     output.body = RenderVariantScoreJson(admitted_.input, *result,

@@ -14,6 +14,7 @@
 #include "core/jobs/job.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/job_store.h"
+#include "runner/workflows/answer_cache.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -27,6 +28,7 @@ struct JobServices {
   int64_t max_model_calls = 0;  // per variant job; 0 = unbounded
   // A batch variant score's checkpoints and annotated VCF (job files); null: such jobs 503.
   core::JobStore* jobs = nullptr;
+  AnswerCache* answer_cache = nullptr;  // variant scores kept across requests (null: none)
 };
 
 // The job of a queued entry, or the status to finish it with (a request that no longer passes

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <rapidjson/document.h>
+
 #include "core/render/json_writer.h"
 #include "runner/variant/annotation_engine.h"
 
@@ -181,6 +183,63 @@ const ScorerModel* FirstOtherModel(const VariantScoreResult& result) {
   return nullptr;
 }
 
+// A value as JsonWriter wrote it, written again: read at full precision, each double is the one
+// written, so its shortest form is the same text (the answer cache's entries: the same bytes).
+void WriteValue(core::JsonWriter& w, const rapidjson::Value& v) {
+  if (v.IsObject()) {
+    w.StartObject();
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      w.Key(std::string_view(m->name.GetString(), m->name.GetStringLength()));
+      WriteValue(w, m->value);
+    }
+    w.EndObject();
+  } else if (v.IsArray()) {
+    w.StartArray();
+    for (const auto& e : v.GetArray()) WriteValue(w, e);
+    w.EndArray();
+  } else if (v.IsString()) {
+    w.String(std::string_view(v.GetString(), v.GetStringLength()));
+  } else if (v.IsBool()) {
+    w.Bool(v.GetBool());
+  } else if (v.IsInt64()) {
+    w.Int(v.GetInt64());
+  } else if (v.IsNumber()) {
+    w.Double(v.GetDouble());
+  } else {
+    w.Null();
+  }
+}
+
+void WriteRecalled(core::JsonWriter& w, const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
+  if (doc.HasParseError()) {
+    w.Null();  // never: entries are checked when read (variant_answers.cc)
+    return;
+  }
+  WriteValue(w, doc);
+}
+
+// meta.cached: every scored variant's answer came from the answer cache (false when none was
+// scored); meta.cached_results: the indices of the results that did.
+void WriteCached(core::JsonWriter& w, const VariantScoreResult& result) {
+  bool any_scored = false, all_recalled = true;
+  w.Key("cached_results");
+  w.StartArray();
+  for (size_t i = 0; i < result.variants.size(); ++i) {
+    const ScoredVariant& s = result.variants[i];
+    if (s.problem) continue;
+    any_scored = true;
+    if (s.recalled.empty()) {
+      all_recalled = false;
+    } else {
+      w.Int(static_cast<int64_t>(i));
+    }
+  }
+  w.EndArray();
+  w.Field("cached", any_scored && all_recalled);
+}
+
 void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
                  const VariantScoreResult& result) {
   const core::RequestedVariant& v = s.variant;
@@ -201,6 +260,11 @@ void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
     w.Field("code", s.problem->code);
     w.Field("message", s.problem->message);
     w.EndObject();
+  } else if (!s.recalled.empty()) {
+    for (const auto& [scorer, json] : s.recalled) {
+      w.Key(scorer);
+      WriteRecalled(w, json);
+    }
   } else {
     if (s.splice_plus && s.splice_minus) WriteSplice(w, *s.splice_plus, *s.splice_minus);
     if (s.expression && result.expression) WriteExpression(w, *s.expression, *result.expression);
@@ -210,7 +274,46 @@ void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
   w.EndObject();
 }
 
+// One scorer's entry of a result ("splice": {...}) on its own; the object, without its key.
+template <typename WriteEntry>
+std::string EntryJson(std::string_view scorer, WriteEntry write) {
+  core::JsonWriter w;
+  w.StartObject();
+  write(w);
+  w.EndObject();
+  std::string text = w.Take();
+  const size_t prefix = scorer.size() + 4;  // {"<scorer>":
+  return text.substr(prefix, text.size() - prefix - 1);
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> RenderScorerResults(
+    const ScoredVariant& s, const VariantScoreResult& result) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (s.problem) return out;
+  if (s.splice_plus && s.splice_minus) {
+    out.emplace_back("splice", EntryJson("splice", [&](core::JsonWriter& w) {
+                       WriteSplice(w, *s.splice_plus, *s.splice_minus);
+                     }));
+  }
+  if (s.expression && result.expression) {
+    out.emplace_back("expression", EntryJson("expression", [&](core::JsonWriter& w) {
+                       WriteExpression(w, *s.expression, *result.expression);
+                     }));
+  }
+  if (s.chromatin) {
+    out.emplace_back("chromatin", EntryJson("chromatin", [&](core::JsonWriter& w) {
+                       WriteChromatin(w, *s.chromatin);
+                     }));
+  }
+  if (s.promoter) {
+    out.emplace_back("promoter", EntryJson("promoter", [&](core::JsonWriter& w) {
+                       WritePromoter(w, *s.promoter);
+                     }));
+  }
+  return out;
+}
 
 double WorkflowPrecision(double value) {
   char text[32];
@@ -265,6 +368,7 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
   w.Field("model_load_time_ms", result.model_load_time_ms);
   w.Field("inference_time_ms", result.inference_time_ms);
   w.Field("model_calls", result.model_calls);
+  WriteCached(w, result);
   w.EndObject();
   w.EndObject();
   return w.Take();

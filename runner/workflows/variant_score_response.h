@@ -19,10 +19,14 @@
 // `promoter`: {ref, alt, delta, ref_offset, alt_offset, windows}.
 // meta: job_id, request_id, task, model, package_digest (splice's, else the first other
 // scorer's), cold_start, model_load_time_ms, inference_time_ms, model_calls (every worker call;
-// the timings leave out the expression scorer's, which its scorer does not report).
+// the timings leave out the expression scorer's, which its scorer does not report),
+// cached_results (indices of the results served from the answer cache, variant_answers.h) and
+// cached (every scored result was).
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/render/predict_response.h"
 #include "runner/workflows/variant_scoring.h"
@@ -32,6 +36,12 @@ namespace dnaserve::runner {
 std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
                                    const VariantScoreResult& result, const std::string& assembly,
                                    const core::ResponseIds& ids);
+
+// Each scorer's entry of one scored variant's result, as RenderVariantScoreJson writes it:
+// ("splice", its JSON object), ... in write order; what the answer cache keeps, so an answer
+// served from it is the same bytes.
+std::vector<std::pair<std::string, std::string>> RenderScorerResults(
+    const ScoredVariant& scored, const VariantScoreResult& result);
 
 // The published precision: round half away from zero to 4 decimals, -0 as 0.
 double RoundScore(double value);

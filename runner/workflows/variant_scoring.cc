@@ -78,7 +78,7 @@ Status ScoreSpliceAll(std::vector<ScoredVariant>* variants, const ReferenceLooku
   std::vector<SpliceJobVariant> jobs;
   std::vector<ScoredVariant*> owners;
   for (ScoredVariant& scored : *variants) {
-    if (scored.problem) continue;
+    if (scored.problem || !scored.recalled.empty()) continue;  // recalled: answered from cache
     scored.splice_plus.emplace();
     scored.splice_minus.emplace();
     jobs.push_back({references.Find(scored.variant.assembly), &scored.variant,
@@ -214,6 +214,7 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
                                      services.expression_concurrency, context.call);
   DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
   result.variants = CheckVariants(admitted.input.variants, *services.references);
+  if (services.answers) services.answers->Recall(&result);
   if (result.splice) {
     if (context.Cancelled()) return Cancelled("the request was cancelled");
     DNASERVE_RETURN_IF_ERROR(ScoreSpliceAll(&result.variants, *services.references,
@@ -222,9 +223,10 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
   size_t done = 0;
   for (ScoredVariant& scored : result.variants) {
     ++done;
-    if (scored.problem) continue;
+    if (scored.problem || !scored.recalled.empty()) continue;
     if (context.Cancelled()) return Cancelled("the request was cancelled");
     DNASERVE_RETURN_IF_ERROR(ScoreOne(&scored, services, &expression, context, &result));
+    if (services.answers) services.answers->Remember(scored, result);
     context.Progress(100.0 * static_cast<double>(done) /
                          static_cast<double>(result.variants.size()),
                      "scored " + std::to_string(done) + " of " +

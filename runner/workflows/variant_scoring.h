@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -56,6 +57,9 @@ struct ScoredVariant {
   std::optional<std::vector<ExpressionGene>> expression;  // set when the scorer ran
   std::optional<std::vector<ChromatinDelta>> chromatin;
   std::optional<PromoterDelta> promoter;
+  // Served from the answer cache (variant_answers.h) instead of the scorers: each scorer's
+  // result as rendered when it was computed ("splice" -> its JSON object), in write order.
+  std::vector<std::pair<std::string, std::string>> recalled;
 };
 
 struct VariantScoreResult {
@@ -77,6 +81,17 @@ struct VariantScoreResult {
 std::vector<ScoredVariant> CheckVariants(const std::vector<core::RequestedVariant>& requested,
                                          const ReferenceLookup& references);
 
+// Answers kept from earlier requests (variant_answers.h implements it over the answer cache).
+class VariantAnswers {
+ public:
+  virtual ~VariantAnswers() = default;
+  // After the checks: fills `recalled` of each checked variant whose every scorer's answer is
+  // kept; those are not scored again.
+  virtual void Recall(VariantScoreResult* result) = 0;
+  // After one variant was scored: keeps its answers.
+  virtual void Remember(const ScoredVariant& scored, const VariantScoreResult& result) = 0;
+};
+
 // What scoring runs with on a runner.
 struct ScoringServices {
   const ReferenceLookup* references = nullptr;
@@ -87,6 +102,7 @@ struct ScoringServices {
   const variant::TssCatalogue* tss = nullptr;
   core::Executor* executor = nullptr;  // the expression scorer's concurrent calls (may be null)
   int expression_concurrency = 1;
+  VariantAnswers* answers = nullptr;  // null: every variant is scored
 };
 
 // Scores every variant without a problem with every scorer asked for. The models as resolved
