@@ -8,6 +8,7 @@
 #include "common/sequence.h"
 #include "common/task.h"
 #include "runner/genome/contig_name.h"
+#include "runner/workflows/variant_quantile_json.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -268,6 +269,7 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
   ExpressionVariantScorer expression(services.backend, services.catalogue, services.executor,
                                      services.expression_concurrency, context.call);
   DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
+  LoadVariantBackgrounds(*services.backend, &result);
   result.variants = CheckVariants(admitted.input.variants, *services.references);
   size_t done = 0;
   for (ScoredVariant& scored : result.variants) {
