@@ -216,6 +216,8 @@ std::string OutputSchema(ToolKind kind) {
       props += R"(,
         "scorers": {"type": "object",
                     "description": "data.scorers: each scorer's model, package_digest, options."},
+        "backgrounds": {"type": "object",
+                        "description": "data.backgrounds: per scorer, the background its results' quantiles are against (snvs, seed, region, distance) or why it has none."},
         "results": {"type": "array", "items": {"type": "object"},
                     "description": "data.results, the first 20 variants (results_total: all)."},
         "results_total": {"type": "integer"})";
