@@ -216,6 +216,8 @@ std::string OutputSchema(ToolKind kind) {
       props += R"(,
         "scorers": {"type": "object",
                     "description": "data.scorers: each scorer's model, package_digest, options."},
+        "backgrounds": {"type": "object",
+                        "description": "data.backgrounds: per scorer, the background its results' quantiles are against (snvs, seed, region, distance) or why it has none."},
         "results": {"type": "array", "items": {"type": "object"},
                     "description": "data.results, the first 20 variants (results_total: all)."},
         "results_total": {"type": "integer"})";
@@ -307,8 +309,10 @@ std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
          "; promoter {distance}: the largest REF and ALT window score near the variant and the "
          "delta, model " +
          ScorerModelLine(catalogue, Task::kPromoter) +
-         ". A bad variant is an error in its own result. Returns each scorer's model and "
-         "package digest and the first 20 results; the full answer stays in the job "
+         ". A bad variant is an error in its own result. Each result's quantiles place its "
+         "deltas among the scorer's background of random held-out SNVs (backgrounds: its size, "
+         "or why a scorer has none, then null). Returns each scorer's model and "
+         "package digest, the backgrounds and the first 20 results; the full answer stays in the job "
          "(full_result.job_url, or get_job).";
 }
 

@@ -243,6 +243,7 @@ namespace {
 // per-variant results are small, and an agent needs the numbers, not a ranking of them.
 void AddVariantScores(Value& sc, const Value& data, Allocator& a) {
   CopyMember(sc, data, "scorers", a);
+  CopyMember(sc, data, "backgrounds", a);  // what each result's quantiles are against
   const Value* results = Member(data, "results");
   if (results == nullptr || !results->IsArray()) return;
   Value kept(rapidjson::kArrayType);

@@ -8,6 +8,7 @@
 
 #include "core/render/json_writer.h"
 #include "runner/variant/annotation_engine.h"
+#include "runner/workflows/variant_quantile_json.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -270,6 +271,7 @@ void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
     if (s.expression && result.expression) WriteExpression(w, *s.expression, *result.expression);
     if (s.chromatin) WriteChromatin(w, *s.chromatin);
     if (s.promoter) WritePromoter(w, *s.promoter);
+    WriteVariantQuantiles(w, s, result);
   }
   w.EndObject();
 }
@@ -340,6 +342,7 @@ std::string RenderVariantScoreJson(const core::ValidatedVariantScore& request,
   w.Field("task", core::kVariantScoreTask);
   w.Field("assembly", assembly);
   WriteScorers(w, result);
+  WriteVariantBackgrounds(w, result);
   w.Key("counts");
   w.StartObject();
   w.Field("variants", total);

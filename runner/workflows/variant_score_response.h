@@ -17,6 +17,7 @@
 // package_digest, window_bp, top, features_total} and `chromatin`: [{index, name, category,
 // ref, alt, delta}]; scorers.promoter {model, package_digest, window_bp, distance, step} and
 // `promoter`: {ref, alt, delta, ref_offset, alt_offset, windows}.
+// data.backgrounds and each result's `quantiles`: variant_quantile_json.h.
 // meta: job_id, request_id, task, model, package_digest (splice's, else the first other
 // scorer's), cold_start, model_load_time_ms, inference_time_ms, model_calls (every worker call;
 // the timings leave out the expression scorer's, which its scorer does not report),

@@ -9,6 +9,7 @@
 #include "common/task.h"
 #include "runner/genome/contig_name.h"
 #include "runner/workflows/splice_batch.h"
+#include "runner/workflows/variant_quantile_json.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -213,6 +214,7 @@ StatusOr<VariantScoreResult> ScoreVariants(const core::AdmittedVariantScore& adm
   ExpressionVariantScorer expression(services.backend, services.catalogue, services.executor,
                                      services.expression_concurrency, context.call);
   DNASERVE_RETURN_IF_ERROR(PrepareScorers(admitted, services, &expression, &result));
+  LoadVariantBackgrounds(*services.backend, &result);
   result.variants = CheckVariants(admitted.input.variants, *services.references);
   if (services.answers) services.answers->Recall(&result);
   if (result.splice) {

@@ -30,6 +30,7 @@
 #include "core/validation/variant_score_request.h"
 #include "runner/genome/reference_genome.h"
 #include "runner/workflows/splice_delta.h"
+#include "runner/workflows/variant_quantiles.h"
 #include "runner/workflows/variant_scorers.h"
 
 namespace dnaserve::runner {
@@ -68,6 +69,7 @@ struct VariantScoreResult {
   std::optional<ChromatinScorerInfo> chromatin;
   std::optional<PromoterScorerInfo> promoter;
   std::vector<ScoredVariant> variants;  // in request order
+  VariantBackgrounds backgrounds;       // for the quantiles (variant_quantiles.h)
   bool cold_start = false;
   int64_t model_load_time_ms = 0;
   int64_t inference_time_ms = 0;

@@ -449,6 +449,9 @@ NOT_COMPARED = {"forward_ms_one_window_one_thread"} | {
                                          "auprc_acceptor", "auprc_donor", "auprc_mean")}
 NOT_COMPARED |= splice_variants.NOT_COMPARED
 VARIANT_SECTION = "Variant effect at junctions (held-out)"
+# scripts/evaluate-models also checks (or with --write-cards writes) the package's variant
+# background for the service's quantiles (training/variant_background.py).
+VARIANT_BACKGROUND = True
 
 
 def update_card(package: str, results: Dict[str, float]) -> None:

@@ -932,6 +932,31 @@ std::string GzipBomb(size_t zeros) {
 
 std::string ErrorCodeOf(const rapidjson::Value& result) {
   return result.HasMember("error") ? result["error"]["code"].GetString() : "";
+namespace {
+
+// The shipped splice background (worker/packages/splice-human/variant_background.tsv): each
+// statistic's values, read here independently of the worker's loader.
+std::map<std::string, std::vector<double>> ShippedSpliceBackground() {
+  std::ifstream in(SourceDir() + "/worker/packages/splice-human/variant_background.tsv");
+  std::map<std::string, std::vector<double>> out;
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  std::vector<std::string> header;
+  std::istringstream names(line);
+  for (std::string name; std::getline(names, name, '\t');) header.push_back(name);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string field;
+    for (size_t c = 0; std::getline(fields, field, '\t'); ++c) {
+      if (c > 0) out[header[c]].push_back(std::stod(field));
+    }
+  }
+  return out;
+}
+
+double ShareAtOrBelow(const std::vector<double>& values, double value) {
+  const auto n = std::count_if(values.begin(), values.end(), [&](double v) { return v <= value; });
+  return static_cast<double>(n) / static_cast<double>(values.size());
 }
 
 }  // namespace
@@ -1114,4 +1139,71 @@ TEST_CASE("variant scoring: a batch job resumes after its runner is killed, with
   auto b = ParseJson(again.body);
   CHECK((*a)["data"]["results"] == (*b)["data"]["results"]);
   CHECK((*a)["data"]["files"][0]["sha256"] == (*b)["data"]["files"][0]["sha256"]);
+TEST_CASE("variant scoring: quantiles against the shipped background, near 1 for a broken "
+          "acceptor, null with a reason without a background",
+          "[variant-score][quantiles]") {
+  REQUIRE_SCORE_SERVICE(s);
+  const auto background = ShippedSpliceBackground();
+  REQUIRE(background.count("DS_max") == 1);
+  const auto snvs = static_cast<int64_t>(background.at("DS_max").size());
+  REQUIRE(snvs >= 1000);
+
+  std::vector<std::string> variants;
+  for (size_t i = 0; i < 5; ++i) variants.push_back(Quoted(Snv(s->acceptor_g[i], "G", "C")));
+  for (const auto& r : RandomSnvs(*s, 3, 20261129)) variants.push_back(Quoted(r));
+  auto r = s->Post(Body(variants));
+  INFO(r.body.substr(0, 3000));
+  REQUIRE(r.status == 200);
+  auto doc = ParseJson(r.body);
+  const auto& data = (*doc)["data"];
+  const auto& described = data["backgrounds"]["splice"];
+  REQUIRE(described["available"].GetBool());
+  CHECK(described["snvs"].GetInt64() == snvs);
+  CHECK(described["distance"].GetInt64() == 50);
+  CHECK(std::string(described["region"].GetString()).rfind("chr20:", 0) == 0);
+
+  double best_junction = 0.0;
+  double highest_quiet = 0.0;
+  for (rapidjson::SizeType i = 0; i < data["results"].Size(); ++i) {
+    INFO("variant " << i);
+    const auto& result = data["results"][i];
+    const auto& splice = result["splice"];
+    const auto& quantiles = result["quantiles"]["splice"];
+    REQUIRE(quantiles.IsObject());
+    // Every figure is the share of the shipped file's values at or below the published delta.
+    for (const char* name : {"DS_AG", "DS_AL", "DS_DG", "DS_DL", "DS_max"}) {
+      INFO(name);
+      CHECK(quantiles[name].GetDouble() ==
+            ShareAtOrBelow(background.at(name), splice[name].GetDouble()));
+    }
+    const double q = quantiles["DS_max"].GetDouble();
+    if (i < 5) {
+      best_junction = std::max(best_junction, q);
+    } else {
+      highest_quiet = std::max(highest_quiet, q);
+    }
+  }
+  // Not every annotated acceptor's G is one the small model relies on (the test above allows
+  // one of five below the random SNVs); the clearest one is in the background's far tail.
+  CHECK(best_junction >= 0.99);
+  CHECK(highest_quiet < best_junction);
+  CHECK(highest_quiet < 0.99);
+
+  // At another distance than the background's: null, and why.
+  auto other = s->Post(Body({variants[0]}, ", \"scorers\": {\"splice\": {\"distance\": 20}, "
+                                           "\"promoter\": {}}"));
+  INFO(other.body.substr(0, 3000));
+  REQUIRE(other.status == 200);
+  auto odoc = ParseJson(other.body);
+  const auto& odata = (*odoc)["data"];
+  CHECK(odata["results"][0]["quantiles"]["splice"].IsNull());
+  CHECK_FALSE(odata["backgrounds"]["splice"]["available"].GetBool());
+  CHECK(std::string(odata["backgrounds"]["splice"]["reason"].GetString()) ==
+        "the variant background of splice-human was scored at distance 50; this request used "
+        "20");
+  // The promoter package ships no background: its quantile is null, not invented.
+  CHECK(odata["results"][0]["quantiles"]["promoter"].IsNull());
+  CHECK_FALSE(odata["backgrounds"]["promoter"]["available"].GetBool());
+  CHECK(std::string(odata["backgrounds"]["promoter"]["reason"].GetString()).find(
+            "ships no variant background") != std::string::npos);
 }

@@ -10,6 +10,7 @@
 
 #include "common/digest.h"
 #include "common/file_text.h"
+#include "worker/manifest/variant_background.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
@@ -490,7 +491,8 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
                   "text_tokenizer", "description_contexts", "trained", "seed", "weights",
-                  "model_card", "precision", "batch_rows_per_pass"}));
+                  "model_card", "precision", "batch_rows_per_pass",
+                  "variant_background"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -575,6 +577,10 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
     if (!contexts.ok()) return contexts.status();
     m.description_contexts = std::move(contexts).value();
   }
+  if (f.Has("variant_background")) {  // checked here; read by LoadPackageBackground
+    auto background = ParseVariantBackgroundEntry(doc["variant_background"]);
+    if (!background.ok()) return background.status();
+  }
   DNASERVE_RETURN_IF_ERROR(ValidateForTask(f, &m));
   return m;
 }
@@ -610,6 +616,12 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
   digest.Update(*text);
   if (!digest.UpdateFromFile(m.WeightsPath())) {
     return Invalid("weights file '" + m.weights_file + "' cannot be read");
+  }
+  // The background moves published quantiles, so a package with another one is another package.
+  auto background = LoadPackageBackground(package_dir, *text);
+  if (!background.ok()) return background.status();
+  if (*background && !digest.UpdateFromFile(package_dir + "/" + (*background)->file)) {
+    return Invalid("variant_background '" + (*background)->file + "' cannot be read");
   }
   m.package_digest = "sha256:" + digest.FinishHex();
   return m;

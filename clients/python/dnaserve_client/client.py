@@ -400,7 +400,9 @@ class Client:
         None (not run), True (its defaults) or a dict of its options; `expression` may also be
         the list of contexts (ids, CURIEs or free text). With no scorer named the service runs
         splice. A variant's own problem is an `error` in its result, not an exception; a scorer
-        whose model is not served raises (service_unavailable)."""
+        whose model is not served raises (service_unavailable). Each scored result's
+        `quantiles` place its deltas among the scorer's background of random held-out SNVs
+        (`data["backgrounds"]`: its size, or why a scorer has none and its quantiles are None)."""
         scorers: Dict[str, Any] = {}
         for name, value in (("splice", splice), ("expression", expression),
                             ("chromatin", chromatin), ("promoter", promoter)):
