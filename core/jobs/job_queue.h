@@ -49,15 +49,19 @@ namespace dnaserve::core {
 //      answer without them. Splice-only scores stay version 3. Also every IntervalCommand (a
 //      prediction or find-genes request naming a genome interval), which a runner of version 3
 //      or older must not receive.
-// A runner reads all four; a version-1 entry's request is admitted by the runner with the
+//   5  as 4; the command is an IsmCommand (POST /v1/ism), which a runner of version 4 or older
+//      must not receive.
+// A runner reads all five; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 4;
+inline constexpr int64_t kQueueFormatVersion = 5;
 
 // The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
 // 4, by its command: QueuedJob::command_version).
 inline constexpr std::string_view kVariantScoreKind = "variant_score";
 // The kind of a queued interval request (IntervalCommand): the one kind that needs version 4.
 inline constexpr std::string_view kIntervalKind = "interval";
+// The kind of a queued in-silico mutagenesis (IsmCommand): version 5.
+inline constexpr std::string_view kIsmKind = "ism";
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs
