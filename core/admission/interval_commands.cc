@@ -5,7 +5,6 @@
 #include "core/admission/commands.h"
 
 namespace dnaserve::core {
-namespace {
 
 void SetInterval(const GenomeInterval& in, jobs::v1::IntervalCommand::Interval* out) {
   out->set_assembly(in.assembly);
@@ -26,8 +25,6 @@ GenomeInterval IntervalOf(const jobs::v1::IntervalCommand::Interval& in) {
   out.region = in.region();
   return out;
 }
-
-}  // namespace
 
 jobs::v1::JobCommand IntervalCommandFor(AdmittedPredict admitted) {
   jobs::v1::JobCommand command;

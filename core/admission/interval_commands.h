@@ -11,6 +11,10 @@
 
 namespace dnaserve::core {
 
+// The interval as the command carries it, and back (also the ISM command's context).
+void SetInterval(const GenomeInterval& in, jobs::v1::IntervalCommand::Interval* out);
+GenomeInterval IntervalOf(const jobs::v1::IntervalCommand::Interval& in);
+
 jobs::v1::JobCommand IntervalCommandFor(AdmittedPredict admitted);
 jobs::v1::JobCommand IntervalCommandFor(AdmittedFindGenes admitted);
 

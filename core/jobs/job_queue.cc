@@ -134,6 +134,7 @@ int64_t EntryFormatVersion(const QueuedJob& job) {
   int64_t by_kind = 2;
   if (job.kind == kVariantScoreKind) by_kind = 3;
   if (job.kind == kIntervalKind) by_kind = 4;
+  if (job.kind == kIsmKind) by_kind = 5;
   return std::max(by_kind, job.command_version);
 }
 

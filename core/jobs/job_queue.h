@@ -51,7 +51,8 @@ namespace dnaserve::core {
 //      or older must not receive.
 //   5  as 4 for a batch VariantScoreCommand (`batch`: a VCF body or more than 100 variants,
 //      runner/workflows/variant_score_batch.h), which a version-4 runner would answer as a
-//      plain JSON job without its annotated VCF.
+//      plain JSON job without its annotated VCF, and for an IsmCommand (POST /v1/ism), which a
+//      runner of version 4 or older must not receive.
 // A runner reads all five; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
 inline constexpr int64_t kQueueFormatVersion = 5;
@@ -61,6 +62,8 @@ inline constexpr int64_t kQueueFormatVersion = 5;
 inline constexpr std::string_view kVariantScoreKind = "variant_score";
 // The kind of a queued interval request (IntervalCommand): the one kind that needs version 4.
 inline constexpr std::string_view kIntervalKind = "interval";
+// The kind of a queued in-silico mutagenesis (IsmCommand): version 5.
+inline constexpr std::string_view kIsmKind = "ism";
 
 // What a runner needs to run a job accepted by a gateway: the admitted job as a command
 // (dnaserve/jobs/v1/command.proto: validated, models resolved, format negotiated), who it runs

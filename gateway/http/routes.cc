@@ -7,6 +7,7 @@
 #include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/genomes_handler.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/handlers/ism_handler.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/job_file_handler.h"
@@ -47,6 +48,7 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
        MakeVariantHandler(s)},
       {"POST", "/v1/variants/score", A::kKeyRequired, M::kAdmit, MakeVariantScoreHandler(s)},
+      {"POST", "/v1/ism", A::kKeyRequired, M::kAdmit, MakeIsmHandler(s)},
       {"GET", "/v1/genomes", A::kKeyOptional, M::kPeek, MakeGenomesHandler(s)},
       // The agent-protocol interface: each job-creating tool call is metered inside (MeterCall).
       {"POST", "/mcp", A::kKeyRequired, M::kPeek, mcp::MakeMcpHandler(s)},

@@ -15,6 +15,7 @@
 #include "runner/workflows/find_genes_response.h"
 #include "runner/workflows/interval_job.h"
 #include "runner/workflows/variant_answers.h"
+#include "runner/workflows/ism.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
 #include "runner/workflows/variant_score_batch.h"
@@ -277,6 +278,8 @@ StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServic
     case jobs::v1::JobCommand::kInterval:
       return BuildIntervalJob(std::move(*command->mutable_interval()), services.backend,
                               services.variant);
+    case jobs::v1::JobCommand::kIsm:
+      return BuildIsmJob(command->ism(), services.backend, services.catalogue, services.variant);
     case jobs::v1::JobCommand::KIND_NOT_SET:
       break;
   }

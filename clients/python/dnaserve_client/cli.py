@@ -51,6 +51,7 @@ from .config import ConfigError, load_settings
 from .errors import DnaserveError
 from .fasta import FastaRecord, read_fasta
 from .plot_cli import add_plot_command, needs_service
+from .ism_cli import IsmUsageError, add_ism_command, run_ism
 from .score_cli import ScoreUsageError, add_score_variants_command, run_score_variants
 from .results import JobProgress, Result
 from .tracks import Placement, mark_cut_transcripts, merge, parse_region, place
@@ -190,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_variant)
 
     add_score_variants_command(sub, cmd_score_variants)
+    add_ism_command(sub, cmd_ism)
 
     p = sub.add_parser("jobs", help="your recent jobs")
     p.add_argument("--limit", type=int, default=50)
@@ -336,6 +338,14 @@ def cmd_score_variants(client: Client, args) -> int:
     try:
         run_score_variants(client, args, _write_output)
     except ScoreUsageError as e:
+        raise UsageError(str(e))
+    return EXIT_OK
+
+
+def cmd_ism(client: Client, args) -> int:
+    try:
+        run_ism(client, args, _write_output)
+    except IsmUsageError as e:
         raise UsageError(str(e))
     return EXIT_OK
 

@@ -35,6 +35,7 @@ TEXT_FORMATS = {
 FIND_GENES_PATH = "/v1/workflows/find-genes-and-predict-expression"
 VARIANT_PATH = "/v1/workflows/genomic-variant-interpretation"
 SCORE_VARIANTS_PATH = "/v1/variants/score"
+ISM_PATH = "/v1/ism"
 SCORERS = ("splice", "expression", "chromatin", "promoter")
 
 ProgressCallback = Callable[[JobProgress], None]
@@ -465,6 +466,28 @@ class Client:
             handle.write(response.content)
         os.replace(partial, path)
         return path
+
+    def ism(self, window: Union[tuple, list, Dict[str, int]], *, sequence: Optional[str] = None,
+            interval: Union[None, str, Dict[str, Any]] = None, scorer: str = "splice",
+            options: Optional[Dict[str, Any]] = None) -> Result:
+        """POST /v1/ism (in-silico mutagenesis, synchronous): every SNV of `window` ((start, end),
+        1-based inclusive, at most 200 bp) scored by one scorer ("splice", "chromatin" or
+        "promoter", with the options POST /v1/variants/score takes) inside the context: exactly
+        one of `sequence` (window positions in it) and `interval` (a region string or dict;
+        window positions on the contig). data.positions is the 3 x L matrix."""
+        if (sequence is None) == (interval is None):
+            raise ValueError("give exactly one of sequence and interval")
+        if isinstance(window, dict):
+            start, end = window["start"], window["end"]
+        else:
+            start, end = window
+        body: Dict[str, Any] = {"window": {"start": int(start), "end": int(end)},
+                                "scorers": {scorer: dict(options or {})}}
+        if sequence is not None:
+            body["sequence"] = sequence
+        else:
+            body["interval"] = interval_object(interval)
+        return Result.from_body(*self._post_json(ISM_PATH, body))
 
 
 def interval_object(interval: Union[str, Dict[str, Any]]) -> Dict[str, Any]:

@@ -537,9 +537,13 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   QueuedJob interval = h.Accept("alice", 300);
   interval.kind = std::string(kIntervalKind);
   REQUIRE(h.queue.Enqueue(interval).ok());
+  // An ISM request needs a reader of format 5 (a runner of 4 does not know its command).
+  QueuedJob ism = h.Accept("alice", 300);
+  ism.kind = std::string(kIsmKind);
+  REQUIRE(h.queue.Enqueue(ism).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 4);
+  REQUIRE(entries->elements.size() == 5);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -547,9 +551,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4"});
+  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4", "5"});
   CHECK(kQueueFormatVersion == 5);
-  for (int64_t expected : {2, 3, 4, 4}) {
+  for (int64_t expected : {2, 3, 4, 4, 5}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
