@@ -13,6 +13,7 @@
 #include "gateway/handlers/job_waiter.h"
 #include "core/jobs/job_queue.h"
 #include "gateway/http/routes.h"
+#include "core/jobs/redis_admit_and_create.h"
 #include "core/jobs/redis_job_store.h"
 #include "core/ops/admin_routes.h"
 #include "gateway/observability/gateway_metrics.h"
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   core::RedisJobStore& jobs = stores.jobs;
   core::RedisQuotaStore& quotas = stores.quotas;
   core::RedisJobQueue& queue = stores.queue;
+  core::RedisAdmitAndCreate admit_and_create(*redis, &quotas, &jobs);
   JobWaiter waiter(&jobs, &queue);
   IpRateLimiterOptions ip_options;
   ip_options.requests_per_second = config->ip_rate_per_second;
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   services.keys = &keys.value();
   services.quotas = &quotas;
   services.jobs = &jobs;
+  services.admit_and_create = &admit_and_create;
   services.backend = &metered_backend;
   services.catalogue = &catalogue;
   services.docs = &docs;

@@ -361,23 +361,40 @@ std::vector<std::string> RedisJobStore::CreateArgs(const JobRecord& record,
           std::to_string(r.created_at_ms)};
 }
 
-Status RedisJobStore::Create(const JobRecord& record) {
-  if (record.job_id.empty() || record.owner.empty()) {
-    return Internal("job record without job_id or owner");
-  }
+const std::string& RedisJobStore::CreateStepSource() {
+  static const std::string lua = CreateStepLua(7);
+  return lua;
+}
+
+std::vector<std::string> RedisJobStore::CreateKeys(const JobRecord& record) const {
+  return {JobKey(record.job_id), SeenKey(record.job_id), IndexKey(record.owner)};
+}
+
+std::vector<std::string> RedisJobStore::CreateStepArgs(const JobRecord& record) const {
   std::vector<std::string> fields;
   std::vector<std::string> args = CreateArgs(record, &fields);
-  args.insert(args.end(), fields.begin(), fields.end());
-  const std::string& id = record.job_id;
-  auto reply =
-      redis_->Eval(CreateScript(), {JobKey(id), SeenKey(id), IndexKey(record.owner)}, args);
+  args.insert(args.end(), std::make_move_iterator(fields.begin()),
+              std::make_move_iterator(fields.end()));
+  return args;
+}
+
+Status RedisJobStore::CreateOutcome(const std::string& job_id,
+                                    const StatusOr<RedisReply>& reply) const {
   if (!reply.ok()) return StoreError("create", reply.status());
   const auto& e = reply->elements;
   if (reply->type != RedisReply::Type::kArray || e.empty() || !IsString(e[0])) {
     return StoreError("create", Internal("unexpected reply shape"));
   }
-  if (e[0].str == "exists") return Status(ErrorCode::kConflict, "job " + id + " already exists");
+  if (e[0].str == "exists") return Status(ErrorCode::kConflict, "job " + job_id + " already exists");
   return Status::Ok();
+}
+
+Status RedisJobStore::Create(const JobRecord& record) {
+  if (record.job_id.empty() || record.owner.empty()) {
+    return Internal("job record without job_id or owner");
+  }
+  return CreateOutcome(record.job_id, redis_->Eval(CreateScript(), CreateKeys(record),
+                                                   CreateStepArgs(record)));
 }
 
 StatusOr<std::string> RedisJobStore::CreateOrFind(const JobRecord& record,

@@ -67,6 +67,15 @@ class RedisJobStore : public JobStore {
   std::string IdentityKey(const std::string& owner, const std::string& identity) const;
   std::string FileKey(const std::string& job_id, const std::string& name) const;
 
+  // Create's step, for a script that creates the record in the same step as something else
+  // (core/jobs/redis_admit_and_create.h): Lua reading KEYS[1..3] (CreateKeys) and ARGV
+  // (CreateStepArgs) that returns {'exists'} when the id is taken and otherwise falls through
+  // having created the record; then the store's answer to that reply (Create's).
+  static const std::string& CreateStepSource();
+  std::vector<std::string> CreateKeys(const JobRecord& record) const;
+  std::vector<std::string> CreateStepArgs(const JobRecord& record) const;
+  Status CreateOutcome(const std::string& job_id, const StatusOr<RedisReply>& reply) const;
+
  private:
   std::vector<std::string> CreateArgs(const JobRecord& record,
                                       std::vector<std::string>* fields) const;

@@ -18,8 +18,7 @@ namespace {
 // measured on one clock, whatever its own clock says.
 // Returns {code, limit, remaining, reset_seconds, retry_after_seconds}; code 0 ok,
 // 1 concurrency cap, 2 empty bucket. The bucket math mirrors token_bucket.cc (same epsilon).
-const RedisScript& QuotaScript() {
-  static const RedisScript script(R"lua(
+const char* kQuotaLua = R"lua(
 local op = ARGV[1]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[2])
@@ -100,7 +99,10 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) * period / refill) 
 redis.call('ZADD', KEYS[2], now + ttl, lease)
 expire_leases()
 return reply(0, 0)
-)lua");
+)lua";
+
+const RedisScript& QuotaScript() {
+  static const RedisScript script(kQuotaLua);
   return script;
 }
 
@@ -128,17 +130,27 @@ std::string RedisQuotaStore::LeasesKey(const std::string& client_id) const {
   return key_prefix_ + "{" + client_id + "}:leases";
 }
 
-StatusOr<RedisQuotaStore::ScriptResult> RedisQuotaStore::Run(const char* op,
-                                                             const Principal& principal,
-                                                             const std::string& lease_id,
-                                                             int64_t lease_ttl_ms) {
+const std::string& RedisQuotaStore::ScriptLua() {
+  static const std::string lua(kQuotaLua);
+  return lua;
+}
+
+std::vector<std::string> RedisQuotaStore::ScriptKeys(const Principal& principal) const {
+  return {BucketKey(principal.client_id), LeasesKey(principal.client_id)};
+}
+
+std::vector<std::string> RedisQuotaStore::ScriptArgs(const char* op, const Principal& principal,
+                                                     const std::string& lease_id,
+                                                     int64_t lease_ttl_ms) const {
   const BucketConfig config = BucketConfigForRate(principal.rate_per_minute);
-  auto reply = redis_->Eval(
-      QuotaScript(), {BucketKey(principal.client_id), LeasesKey(principal.client_id)},
-      {op, std::to_string(warp_ ? warp_->NowMs() - warp_origin_ms_ : 0),
-       std::to_string(config.capacity),
-       FormatDouble(config.refill_tokens), std::to_string(config.refill_period_ms),
-       std::to_string(principal.max_concurrency), lease_id, std::to_string(lease_ttl_ms)});
+  return {op, std::to_string(warp_ ? warp_->NowMs() - warp_origin_ms_ : 0),
+          std::to_string(config.capacity),
+          FormatDouble(config.refill_tokens), std::to_string(config.refill_period_ms),
+          std::to_string(principal.max_concurrency), lease_id, std::to_string(lease_ttl_ms)};
+}
+
+StatusOr<RedisQuotaStore::ScriptResult> RedisQuotaStore::ParseReply(
+    const char* op, const StatusOr<RedisReply>& reply) {
   if (!reply.ok()) {
     log::Warn("quota_store_error", {{"op", op}, {"error", reply.status().message()}});
     return Unavailable("the rate limiter is unavailable; retry shortly");
@@ -161,9 +173,16 @@ StatusOr<RedisQuotaStore::ScriptResult> RedisQuotaStore::Run(const char* op,
   return result;
 }
 
-QuotaDecision RedisQuotaStore::Admit(const Principal& principal, const std::string& lease_id,
-                                     int64_t lease_ttl_ms) {
-  auto result = Run("admit", principal, lease_id, lease_ttl_ms);
+StatusOr<RedisQuotaStore::ScriptResult> RedisQuotaStore::Run(const char* op,
+                                                             const Principal& principal,
+                                                             const std::string& lease_id,
+                                                             int64_t lease_ttl_ms) {
+  return ParseReply(op, redis_->Eval(QuotaScript(), ScriptKeys(principal),
+                                     ScriptArgs(op, principal, lease_id, lease_ttl_ms)));
+}
+
+QuotaDecision RedisQuotaStore::AdmitDecision(const Principal& principal,
+                                             const StatusOr<ScriptResult>& result) {
   if (!result.ok()) {
     QuotaDecision d;
     d.status = result.status();
@@ -182,6 +201,11 @@ QuotaDecision RedisQuotaStore::Admit(const Principal& principal, const std::stri
     default:
       return RateRefusal(principal, result->info, result->retry_after_seconds);
   }
+}
+
+QuotaDecision RedisQuotaStore::Admit(const Principal& principal, const std::string& lease_id,
+                                     int64_t lease_ttl_ms) {
+  return AdmitDecision(principal, Run("admit", principal, lease_id, lease_ttl_ms));
 }
 
 RateLimitInfo RedisQuotaStore::Peek(const Principal& principal) {

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/quota/clock.h"
 #include "core/quota/quota.h"
@@ -43,12 +44,25 @@ class RedisQuotaStore : public QuotaStore {
   std::string BucketKey(const std::string& client_id) const;
   std::string LeasesKey(const std::string& client_id) const;
 
- private:
+  // The decision script's parts, for a script that admits and does more in the same step
+  // (core/jobs/redis_admit_and_create.h): its Lua source (it reads KEYS[1..2] and ARGV[1..8]
+  // and returns {code, limit, remaining, reset_seconds, retry_after_seconds}), its keys and
+  // arguments, and the decision its reply stands for.
+  static const std::string& ScriptLua();
+  std::vector<std::string> ScriptKeys(const Principal& principal) const;
+  std::vector<std::string> ScriptArgs(const char* op, const Principal& principal,
+                                      const std::string& lease_id, int64_t lease_ttl_ms) const;
   struct ScriptResult {
     int64_t code = 0;  // 0 ok, 1 concurrency cap, 2 empty bucket
     RateLimitInfo info;
     int64_t retry_after_seconds = 0;
   };
+  // service_unavailable (logged) when Redis failed or the reply is not the script's.
+  static StatusOr<ScriptResult> ParseReply(const char* op, const StatusOr<RedisReply>& reply);
+  static QuotaDecision AdmitDecision(const Principal& principal,
+                                     const StatusOr<ScriptResult>& result);
+
+ private:
   StatusOr<ScriptResult> Run(const char* op, const Principal& principal,
                              const std::string& lease_id, int64_t lease_ttl_ms);
 

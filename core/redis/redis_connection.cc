@@ -68,6 +68,14 @@ struct ArgvView {
 // An idle Redis connection never has anything to read (no pub/sub here), so a readable socket
 // means the server closed it (e.g. Redis restarted) or the stream is out of step. Checking before
 // each use lets the command go to a fresh connection instead of failing on the dead one.
+// That check is a system call per command, and it is only worth making on a connection that
+// has been idle: one that answered within this long was alive then, and for the server to have
+// closed it since and be serving again (so that a fresh connection would succeed where this one
+// fails) it would have to restart within this time, far less than any Redis takes to stop and
+// start. A server that closed it and is still down fails the command either way; a READONLY
+// reply (a demoted primary) and a Sentinel switch are handled without the check.
+constexpr std::chrono::milliseconds kLivenessCheckAfterIdle(5);
+
 bool IdleConnectionBroken(int fd) {
   pollfd p{};
   p.fd = fd;
@@ -211,6 +219,8 @@ struct RedisConnection::Slot {
   bool ever_failed = false;
   // Sentinel mode: the primary this connection was opened to.
   SentinelPrimaryLocator::Primary primary;
+  // When its last exchange was answered (DropIfStale checks a connection idle since longer).
+  std::chrono::steady_clock::time_point last_answered{};
 
   void Drop() {
     if (context != nullptr) redisFree(context);
@@ -283,24 +293,28 @@ std::string RedisConnection::KnownPrimary() const {
 }
 
 RedisConnection::Slot& RedisConnection::Acquire(std::unique_lock<std::mutex>* lock) {
+  // The first free connection: under light load the same few carry every command, so they
+  // stay recently answered (no liveness check, see kLivenessCheckAfterIdle); when all are busy,
+  // the wait is spread round-robin.
   const size_t n = slots_.size();
-  const size_t start = static_cast<size_t>(next_slot_.fetch_add(1) % n);
   for (size_t i = 0; i < n; ++i) {
-    Slot& slot = *slots_[(start + i) % n];
+    Slot& slot = *slots_[i];
     std::unique_lock<std::mutex> attempt(slot.mu, std::try_to_lock);
     if (attempt.owns_lock()) {
       *lock = std::move(attempt);
       return slot;
     }
   }
-  Slot& slot = *slots_[start];
+  Slot& slot = *slots_[static_cast<size_t>(next_slot_.fetch_add(1) % n)];
   *lock = std::unique_lock<std::mutex>(slot.mu);
   return slot;
 }
 
 void RedisConnection::DropIfStale(Slot& slot) {
   if (slot.context == nullptr) return;
-  if (IdleConnectionBroken(slot.context->fd)) {
+  const bool recently_answered =
+      std::chrono::steady_clock::now() - slot.last_answered < kLivenessCheckAfterIdle;
+  if (!recently_answered && IdleConnectionBroken(slot.context->fd)) {
     AbandonBroken(slot);
   } else if (sentinels_ && slot.primary.generation != sentinels_->generation()) {
     slot.Drop();
@@ -468,6 +482,7 @@ StatusOr<std::vector<RedisReply>> RedisConnection::Exchange(
     out.push_back(Convert(static_cast<redisReply*>(raw)));
     freeReplyObject(raw);
   }
+  slot.last_answered = std::chrono::steady_clock::now();
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
 #include "gateway/http/error_response.h"
+#include "gateway/http/routes.h"
 #include "core/jobs/job_store_common.h"
 #include "core/render/predict_response.h"
 
@@ -64,14 +65,17 @@ core::JobRecord NewRecord(const RouteCall& call, const JobStart& start, bool que
   return record;
 }
 
-// Runs the job on this gateway (sync predictions).
+// Runs the job on this gateway (sync predictions). `created`: the record exists already
+// (MeterAndCreate made it with the quota).
 void StartHere(const GatewayServices& services, const RouteCall& call, JobStart start,
-               const Responder& respond) {
+               const Responder& respond, bool created = false) {
   const std::string& job_id = call.job_id;
   const std::string& request_id = call.request.request_id;
-  if (Status created = services.jobs->Create(NewRecord(call, start, false)); !created.ok()) {
-    respond(ErrorResponse(created, request_id));
-    return;
+  if (!created) {
+    if (Status made = services.jobs->Create(NewRecord(call, start, false)); !made.ok()) {
+      respond(ErrorResponse(made, request_id));
+      return;
+    }
   }
   JobSubmission submission;
   submission.job_id = job_id;
@@ -208,6 +212,27 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
       });
 }
 
+// The quota the pipeline left to this handler (RouteCall::deferred_metering), taken after the
+// admission so that a job run here gets its record in the same Redis step. A refusal is
+// answered (429 whatever the body, as when the quota came first) and false returned; a body
+// that was refused still spends its token, as it did. `*created` tells StartHere.
+bool TakeDeferredQuota(const GatewayServices& services, RouteCall& call,
+                       const StatusOr<JobStart>& start, const Responder& respond, bool* created) {
+  const bool runs_here = start.ok() && !start->queued;
+  const core::QuotaDecision decision =
+      runs_here ? MeterAndCreate(services, &call, NewRecord(call, *start, false))
+                : MeterCall(services, &call);
+  if (decision.status.ok() || decision.status.code() == ErrorCode::kTooManyRequests) {
+    call.deferred_metering->info = decision.info;
+  }
+  if (!decision.status.ok()) {
+    respond(ErrorResponse(decision.status, call.request.request_id));
+    return false;
+  }
+  *created = runs_here;
+  return true;
+}
+
 }  // namespace
 
 void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
@@ -246,9 +271,15 @@ RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
   return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
     const bool async = PrefersRespondAsync(call.request.Header("prefer"));
     auto start = admit(call, async);
+    bool created = false;
+    if (call.deferred_metering && !TakeDeferredQuota(s, call, start, respond, &created)) return;
     if (!start.ok()) {
       respond(ErrorResponse(start.status(), call.request.request_id));
       return;  // the lease is released with `call`
+    }
+    if (created) {
+      StartHere(s, call, std::move(start).value(), respond, /*created=*/true);
+      return;
     }
     StartJob(s, call, std::move(start).value(), respond);
   };

@@ -35,7 +35,7 @@ struct JobStart {
   bool runner_admits = false;
 };
 
-// `call` carries the job id and lease the pipeline took for this metered route. A full executor
+// `call` carries the job id and lease taken for this metered route (MeterCall). A full executor
 // or queue answers 503 / 429 (recorded as the job's result); nothing is left running or queued.
 void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
               const Responder& respond);
@@ -44,7 +44,8 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
 // with. `async` is what the caller's Prefer header asked for.
 using JobAdmission = std::function<StatusOr<JobStart>(const RouteCall& call, bool async)>;
 
-// The handler of a job-creating route: PrefersRespondAsync, `admit`, then StartJob.
+// The handler of a job-creating route: PrefersRespondAsync, `admit`, the quota the pipeline left
+// to it (for a job run here, in one step with the job record: MeterAndCreate), then StartJob.
 RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit);
 
 // True when a Prefer header asks for respond-async (RFC 7240 tokens, case-insensitive).

@@ -15,6 +15,7 @@
 #include "core/dispatch/model_catalogue.h"
 #include "gateway/handlers/docs_handler.h"
 #include "gateway/http/http_types.h"
+#include "core/jobs/admit_and_create.h"
 #include "core/jobs/genome_listing.h"
 #include "core/jobs/job_queue.h"
 #include "core/jobs/job_store.h"
@@ -31,6 +32,9 @@ struct GatewayServices {
   const KeyStore* keys = nullptr;
   core::QuotaStore* quotas = nullptr;
   core::JobStore* jobs = nullptr;
+  // Optional: the quota and a job record in one step (one Redis round trip) for jobs that run
+  // here; when null, `quotas` then `jobs`.
+  core::AdmitAndCreate* admit_and_create = nullptr;
   core::InferenceBackend* backend = nullptr;
   core::ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
@@ -76,12 +80,22 @@ class QuotaLease {
   std::string lease_id_;
 };
 
+// A Metering::kAdmit route's quota, left by the pipeline to its handler (MakeJobRoute), which
+// takes it once it knows where the job runs: for a job run here together with its record
+// (GatewayServices::admit_and_create). The handler stores the bucket's state in `info` for the
+// response's RateLimit-* headers.
+struct DeferredMetering {
+  std::optional<core::RateLimitInfo> info;
+};
+
 struct RouteCall {
   HttpRequest request;
   std::map<std::string, std::string> params;  // from {name} segments of the route pattern
   std::optional<Principal> principal;          // set on authenticated routes
   std::string job_id;                          // metered routes: the id the lease was taken under
   std::shared_ptr<QuotaLease> lease;           // metered routes
+  // Set by the pipeline on kAdmit routes: the handler still has to take the quota (above).
+  std::shared_ptr<DeferredMetering> deferred_metering;
 };
 
 using RouteHandler = std::function<void(RouteCall call, Responder respond)>;

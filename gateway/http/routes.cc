@@ -109,18 +109,17 @@ struct LogContext {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
-}  // namespace
-
-core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
-  call->job_id = NewUuidV4();
+// `admit` takes the quota under call->job_id. A sync call's lease is released just after its
+// reply: a client that asked again at once may be refused by its own answered call. Then that
+// release is made here (or, when the writer made one meanwhile, it is known to have landed),
+// and admission asked once more.
+core::QuotaDecision Meter(const GatewayServices& services, RouteCall* call,
+                          const std::function<core::QuotaDecision()>& admit) {
   const uint64_t releases_seen = services.runner ? services.runner->lease_releases_done() : 0;
-  core::QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
-  // A sync call's lease is released just after its reply: a client that asked again at once
-  // may be refused by its own answered call. Then that release is made here (or, when the
-  // writer made one meanwhile, it is known to have landed), and admission asked once more.
+  core::QuotaDecision decision = admit();
   if (decision.cause == core::RateLimitCause::kKeyConcurrency && services.runner &&
       services.runner->ReleaseAnsweredLeases(call->principal->client_id, releases_seen)) {
-    decision = services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
+    decision = admit();
   }
   if (!decision.status.ok()) {
     if (decision.status.code() == ErrorCode::kTooManyRequests && services.metrics) {
@@ -130,6 +129,27 @@ core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) 
   }
   call->lease = std::make_shared<QuotaLease>(services.quotas, *call->principal, call->job_id);
   return decision;
+}
+
+}  // namespace
+
+core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
+  call->job_id = NewUuidV4();
+  return Meter(services, call, [&] {
+    return services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
+  });
+}
+
+core::QuotaDecision MeterAndCreate(const GatewayServices& services, RouteCall* call,
+                                   core::JobRecord record) {
+  call->job_id = NewUuidV4();
+  record.job_id = call->job_id;
+  record.owner = call->principal->client_id;
+  core::SequentialAdmitAndCreate sequential(services.quotas, services.jobs);
+  core::AdmitAndCreate* both =
+      services.admit_and_create ? services.admit_and_create : &sequential;
+  return Meter(services, call,
+               [&] { return both->Run(*call->principal, core::kLeaseTtlMs, record); });
 }
 
 RequestPipeline::RequestPipeline(GatewayServices services, std::vector<Route> routes)
@@ -217,26 +237,20 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
 
   std::optional<core::RateLimitInfo> rate_info;
   if (call.principal && route->metering == Metering::kAdmit) {
-    core::QuotaDecision decision = MeterCall(services_, &call);
-    if (!decision.status.ok()) {
-      HttpResponse response = ErrorResponse(decision.status, request.request_id);
-      if (decision.status.code() == ErrorCode::kTooManyRequests) {
-        AddRateLimitHeaders(response, decision.info);
-      }
-      logged(std::move(response));
-      return;
-    }
-    rate_info = decision.info;
+    // Taken by the handler (MakeJobRoute), in one Redis step with the job record when the job
+    // runs here; a refusal is still answered 429 whatever the body.
+    call.deferred_metering = std::make_shared<DeferredMetering>();
   } else if (call.principal && route->metering == Metering::kPeek) {
     rate_info = services_.quotas->Peek(*call.principal);
   }
 
   Responder final_respond = std::move(logged);
-  if (rate_info) {
-    core::RateLimitInfo info = *rate_info;
-    final_respond = [logged = std::move(final_respond), info](HttpResponse response) {
-      if ((response.status >= 200 && response.status < 300) || response.status == 429) {
-        AddRateLimitHeaders(response, info);
+  if (rate_info || call.deferred_metering) {
+    final_respond = [logged = std::move(final_respond), rate_info,
+                     deferred = call.deferred_metering](HttpResponse response) {
+      const std::optional<core::RateLimitInfo>& info = deferred ? deferred->info : rate_info;
+      if (info && ((response.status >= 200 && response.status < 300) || response.status == 429)) {
+        AddRateLimitHeaders(response, *info);
       }
       logged(std::move(response));
     };

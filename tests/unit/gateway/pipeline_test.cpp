@@ -14,6 +14,7 @@
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
 #include "core/jobs/job_queue.h"
+#include "core/jobs/redis_admit_and_create.h"
 #include "core/jobs/redis_job_store.h"
 #include "core/quota/redis_quota_store.h"
 #include "runner/queue_runner.h"
@@ -103,6 +104,7 @@ struct Harness {
   std::unique_ptr<core::JobStore> jobs;
   core::InMemoryQuotaStore quotas{&clock};
   std::unique_ptr<core::RedisQuotaStore> redis_quotas;  // `redis_stores` only
+  std::unique_ptr<core::RedisAdmitAndCreate> admit_and_create;  // `redis_stores` only
   ScriptedBackend backend;
   core::ModelCatalogue catalogue;
   core::Executor executor{4, 16};
@@ -146,6 +148,11 @@ struct Harness {
     if (redis_stores) {
       redis_quotas = std::make_unique<core::RedisQuotaStore>(*core::RedisConnection::Create(redis->url()));
       s.quotas = redis_quotas.get();
+      // As main wires it: a sync job's quota and record in one script.
+      admit_and_create = std::make_unique<core::RedisAdmitAndCreate>(
+          *core::RedisConnection::Create(redis->url()), redis_quotas.get(),
+          dynamic_cast<core::RedisJobStore*>(jobs.get()));
+      s.admit_and_create = admit_and_create.get();
     }
     s.jobs = jobs.get();
     s.backend = &metered;
@@ -779,20 +786,56 @@ TEST_CASE("a sync predict: no Redis call between the worker's answer and the rep
   INFO("before the worker call:\n" << Joined(before_worker) << "between answer and reply:\n"
                                    << Joined(answered_to_reply) << "after the reply:\n"
                                    << Joined(after_reply));
-  // Admission (quota) and the job record: the record must exist before the worker call, so
-  // that a poll finds the job running; no progress write for a call this short.
-  CHECK(before_worker.size() == 2);
+  // Admission (quota) and the job record, in one script: the record must exist before the
+  // worker call, so that a poll finds the job running; no progress write for a call this short.
+  CHECK(before_worker.size() == 1);
+  for (const std::string& line : before_worker) {
+    CHECK(line.find(":leases\"") != std::string::npos);  // the quota's keys...
+    CHECK(line.find("\"dnaserve:job:") != std::string::npos);  // ...and the job's, together
+  }
   // Nothing is waited for between the answer and the reply. The writer thread may already be
   // releasing the lease meanwhile (it is handed over just before the reply); nothing else.
   CHECK(AllRelease(answered_to_reply));
   CHECK(answered_to_reply.size() <= 1);
   // After it: the lease release (unless it came before) and the stored result.
   CHECK(answered_to_reply.size() + after_reply.size() == 2);
-  CHECK(before_worker.size() + answered_to_reply.size() + after_reply.size() == 4);
+  CHECK(before_worker.size() + answered_to_reply.size() + after_reply.size() == 3);
 
   auto poll = h.PollFinished(*response.FindHeader("X-Job-Id"), kAliceKey);
   CHECK(poll.status == 200);
   CHECK(poll.body == response.body);
+}
+
+TEST_CASE("the quota taken with the job record: a refusal is 429 and creates no record",
+          "[gateway][pipeline][redis]") {
+  // Redis stores as a gateway has them: the quota and the record come from one script.
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  // Single's one seat is held by a job run here (no queue in this harness).
+  auto held = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody,
+                     {{"prefer", "respond-async"}});
+  REQUIRE(held.status == 202);
+  auto refused = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+  CHECK(refused.status == 429);
+  CHECK(refused.FindHeader("Retry-After"));
+  REQUIRE(refused.FindHeader("RateLimit-Limit"));
+  CHECK(*refused.FindHeader("RateLimit-Limit") == "100");
+  // Refused whatever the body: the quota still answers before the body's error.
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, "{").status == 429);
+  release.set_value();
+  h.backend.gate = nullptr;
+  auto list = Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey));
+  CHECK(list["count"].GetInt() == 1);  // only the held one
+  // A body refused by the admission after the quota admitted it: 400, no record, seat free.
+  REQUIRE(h.PollFinished(*held.FindHeader("X-Job-Id"), kSingleKey).status == 200);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, "{").status == 400);
+  CHECK(Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey))["count"].GetInt() == 1);
+  auto admitted = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+  CHECK(admitted.status == 200);
+  CHECK(admitted.FindHeader("RateLimit-Remaining"));
+  CHECK(Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey))["count"].GetInt() == 2);
 }
 
 TEST_CASE("a sync call with one concurrency seat can be sent again the moment it is answered",
