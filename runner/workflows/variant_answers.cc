@@ -6,6 +6,7 @@
 
 #include "common/version.h"
 #include "runner/genome/contig_name.h"
+#include "runner/workflows/variant_quantile_json.h"
 #include "runner/workflows/variant_score_response.h"
 
 namespace dnaserve::runner {
@@ -27,23 +28,31 @@ void AddModel(std::string* material, std::string_view scorer, const std::string&
   Add(material, digest);
 }
 
-// What an entry holds: a line with the scorer-level figure the result carries with it
-// (chromatin's features_total; 0 for the others), then the rendered result.
-std::string EntryValue(int64_t figure, const std::string& json) {
-  return std::to_string(figure) + "\n" + json;
+// What an entry holds, one line each (JsonWriter's text has no raw newline): the scorer-level
+// figure the result carries with it (chromatin's features_total; 0 for the others), the
+// rendered result, and its `quantiles` entry (empty when the result had none).
+std::string EntryValue(int64_t figure, const std::string& json, const std::string& quantile) {
+  return std::to_string(figure) + "\n" + json + "\n" + quantile;
 }
 
-bool ParseEntry(const std::string& value, int64_t* figure, std::string* json) {
-  const size_t newline = value.find('\n');
-  if (newline == std::string::npos || newline == 0) return false;
+bool ReadsBack(const std::string& json, bool container) {
+  rapidjson::Document doc;  // an entry that does not read back is a miss, never a broken body
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(json.data(), json.size());
+  return !doc.HasParseError() && (!container || doc.IsObject() || doc.IsArray());
+}
+
+bool ParseEntry(const std::string& value, int64_t* figure, std::string* json,
+                std::string* quantile) {
+  const size_t first = value.find('\n');
+  const size_t second = first == std::string::npos ? first : value.find('\n', first + 1);
+  if (first == 0 || second == std::string::npos) return false;
   char* end = nullptr;
-  const std::string head = value.substr(0, newline);
+  const std::string head = value.substr(0, first);
   *figure = std::strtoll(head.c_str(), &end, 10);
   if (end == nullptr || *end != '\0') return false;
-  *json = value.substr(newline + 1);
-  rapidjson::Document doc;  // an entry that does not read back is a miss, never a broken body
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(json->data(), json->size());
-  return !doc.HasParseError() && (doc.IsObject() || doc.IsArray());
+  *json = value.substr(first + 1, second - first - 1);
+  *quantile = value.substr(second + 1);
+  return ReadsBack(*json, true) && (quantile->empty() || ReadsBack(*quantile, false));
 }
 
 }  // namespace
@@ -120,18 +129,20 @@ void CachedVariantAnswers::Recall(VariantScoreResult* result) {
     const auto [first, count] = spans[i];
     if (count == 0) continue;
     auto keys = VariantAnswerKeys(s.variant, *result);
-    std::vector<std::pair<std::string, std::string>> recalled;
+    std::vector<std::pair<std::string, std::string>> recalled, quantiles;
     int64_t features_total = 0;
     for (size_t k = 0; k < count; ++k) {
       const auto& value = values[first + k];
       int64_t figure = 0;
-      std::string json;
-      if (!value || !ParseEntry(*value, &figure, &json)) break;
+      std::string json, quantile;
+      if (!value || !ParseEntry(*value, &figure, &json, &quantile)) break;
       if (keys[k].first == "chromatin") features_total = figure;
       recalled.emplace_back(keys[k].first, std::move(json));
+      if (!quantile.empty()) quantiles.emplace_back(keys[k].first, std::move(quantile));
     }
     if (recalled.size() != count) continue;  // one scorer missing: the variant is scored
     s.recalled = std::move(recalled);
+    s.recalled_quantiles = std::move(quantiles);
     if (result->chromatin && result->chromatin->features_total == 0) {
       result->chromatin->features_total = features_total;
     }
@@ -148,10 +159,16 @@ void CachedVariantAnswers::Remember(const ScoredVariant& scored,
   for (size_t k = 0; k < keys.size(); ++k) {
     if (rendered[k].first != keys[k].first) return;
   }
+  const auto quantiles = RenderQuantileEntries(scored, result);
   for (size_t k = 0; k < keys.size(); ++k) {
     const int64_t figure =
         keys[k].first == "chromatin" && result.chromatin ? result.chromatin->features_total : 0;
-    pending_.emplace_back(std::move(keys[k].second), EntryValue(figure, rendered[k].second));
+    std::string quantile;
+    for (const auto& [scorer, json] : quantiles) {
+      if (scorer == keys[k].first) quantile = json;
+    }
+    pending_.emplace_back(std::move(keys[k].second),
+                          EntryValue(figure, rendered[k].second, quantile));
   }
   if (pending_.size() >= kVariantAnswerBatch) Flush();
 }

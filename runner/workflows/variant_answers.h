@@ -27,7 +27,7 @@
 
 namespace dnaserve::runner {
 
-inline constexpr const char* kVariantAnswerFormat = "variant_score/1";
+inline constexpr const char* kVariantAnswerFormat = "variant_score/2";  // 2: with quantiles
 
 // Answers to keep are stored in batches (one Redis call per kVariantAnswerBatch variants, and
 // the rest by Flush or at destruction): Redis may log every write to disk (appendfsync always).

@@ -120,6 +120,27 @@ void WriteExpression(core::JsonWriter& w, const std::vector<ExpressionGene>& gen
   w.EndArray();
 }
 
+// Calls emit(scorer, write) for each scorer's quantiles entry of a scored variant, in the order
+// they are written; write(w) writes the key and its value.
+template <typename Emit>
+void ForEachQuantileEntry(const ScoredVariant& s, const VariantScoreResult& result, Emit emit) {
+  const VariantBackgrounds& b = result.backgrounds;
+  if (b.splice && s.splice_plus && s.splice_minus) {
+    emit("splice", [&](core::JsonWriter& w) { WriteSplice(w, s, *b.splice); });
+  }
+  if (b.expression && s.expression && result.expression) {
+    emit("expression", [&](core::JsonWriter& w) {
+      WriteExpression(w, *s.expression, *result.expression, *b.expression);
+    });
+  }
+  if (b.chromatin && s.chromatin) {
+    emit("chromatin", [&](core::JsonWriter& w) { WriteChromatin(w, *s.chromatin, *b.chromatin); });
+  }
+  if (b.promoter && s.promoter) {
+    emit("promoter", [&](core::JsonWriter& w) { WritePromoter(w, *s.promoter, *b.promoter); });
+  }
+}
+
 }  // namespace
 
 void LoadVariantBackgrounds(core::InferenceBackend& backend, VariantScoreResult* result) {
@@ -156,16 +177,26 @@ void WriteVariantBackgrounds(core::JsonWriter& w, const VariantScoreResult& resu
 void WriteVariantQuantiles(core::JsonWriter& w, const ScoredVariant& s,
                            const VariantScoreResult& result) {
   if (s.problem) return;
-  const VariantBackgrounds& b = result.backgrounds;
   w.Key("quantiles");
   w.StartObject();
-  if (b.splice && s.splice_plus && s.splice_minus) WriteSplice(w, s, *b.splice);
-  if (b.expression && s.expression && result.expression) {
-    WriteExpression(w, *s.expression, *result.expression, *b.expression);
-  }
-  if (b.chromatin && s.chromatin) WriteChromatin(w, *s.chromatin, *b.chromatin);
-  if (b.promoter && s.promoter) WritePromoter(w, *s.promoter, *b.promoter);
+  ForEachQuantileEntry(s, result, [&w](const char*, auto write) { write(w); });
   w.EndObject();
+}
+
+std::vector<std::pair<std::string, std::string>> RenderQuantileEntries(
+    const ScoredVariant& s, const VariantScoreResult& result) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (s.problem) return out;
+  ForEachQuantileEntry(s, result, [&out](const char* scorer, auto write) {
+    core::JsonWriter w;
+    w.StartObject();
+    write(w);  // {"<scorer>":<value>}
+    w.EndObject();
+    std::string text = w.Take();
+    const size_t prefix = std::string_view(scorer).size() + 4;
+    out.emplace_back(scorer, text.substr(prefix, text.size() - prefix - 1));
+  });
+  return out;
 }
 
 }  // namespace dnaserve::runner

@@ -6,6 +6,10 @@
 // each null when that scorer has no background (data.backgrounds says why).
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/dispatch/inference_backend.h"
 #include "core/render/json_writer.h"
 #include "runner/workflows/variant_scoring.h"
@@ -21,5 +25,10 @@ void WriteVariantBackgrounds(core::JsonWriter& w, const VariantScoreResult& resu
 // results[i].quantiles of a scored variant (nothing for one with an error).
 void WriteVariantQuantiles(core::JsonWriter& w, const ScoredVariant& scored,
                            const VariantScoreResult& result);
+
+// The entries of that `quantiles` object one by one ("splice" -> its JSON value), in write
+// order, for the answer cache: a recalled result writes them back byte for byte.
+std::vector<std::pair<std::string, std::string>> RenderQuantileEntries(
+    const ScoredVariant& scored, const VariantScoreResult& result);
 
 }  // namespace dnaserve::runner

@@ -266,6 +266,13 @@ void WriteResult(core::JsonWriter& w, size_t index, const ScoredVariant& s,
       w.Key(scorer);
       WriteRecalled(w, json);
     }
+    w.Key("quantiles");  // as WriteVariantQuantiles wrote them when computed
+    w.StartObject();
+    for (const auto& [scorer, json] : s.recalled_quantiles) {
+      w.Key(scorer);
+      WriteRecalled(w, json);
+    }
+    w.EndObject();
   } else {
     if (s.splice_plus && s.splice_minus) WriteSplice(w, *s.splice_plus, *s.splice_minus);
     if (s.expression && result.expression) WriteExpression(w, *s.expression, *result.expression);

@@ -61,6 +61,9 @@ struct ScoredVariant {
   // Served from the answer cache (variant_answers.h) instead of the scorers: each scorer's
   // result as rendered when it was computed ("splice" -> its JSON object), in write order.
   std::vector<std::pair<std::string, std::string>> recalled;
+  // And each scorer's `quantiles` entry as rendered then ("splice" -> its JSON value), in write
+  // order: a recalled result must carry the same quantiles as a computed one.
+  std::vector<std::pair<std::string, std::string>> recalled_quantiles;
 };
 
 struct VariantScoreResult {

@@ -932,31 +932,6 @@ std::string GzipBomb(size_t zeros) {
 
 std::string ErrorCodeOf(const rapidjson::Value& result) {
   return result.HasMember("error") ? result["error"]["code"].GetString() : "";
-namespace {
-
-// The shipped splice background (worker/packages/splice-human/variant_background.tsv): each
-// statistic's values, read here independently of the worker's loader.
-std::map<std::string, std::vector<double>> ShippedSpliceBackground() {
-  std::ifstream in(SourceDir() + "/worker/packages/splice-human/variant_background.tsv");
-  std::map<std::string, std::vector<double>> out;
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  std::vector<std::string> header;
-  std::istringstream names(line);
-  for (std::string name; std::getline(names, name, '\t');) header.push_back(name);
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string field;
-    for (size_t c = 0; std::getline(fields, field, '\t'); ++c) {
-      if (c > 0) out[header[c]].push_back(std::stod(field));
-    }
-  }
-  return out;
-}
-
-double ShareAtOrBelow(const std::vector<double>& values, double value) {
-  const auto n = std::count_if(values.begin(), values.end(), [&](double v) { return v <= value; });
-  return static_cast<double>(n) / static_cast<double>(values.size());
 }
 
 }  // namespace
@@ -1139,6 +1114,37 @@ TEST_CASE("variant scoring: a batch job resumes after its runner is killed, with
   auto b = ParseJson(again.body);
   CHECK((*a)["data"]["results"] == (*b)["data"]["results"]);
   CHECK((*a)["data"]["files"][0]["sha256"] == (*b)["data"]["files"][0]["sha256"]);
+}
+
+namespace {
+
+// The shipped splice background (worker/packages/splice-human/variant_background.tsv): each
+// statistic's values, read here independently of the worker's loader.
+std::map<std::string, std::vector<double>> ShippedSpliceBackground() {
+  std::ifstream in(SourceDir() + "/worker/packages/splice-human/variant_background.tsv");
+  std::map<std::string, std::vector<double>> out;
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  std::vector<std::string> header;
+  std::istringstream names(line);
+  for (std::string name; std::getline(names, name, '\t');) header.push_back(name);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string field;
+    for (size_t c = 0; std::getline(fields, field, '\t'); ++c) {
+      if (c > 0) out[header[c]].push_back(std::stod(field));
+    }
+  }
+  return out;
+}
+
+double ShareAtOrBelow(const std::vector<double>& values, double value) {
+  const auto n = std::count_if(values.begin(), values.end(), [&](double v) { return v <= value; });
+  return static_cast<double>(n) / static_cast<double>(values.size());
+}
+
+}  // namespace
+
 TEST_CASE("variant scoring: quantiles against the shipped background, near 1 for a broken "
           "acceptor, null with a reason without a background",
           "[variant-score][quantiles]") {
