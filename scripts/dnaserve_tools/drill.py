@@ -4,10 +4,12 @@
 Starts real processes on loopback: Redis as a Sentinel group (a primary, two replicas and three
 sentinels, Debian's redis-server; the gateways and runners find the primary through the
 sentinels and confirm each enqueue on one replica with WAIT), promoter, annotation and
-expression workers (the bundled tiny test models), two runners and two gateways. A load
-generator plays the clients and the load balancer at once: like a Kubernetes Service it sends
-only to gateways that pass their readiness probe (deploy/k8s/base/gateway.yaml's periods) and
-stops sending to a terminating one after a propagation delay. Its clients, three tenants with a
+expression workers (the bundled tiny test models), two runners and two gateways. The Service in
+front of the gateways is Debian's haproxy (haproxy_balancer.py: layer 4, each gateway
+health-checked on /ready at deploy/k8s/base/gateway.yaml's probe periods, a terminating one out
+of rotation after a propagation delay); without haproxy, --short falls back to the load
+generator's own routing with the same rules (--balancer builtin). A load generator plays the
+clients through it. Its clients, three tenants with a
 key each, send at a steady modest rate for the whole drill: sync promoter predictions, sync
 find-genes calls (queued, run by a runner while the gateway waits) and async promoter jobs,
 polled until done. A 503 with Retry-After is retried after the time it names, as a client would.
@@ -17,6 +19,10 @@ Steps, in this order, each under the load:
             maxUnavailable 0 does it: a new gateway is started and awaited in rotation, then the
             old one leaves the rotation, its preStop pause runs, it gets SIGTERM and drains.
   runners   the same for each runner (no preStop: nothing routes to a runner).
+            With --previous-build DIR or --previous-commit REV (previous_build.py) each of the
+            two steps runs twice: every process replaced by the previous release's build, then
+            by the current one ("gateways to previous", "gateways to current", then the same
+            for the runners), so both releases serve side by side against one Redis.
   failover  SIGKILL of the Redis primary; the sentinels promote a replica. The killed server is
             started again later (as its StatefulSet pod would be) and rejoins as a replica.
 
@@ -26,8 +32,9 @@ reached succeeded with a readable result (the rest are lost); the failover windo
 the last 503 after the kill). Targets (issue 26): 0 lost and 0 failed across the replacements;
 failover window <= 10 s, 0 lost, 0 hanging.
 
-Usage: scripts/drill [--rate 3] [--short] [--inject-loss N]. --short (the test suite's form)
-shortens the quiet periods. --inject-loss N proves the drill can count a loss: when the runners'
+Usage: scripts/drill [--rate 3] [--short] [--inject-loss N] [--balancer auto|haproxy|builtin]
+[--previous-build DIR | --previous-commit REV]. --short (the test suite's form) shortens the
+quiet periods. --inject-loss N proves the drill can count a loss: when the runners'
 replacement begins it deletes the records of N jobs that had succeeded (as a Redis that dropped
 acknowledged writes would), so their final reads fail; the drill must report them lost and exit
 1 (`ctest -R reliability:drill-counts-a-lost-job`). Results are printed and written as JSON to <build>/drill/results.json; the exit status
@@ -50,6 +57,8 @@ import sys
 import threading
 import time
 
+from dnaserve_tools import previous_build
+from dnaserve_tools.haproxy_balancer import HAProxyBalancer, haproxy_version
 from dnaserve_tools.reliability import (GATEWAY, RUNNER, WORKER, BUILD, ROOT, Process,
                                         Response, dna, free_port, percentile, request,
                                         wait_for)
@@ -181,6 +190,9 @@ class LoadBalancer:
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._probe_loop, daemon=True)
         self.thread.start()
+
+    def close(self):
+        self.stop.set()
 
     def add(self, gateway):
         with self.mu:
@@ -315,6 +327,13 @@ class Drill:
         self.latencies = collections.defaultdict(list)
         self.stop_load = threading.Event()
         self.unfinished_at = {}
+        try:
+            self._start(directory, args)
+        except BaseException:
+            self.stop()  # what did start is not left behind
+            raise
+
+    def _start(self, directory, args):
         self.redis = SentinelGroup(directory, self._spawn, down_after_ms=args.down_after_ms)
         self.models = os.environ.get("DNASERVE_TEST_MODELS_DIR") or subprocess.check_output(
             [os.path.join(ROOT, "scripts", "make-models")], text=True).strip()
@@ -338,9 +357,14 @@ class Drill:
             json.dump({"keys": entries}, f)
         self.generation = itertools.count()
         self.runners = [self._runner() for _ in range(2)]
-        self.lb = LoadBalancer(args.propagation_s)
+        if args.balancer == "haproxy":
+            self.lb = HAProxyBalancer(directory, self._spawn, free_port(), args.propagation_s,
+                                      PROBE_PERIOD_S, PROBE_FAILURE_THRESHOLD)
+        else:
+            self.lb = LoadBalancer(args.propagation_s)
         self.gateways = [self._gateway() for _ in range(2)]
         for g in self.gateways:
+            self._await_own_ready(g)
             self.lb.add(g)
         for g in self.gateways:
             if not wait_for(lambda: self.lb.in_rotation(g), 120, interval=0.2):
@@ -358,7 +382,13 @@ class Drill:
                 "DNASERVE_REDIS_WAIT_TIMEOUT_MS": str(self.args.wait_timeout_ms),
                 "DNASERVE_WORKERS": self.workers}
 
-    def _gateway(self):
+    def _await_own_ready(self, process):
+        """The kubelet's readiness view: the process's own /ready answers 200."""
+        if not wait_for(lambda: request(process.admin, "GET", "/ready", timeout=2).status == 200,
+                        120, interval=0.2):
+            raise RuntimeError(f"{process.name} never became ready; see {self.dir}")
+
+    def _gateway(self, binary=GATEWAY, release="current"):
         n = next(self.generation)
         port, admin = free_port(), free_port()
         env = self._shared_env()
@@ -367,18 +397,18 @@ class Drill:
                     "DNASERVE_SYNC_TIMEOUT": str(SYNC_TIMEOUT_S),
                     "DNASERVE_DRAIN_TIMEOUT": str(SYNC_TIMEOUT_S + 5),
                     "DNASERVE_IP_RATE": "100000", "DNASERVE_IP_BURST": "100000"})
-        g = self._spawn(f"gateway-{n}", [GATEWAY], env)
+        g = self._spawn(f"gateway-{n}-{release}", [binary], env)
         g.port, g.admin = port, admin
         return g
 
-    def _runner(self):
+    def _runner(self, binary=RUNNER, release="current"):
         n = next(self.generation)
         admin = free_port()
         env = self._shared_env()
         env.update({"DNASERVE_RUNNER_ID": f"runner-{n}", "DNASERVE_RUNNER_CLAIM_TIMEOUT": "5",
                     "DNASERVE_ADMIN_LISTEN": f"127.0.0.1:{admin}",
                     "DNASERVE_DRAIN_TIMEOUT": str(SYNC_TIMEOUT_S)})
-        r = self._spawn(f"runner-{n}", [RUNNER], env)
+        r = self._spawn(f"runner-{n}-{release}", [binary], env)
         r.admin = admin
         return r
 
@@ -492,8 +522,9 @@ class Drill:
             self.unfinished_at[event] = sum(1 for j in self.tally.jobs.values()
                                             if j["state"] == "pending")
 
-    def replace_gateway(self, old):
-        new = self._gateway()  # maxSurge 1: the new pod first
+    def replace_gateway(self, old, binary=GATEWAY, release="current"):
+        new = self._gateway(binary, release)  # maxSurge 1: the new pod first
+        self._await_own_ready(new)  # endpoints list only ready pods
         self.lb.add(new)
         if not wait_for(lambda: self.lb.in_rotation(new), 120, interval=0.2):
             raise RuntimeError(f"{new.name} never became ready")
@@ -507,11 +538,9 @@ class Drill:
         log(f"{old.name} replaced by {new.name} (exit {old.proc.returncode})")
         return new
 
-    def replace_runner(self, old):
-        new = self._runner()
-        if not wait_for(lambda: request(new.admin, "GET", "/ready", timeout=2).status == 200,
-                        120, interval=0.2):
-            raise RuntimeError(f"{new.name} never became ready")
+    def replace_runner(self, old, binary=RUNNER, release="current"):
+        new = self._runner(binary, release)
+        self._await_own_ready(new)
         self.note_unfinished(old.name)
         old.signal(signal.SIGTERM)
         old.proc.wait(SYNC_TIMEOUT_S + 30)
@@ -576,16 +605,27 @@ class Drill:
             t.start()
         timeline = {}
         time.sleep(a.quiet_s)
-        self.tally.set_phase("gateways")
-        log("rolling replacement of the gateways")
-        self.gateways = [self.replace_gateway(g) for g in list(self.gateways)]
-        time.sleep(a.quiet_s / 2)
-        self.tally.set_phase("runners")
-        if a.inject_loss:
-            timeline["injected_losses"] = self.inject_loss(a.inject_loss)
-        log("rolling replacement of the runners")
-        self.runners = [self.replace_runner(r) for r in list(self.runners)]
-        time.sleep(a.quiet_s / 2)
+        # Without a previous build: one rolling update to the same build. With one: a rolling
+        # update to the previous release, then one back to the current release (a rollback and
+        # a roll forward), so old and new run side by side against the same Redis.
+        releases = [("current", GATEWAY, RUNNER)]
+        if a.previous:
+            releases = [("previous", a.previous["gateway"], a.previous["runner"]),
+                        ("current", GATEWAY, RUNNER)]
+        for release, gateway_binary, _ in releases:
+            self.tally.set_phase(self._step_name("gateways", release))
+            log(f"rolling replacement of the gateways ({release} build)")
+            self.gateways = [self.replace_gateway(g, gateway_binary, release)
+                             for g in list(self.gateways)]
+            time.sleep(a.quiet_s / 2)
+        for i, (release, _, runner_binary) in enumerate(releases):
+            self.tally.set_phase(self._step_name("runners", release))
+            if a.inject_loss and i == 0:
+                timeline["injected_losses"] = self.inject_loss(a.inject_loss)
+            log(f"rolling replacement of the runners ({release} build)")
+            self.runners = [self.replace_runner(r, runner_binary, release)
+                            for r in list(self.runners)]
+            time.sleep(a.quiet_s / 2)
         self.tally.set_phase("failover")
         log("SIGKILL of the Redis primary")
         timeline["failover"] = self.failover()
@@ -601,6 +641,9 @@ class Drill:
         stop_polling.set()
         poller.join(SYNC_TIMEOUT_S + 70)
         return self.report(timeline)
+
+    def _step_name(self, kind, release):
+        return f"{kind} to {release}" if self.args.previous else kind
 
     def report(self, timeline):
         t = self.tally
@@ -631,10 +674,10 @@ class Drill:
             phases[name]["seconds"] = round(end - p["started"], 1)
             phases[name]["accepted_jobs"] = sum(1 for _, j in jobs if j["phase"] == name)
         lost_by_phase = collections.Counter(u["phase"] for u in unreadable)
-        replacement_failed = sum(phases.get(p, {}).get("failed", 0)
-                                 for p in ("gateways", "runners"))
-        replacement_retried = sum(phases.get(p, {}).get("503_retried", 0)
-                                  for p in ("gateways", "runners"))
+        replacement_phases = [p for p in phases if p.startswith(("gateways", "runners"))]
+        replacement_failed = sum(phases[p].get("failed", 0) for p in replacement_phases)
+        replacement_retried = sum(phases[p].get("503_retried", 0) for p in replacement_phases)
+        replacement_lost = sum(lost_by_phase.get(p, 0) for p in replacement_phases)
         hanging = sum(p.get("hanging", 0) for p in phases.values())
         out = {
             "settings": {"rate_per_s": self.args.rate, "clients": self.args.clients,
@@ -643,7 +686,9 @@ class Drill:
                          "propagation_s": self.args.propagation_s,
                          "sentinel_down_after_ms": self.args.down_after_ms,
                          "wait_replicas": 1, "wait_timeout_ms": self.args.wait_timeout_ms,
-                         "killed_primary_restarted_after_s": self.args.restart_after_s},
+                         "killed_primary_restarted_after_s": self.args.restart_after_s,
+                         "balancer": self.args.balancer_description,
+                         "previous_build": self.args.previous},
             "phases": phases,
             "requests_sent": sum(p.get("sent", 0) for p in phases.values()),
             "requests_failed": sum(p.get("failed", 0) for p in phases.values()),
@@ -673,9 +718,9 @@ class Drill:
         out["targets"] = {
             "replacements: 0 lost, 0 failed": {
                 "met": replacement_failed == 0 and replacement_retried == 0
-                and lost_by_phase.get("gateways", 0) == 0 and lost_by_phase.get("runners", 0) == 0,
+                and replacement_lost == 0,
                 "failed": replacement_failed, "503_retried": replacement_retried,
-                "lost": lost_by_phase.get("gateways", 0) + lost_by_phase.get("runners", 0)},
+                "lost": replacement_lost},
             "failover: window <= 10 s, 0 lost, 0 hanging": {
                 "met": window <= 10 and len(unreadable) == 0 and hanging == 0
                 and phases.get("failover", {}).get("failed", 0) == 0,
@@ -685,7 +730,8 @@ class Drill:
         return out
 
     def stop(self):
-        self.lb.stop.set()
+        if getattr(self, "lb", None):
+            self.lb.close()
         for p in reversed(self.processes):
             p.stop()
 
@@ -713,11 +759,46 @@ def main():
     parser.add_argument("--inject-loss", type=int, default=0, metavar="N",
                         help="test mode: delete N succeeded jobs' records mid-drill; the drill "
                         "must count them lost and exit 1")
+    parser.add_argument("--balancer", choices=("auto", "haproxy", "builtin"), default="auto",
+                        help="the Service in front of the gateways: Debian's haproxy, or the "
+                        "load generator's own routing (builtin); auto: haproxy, and builtin "
+                        "only for --short when haproxy is not installed")
+    parser.add_argument("--previous-build", metavar="DIR",
+                        help="a build dir of an older commit: each gateway and runner is "
+                        "replaced with its build, then with the current one")
+    parser.add_argument("--previous-commit", metavar="REV",
+                        help="as --previous-build, with REV's gateway and runner built into a "
+                        "git worktree under <build>/drill")
     parser.add_argument("--results", default=None,
                         help="where to write the results JSON (default <build>/drill/results.json)")
     args = parser.parse_args()
     if args.short:
         args.quiet_s = 6
+    version = haproxy_version()
+    if args.balancer == "auto":
+        args.balancer = "haproxy" if version or not args.short else "builtin"
+        if not version and args.short:
+            log("haproxy is not installed (scripts/install-deps installs it): the clients route "
+                "to the gateways themselves, as the Service would")
+    if args.balancer == "haproxy" and not version:
+        log("haproxy is not installed: run scripts/install-deps (Debian package haproxy), or "
+            "pass --balancer builtin for the load generator's own routing")
+        return 2
+    args.balancer_description = version if args.balancer == "haproxy" else (
+        "builtin (the load generator routes to gateways passing /ready)")
+    args.previous = None
+    if args.previous_build and args.previous_commit:
+        parser.error("--previous-build and --previous-commit exclude each other")
+    try:
+        if args.previous_build:
+            args.previous = previous_build.from_build_dir(args.previous_build)
+        elif args.previous_commit:
+            args.previous = previous_build.from_commit(ROOT, BUILD, args.previous_commit)
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        log(f"no previous build: {e}")
+        return 2
+    if args.previous:
+        log(f"previous release: {args.previous['commit']} ({args.previous['build_dir']})")
     out_dir = os.path.join(BUILD, "drill")
     run_dir = os.path.join(out_dir, time.strftime("run-%Y%m%d-%H%M%S"))
     os.makedirs(run_dir)
