@@ -136,8 +136,7 @@ StatusOr<std::string> IntervalBases(const ResolvedInterval& resolved,
   return bases;
 }
 
-std::string IntervalEcho(const ResolvedInterval& resolved) {
-  core::JsonWriter w;
+void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved) {
   w.StartObject();
   w.Field("assembly", resolved.assembly);
   w.Field("contig", resolved.interval.contig);
@@ -147,6 +146,11 @@ std::string IntervalEcho(const ResolvedInterval& resolved) {
   w.Field("strand", std::string(1, resolved.interval.strand));
   w.Field("length", resolved.interval.length());
   w.EndObject();
+}
+
+std::string IntervalEcho(const ResolvedInterval& resolved) {
+  core::JsonWriter w;
+  WriteIntervalEcho(w, resolved);
   return w.Take();
 }
 

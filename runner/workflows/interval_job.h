@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "core/dispatch/inference_backend.h"
 #include "core/jobs/job.h"
+#include "core/render/json_writer.h"
 #include "core/validation/genome_interval.h"
 #include "dnaserve/jobs/v1/command.pb.h"
 #include "runner/genome/reference_genome.h"
@@ -36,8 +37,9 @@ StatusOr<ResolvedInterval> ResolveInterval(const core::GenomeInterval& interval,
 StatusOr<std::string> IntervalBases(const ResolvedInterval& resolved,
                                     const variant::ReferenceGenome& reference);
 // meta.interval: assembly, contig, reference_contig, start, end (1-based inclusive), strand,
-// length.
+// length; as JSON text, or written into `w` as an object.
 std::string IntervalEcho(const ResolvedInterval& resolved);
+void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved);
 
 StatusOr<std::unique_ptr<core::Job>> BuildIntervalJob(jobs::v1::IntervalCommand command,
                                                       core::InferenceBackend* backend,

@@ -19,6 +19,7 @@
 #include "core/validation/ism_request.h"
 #include "core/validation/variant_request.h"
 #include "runner/genome/reference_genome.h"
+#include "runner/workflows/interval_job.h"
 #include "runner/workflows/variant_score_response.h"
 #include "runner/workflows/variant_scoring.h"
 
@@ -312,15 +313,7 @@ const char* ValueMeaning(const std::string& scorer) {
 
 void WriteInterval(core::JsonWriter& w, const ResolvedInterval& resolved) {
   w.Key("interval");
-  w.StartObject();
-  w.Field("assembly", resolved.assembly);
-  w.Field("contig", resolved.interval.contig);
-  w.Field("reference_contig", resolved.reference_contig);
-  w.Field("start", resolved.interval.start);
-  w.Field("end", resolved.interval.end);
-  w.Field("strand", std::string(1, resolved.interval.strand));
-  w.Field("length", resolved.interval.length());
-  w.EndObject();
+  WriteIntervalEcho(w, resolved);
 }
 
 }  // namespace

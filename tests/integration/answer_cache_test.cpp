@@ -133,25 +133,18 @@ CacheStacks* GetStacks(std::string* skip) {
       }
     }
     // The service's workers, splice from the replicas above.
-    auto workers_with = [&](const std::string& splice) {
-      std::string workers;
-      std::istringstream entries(svc->workers_spec());
-      for (std::string entry; std::getline(entries, entry, ',');) {
-        if (entry.rfind("splice=", 0) == 0) entry = "splice=" + splice;
-        workers += (workers.empty() ? "" : ",") + entry;
-      }
-      return workers;
-    };
     // The runners' settings through the environment they inherit (StartReferenceStack sets
     // only the reference's); the gateways do not read these.
     ScopedEnv ttl("DNASERVE_ANSWER_CACHE_TTL", "3600");
-    if (!StartReferenceStack(*svc, kCachedDb, workers_with(s->splice_a.address()), *built,
+    if (!StartReferenceStack(*svc, kCachedDb, WorkersWithSplice(*svc, s->splice_a.address()),
+                             *built,
                              "splice", s->dir + "/cached", &s->cached_runner, &s->cached_gateway,
                              &reason)) {
       return nullptr;
     }
     // No cache, both splice workers.
-    const std::string both = workers_with(s->splice_a.address() + ";" + s->splice_b.address());
+    const std::string both =
+        WorkersWithSplice(*svc, s->splice_a.address() + ";" + s->splice_b.address());
     const std::map<std::string, std::string> plain_env = {{"DNASERVE_ANSWER_CACHE_BYTES", "0"},
                                                           {"DNASERVE_RUNNER_SLOTS", "2"}};
     ScopedEnv no_cache("DNASERVE_ANSWER_CACHE_BYTES", "0");
@@ -298,7 +291,8 @@ TEST_CASE("answer cache: a second request is served from the cache as the same b
   auto first_doc = ParseJson(first.body);
   CHECK_FALSE(MetaCached(*first_doc));
   CHECK((*first_doc)["meta"]["cached_results"].Size() == 0);
-  CHECK((*first_doc)["meta"]["model_calls"].GetInt64() == 16);  // 4 scored x REF/ALT x 2 strands
+  // 4 scored x REF/ALT x 2 strands = 16 blocks, packed into one worker call (splice_batch.h).
+  CHECK((*first_doc)["meta"]["model_calls"].GetInt64() == 1);
   // Not trivially equal: the junction SNVs score.
   CHECK((*first_doc)["data"]["results"][0]["splice"]["DS_max"].GetDouble() > 0.1);
 
@@ -336,7 +330,7 @@ TEST_CASE("answer cache: a second request is served from the cache as the same b
     REQUIRE(r.status == 200);
     auto doc = ParseJson(r.body);
     CHECK_FALSE(MetaCached(*doc));
-    CHECK((*doc)["meta"]["model_calls"].GetInt64() == 4);
+    CHECK((*doc)["meta"]["model_calls"].GetInt64() == 1);  // computed: its 4 blocks, one call
   }
   {  // another scorer set misses, and is then kept under its own key
     const std::string both = "\"scorers\": {\"splice\": {}, \"chromatin\": {\"top\": 3}}";

@@ -69,23 +69,8 @@ IsmService* GetIsmService(std::string* skip) {
     }
     s->reference = std::move(reference).value();
     s->dir = MakeTempDir("dnaserve-ism-it");
-    WorkerLaunch splice;
-    splice.task = "splice";
-    splice.models_dir = s->dir + "/models";
-    splice.log_path = s->dir + "/worker-splice.log";
-    if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
-                     "/worker/packages/splice-human " + splice.models_dir + "/")
-                        .c_str()) != 0 ||
-        !s->splice.Start(std::move(splice)) || !s->splice.WaitUntilListening()) {
-      reason = "the splice worker did not start; see " + s->dir + "/worker-splice.log";
-      return nullptr;
-    }
-    std::string workers;
-    std::istringstream entries(svc->workers_spec());
-    for (std::string entry; std::getline(entries, entry, ',');) {
-      if (entry.rfind("splice=", 0) == 0) entry = "splice=" + s->splice.address();
-      workers += (workers.empty() ? "" : ",") + entry;
-    }
+    if (!StartBundledSpliceWorker(s->dir, &s->splice, &reason)) return nullptr;
+    const std::string workers = WorkersWithSplice(*svc, s->splice.address());
     // Database 5: a queue and job store of its own.
     if (!StartReferenceStack(*svc, 5, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
                              &reason)) {
@@ -240,8 +225,9 @@ TEST_CASE("ism: by interval, every splice cell equals POST /v1/variants/score's 
   CHECK(std::string(data["context"]["coordinates"].GetString()) == "contig");
   CHECK((*doc)["meta"]["interval"]["start"].GetInt64() == 5752401);
   CheckMatrixShape(data, s->Cut(first, last), first);
-  // Batched: a position's three ALTs share their REF windows (2 per position, 6 ALT windows).
-  CHECK((*doc)["meta"]["model_calls"].GetInt64() == 8 * (last - first + 1));
+  // One worker call per SNV: its REF and ALT blocks on both strands packed together
+  // (runner/workflows/splice_batch.h), so three per position.
+  CHECK((*doc)["meta"]["model_calls"].GetInt64() == 3 * (last - first + 1));
   // Every cell, both ends included.
   CheckAgainstVariantScore(*s, CellsAt(data, {0, 1, 2, 3, 4}, 0), "splice", "{\"distance\": 50}",
                            digest);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -271,6 +272,31 @@ std::string MinimalBody(const std::string& task, size_t length) {
     length = task == "annotation" ? 3000 : task == "splice" ? 2000 : 1200;
   }
   return "{\"sequence\": \"" + RandomDna(length) + "\"}";
+}
+
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason) {
+  WorkerLaunch splice;
+  splice.task = "splice";
+  splice.models_dir = dir + "/models";
+  splice.log_path = dir + "/worker-splice.log";
+  if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
+                   "/worker/packages/splice-human " + splice.models_dir + "/")
+                      .c_str()) != 0 ||
+      !worker->Start(std::move(splice)) || !worker->WaitUntilListening()) {
+    *reason = "the splice worker did not start; see " + dir + "/worker-splice.log";
+    return false;
+  }
+  return true;
+}
+
+std::string WorkersWithSplice(const Service& svc, const std::string& splice_address) {
+  std::string workers;
+  std::istringstream entries(svc.workers_spec());
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    if (entry.rfind("splice=", 0) == 0) entry = "splice=" + splice_address;
+    workers += (workers.empty() ? "" : ",") + entry;
+  }
+  return workers;
 }
 
 bool StartReferenceStack(const Service& svc, int db, const std::string& workers,

@@ -112,6 +112,13 @@ bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
                          const BuiltCatalogue& reference, const std::string& roster_task,
                          const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
                          std::string* reason);
+// Starts the bundled splice-human package (the service's splice default: per-base, char tokens,
+// a 1,000 bp flank; not the integration service's generated tiny one) in a worker of its own,
+// its package copied under `dir`/models, its log `dir`/worker-splice.log. False with the reason.
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason);
+// `svc`'s workers spec with its splice entry pointed at `splice_address`.
+std::string WorkersWithSplice(const Service& svc, const std::string& splice_address);
+
 // Fails the current test for every answer found undocumented on another thread since the last
 // request on the test's thread. Tests whose requests run on threads of their own end with it
 // (UndocumentedElsewhereGuard does that when their scope ends).

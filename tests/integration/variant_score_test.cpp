@@ -126,24 +126,9 @@ ScoreService* GetScoreService(std::string* skip) {
     s->dir = MakeTempDir("dnaserve-variant-score-it");
     // The real splice model: the one the service ships as its splice default (per-base, char
     // tokens, a 1,000 bp flank), not the integration service's generated tiny one.
-    WorkerLaunch splice;
-    splice.task = "splice";
-    splice.models_dir = s->dir + "/models";
-    splice.log_path = s->dir + "/worker-splice.log";
-    if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
-                     "/worker/packages/splice-human " + splice.models_dir + "/")
-                        .c_str()) != 0 ||
-        !s->splice.Start(std::move(splice)) || !s->splice.WaitUntilListening()) {
-      reason = "the splice worker did not start; see " + s->dir + "/worker-splice.log";
-      return nullptr;
-    }
+    if (!StartBundledSpliceWorker(s->dir, &s->splice, &reason)) return nullptr;
     // The service's workers, but splice from the one above.
-    std::string workers;
-    std::istringstream entries(svc->workers_spec());
-    for (std::string entry; std::getline(entries, entry, ',');) {
-      if (entry.rfind("splice=", 0) == 0) entry = "splice=" + s->splice.address();
-      workers += (workers.empty() ? "" : ",") + entry;
-    }
+    const std::string workers = WorkersWithSplice(*svc, s->splice.address());
     s->workers = workers;
     // Database 2: the integration service's runner holds no reference.
     if (!StartReferenceStack(*svc, 2, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
@@ -1074,9 +1059,10 @@ TEST_CASE("variant scoring: hostile batch inputs get a clear 4xx or per-variant 
 TEST_CASE("variant scoring: a batch job resumes after its runner is killed, with the same output",
           "[variant-score]") {
   REQUIRE_SCORE_SERVICE(s);
-  // Two chunks of real scoring.
+  // Four chunks of real scoring: packed splice calls score a chunk in seconds, so the kill
+  // below must leave chunks after the one being scored (with two, the job could finish first).
   std::vector<std::string> records;
-  for (const auto& v : RandomSnvs(*s, 150, 4242)) records.push_back(RecordOf(v));
+  for (const auto& v : RandomSnvs(*s, 400, 4242)) records.push_back(RecordOf(v));
   const std::string vcf = VcfOf(records);
   auto accepted = PostVcf(*s, vcf);
   const std::string job_id = JobIdOf(accepted);
@@ -1084,7 +1070,7 @@ TEST_CASE("variant scoring: a batch job resumes after its runner is killed, with
   REQUIRE(WaitFor(
       [&] {
         auto polled = GetAsAlice(*s, "/v1/tasks/jobs/" + job_id);
-        return polled.status == 202 && polled.body.find("chunk 2 of 2") != std::string::npos;
+        return polled.status == 202 && polled.body.find("chunk 2 of 4") != std::string::npos;
       },
       std::chrono::seconds(600)));
   s->runner.Kill();

@@ -58,23 +58,8 @@ GenomeViewerService* GetGenomeViewerService(std::string* skip) {
     }
     s->reference = std::move(reference).value();
     s->dir = MakeTempDir("dnaserve-viewer-genome");
-    WorkerLaunch splice;
-    splice.task = "splice";
-    splice.models_dir = s->dir + "/models";
-    splice.log_path = s->dir + "/worker-splice.log";
-    if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
-                     "/worker/packages/splice-human " + splice.models_dir + "/")
-                        .c_str()) != 0 ||
-        !s->splice.Start(std::move(splice)) || !s->splice.WaitUntilListening()) {
-      reason = "the splice worker did not start; see " + s->dir + "/worker-splice.log";
-      return nullptr;
-    }
-    std::string workers;
-    std::istringstream entries(svc->workers_spec());
-    for (std::string entry; std::getline(entries, entry, ',');) {
-      if (entry.rfind("splice=", 0) == 0) entry = "splice=" + s->splice.address();
-      workers += (workers.empty() ? "" : ",") + entry;
-    }
+    if (!StartBundledSpliceWorker(s->dir, &s->splice, &reason)) return nullptr;
+    const std::string workers = WorkersWithSplice(*svc, s->splice.address());
     // Database 6: the integration service's runner holds no reference.
     if (!StartReferenceStack(*svc, 6, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
                              &reason)) {

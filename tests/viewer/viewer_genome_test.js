@@ -21,87 +21,13 @@
 
 const path = require("path");
 const puppeteer = require("puppeteer-core");
-
-function parseArgs(argv) {
-  const args = { chromium: "/usr/bin/chromium" };
-  for (let i = 2; i < argv.length; i += 2) args[argv[i].replace(/^--/, "")] = argv[i + 1];
-  for (const required of ["url", "key", "variant", "mismatch", "screenshot-dir"]) {
-    if (!args[required]) throw new Error("missing --" + required);
-  }
-  return args;
-}
-
-const failures = [];
-function check(condition, what) {
-  console.log((condition ? "ok   " : "FAIL ") + what);
-  if (!condition) failures.push(what);
-}
+const { parseArgs, failures, check, section, settle, colourCounts, labelsOverFeatures,
+        locusBox } = require("./page_checks");
 
 const LOCUS_COLOURS = { promoter: [214, 39, 40], score: [140, 140, 140], splice: [148, 103, 189],
                         annotation: [31, 119, 180] };
 const VARIANT_COLOURS = { variant: [40, 40, 40], ref: [31, 119, 180], alt: [214, 39, 40],
                           delta: [148, 103, 189], deltas: [255, 127, 14] };
-
-// Pixels of igv's canvases (in its shadow root) within reach of each colour.
-async function colourCounts(page, colours) {
-  return page.evaluate((colours) => {
-    const counts = Object.fromEntries(Object.keys(colours).map((k) => [k, 0]));
-    for (const canvas of document.getElementById("igv").shadowRoot.querySelectorAll("canvas")) {
-      if (!canvas.width || !canvas.height) continue;
-      const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-      for (let i = 0; i < pixels.length; i += 4) {
-        if (pixels[i + 3] < 200) continue;
-        for (const [name, [r, g, b]] of Object.entries(colours)) {
-          if (Math.abs(pixels[i] - r) < 12 && Math.abs(pixels[i + 1] - g) < 12 &&
-              Math.abs(pixels[i + 2] - b) < 12) counts[name]++;
-        }
-      }
-    }
-    return counts;
-  }, colours);
-}
-
-// Track labels over pixels of any of `colours`: a label must not cover a feature.
-async function labelsOverFeatures(page, colours) {
-  return page.evaluate((colours) => {
-    const covered = [];
-    let labels = 0;
-    for (const label of document.getElementById("igv").shadowRoot.querySelectorAll(".igv-track-label")) {
-      if (!label.textContent || label.getClientRects().length === 0) continue;
-      labels++;
-      const lr = label.getBoundingClientRect();
-      for (const canvas of label.parentElement.querySelectorAll("canvas")) {
-        const cr = canvas.getBoundingClientRect();
-        if (!canvas.width || !cr.width || !cr.height) continue;
-        const sx = canvas.width / cr.width, sy = canvas.height / cr.height;
-        const x0 = Math.max(0, Math.floor((lr.left - cr.left) * sx));
-        const x1 = Math.min(canvas.width, Math.ceil((lr.right - cr.left) * sx));
-        const y0 = Math.max(0, Math.floor((lr.top - cr.top) * sy));
-        const y1 = Math.min(canvas.height, Math.ceil((lr.bottom - cr.top) * sy));
-        if (x1 <= x0 || y1 <= y0) continue;
-        const pixels = canvas.getContext("2d").getImageData(x0, y0, x1 - x0, y1 - y0).data;
-        let count = 0;
-        for (let i = 0; i < pixels.length; i += 4) {
-          if (pixels[i + 3] < 200) continue;
-          for (const [r, g, b] of Object.values(colours)) {
-            if (Math.abs(pixels[i] - r) < 12 && Math.abs(pixels[i + 1] - g) < 12 &&
-                Math.abs(pixels[i + 2] - b) < 12) { count++; break; }
-          }
-        }
-        if (count) covered.push(label.textContent + " covers " + count + " px");
-      }
-    }
-    return { labels, covered };
-  }, colours);
-}
-
-async function locusBox(page) {
-  return page.evaluate(() => {
-    const root = document.getElementById("igv").shadowRoot;
-    const input = root && root.querySelector(".igv-search-input");
-    return input ? input.value : null;
-  });
-}
 
 async function setMode(page, mode) {
   await page.click('input[name="mode"][value="' + mode + '"]');
@@ -141,16 +67,6 @@ async function run(page) {
   }));
 }
 
-async function settle() { await new Promise((r) => setTimeout(r, 1500)); } // igv draws on frames
-
-async function section(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    check(false, name + ": " + String(error.message || error).split("\n")[0]);
-  }
-}
-
 // No overlap between inputs, tracks and side panel, no sideways scrolling, the Run button on
 // screen, labels clear of features; then the screenshot.
 async function checkLayoutAndShoot(page, file, colours, extra) {
@@ -185,7 +101,7 @@ async function checkLayoutAndShoot(page, file, colours, extra) {
 function withCommas(n) { return n.toLocaleString("en-US"); }
 
 async function main() {
-  const args = parseArgs(process.argv);
+  const args = parseArgs(process.argv, ["url", "key", "variant", "mismatch", "screenshot-dir"]);
   const origin = new URL(args.url).origin;
   const browser = await puppeteer.launch({
     executablePath: args.chromium,

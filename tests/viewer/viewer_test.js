@@ -17,21 +17,8 @@
 const fs = require("fs");
 const path = require("path");
 const puppeteer = require("puppeteer-core");
-
-function parseArgs(argv) {
-  const args = { chromium: "/usr/bin/chromium" };
-  for (let i = 2; i < argv.length; i += 2) args[argv[i].replace(/^--/, "")] = argv[i + 1];
-  for (const required of ["url", "key", "single-key", "fasta", "screenshot-dir"]) {
-    if (!args[required]) throw new Error("missing --" + required);
-  }
-  return args;
-}
-
-const failures = [];
-function check(condition, what) {
-  console.log((condition ? "ok   " : "FAIL ") + what);
-  if (!condition) failures.push(what);
-}
+const { parseArgs, failures, check, section, settle, colourCounts, labelsOverFeatures,
+        locusBox } = require("./page_checks");
 
 // The test's own reading of the FASTA (names and lengths), independent of the page's parser.
 function fastaRecords(text) {
@@ -57,27 +44,6 @@ function expectedLocus(record) {
 const TRACK_COLOURS = { promoter: [214, 39, 40], annotation: [31, 119, 180], score: [140, 140, 140],
                         splice: [148, 103, 189] };
 
-// Pixels of every canvas inside #igv within `tolerance` of each colour: how much of each track
-// igv actually drew.
-async function colourCounts(page, colours) {
-  return page.evaluate((colours) => {
-    const counts = Object.fromEntries(Object.keys(colours).map((k) => [k, 0]));
-    // igv.js 3 renders into a shadow root on its container.
-    for (const canvas of document.getElementById("igv").shadowRoot.querySelectorAll("canvas")) {
-      if (!canvas.width || !canvas.height) continue;
-      const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-      for (let i = 0; i < pixels.length; i += 4) {
-        if (pixels[i + 3] < 200) continue;
-        for (const [name, [r, g, b]] of Object.entries(colours)) {
-          if (Math.abs(pixels[i] - r) < 12 && Math.abs(pixels[i + 1] - g) < 12 &&
-              Math.abs(pixels[i + 2] - b) < 12) counts[name]++;
-        }
-      }
-    }
-    return counts;
-  }, colours);
-}
-
 // Decodes the PNG in the page itself and measures it: distinct colours and non-white share.
 async function measurePng(page, file) {
   const base64 = fs.readFileSync(file).toString("base64");
@@ -102,44 +68,6 @@ async function measurePng(page, file) {
   }, base64);
 }
 
-// Track-coloured pixels of igv's canvases under each visible track label: a label must not
-// cover a feature.
-async function labelsOverFeatures(page) {
-  return page.evaluate((colours) => {
-    const root = document.getElementById("igv").shadowRoot;
-    const covered = [];
-    let labels = 0;
-    for (const label of root.querySelectorAll(".igv-track-label")) {
-      if (!label.textContent || label.getClientRects().length === 0 ||
-          getComputedStyle(label).display === "none") continue;
-      labels++;
-      const lr = label.getBoundingClientRect();
-      const viewport = label.parentElement;
-      for (const canvas of viewport.querySelectorAll("canvas")) {
-        const cr = canvas.getBoundingClientRect();
-        if (!canvas.width || !cr.width || !cr.height) continue;
-        const sx = canvas.width / cr.width, sy = canvas.height / cr.height;
-        const x0 = Math.max(0, Math.floor((lr.left - cr.left) * sx));
-        const x1 = Math.min(canvas.width, Math.ceil((lr.right - cr.left) * sx));
-        const y0 = Math.max(0, Math.floor((lr.top - cr.top) * sy));
-        const y1 = Math.min(canvas.height, Math.ceil((lr.bottom - cr.top) * sy));
-        if (x1 <= x0 || y1 <= y0) continue;
-        const pixels = canvas.getContext("2d").getImageData(x0, y0, x1 - x0, y1 - y0).data;
-        let count = 0;
-        for (let i = 0; i < pixels.length; i += 4) {
-          if (pixels[i + 3] < 200) continue;
-          for (const [r, g, b] of Object.values(colours)) {
-            if (Math.abs(pixels[i] - r) < 12 && Math.abs(pixels[i + 1] - g) < 12 &&
-                Math.abs(pixels[i + 2] - b) < 12) { count++; break; }
-          }
-        }
-        if (count) covered.push(label.textContent + " covers " + count + " px");
-      }
-    }
-    return { labels, covered };
-  }, TRACK_COLOURS);
-}
-
 // Words of the side panel (summary, expression) that the layout split across two lines.
 // Hyphens and spaces are break points; letters, digits, '_' and the like are not.
 async function brokenWords(page) {
@@ -159,13 +87,6 @@ async function brokenWords(page) {
       }
     }
     return broken;
-  });
-}
-
-async function locusBox(page) {
-  return page.evaluate(() => {
-    const input = document.getElementById("igv").shadowRoot.querySelector(".igv-search-input");
-    return input ? input.value : null;
   });
 }
 
@@ -228,17 +149,6 @@ async function chooseRecord(page, index) {
   }
 }
 
-// One part of the walk-through: an exception fails it, and the parts after it still run.
-async function section(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    check(false, name + ": " + String(error.message || error).split("\n")[0]);
-  }
-}
-
-async function settle() { await new Promise((r) => setTimeout(r, 1500)); } // igv draws on frames
-
 // The page at one window size: laid out without overlap or sideways scrolling, igv wide enough,
 // labels clear of features, no word broken; then a screenshot that must not be blank.
 async function checkLayoutAndShoot(page, width, height, file, wholeLocus) {
@@ -275,7 +185,7 @@ async function checkLayoutAndShoot(page, width, height, file, wholeLocus) {
   }
   const locus = await locusBox(page);
   check(locus && locus.replace(/,/g, "") === wholeLocus, at + ": the view still shows the whole record: " + locus);
-  const labels = await labelsOverFeatures(page);
+  const labels = await labelsOverFeatures(page, TRACK_COLOURS);
   check(labels.labels >= 3 && labels.covered.length === 0,
         at + ": " + labels.labels + " track labels, none over a feature: " + labels.covered.join(", "));
   const broken = await brokenWords(page);
@@ -288,7 +198,7 @@ async function checkLayoutAndShoot(page, width, height, file, wholeLocus) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv);
+  const args = parseArgs(process.argv, ["url", "key", "single-key", "fasta", "screenshot-dir"]);
   const origin = new URL(args.url).origin;
   const fasta = fs.readFileSync(args.fasta, "utf8");
   const records = fastaRecords(fasta);
@@ -372,7 +282,7 @@ async function main() {
       .querySelectorAll(".igv-track-label")].map((e) => e.textContent));
     check(labelText.some((t) => /annotation/.test(t)) && labelText.some((t) => /promoter/.test(t)),
           "the tracks are labelled: " + JSON.stringify(labelText));
-    const labels = await labelsOverFeatures(page);
+    const labels = await labelsOverFeatures(page, TRACK_COLOURS);
     check(labels.labels >= 3 && labels.covered.length === 0,
           labels.labels + " track labels, none over a feature: " + labels.covered.join(", "));
     const broken = await brokenWords(page);

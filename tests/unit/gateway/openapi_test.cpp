@@ -271,6 +271,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
   routes.push_back({"/v1/workflows/find-genes-and-predict-expression", "post"});
   routes.push_back({"/v1/workflows/genomic-variant-interpretation", "post"});
   routes.push_back({"/v1/variants/score", "post"});
+  routes.push_back({"/v1/ism", "post"});
   routes.push_back({"/v1/genomes", "get"});
   routes.push_back({"/mcp", "post"});
   std::set<std::string> operation_ids;
