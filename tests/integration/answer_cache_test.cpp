@@ -518,13 +518,28 @@ TEST_CASE("same answer: a variant alone, among 100 in several mixes, concurrentl
   }
   CHECK((*ParseJson("{\"s\":" + *answers[targets[0]].begin() + "}"))["s"]["DS_max"].GetDouble() >
         0.1);
-  // Both runners ran some of the jobs; nothing was cached.
+  // The runners ran every job between them (which runner takes which entry is Redis's choice:
+  // with packed splice calls a runner can finish its first jobs before the other reads, so one
+  // runner taking them all is a legitimate schedule, reported rather than failed); nothing was
+  // cached.
+  size_t started = 0;
+  std::vector<size_t> per_runner;
   for (const std::string log_path : {s->dir + "/plain/runner.log", s->dir + "/plain-runner-b.log"}) {
     std::ifstream log(log_path);
     const std::string text((std::istreambuf_iterator<char>(log)),
                            std::istreambuf_iterator<char>());
-    INFO(log_path);
-    CHECK(text.find("runner_job_started") != std::string::npos);
+    size_t count = 0;
+    for (size_t at = text.find("runner_job_started"); at != std::string::npos;
+         at = text.find("runner_job_started", at + 1)) {
+      ++count;
+    }
+    per_runner.push_back(count);
+    started += count;
+  }
+  CHECK(started >= requests.size());
+  if (per_runner[0] == 0 || per_runner[1] == 0) {
+    WARN("one runner ran every job this time (" << per_runner[0] << " and " << per_runner[1]
+                                                << ")");
   }
   CHECK(CacheEntries(*s->plain_redis).empty());
 }
