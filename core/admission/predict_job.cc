@@ -17,6 +17,11 @@ class PredictJob : public Job {
   StatusOr<JobOutput> Run(const JobContext& context) override {
     // Set here rather than at admission so that it holds for commands queued before the field.
     admitted_.input.request.set_result_format(ResultFormatFor(admitted_.format));
+    // Likewise set by the process that renders the reply, never carried in a queued command: a
+    // runner older than ChromatinResult.labels must not receive features without names.
+    if (admitted_.input.task == Task::kChromatin) {
+      admitted_.input.request.mutable_chromatin()->set_labels_once(true);
+    }
     const ValidatedPredict& input = admitted_.input;
     if (context.Cancelled()) return Unavailable("the job was cancelled");
     auto on_progress = [&](const worker::v1::Progress& p) {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/render/chromatin_labels.h"
 #include "core/render/predict_data.h"
 #include "core/render/render_helpers.h"
 
@@ -61,12 +63,14 @@ std::string_view SiteTypeName(pb::SpliceSiteType type) {
 
 // Chromatin categories in the order the window's features are grouped: the model's own
 // category list first, then any category a feature names that the list lacks.
-std::vector<std::string> ChromatinCategories(const pb::ChromatinResult& chromatin) {
+std::vector<std::string> ChromatinCategories(const pb::ChromatinResult& chromatin,
+                                             const ChromatinLabels& labels) {
   std::vector<std::string> categories(chromatin.categories().begin(), chromatin.categories().end());
   for (const auto& window : chromatin.windows()) {
     for (const auto& feature : window.features()) {
-      if (std::find(categories.begin(), categories.end(), feature.category()) == categories.end()) {
-        categories.push_back(feature.category());
+      const std::string_view category = labels.Category(feature);
+      if (std::find(categories.begin(), categories.end(), category) == categories.end()) {
+        categories.emplace_back(category);
       }
     }
   }
@@ -248,11 +252,14 @@ void EnhancerCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictRes
 void ChromatinSummary(JsonWriter& w, const ValidatedPredict& input,
                       const pb::PredictResult& result) {
   const auto& chromatin = result.chromatin();
-  const std::vector<std::string> categories = ChromatinCategories(chromatin);
-  std::map<std::string, int64_t> per_category;
+  const ChromatinLabels labels(chromatin);
+  const std::vector<std::string> categories = ChromatinCategories(chromatin, labels);
+  std::map<std::string, int64_t, std::less<>> per_category;
   for (const auto& category : categories) per_category[category] = 0;
   for (const auto& window : chromatin.windows()) {
-    for (const auto& feature : window.features()) ++per_category[feature.category()];
+    for (const auto& feature : window.features()) {
+      ++per_category.find(labels.Category(feature))->second;  // every category is listed
+    }
   }
   w.Field("windows_scanned", Size(chromatin.windows_size()));
   w.Field("features_total", chromatin.features_total());
@@ -268,7 +275,8 @@ void ChromatinSummary(JsonWriter& w, const ValidatedPredict& input,
 // scored above the threshold, so that consumers see the same shape for every window.
 void ChromatinData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
   const auto& chromatin = result.chromatin();
-  const std::vector<std::string> categories = ChromatinCategories(chromatin);
+  const ChromatinLabels labels(chromatin);
+  const std::vector<std::string> categories = ChromatinCategories(chromatin, labels);
   w.Key("windows");
   w.StartArray();
   for (const auto& window : chromatin.windows()) {
@@ -283,10 +291,10 @@ void ChromatinData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResu
       w.Key(category);
       w.StartArray();
       for (const auto& feature : window.features()) {
-        if (feature.category() != category) continue;
+        if (labels.Category(feature) != category) continue;
         w.StartObject();
         w.Field("index", feature.index());
-        w.Field("name", feature.name());
+        w.Field("name", labels.Name(feature));
         w.Field("probability", feature.probability());
         w.EndObject();
       }

@@ -43,6 +43,8 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
   auto* chromatin = result.mutable_chromatin();
   std::vector<BedRecord> bed;
   int64_t records = 0;  // features above the threshold so far, over all windows (the cap)
+  const bool labels_once = request.has_chromatin() && request.chromatin().labels_once();
+  std::vector<bool> reported(static_cast<size_t>(features), false);  // indices to label once
   for (auto [first, last] : Batches(total, kChromatinBatchWindows)) {
     if (ShouldStop(hooks)) return RunCancelledStatus();
     auto out = ForwardChecked(model, manifest,
@@ -65,8 +67,12 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
       for (int f : above) {
         auto* feature = w->add_features();
         feature->set_index(f);
-        feature->set_name(manifest.output_labels[f]);
-        feature->set_category(std::string(kChromatinCategories[category_of[f]]));
+        if (labels_once) {
+          reported[f] = true;
+        } else {
+          feature->set_name(manifest.output_labels[f]);
+          feature->set_category(std::string(kChromatinCategories[category_of[f]]));
+        }
         feature->set_probability(probabilities[f]);
         bed.push_back({seqid, windows[i].start, windows[i].end, manifest.output_labels[f],
                        BedScore(probabilities[f]), '.'});
@@ -80,6 +86,13 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
       }
     }
     ReportProgress(hooks, last, total);
+  }
+  for (int f = 0; f < features; ++f) {
+    if (!reported[f]) continue;
+    auto* label = chromatin->add_labels();
+    label->set_index(f);
+    label->set_name(manifest.output_labels[f]);
+    label->set_category(std::string(kChromatinCategories[category_of[f]]));
   }
   chromatin->set_features_total(features);
   for (auto name : kChromatinCategories) chromatin->add_categories(std::string(name));

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -345,6 +346,68 @@ TEST_CASE("chromatin groups above-threshold features by category in every window
   CHECK(data["summary"]["features_total"].GetInt() == 919);
   CHECK(data["summary"]["threshold"].GetDouble() == 0.3);
   CHECK(data["summary"]["features_reported_by_category"]["DNase"].GetInt64() == 2);
+}
+
+// The chromatin reply of the test above, as a worker asked for ChromatinOptions.labels_once
+// sends it: each output index named once in ChromatinResult.labels, the features bare.
+pb::PredictResult WithLabelsOnce(pb::PredictResult result) {
+  auto* chromatin = result.mutable_chromatin();
+  std::map<int, std::pair<std::string, std::string>> labels;
+  for (auto& window : *chromatin->mutable_windows()) {
+    for (auto& feature : *window.mutable_features()) {
+      labels[feature.index()] = {feature.name(), feature.category()};
+      feature.clear_name();
+      feature.clear_category();
+    }
+  }
+  for (const auto& [index, label] : labels) {
+    auto* entry = chromatin->add_labels();
+    entry->set_index(index);
+    entry->set_name(label.first);
+    entry->set_category(label.second);
+  }
+  return result;
+}
+
+TEST_CASE("chromatin features named once per reply render the same bytes as named features",
+          "[render]") {
+  core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
+  input.request.mutable_chromatin()->set_threshold(0.3);
+  pb::PredictResult named = MakeResult("chromatin-human");
+  auto* chromatin = named.mutable_chromatin();
+  chromatin->set_features_total(919);
+  chromatin->add_categories("DNase");
+  chromatin->add_categories("CTCF");
+  for (int w = 0; w < 3; ++w) {
+    auto* window = chromatin->add_windows();
+    window->set_index(w);
+    window->set_start(w * 400);
+    window->set_end(w * 400 + 1000);
+    for (int index : {5, 300, 7 + w, 900}) {
+      auto* f = window->add_features();
+      f->set_index(index);
+      f->set_name("cell" + std::to_string(index) + "|assay|None");
+      f->set_category(index == 900 ? "Other" : (index == 300 ? "CTCF" : "DNase"));
+      f->set_probability(0.3 + 0.01 * index / 10.0);
+    }
+  }
+  const pb::PredictResult once = WithLabelsOnce(named);
+  REQUIRE(once.chromatin().labels_size() == 6);  // 5, 7, 8, 9, 300, 900
+  REQUIRE(once.chromatin().windows(0).features(0).name().empty());
+  const std::string expected = core::RenderPredictJson(input, named, kIds);
+  CHECK(core::RenderPredictJson(input, once, kIds) == expected);
+  CHECK(expected.find("cell900|assay|None") != std::string::npos);
+
+  // A malformed label (an index no feature can have) is ignored, and a feature left without any
+  // name renders an empty one instead of failing.
+  pb::PredictResult broken = once;
+  auto* bogus = broken.mutable_chromatin()->add_labels();
+  bogus->set_index(-3);
+  bogus->set_name("never");
+  broken.mutable_chromatin()->mutable_labels()->DeleteSubrange(0, 1);  // index 5 loses its label
+  auto doc = Parse(core::RenderPredictJson(input, broken, kIds));
+  CHECK(Str(doc["data"]["windows"][0]["features"][""][0]["name"]) == "");
+  CHECK(doc["data"]["windows"][0]["features"][""][0]["index"].GetInt() == 5);
 }
 
 pb::Transcript MakeTranscript() {

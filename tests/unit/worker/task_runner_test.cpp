@@ -308,6 +308,50 @@ CATCH_TEST_CASE("chromatin: 1,000 bp windows every 200 bp, features by category"
   CATCH_CHECK(r.tracks().at("DNase").find("sequence\t1000\t1500\t0.2\n") != std::string::npos);
 }
 
+CATCH_TEST_CASE("chromatin: labels_once names each reported output once and the features bare",
+                "[tasks][chromatin]") {
+  FakeModel model([](const std::vector<IdTensor>& in) -> Outputs {
+    FloatTensor out{{in[0].shape[0], 5}, {}};
+    for (int64_t b = 0; b < in[0].shape[0]; ++b) {
+      float g = static_cast<float>(Count(in[0], b, kG)) / 1000.0f;
+      out.data.insert(out.data.end(), {g, 0.9f, 0.1f, 0.5f, 0.3f});
+    }
+    return std::vector<FloatTensor>{out};
+  });
+  v1::PredictRequest request;
+  request.set_sequence(std::string(800, 'G') + std::string(700, 'T'));
+  request.mutable_chromatin()->set_threshold(0.5);
+  Run named = Predict(model, TestManifest(Task::kChromatin), request);
+  request.mutable_chromatin()->set_labels_once(true);
+  Run once = Predict(model, TestManifest(Task::kChromatin), request);
+  CATCH_REQUIRE(named.result.ok());
+  CATCH_REQUIRE(once.result.ok());
+  CATCH_CHECK(named.result->chromatin().labels_size() == 0);
+  const auto& c = once.result->chromatin();
+  // Outputs 0 (DNase, windows 0-2) and 1 (CTCF, every window) pass: two labels, index order.
+  CATCH_REQUIRE(c.labels_size() == 2);
+  CATCH_CHECK(c.labels(0).index() == 0);
+  CATCH_CHECK(c.labels(0).name() == "A|DNase|None");
+  CATCH_CHECK(c.labels(0).category() == "DNase");
+  CATCH_CHECK(c.labels(1).index() == 1);
+  CATCH_CHECK(c.labels(1).category() == "CTCF");
+  // Same features, indices and probabilities as the named reply; no strings on them.
+  const auto& n = named.result->chromatin();
+  CATCH_REQUIRE(c.windows_size() == n.windows_size());
+  for (int w = 0; w < c.windows_size(); ++w) {
+    CATCH_REQUIRE(c.windows(w).features_size() == n.windows(w).features_size());
+    for (int f = 0; f < c.windows(w).features_size(); ++f) {
+      CATCH_CHECK(c.windows(w).features(f).index() == n.windows(w).features(f).index());
+      CATCH_CHECK(c.windows(w).features(f).probability() ==
+                  n.windows(w).features(f).probability());
+      CATCH_CHECK(c.windows(w).features(f).name().empty());
+      CATCH_CHECK(c.windows(w).features(f).category().empty());
+    }
+  }
+  // The text tracks still name every record.
+  CATCH_CHECK(once.result->formats().at("bed") == named.result->formats().at("bed"));
+}
+
 CATCH_TEST_CASE("chromatin: the record cap trips while windows accumulate", "[tasks][chromatin]") {
   // Every one of 919 features scores 0.9 in every window: 919 records per window, so the
   // 100,000-record cap is passed in window 109 (100,171 records).
