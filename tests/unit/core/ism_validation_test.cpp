@@ -10,6 +10,7 @@
 
 #include "core/admission/ism.h"
 #include "core/validation/ism_request.h"
+#include "tests/support/validation_checks.h"
 
 using namespace dnaserve;
 using namespace dnaserve::core;
@@ -17,24 +18,12 @@ using namespace dnaserve::core;
 namespace {
 
 ValidatedIsm Valid(const std::string& body) {
-  auto v = ValidateIsmBody(body);
-  CATCH_INFO(body << " -> " << (v.ok() ? "ok" : v.status().message()));
-  CATCH_REQUIRE(v.ok());
-  return std::move(v).value();
+  return testing::RequireValid(ValidateIsmBody, body);
 }
 
 // The refusal of `body`: its first error's location joined by '.', or its code.
 std::string RefusedAt(const std::string& body) {
-  auto v = ValidateIsmBody(body);
-  CATCH_INFO(body);
-  CATCH_REQUIRE_FALSE(v.ok());
-  const auto* details = std::get_if<ValidationDetails>(&v.status().details());
-  if (details == nullptr || details->errors.empty()) {
-    return std::string(ErrorCodeName(v.status().code()));
-  }
-  std::string loc;
-  for (const auto& part : details->errors[0].loc) loc += (loc.empty() ? "" : ".") + part;
-  return loc;
+  return testing::RefusalOf(ValidateIsmBody, body);
 }
 
 std::string Seq(size_t n) {
