@@ -288,10 +288,6 @@ TEST_CASE("ism: hostile inputs are 4xx in the envelope, with where", "[ism]") {
        "{\"interval\": {\"region\": \"chr20:5,000,001-5,001,000\"}, \"window\": {\"start\": "
        "5000901, \"end\": 5001001}}",
        422, "body.window"},
-      {"interval strand -",
-       "{\"interval\": {\"region\": \"chr20:5,000,001-5,001,000\", \"strand\": \"-\"}, "
-       "\"window\": {\"start\": 5000001, \"end\": 5000010}}",
-       422, "body.interval.strand"},
       {"N in the interval's window (the runner reads it)",
        "{\"interval\": {\"region\": \"chr20:1-1000\"}, \"window\": {\"start\": 1, \"end\": "
        "10}, \"scorers\": {\"chromatin\": null}}",
