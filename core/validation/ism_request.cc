@@ -131,13 +131,6 @@ void CheckWindow(ValidatedIsm* out, std::vector<FieldError>* errors) {
                                std::to_string(out->window_end) + " is not inside " + context));
     return;
   }
-  if (out->interval && out->interval->strand == '-') {
-    Report(errors, {{"body", "interval", "strand"},
-                    "ISM reports its matrix on the plus strand: send strand '+' (the splice "
-                    "scorer scores both strands itself)",
-                    "value_error"});
-    return;
-  }
   if (!out->interval) {
     Status bases = CheckWindowBases(out->sequence, out->window_start - 1, length,
                                     out->window_start);

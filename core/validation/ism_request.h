@@ -12,9 +12,12 @@
 // What the gateway refuses here (422 validation_failed): a window longer than 200 bp, a window
 // outside the sequence or the interval, N in the window's bases (sequence; an interval's bases
 // are the runner's to read, and it refuses them the same way), more or fewer than one scorer,
-// an unknown scorer or option, the expression scorer (not offered for ISM: its answer is a
-// table of genes by contexts, not one number per SNV), and strand '-' (the matrix is reported
-// on the plus strand; the splice scorer already scores both).
+// an unknown scorer or option, and the expression scorer (not offered for ISM: its answer is a
+// table of genes by contexts, not one number per SNV).
+//
+// An interval on strand '-' is scored on its reverse complement (what the model sees), and
+// reported as on '+': window positions on the contig, REF and ALT the plus strand's bases, as a
+// VCF and POST /v1/variants/score name them.
 #pragma once
 
 #include <cstdint>

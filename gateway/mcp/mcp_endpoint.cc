@@ -11,6 +11,7 @@
 #include "core/validation/genome_interval.h"
 #include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/handlers/ism_handler.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_score_handler.h"
@@ -218,6 +219,7 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
         predict_(MakePredictHandler(s)),
         find_genes_(MakeFindGenesHandler(s)),
         score_variants_(MakeVariantScoreHandler(s)),
+        ism_(MakeIsmHandler(s)),
         get_job_(MakeGetJobHandler(s)),
         list_jobs_(MakeListJobsHandler(s)),
         models_(MakeModelsHandler(s)),
@@ -242,11 +244,14 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
   void CallJobTool(const Context& context, const ToolDef& tool, const Value* args,
                    const std::string& token_json, Done done);
   RouteCall Synthetic(const RouteCall& call, std::string method, std::string path) const;
+  // The REST operation a job tool wraps: its handler, and its path in *path.
+  const RouteHandler& JobRoute(const ToolDef& tool, std::string* path) const;
 
   GatewayServices services_;
   RouteHandler predict_;
   RouteHandler find_genes_;
   RouteHandler score_variants_;
+  RouteHandler ism_;
   RouteHandler get_job_;
   RouteHandler list_jobs_;
   RouteHandler models_;
@@ -303,10 +308,8 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   const RouteCall& call = *context.call;
   const ResultStyle style = context.style;
   const bool predict = tool.kind == ToolKind::kPredict;
-  const bool score = tool.kind == ToolKind::kScoreVariants;
-  const std::string path = predict ? "/v1/tasks/" + std::string(TaskName(*tool.task)) + "/predict"
-                           : score ? "/v1/variants/score"
-                                   : "/v1/workflows/find-genes-and-predict-expression";
+  std::string path;
+  const RouteHandler& handler = JobRoute(tool, &path);
   RouteCall rc = Synthetic(call, "POST", path);
   if (predict) rc.params["task"] = std::string(TaskName(*tool.task));
   rc.request.body = args ? ToJson(*args) : "{}";
@@ -338,7 +341,24 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
     if (watch != 0) notes = self->progress_.Take(watch);
     done(JobToolResult(response, style), std::move(notes), std::nullopt);
   };
-  (predict ? predict_ : score ? score_variants_ : find_genes_)(std::move(rc), std::move(capture));
+  handler(std::move(rc), std::move(capture));
+}
+
+const RouteHandler& McpEndpoint::JobRoute(const ToolDef& tool, std::string* path) const {
+  switch (tool.kind) {
+    case ToolKind::kPredict:
+      *path = "/v1/tasks/" + std::string(TaskName(*tool.task)) + "/predict";
+      return predict_;
+    case ToolKind::kScoreVariants:
+      *path = "/v1/variants/score";
+      return score_variants_;
+    case ToolKind::kIsm:
+      *path = "/v1/ism";
+      return ism_;
+    default:  // kFindGenes: CallTool hands no other tool here
+      *path = "/v1/workflows/find-genes-and-predict-expression";
+      return find_genes_;
+  }
 }
 
 void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Done done) {
@@ -384,6 +404,7 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
     case ToolKind::kPredict:
     case ToolKind::kFindGenes:
     case ToolKind::kScoreVariants:
+    case ToolKind::kIsm:
       CallJobTool(context, *tool, args, token_json, answer);
       return;
     case ToolKind::kGetJob: {

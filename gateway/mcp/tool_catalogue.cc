@@ -5,6 +5,7 @@
 #include "gateway/mcp/json_rpc.h"
 #include "gateway/openapi/openapi.h"
 #include "core/validation/find_genes_request.h"
+#include "core/validation/ism_request.h"
 #include "core/validation/request_schema.h"
 #include "core/validation/variant_score_request.h"
 
@@ -115,6 +116,8 @@ Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
       return Component(doc, core::FindGenesRequestSchema().title, a);
     case ToolKind::kScoreVariants:
       return Component(doc, "VariantScoreRequest", a);
+    case ToolKind::kIsm:
+      return Component(doc, "IsmRequest", a);
     case ToolKind::kGetJob:
       return ParameterObject(doc, "/v1/tasks/jobs/{job_id}", "job_id", true,
                              "The job id a job tool returned (also in GET /v1/tasks/jobs).", a);
@@ -222,6 +225,15 @@ std::string OutputSchema(ToolKind kind) {
                     "description": "data.results, the first 20 variants (results_total: all)."},
         "results_total": {"type": "integer"})";
       break;
+    case ToolKind::kIsm:
+      props += kJobProperties;
+      props += R"(,
+        "scorer": {"type": "string", "description": "data.scorer: splice, chromatin or promoter."},
+        "options": {"type": "object", "description": "data.options: the scorer's options."},
+        "value": {"type": "string", "description": "data.value: what each delta is."},
+        "window": {"type": "object",
+                   "description": "data.window: start, end (1-based, inclusive) and length."})";
+      break;
     case ToolKind::kListContexts:
       props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                     "models": {"type": "array", "items": {"type": "object"},
@@ -316,6 +328,25 @@ std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
          "(full_result.job_url, or get_job).";
 }
 
+// The ism tool: what it scores, with which model, and what comes back.
+std::string IsmDescription(const core::ModelCatalogue& catalogue) {
+  return "In-silico mutagenesis: scores every SNV (the 3 other bases at each position) of a "
+         "window of at most " +
+         Bp(core::kMaxIsmWindowBp) +
+         " with one variant scorer of score_variants and its options: splice (DS_max, model " +
+         ScorerModelLine(catalogue, Task::kSplice) +
+         "), chromatin (the delta of the feature with the largest |ALT - REF|, model " +
+         ScorerModelLine(catalogue, Task::kChromatin) + ") or promoter (the delta, model " +
+         ScorerModelLine(catalogue, Task::kPromoter) +
+         "); none named: splice. Context: sequence (window positions in it) or interval (a "
+         "stretch of GRCh37 chr20, window positions on the contig; strand '-' reads the context "
+         "reverse-complemented, positions and REF/ALT bases still reported on the plus strand "
+         "as in a VCF). Each cell equals what score_variants reports for that SNV when the "
+         "context covers the scorer's reach. Returns the scorer, window and the 20 cells with "
+         "the largest |delta| (top_items); the whole matrix stays in the job "
+         "(full_result.job_url, or get_job).";
+}
+
 // Interval input (core/validation/genome_interval.h), the same for every prediction tool.
 constexpr std::string_view kIntervalInput =
     "interval: a stretch of the service's reference genome, {\"region\": "
@@ -352,6 +383,8 @@ std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& to
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);
     case ToolKind::kScoreVariants:
       return ScoreVariantsDescription(catalogue);
+    case ToolKind::kIsm:
+      return IsmDescription(catalogue);
     case ToolKind::kGetJob:
       return "Reads a job of yours (any job from the REST interface or a tool): while it runs, "
              "its progress; when done, the same summary a job tool returns; if it failed, the "
@@ -379,6 +412,8 @@ std::string Title(const ToolDef& tool) {
       return "Find genes and predict their expression";
     case ToolKind::kScoreVariants:
       return "Score variants";
+    case ToolKind::kIsm:
+      return "In-silico mutagenesis of a window";
     case ToolKind::kGetJob:
       return "Get a job";
     case ToolKind::kListJobs:
@@ -401,6 +436,7 @@ const std::vector<ToolDef>& Tools() {
     }
     t.push_back({"find_genes_and_predict_expression", ToolKind::kFindGenes, std::nullopt});
     t.push_back({"score_variants", ToolKind::kScoreVariants, std::nullopt});
+    t.push_back({"ism", ToolKind::kIsm, std::nullopt});
     t.push_back({"get_job", ToolKind::kGetJob, std::nullopt});
     t.push_back({"list_jobs", ToolKind::kListJobs, std::nullopt});
     t.push_back({"list_models", ToolKind::kListModels, std::nullopt});

@@ -1,5 +1,5 @@
-// The MCP tools: one per prediction task, the find-genes workflow, variant scoring, and the job
-// and model reads.
+// The MCP tools: one per prediction task, the find-genes workflow, variant scoring, in-silico
+// mutagenesis, and the job and model reads.
 // The variant workflow is not a tool (the contract says so: it takes an object in the caller's
 // storage, not a sequence, and is under development).
 //
@@ -27,6 +27,7 @@ enum class ToolKind {
   kListModels,
   kListContexts,
   kScoreVariants,  // POST /v1/variants/score
+  kIsm,            // POST /v1/ism
 };
 
 struct ToolDef {

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <initializer_list>
@@ -80,6 +81,34 @@ std::optional<Ranked> MainList(const std::string& task, const Value& data, Alloc
         return std::max(Number(Member(v, "dev")), Number(Member(v, "hk")));
       };
     }
+    return r;
+  }
+  if (task == "ism") {
+    // One hit per cell (position, ALT) of the matrix, the largest changes first.
+    const Value* positions = Member(data, "positions");
+    if (!positions || !positions->IsArray()) return std::nullopt;
+    Ranked r{"data.positions", "|delta| (descending)", {}, nullptr};
+    for (const auto& p : positions->GetArray()) {
+      const Value* alts = Member(p, "alt");
+      const Value* deltas = Member(p, "delta");
+      const Value* features = Member(p, "feature");
+      if (!alts || !deltas || !alts->IsArray() || !deltas->IsArray()) continue;
+      for (rapidjson::SizeType i = 0; i < alts->Size() && i < deltas->Size(); ++i) {
+        Value cell(rapidjson::kObjectType);
+        CopyMember(cell, p, "position", a);
+        CopyMember(cell, p, "ref", a);
+        cell.AddMember("alt", Value((*alts)[i], a), a);
+        cell.AddMember("delta", Value((*deltas)[i], a), a);
+        if (features && features->IsArray() && i < features->Size()) {
+          cell.AddMember("feature", Value((*features)[i], a), a);
+        }
+        r.items.push_back(std::move(cell));
+      }
+    }
+    r.score = [](const Value& v) {
+      const double delta = Number(Member(v, "delta"));  // -infinity when missing: ranked last
+      return std::isinf(delta) ? delta : std::abs(delta);
+    };
     return r;
   }
   if (task == "chromatin") {
@@ -298,6 +327,10 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   CopyMember(sc, *data, "output", a);
   if (auto ranked = MainList(task, *data, a)) sc.AddMember("top_items", TopItems(*ranked, a), a);
   if (task == "variant_score") AddVariantScores(sc, *data, a);
+  if (task == "ism") {
+    // What the cells are: the scorer, its options, what a delta is, the window mutated.
+    for (const char* key : {"scorer", "options", "value", "window"}) CopyMember(sc, *data, key, a);
+  }
   sc.AddMember("full_result", FullResult(job_id, task, data, style, a), a);
   return CallToolResult(sc, false, job_id, style);
 }

@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/sequence.h"
 #include "common/task.h"
 #include "core/render/json_writer.h"
 #include "core/validation/ism_request.h"
@@ -183,14 +184,19 @@ void TakeModel(const std::string& scorer, const VariantScoreResult& scored, IsmR
 }
 
 // The three SNVs of one position, scored one after the other through one IsmCallCache (the
-// second and third find their REF windows there).
-Status ScorePosition(const core::AdmittedIsm& admitted, int64_t offset, char ref,
+// second and third find their REF windows there). `ref` and the ALTs are plus-strand bases;
+// `offset` is the position's place in the context the model sees, which on a reversed context
+// holds their complements.
+Status ScorePosition(const core::AdmittedIsm& admitted, int64_t offset, char ref, bool reversed,
                      const ScoringServices& base, IsmCallTotals* totals,
                      const core::JobContext& context, IsmPosition* out,
                      VariantScoreResult* first) {
   IsmCallCache cache(base.backend, totals);
   ScoringServices services = base;
   services.backend = &cache;
+  const auto seen = [reversed](char b) {
+    return reversed ? ReverseComplement(std::string_view(&b, 1))[0] : b;
+  };
   for (char alt : kBases) {
     if (alt == ref) continue;
     core::AdmittedVariantScore one = admitted.scorer;
@@ -198,8 +204,8 @@ Status ScorePosition(const core::AdmittedIsm& admitted, int64_t offset, char ref
     v.assembly = kContextName;
     v.contig = kContextName;
     v.position = offset + 1;
-    v.ref = std::string(1, ref);
-    v.alt = std::string(1, alt);
+    v.ref = std::string(1, seen(ref));
+    v.alt = std::string(1, seen(alt));
     v.input = std::string(kContextName) + ":" + std::to_string(v.position) + ":" + v.ref + ":" +
               v.alt;
     one.input.variants = {v};
@@ -212,6 +218,7 @@ Status ScorePosition(const core::AdmittedIsm& admitted, int64_t offset, char ref
     }
     auto cell = CellOf(admitted.input.scorer, s);
     if (!cell.ok()) return cell.status();
+    cell->alt = alt;  // reported on the plus strand, whichever strand was scored
     out->cells.push_back(std::move(cell).value());
     if (first != nullptr && first->variants.empty()) *first = std::move(scored).value();
   }
@@ -230,7 +237,10 @@ StatusOr<IsmResult> ScoreIsm(const core::AdmittedIsm& admitted, const std::strin
   if (from < 0 || length < 1 || from + length > static_cast<int64_t>(context_bases.size())) {
     return Internal("ISM: the window does not lie inside its context");
   }
-  auto genome = ContextGenome(context_bases);
+  // Strand '-': the model sees the reverse complement; positions and bases stay plus-strand.
+  const bool reversed = in.interval && in.interval->strand == '-';
+  const int64_t context_length = static_cast<int64_t>(context_bases.size());
+  auto genome = ContextGenome(reversed ? ReverseComplement(context_bases) : context_bases);
   if (!genome.ok()) return genome.status();
   const ContextReference lookup(genome->get());
   const ScoringServices services{&lookup, &catalogue, &backend, nullptr, nullptr, 1};
@@ -262,9 +272,10 @@ StatusOr<IsmResult> ScoreIsm(const core::AdmittedIsm& admitted, const std::strin
       position.position = in.window_start + i;
       position.ref = context_bases[static_cast<size_t>(from + i)];
       VariantScoreResult own;
+      const int64_t seen_offset = reversed ? context_length - 1 - (from + i) : from + i;
       Status status =
-          ScorePosition(admitted, from + i, position.ref, services, &totals, inner, &position,
-                        i == 0 ? &own : nullptr);
+          ScorePosition(admitted, seen_offset, position.ref, reversed, services, &totals, inner,
+                        &position, i == 0 ? &own : nullptr);
       std::lock_guard<std::mutex> lock(mu);
       if (!status.ok()) {
         if (failure.ok()) failure = status;
@@ -403,7 +414,11 @@ class IsmJob : public core::Job {
     if (in.interval) {
       auto found = ResolveInterval(*in.interval, resources_);
       if (!found.ok()) return found.status();
-      auto read = IntervalBases(*found, *resources_->Genome(core::kGrch37)->reference);
+      // Read on the plus strand (the window's positions and REF bases are); ScoreIsm
+      // reverse-complements the context for strand '-'.
+      ResolvedInterval plus = *found;
+      plus.interval.strand = '+';
+      auto read = IntervalBases(plus, *resources_->Genome(core::kGrch37)->reference);
       if (!read.ok()) return read.status();
       bases = std::move(read).value();
       context_start = in.interval->start;

@@ -68,7 +68,9 @@ struct IsmResult {
 };
 
 // Scores every SNV of the window of `admitted.input` inside `context_bases` (whose first base is
-// at `context_start`: 1 for a sequence, the interval's start otherwise).
+// at `context_start`: 1 for a sequence, the interval's start otherwise). For an interval on
+// strand '-', `context_bases` are still the plus strand's: the model is given their reverse
+// complement, and the positions and bases reported are the plus strand's.
 StatusOr<IsmResult> ScoreIsm(const core::AdmittedIsm& admitted, const std::string& context_bases,
                              int64_t context_start, core::InferenceBackend& backend,
                              const core::ModelCatalogue& catalogue,

@@ -10,7 +10,6 @@
 // the Debian packages the reference comes from cannot be had.
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <zlib.h>
 
 #include <stdlib.h>
 
@@ -27,6 +26,7 @@
 
 #include "core/redis/redis_connection.h"
 #include "runner/genome/reference_genome.h"
+#include "tests/integration/reference_stack.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/variant_data.h"
 
@@ -38,49 +38,13 @@ const std::string kScorePath = "/v1/variants/score";
 constexpr int kCachedDb = 5;
 constexpr int kPlainDb = 6;
 
-struct CacheStacks {
-  Service* svc = nullptr;
-  std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
-  std::string dir;
+struct CacheStacks : ReferenceGenomeFixture {
   LaunchedWorker splice_a, splice_b;  // two replicas of the bundled splice-human package
   ChildProcess cached_runner, plain_runner, plain_runner_b;
   LaunchedGateway cached_gateway, plain_gateway;
   std::shared_ptr<dnaserve::core::RedisConnection> cached_redis, plain_redis;
   std::vector<int64_t> acceptor_g;  // 1-based positions of the G of internal acceptors' AG (+)
-
-  std::string Base(int64_t pos1, int64_t n = 1) const {
-    auto bases = reference->Fetch("20", pos1 - 1, pos1 - 1 + n);
-    REQUIRE(bases.ok());
-    return *bases;
-  }
 };
-
-// The G of the AG of the second exon of chr20 '+' genes in the RefSeq exon table.
-bool ReadAcceptors(const std::string& gz, CacheStacks* s, std::string* why) {
-  gzFile f = gzopen(gz.c_str(), "rb");
-  if (!f) {
-    *why = "cannot open " + gz;
-    return false;
-  }
-  std::map<std::string, std::set<int64_t>> plus_starts;
-  char line[4096];
-  while (gzgets(f, line, sizeof line)) {
-    std::istringstream fields(line);
-    std::string gene, chr, strand;
-    int64_t start = 0, end = 0;
-    if (!(fields >> gene >> chr >> start >> end >> strand)) continue;
-    if (chr == "chr20" && strand == "+") plus_starts[gene].insert(start);
-  }
-  gzclose(f);
-  for (const auto& [gene, starts] : plus_starts) {
-    if (starts.size() < 3) continue;
-    const int64_t exon = *std::next(starts.begin());
-    if (s->Base(exon - 2, 2) == "AG") s->acceptor_g.push_back(exon - 1);
-    if (s->acceptor_g.size() == 6) break;
-  }
-  if (s->acceptor_g.size() < 6) *why = "fewer than 6 AG acceptors found in " + gz;
-  return s->acceptor_g.size() == 6;
-}
 
 // A variable of this process's environment for one scope (child processes inherit it).
 struct ScopedEnv {
@@ -94,106 +58,63 @@ std::shared_ptr<dnaserve::core::RedisConnection> Database(const Service& svc, in
   return redis.ok() ? *redis : nullptr;
 }
 
-CacheStacks* GetStacks(std::string* skip) {
-  static std::string reason;
-  static CacheStacks* instance = []() -> CacheStacks* {
-    Service* svc = Service::Get(&reason);
-    if (svc == nullptr) return nullptr;
-    auto built = BuildCatalogue({}, &reason);
-    if (!built) return nullptr;
-    auto exons = DebianPackageFile(
-        "subread-data", "usr/share/doc/subread/examples/annotation/hg19_RefSeq_exon.txt.gz",
-        &reason);
-    if (!exons) return nullptr;
-    auto s = std::make_unique<CacheStacks>();
-    s->svc = svc;
-    auto reference = dnaserve::variant::ReferenceGenome::Open(built->fasta);
-    if (!reference.ok()) {
-      reason = reference.status().message();
-      return nullptr;
-    }
-    s->reference = std::move(reference).value();
-    if (!ReadAcceptors(*exons, s.get(), &reason)) return nullptr;
-    s->dir = MakeTempDir("dnaserve-answer-cache-it");
-    const std::string models = s->dir + "/models";
-    if (std::system(("mkdir -p " + models + " && cp -r " + SourceDir() +
-                     "/worker/packages/splice-human " + models + "/")
-                        .c_str()) != 0) {
-      reason = "cannot copy the splice-human package";
-      return nullptr;
-    }
-    for (LaunchedWorker* worker : {&s->splice_a, &s->splice_b}) {
-      WorkerLaunch launch;
-      launch.task = "splice";
-      launch.models_dir = models;
-      launch.log_path = s->dir + "/worker-splice-" + (worker == &s->splice_a ? "a" : "b") + ".log";
-      if (!worker->Start(std::move(launch)) || !worker->WaitUntilListening()) {
-        reason = "a splice worker did not start; see " + s->dir;
-        return nullptr;
-      }
-    }
-    // The service's workers, splice from the replicas above.
-    // The runners' settings through the environment they inherit (StartReferenceStack sets
-    // only the reference's); the gateways do not read these.
-    ScopedEnv ttl("DNASERVE_ANSWER_CACHE_TTL", "3600");
-    if (!StartReferenceStack(*svc, kCachedDb, WorkersWithSplice(*svc, s->splice_a.address()),
-                             *built,
-                             "splice", s->dir + "/cached", &s->cached_runner, &s->cached_gateway,
-                             &reason)) {
-      return nullptr;
-    }
-    // No cache, both splice workers.
-    const std::string both =
-        WorkersWithSplice(*svc, s->splice_a.address() + ";" + s->splice_b.address());
-    const std::map<std::string, std::string> plain_env = {{"DNASERVE_ANSWER_CACHE_BYTES", "0"},
-                                                          {"DNASERVE_RUNNER_SLOTS", "2"}};
-    ScopedEnv no_cache("DNASERVE_ANSWER_CACHE_BYTES", "0");
-    // Two jobs at once per runner, one per client: the concurrent test's jobs spread over
-    // both runners and none waits long (a sync request the gateway holds past its 120 s
-    // body timeout is answered 408 by its HTTP library).
-    ScopedEnv two_slots("DNASERVE_RUNNER_SLOTS", "2");
-    if (!StartReferenceStack(*svc, kPlainDb, both, *built, "splice", s->dir + "/plain",
-                             &s->plain_runner, &s->plain_gateway, &reason)) {
-      return nullptr;
-    }
-    auto env_b = plain_env;
-    env_b["DNASERVE_GRCH37_CATALOGUE"] = built->catalogue;
-    env_b["DNASERVE_GRCH37_FASTA"] = built->fasta;
-    env_b["DNASERVE_VARIANT_WORK_DIR"] = s->dir + "/plain-b-scratch";
-    std::error_code ignored;  // StartRunner's failure below says what went wrong
-    std::filesystem::create_directories(s->dir + "/plain-b-scratch", ignored);
-    if (!StartRunner(&s->plain_runner_b, svc->redis_url() + "/" + std::to_string(kPlainDb), both,
-                     s->dir + "/plain-runner-b.log", env_b)) {
-      reason = "the second runner did not start; see " + s->dir + "/plain-runner-b.log";
-      return nullptr;
-    }
-    s->cached_redis = Database(*svc, kCachedDb);
-    s->plain_redis = Database(*svc, kPlainDb);
-    if (!s->cached_redis || !s->plain_redis) {
-      reason = "cannot reach the service's Redis";
-      return nullptr;
-    }
-    std::atexit([] { delete instance; });
-    return s.release();
-  }();
-  *skip = reason;
-  return instance;
+std::unique_ptr<CacheStacks> MakeStacks(std::string* reason) {
+  auto s = std::make_unique<CacheStacks>();
+  if (!s->Open("dnaserve-answer-cache-it", reason)) return nullptr;
+  Service* svc = s->svc;
+  if (!s->ReadAcceptors(6, 6, &s->acceptor_g, nullptr, reason)) return nullptr;
+  if (!StartBundledSpliceWorker(s->dir, &s->splice_a, reason, "worker-splice-a.log") ||
+      !StartBundledSpliceWorker(s->dir, &s->splice_b, reason, "worker-splice-b.log")) {
+    return nullptr;
+  }
+  // The service's workers, splice from the replicas above.
+  // The runners' settings through the environment they inherit (StartReferenceStack sets
+  // only the reference's); the gateways do not read these.
+  ScopedEnv ttl("DNASERVE_ANSWER_CACHE_TTL", "3600");
+  if (!StartReferenceStack(*svc, kCachedDb, WorkersWithSplice(*svc, s->splice_a.address()),
+                           s->built, "splice", s->dir + "/cached", &s->cached_runner,
+                           &s->cached_gateway, reason)) {
+    return nullptr;
+  }
+  // No cache, both splice workers.
+  const std::string both =
+      WorkersWithSplice(*svc, s->splice_a.address() + ";" + s->splice_b.address());
+  const std::map<std::string, std::string> plain_env = {{"DNASERVE_ANSWER_CACHE_BYTES", "0"},
+                                                        {"DNASERVE_RUNNER_SLOTS", "2"}};
+  ScopedEnv no_cache("DNASERVE_ANSWER_CACHE_BYTES", "0");
+  // Two jobs at once per runner, one per client: the concurrent test's jobs spread over
+  // both runners and none waits long (a sync request the gateway holds past its 120 s
+  // body timeout is answered 408 by its HTTP library).
+  ScopedEnv two_slots("DNASERVE_RUNNER_SLOTS", "2");
+  if (!StartReferenceStack(*svc, kPlainDb, both, s->built, "splice", s->dir + "/plain",
+                           &s->plain_runner, &s->plain_gateway, reason)) {
+    return nullptr;
+  }
+  auto env_b = plain_env;
+  env_b["DNASERVE_GRCH37_CATALOGUE"] = s->built.catalogue;
+  env_b["DNASERVE_GRCH37_FASTA"] = s->built.fasta;
+  env_b["DNASERVE_VARIANT_WORK_DIR"] = s->dir + "/plain-b-scratch";
+  std::error_code ignored;  // StartRunner's failure below says what went wrong
+  std::filesystem::create_directories(s->dir + "/plain-b-scratch", ignored);
+  if (!StartRunner(&s->plain_runner_b, svc->redis_url() + "/" + std::to_string(kPlainDb), both,
+                   s->dir + "/plain-runner-b.log", env_b)) {
+    *reason = "the second runner did not start; see " + s->dir + "/plain-runner-b.log";
+    return nullptr;
+  }
+  s->cached_redis = Database(*svc, kCachedDb);
+  s->plain_redis = Database(*svc, kPlainDb);
+  if (!s->cached_redis || !s->plain_redis) {
+    *reason = "cannot reach the service's Redis";
+    return nullptr;
+  }
+  return s;
 }
 
-#define REQUIRE_STACKS(var)                      \
-  std::string var##_skip;                        \
-  CacheStacks* var = GetStacks(&var##_skip);     \
-  if (var == nullptr) {                          \
-    WARN("skipped: " << var##_skip);             \
-    return;                                      \
-  }
+#define REQUIRE_STACKS(var) REQUIRE_SHARED_FIXTURE(CacheStacks, var, MakeStacks)
 
 HttpResult Post(const std::string& base, const std::string& key, const std::string& path,
                 const std::string& body, std::vector<std::string> extra = {}) {
-  std::vector<std::string> headers = {"Authorization: Bearer " + key,
-                                      "Content-Type: application/json"};
-  for (auto& h : extra) headers.push_back(std::move(h));
-  return GatewayRequest("POST", base, path, headers, body, 600);
+  return PostJson(base, key, path, body, std::move(extra), 600);
 }
 
 std::string Snv(int64_t pos, const std::string& ref, const std::string& alt) {

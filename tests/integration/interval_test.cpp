@@ -19,6 +19,7 @@
 
 #include "common/sequence.h"
 #include "runner/genome/reference_genome.h"
+#include "tests/integration/reference_stack.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/test_files.h"
 #include "tests/support/variant_data.h"
@@ -27,81 +28,30 @@ using namespace dnaserve::testing;
 
 namespace {
 
-struct IntervalService {
-  Service* svc = nullptr;
-  std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
+struct IntervalService : ReferenceStack {
   int64_t chr20_length = 0;
-  std::string dir;
-  std::string base;
   std::string genome_file;  // bedtools: "chr20\t<length>"
-  LaunchedGateway gateway;
-  ChildProcess runner;
 
-  HttpResult Post(const std::string& path, const std::string& body,
-                  std::vector<std::string> extra = {}) const {
-    std::vector<std::string> headers = {"Authorization: Bearer " + svc->keys().alice,
-                                        "Content-Type: application/json"};
-    for (auto& h : extra) headers.push_back(std::move(h));
-    return GatewayRequest("POST", base, path, headers, body, 300);
-  }
   HttpResult Predict(const std::string& task, const std::string& body,
                      const std::string& format = "") const {
     return Post("/v1/tasks/" + task + "/predict" + (format.empty() ? "" : "?format=" + format),
                 body);
   }
-  // 1-based inclusive [start, end] of chr20, as the reference reads it.
-  std::string Cut(int64_t start, int64_t end) const {
-    auto bases = reference->Fetch("20", start - 1, end);
-    REQUIRE(bases.ok());
-    return *bases;
-  }
 };
 
-IntervalService* GetIntervalService(std::string* skip) {
-  static std::string reason;
-  static IntervalService* instance = []() -> IntervalService* {
-    std::string failure;
-    Service* svc = Service::Get(&failure);
-    if (svc == nullptr) {
-      reason = "the integration service did not start: " + failure;
-      return nullptr;
-    }
-    auto built = BuildCatalogue({}, &reason);
-    if (!built) return nullptr;
-    auto s = std::make_unique<IntervalService>();
-    s->svc = svc;
-    auto reference = dnaserve::variant::ReferenceGenome::Open(built->fasta);
-    if (!reference.ok()) {
-      reason = reference.status().message();
-      return nullptr;
-    }
-    s->reference = std::move(reference).value();
-    s->chr20_length = s->reference->ContigLength("20").value_or(0);
-    s->dir = MakeTempDir("dnaserve-interval-it");
-    s->genome_file = s->dir + "/chr20.genome";
-    WriteFile(s->genome_file, "chr20\t" + std::to_string(s->chr20_length) + "\n");
-    // Database 3: the integration service's runner holds no reference.
-    if (!StartReferenceStack(*svc, 3, "", *built, "annotation", s->dir, &s->runner, &s->gateway,
-                             &reason)) {
-      return nullptr;
-    }
-    s->base = s->gateway.base_url();
-    // Its gateway and runner stopped at exit, before the integration service's (atexit runs in
-    // reverse order).
-    std::atexit([] { delete instance; });
-    return s.release();
-  }();
-  *skip = reason;
-  return instance;
+std::unique_ptr<IntervalService> MakeIntervalService(std::string* reason) {
+  auto s = std::make_unique<IntervalService>();
+  if (!s->Open("dnaserve-interval-it", reason)) return nullptr;
+  s->chr20_length = s->reference->ContigLength("20").value_or(0);
+  s->genome_file = s->dir + "/chr20.genome";
+  WriteFile(s->genome_file, "chr20\t" + std::to_string(s->chr20_length) + "\n");
+  // Database 3, the service's workers: the integration service's runner holds no reference.
+  if (!s->Start(3, false, "annotation", reason)) return nullptr;
+  return s;
 }
 
-#define REQUIRE_INTERVAL_SERVICE(var)                       \
-  std::string var##_skip;                                   \
-  IntervalService* var = GetIntervalService(&var##_skip);   \
-  if (var == nullptr) {                                     \
-    WARN("skipped: " << var##_skip);                        \
-    return;                                                 \
-  }
+#define REQUIRE_INTERVAL_SERVICE(var) \
+  REQUIRE_SHARED_FIXTURE(IntervalService, var, MakeIntervalService)
 
 constexpr int64_t kStart = 5750001;  // chr20:5,750,001-5,760,000 (1-based inclusive)
 constexpr int64_t kEnd = 5760000;
@@ -462,13 +412,7 @@ TEST_CASE("interval: hostile intervals are clear 4xx errors in the envelope", "[
     auto doc = ParseJson(r.body);
     REQUIRE(doc->HasMember("error"));
     if (c.loc.empty()) continue;
-    const auto& errors = (*doc)["error"]["details"]["errors"];
-    REQUIRE(errors.Size() >= 1);
-    std::string loc;
-    for (const auto& part : errors[0]["loc"].GetArray()) {
-      loc += (loc.empty() ? "" : ".") + std::string(part.GetString());
-    }
-    CHECK(loc == c.loc);
+    CHECK(FirstErrorLocation(*doc) == c.loc);
   }
   // Text tracks stay synchronous for intervals too.
   auto text_async = s->Post("/v1/tasks/splice/predict?format=bed",

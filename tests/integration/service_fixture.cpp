@@ -274,16 +274,17 @@ std::string MinimalBody(const std::string& task, size_t length) {
   return "{\"sequence\": \"" + RandomDna(length) + "\"}";
 }
 
-bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason) {
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason,
+                              const std::string& log_name) {
   WorkerLaunch splice;
   splice.task = "splice";
   splice.models_dir = dir + "/models";
-  splice.log_path = dir + "/worker-splice.log";
+  splice.log_path = dir + "/" + log_name;
   if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
                    "/worker/packages/splice-human " + splice.models_dir + "/")
                       .c_str()) != 0 ||
       !worker->Start(std::move(splice)) || !worker->WaitUntilListening()) {
-    *reason = "the splice worker did not start; see " + dir + "/worker-splice.log";
+    *reason = "the splice worker did not start; see " + dir + "/" + log_name;
     return false;
   }
   return true;

@@ -114,8 +114,10 @@ bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
                          std::string* reason);
 // Starts the bundled splice-human package (the service's splice default: per-base, char tokens,
 // a 1,000 bp flank; not the integration service's generated tiny one) in a worker of its own,
-// its package copied under `dir`/models, its log `dir`/worker-splice.log. False with the reason.
-bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason);
+// its package copied under `dir`/models, its log `dir`/`log_name`. False with the reason.
+// Replicas share the copy: call again with the same `dir` and another `log_name`.
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason,
+                              const std::string& log_name = "worker-splice.log");
 // `svc`'s workers spec with its splice entry pointed at `splice_address`.
 std::string WorkersWithSplice(const Service& svc, const std::string& splice_address);
 

@@ -21,6 +21,7 @@
 
 #include "common/digest.h"
 #include "runner/genome/reference_genome.h"
+#include "tests/integration/reference_stack.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/test_files.h"
 #include "tests/support/variant_data.h"
@@ -31,29 +32,13 @@ namespace {
 
 const std::string kPath = "/v1/variants/score";
 
-struct ScoreService {
-  Service* svc = nullptr;
-  BuiltCatalogue built;
-  std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
-  std::string dir;
-  std::string base;
-  std::string workers;  // the runner's DNASERVE_WORKERS (a replacement runner gets the same)
-  LaunchedWorker splice;  // the bundled splice-human package (the service's are tiny models)
-  LaunchedGateway gateway;
-  ChildProcess runner;
+// Its splice worker is the bundled splice-human package (the service's are tiny models).
+struct ScoreService : ReferenceStack {
   std::vector<int64_t> acceptor_g;  // 1-based positions of the G of internal acceptors' AG (+)
   std::vector<int64_t> boundaries;  // every exon start and end on chr20, sorted
 
-  HttpResult Post(const std::string& body, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> headers = {"Authorization: Bearer " + svc->keys().alice,
-                                        "Content-Type: application/json"};
-    for (auto& h : extra) headers.push_back(std::move(h));
-    return GatewayRequest("POST", base, kPath, headers, body, 300);
-  }
-  std::string Base(int64_t pos1, int64_t n = 1) const {
-    auto bases = reference->Fetch("20", pos1 - 1, pos1 - 1 + n);
-    REQUIRE(bases.ok());
-    return *bases;
+  HttpResult Score(const std::string& body, std::vector<std::string> extra = {}) const {
+    return Post(kPath, body, std::move(extra));
   }
   bool FarFromExons(int64_t pos, int64_t margin) const {
     auto it = std::lower_bound(boundaries.begin(), boundaries.end(), pos - margin);
@@ -61,97 +46,16 @@ struct ScoreService {
   }
 };
 
-// chr20 '+' genes of the RefSeq exon table: the G of each internal exon's acceptor AG (checked
-// against the reference), and every exon boundary.
-bool ReadJunctions(const std::string& gz, ScoreService* s, std::string* why) {
-  gzFile f = gzopen(gz.c_str(), "rb");
-  if (!f) {
-    *why = "cannot open " + gz;
-    return false;
-  }
-  std::map<std::string, std::vector<int64_t>> plus_starts;  // gene -> exon starts
-  char line[4096];
-  while (gzgets(f, line, sizeof line)) {
-    std::istringstream fields(line);
-    std::string gene, chr, strand;
-    int64_t start = 0, end = 0;
-    if (!(fields >> gene >> chr >> start >> end >> strand)) continue;
-    if (chr != "chr20") continue;
-    s->boundaries.push_back(start);
-    s->boundaries.push_back(end);
-    if (strand == "+") plus_starts[gene].push_back(start);
-  }
-  gzclose(f);
-  std::sort(s->boundaries.begin(), s->boundaries.end());
-  for (auto& [gene, starts] : plus_starts) {
-    std::sort(starts.begin(), starts.end());
-    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-    if (starts.size() < 3) continue;
-    const int64_t exon = starts[1];  // the second exon: internal
-    if (s->Base(exon - 2, 2) == "AG") s->acceptor_g.push_back(exon - 1);
-    if (s->acceptor_g.size() == 8) break;
-  }
-  if (s->acceptor_g.size() < 5) {
-    *why = "fewer than 5 AG acceptors found in " + gz;
-    return false;
-  }
-  return true;
+std::unique_ptr<ScoreService> MakeScoreService(std::string* reason) {
+  auto s = std::make_unique<ScoreService>();
+  if (!s->Open("dnaserve-variant-score-it", reason)) return nullptr;
+  if (!s->ReadAcceptors(5, 8, &s->acceptor_g, &s->boundaries, reason)) return nullptr;
+  // Database 2: the integration service's runner holds no reference.
+  if (!s->Start(2, true, "splice", reason)) return nullptr;
+  return s;
 }
 
-ScoreService* GetScoreService(std::string* skip) {
-  static std::string reason;
-  static ScoreService* instance = []() -> ScoreService* {
-    std::string failure;
-    Service* svc = Service::Get(&failure);
-    if (svc == nullptr) {
-      reason = "the integration service did not start: " + failure;
-      return nullptr;
-    }
-    auto built = BuildCatalogue({}, &reason);
-    if (!built) return nullptr;
-    auto exons = DebianPackageFile(
-        "subread-data", "usr/share/doc/subread/examples/annotation/hg19_RefSeq_exon.txt.gz",
-        &reason);
-    if (!exons) return nullptr;
-    auto s = std::make_unique<ScoreService>();
-    s->svc = svc;
-    s->built = *built;
-    auto reference = dnaserve::variant::ReferenceGenome::Open(built->fasta);
-    if (!reference.ok()) {
-      reason = reference.status().message();
-      return nullptr;
-    }
-    s->reference = std::move(reference).value();
-    if (!ReadJunctions(*exons, s.get(), &reason)) return nullptr;
-    s->dir = MakeTempDir("dnaserve-variant-score-it");
-    // The real splice model: the one the service ships as its splice default (per-base, char
-    // tokens, a 1,000 bp flank), not the integration service's generated tiny one.
-    if (!StartBundledSpliceWorker(s->dir, &s->splice, &reason)) return nullptr;
-    // The service's workers, but splice from the one above.
-    const std::string workers = WorkersWithSplice(*svc, s->splice.address());
-    s->workers = workers;
-    // Database 2: the integration service's runner holds no reference.
-    if (!StartReferenceStack(*svc, 2, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
-                             &reason)) {
-      return nullptr;
-    }
-    s->base = s->gateway.base_url();
-    // Its gateway, runner and splice worker stopped at exit, before the integration service's
-    // (atexit runs in reverse order): left running, every test process would leave three.
-    std::atexit([] { delete instance; });
-    return s.release();
-  }();
-  *skip = reason;
-  return instance;
-}
-
-#define REQUIRE_SCORE_SERVICE(var)                 \
-  std::string var##_skip;                          \
-  ScoreService* var = GetScoreService(&var##_skip); \
-  if (var == nullptr) {                            \
-    WARN("skipped: " << var##_skip);               \
-    return;                                        \
-  }
+#define REQUIRE_SCORE_SERVICE(var) REQUIRE_SHARED_FIXTURE(ScoreService, var, MakeScoreService)
 
 std::string Snv(int64_t pos, const std::string& ref, const std::string& alt) {
   return "chr20:" + std::to_string(pos) + ":" + ref + ":" + alt;
@@ -227,7 +131,7 @@ TEST_CASE("variant scoring: annotated acceptors score far above random SNVs, err
   variants.push_back("{\"assembly\": \"GRCh38\", \"contig\": \"chr20\", \"position\": 100, "
                      "\"ref\": \"A\", \"alt\": \"G\"}");  // 22 unknown_assembly
 
-  auto r = s->Post(Body(variants));
+  auto r = s->Score(Body(variants));
   INFO(r.body.substr(0, 2000));
   REQUIRE(r.status == 200);
   auto doc = ParseJson(r.body);
@@ -297,7 +201,7 @@ TEST_CASE("variant scoring: a variant scores the same alone and among 100", "[va
   // deletion of its AG.
   std::vector<std::string> candidates;
   for (size_t i = 0; i < 5; ++i) candidates.push_back(Quoted(Snv(s->acceptor_g[i], "G", "C")));
-  auto first = s->Post(Body(candidates));
+  auto first = s->Score(Body(candidates));
   REQUIRE(first.status == 200);
   auto f = ParseJson(first.body);
   size_t best = 0;
@@ -311,9 +215,9 @@ TEST_CASE("variant scoring: a variant scores the same alone and among 100", "[va
   const std::string junction = Snv(g, "G", "C");
   const std::string deletion =
       "chr20:" + std::to_string(g - 2) + ":" + s->Base(g - 2) + "AG:" + s->Base(g - 2);
-  auto alone = s->Post(Body({Quoted(junction)}));
+  auto alone = s->Score(Body({Quoted(junction)}));
   REQUIRE(alone.status == 200);
-  auto alone_deletion = s->Post(Body({Quoted(deletion)}));
+  auto alone_deletion = s->Score(Body({Quoted(deletion)}));
   REQUIRE(alone_deletion.status == 200);
 
   std::vector<std::string> hundred;
@@ -321,7 +225,7 @@ TEST_CASE("variant scoring: a variant scores the same alone and among 100", "[va
   hundred.insert(hundred.begin() + 41, Quoted(junction));
   hundred.insert(hundred.begin() + 77, Quoted(deletion));
   REQUIRE(hundred.size() == 100);
-  auto batch = s->Post(Body(hundred));
+  auto batch = s->Score(Body(hundred));
   REQUIRE(batch.status == 200);
   auto a = ParseJson(alone.body);
   auto d = ParseJson(alone_deletion.body);
@@ -340,8 +244,8 @@ TEST_CASE("variant scoring: a RefSeq accession names the same contig as chr20 an
   REQUIRE_SCORE_SERVICE(s);
   const int64_t g = s->acceptor_g[0];
   const std::string position = std::to_string(g);
-  auto by_name = s->Post(Body({Quoted("chr20:" + position + ":G:C")}));
-  auto by_accession = s->Post(Body({Quoted("NC_000020.10:" + position + ":G:C"),
+  auto by_name = s->Score(Body({Quoted("chr20:" + position + ":G:C")}));
+  auto by_accession = s->Score(Body({Quoted("NC_000020.10:" + position + ":G:C"),
                                     Quoted("20:" + position + ":G:C"),
                                     Quoted("NC_000020.11:" + position + ":G:C")}));
   REQUIRE(by_name.status == 200);
@@ -366,30 +270,30 @@ TEST_CASE("variant scoring: request-level errors are 4xx in the envelope", "[var
   REQUIRE_SCORE_SERVICE(s);
   // Past the batch limit (20,000; more than 100 is a job).
   std::vector<std::string> many(20001, Quoted("chr20:100:A:G"));
-  auto too_many = s->Post(Body(many));
+  auto too_many = s->Score(Body(many));
   CHECK(too_many.status == 422);
   CHECK(too_many.body.find("20000") != std::string::npos);
   CHECK(too_many.body.find("body") != std::string::npos);
-  auto not_list = s->Post("{\"variants\": \"chr20:100:A:G\"}");
+  auto not_list = s->Score("{\"variants\": \"chr20:100:A:G\"}");
   CHECK(not_list.status == 422);
-  auto scorer = s->Post(Body({Quoted("chr20:100:A:G")}, ", \"scorers\": {\"promoterz\": {}}"));
+  auto scorer = s->Score(Body({Quoted("chr20:100:A:G")}, ", \"scorers\": {\"promoterz\": {}}"));
   CHECK(scorer.status == 422);
   CHECK(scorer.body.find("promoterz") != std::string::npos);
   auto distance =
-      s->Post(Body({Quoted("chr20:100:A:G")}, ", \"scorers\": {\"splice\": {\"distance\": 5001}}"));
+      s->Score(Body({Quoted("chr20:100:A:G")}, ", \"scorers\": {\"splice\": {\"distance\": 5001}}"));
   CHECK(distance.status == 422);
-  auto malformed = s->Post("{\"variants\": [");
+  auto malformed = s->Score("{\"variants\": [");
   CHECK(malformed.status == 400);
-  auto async = s->Post(Body({Quoted("chr20:100:A:G")}), {"Prefer: respond-async"});
+  auto async = s->Score(Body({Quoted("chr20:100:A:G")}), {"Prefer: respond-async"});
   CHECK(async.status == 400);
-  auto xml = s->Post(Body({Quoted("chr20:100:A:G")}), {"Accept: application/xml"});
+  auto xml = s->Score(Body({Quoted("chr20:100:A:G")}), {"Accept: application/xml"});
   CHECK(xml.status == 415);
   for (const auto* r : {&too_many, &not_list, &scorer, &distance, &malformed, &async, &xml}) {
     auto doc = ParseJson(r->body);
     CHECK(doc->HasMember("error"));
   }
   // A sync answer is also the job's stored result, polled as any job's (and documented).
-  auto scored = s->Post(Body({Quoted(Snv(s->acceptor_g[0], "G", "C"))}));
+  auto scored = s->Score(Body({Quoted(Snv(s->acceptor_g[0], "G", "C"))}));
   REQUIRE(scored.status == 200);
   auto scored_doc = ParseJson(scored.body);
   const std::string job_id = (*scored_doc)["meta"]["job_id"].GetString();
@@ -514,7 +418,7 @@ TEST_CASE("variant scoring: expression, chromatin and promoter, each naming its 
   const std::string scorers =
       ", \"scorers\": {\"splice\": {}, \"expression\": {\"contexts\": [\"E066\", "
       "\"UBERON:0002048\", \"brain\"]}, \"chromatin\": null, \"promoter\": {}}";
-  auto r = s->Post(Body({Quoted(snv), Quoted(far_snv), Quoted(Snv(pos, ref, ref)),
+  auto r = s->Score(Body({Quoted(snv), Quoted(far_snv), Quoted(Snv(pos, ref, ref)),
                          Quoted("chr20:" + std::to_string(pos) + ":" +
                                 std::string(1, OtherBase(ref[0])) + ":" + ref)},
                         scorers));
@@ -630,7 +534,7 @@ TEST_CASE("variant scoring: expression, chromatin and promoter, each naming its 
         Approx((*pdoc)["data"]["window_details"][0]["score"].GetDouble()).margin(1e-4));
 
   // Options: top and distance are applied.
-  auto small = s->Post(Body({Quoted(snv)}, ", \"scorers\": {\"chromatin\": {\"top\": 3}, "
+  auto small = s->Score(Body({Quoted(snv)}, ", \"scorers\": {\"chromatin\": {\"top\": 3}, "
                                            "\"promoter\": {\"distance\": 0}}"));
   REQUIRE(small.status == 200);
   auto sdoc = ParseJson(small.body);
@@ -662,7 +566,7 @@ TEST_CASE("variant scoring: the other scorers' options are checked, and a scorer
        {"{\"expression\": {}}", "{\"expression\": {\"contexts\": []}}",
         "{\"chromatin\": {\"top\": 0}}", "{\"promoter\": {\"distance\": 10001}}",
         "{\"promoter\": {\"window\": 5}}"}) {
-    auto r = s->Post(Body({v}, ", \"scorers\": " + scorers));
+    auto r = s->Score(Body({v}, ", \"scorers\": " + scorers));
     INFO(scorers << " -> " << r.body);
     CHECK(r.status == 422);
     CHECK(r.body.find("\"scorers\"") != std::string::npos);
@@ -971,7 +875,7 @@ TEST_CASE("variant scoring: a VCF body is a batch job whose annotated VCF bcftoo
   CHECK((*summary)["meta"]["chunks"].GetInt64() == 1);
 
   // The same variant scored alone, synchronously: the same scores.
-  auto alone = s->Post(Body({Quoted(Snv(acceptor, "G", "C"))}));
+  auto alone = s->Score(Body({Quoted(Snv(acceptor, "G", "C"))}));
   REQUIRE(alone.status == 200);
   auto alone_doc = ParseJson(alone.body);
   CHECK(SpliceText((*alone_doc)["data"]["results"][0]) == SpliceText(results[0]));
@@ -1049,7 +953,7 @@ TEST_CASE("variant scoring: hostile batch inputs get a clear 4xx or per-variant 
   CHECK((*summary)["data"]["errors_by_code"]["unknown_contig"].GetInt64() == 10000);
   CHECK((*summary)["meta"]["chunks"].GetInt64() == 100);
   // More than 100 JSON variants are a job too, whatever Prefer says.
-  auto json_batch = s->Post(Body(std::vector<std::string>(101, Quoted("chr99:100:A:G"))));
+  auto json_batch = s->Score(Body(std::vector<std::string>(101, Quoted("chr99:100:A:G"))));
   auto json_done = FinishedJob(*s, JobIdOf(json_batch));
   REQUIRE(json_done.status == 200);
   CHECK((*ParseJson(json_done.body))["data"]["errors_by_code"]["unknown_contig"].GetInt64() ==
@@ -1143,7 +1047,7 @@ TEST_CASE("variant scoring: quantiles against the shipped background, near 1 for
   std::vector<std::string> variants;
   for (size_t i = 0; i < 5; ++i) variants.push_back(Quoted(Snv(s->acceptor_g[i], "G", "C")));
   for (const auto& r : RandomSnvs(*s, 3, 20261129)) variants.push_back(Quoted(r));
-  auto r = s->Post(Body(variants));
+  auto r = s->Score(Body(variants));
   INFO(r.body.substr(0, 3000));
   REQUIRE(r.status == 200);
   auto doc = ParseJson(r.body);
@@ -1182,7 +1086,7 @@ TEST_CASE("variant scoring: quantiles against the shipped background, near 1 for
   CHECK(highest_quiet < 0.99);
 
   // At another distance than the background's: null, and why.
-  auto other = s->Post(Body({variants[0]}, ", \"scorers\": {\"splice\": {\"distance\": 20}, "
+  auto other = s->Score(Body({variants[0]}, ", \"scorers\": {\"splice\": {\"distance\": 20}, "
                                            "\"promoter\": {}}"));
   INFO(other.body.substr(0, 3000));
   REQUIRE(other.status == 200);

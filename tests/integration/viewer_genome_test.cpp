@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "runner/genome/reference_genome.h"
+#include "tests/integration/reference_stack.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/variant_data.h"
 
@@ -23,54 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct GenomeViewerService {
-  Service* svc = nullptr;
-  std::unique_ptr<dnaserve::variant::ReferenceGenome> reference;
-  std::string dir;
-  LaunchedWorker splice;
-  LaunchedGateway gateway;
-  ChildProcess runner;
+// Its splice worker is the bundled splice-human package.
+using GenomeViewerService = ReferenceStack;
 
-  std::string Base(int64_t pos1) const {
-    auto bases = reference->Fetch("20", pos1 - 1, pos1);
-    REQUIRE(bases.ok());
-    return *bases;
-  }
-};
-
-GenomeViewerService* GetGenomeViewerService(std::string* skip) {
-  static std::string reason;
-  static GenomeViewerService* instance = []() -> GenomeViewerService* {
-    std::string failure;
-    Service* svc = Service::Get(&failure);
-    if (svc == nullptr) {
-      reason = "the integration service did not start: " + failure;
-      return nullptr;
-    }
-    auto built = BuildCatalogue({}, &reason);
-    if (!built) return nullptr;
-    auto s = std::make_unique<GenomeViewerService>();
-    s->svc = svc;
-    auto reference = dnaserve::variant::ReferenceGenome::Open(built->fasta);
-    if (!reference.ok()) {
-      reason = reference.status().message();
-      return nullptr;
-    }
-    s->reference = std::move(reference).value();
-    s->dir = MakeTempDir("dnaserve-viewer-genome");
-    if (!StartBundledSpliceWorker(s->dir, &s->splice, &reason)) return nullptr;
-    const std::string workers = WorkersWithSplice(*svc, s->splice.address());
-    // Database 6: the integration service's runner holds no reference.
-    if (!StartReferenceStack(*svc, 6, workers, *built, "splice", s->dir, &s->runner, &s->gateway,
-                             &reason)) {
-      return nullptr;
-    }
-    // Its gateway, runner and splice worker stopped at exit, before the integration service's.
-    std::atexit([] { delete instance; });
-    return s.release();
-  }();
-  *skip = reason;
-  return instance;
+std::unique_ptr<GenomeViewerService> MakeGenomeViewerService(std::string* reason) {
+  auto s = std::make_unique<GenomeViewerService>();
+  if (!s->Open("dnaserve-viewer-genome", reason)) return nullptr;
+  // Database 6: the integration service's runner holds no reference.
+  if (!s->Start(6, true, "splice", reason)) return nullptr;
+  return s;
 }
 
 char OtherBase(char b) { return b == 'C' ? 'T' : 'C'; }
@@ -78,12 +40,7 @@ char OtherBase(char b) { return b == 'C' ? 'T' : 'C'; }
 TEST_CASE("viewer: the locus box draws tasks asked by interval at genome coordinates and the "
           "variant box draws REF vs ALT, with errors in plain words, at 1400x900",
           "[clients][viewer]") {
-  std::string skip;
-  GenomeViewerService* s = GetGenomeViewerService(&skip);
-  if (s == nullptr) {
-    WARN("skipped: " << skip);
-    return;
-  }
+  REQUIRE_SHARED_FIXTURE(GenomeViewerService, s, MakeGenomeViewerService);
   const std::string runner = SourceDir() + "/tests/viewer/viewer_genome_test.js";
   if (!fs::exists(SourceDir() + "/tests/viewer/node_modules/puppeteer-core") ||
       !fs::exists("/usr/bin/chromium")) {

@@ -9,6 +9,7 @@
 
 #include "core/admission/commands.h"
 #include "core/validation/variant_score_request.h"
+#include "tests/support/validation_checks.h"
 
 using namespace dnaserve;
 using namespace dnaserve::core;
@@ -16,22 +17,12 @@ using namespace dnaserve::core;
 namespace {
 
 ValidatedVariantScore Valid(const std::string& body) {
-  auto v = ValidateVariantScoreBody(body);
-  CATCH_INFO(body << " -> " << (v.ok() ? "ok" : v.status().message()));
-  CATCH_REQUIRE(v.ok());
-  return std::move(v).value();
+  return testing::RequireValid(ValidateVariantScoreBody, body);
 }
 
 // The request-level refusal of `body`: its code and its first error's location, joined by '.'.
 std::string RefusedAt(const std::string& body) {
-  auto v = ValidateVariantScoreBody(body);
-  CATCH_INFO(body);
-  CATCH_REQUIRE_FALSE(v.ok());
-  const auto* details = std::get_if<ValidationDetails>(&v.status().details());
-  if (details == nullptr || details->errors.empty()) return std::string(ErrorCodeName(v.status().code()));
-  std::string loc;
-  for (const auto& part : details->errors[0].loc) loc += (loc.empty() ? "" : ".") + part;
-  return loc;
+  return testing::RefusalOf(ValidateVariantScoreBody, body);
 }
 
 std::string ProblemOf(const std::string& variant_json) {

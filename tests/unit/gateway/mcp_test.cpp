@@ -161,8 +161,8 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
   CHECK(names == std::vector<std::string>{"predict_promoter", "predict_splice", "predict_enhancer",
                                           "predict_chromatin", "predict_annotation",
                                           "predict_expression", "find_genes_and_predict_expression",
-                                          "score_variants", "get_job", "list_jobs", "list_models",
-                                          "list_contexts"});
+                                          "score_variants", "ism", "get_job", "list_jobs",
+                                          "list_models", "list_contexts"});
   CHECK(FindTool("genomic_variant_interpretation") == nullptr);
 }
 
@@ -197,6 +197,13 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
   CHECK(score["properties"]["scorers"]["properties"].HasMember("expression"));
   CHECK(score["properties"]["scorers"]["properties"]["chromatin"]["properties"]["top"]["default"]
             .GetInt() == 10);
+  // ism takes POST /v1/ism's request: a context, the window, one scorer and its options.
+  auto ism = Parse(InputSchemaJson(catalogue, *FindTool("ism")));
+  CHECK(std::string(ism["required"][0].GetString()) == "window");
+  CHECK(ism["properties"]["window"]["required"].Size() == 2);
+  CHECK(ism["properties"]["scorers"]["properties"].HasMember("promoter"));
+  CHECK_FALSE(ism["properties"]["scorers"]["properties"].HasMember("expression"));
+  CHECK(text_has_region(InputSchemaJson(catalogue, *FindTool("ism"))));
   auto jobs = Parse(InputSchemaJson(catalogue, *FindTool("list_jobs")));
   CHECK(jobs["properties"]["limit"]["maximum"].GetInt() == 500);
   auto models = Parse(InputSchemaJson(catalogue, *FindTool("list_models")));
