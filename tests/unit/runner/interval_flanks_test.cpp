@@ -208,6 +208,7 @@ FindGenesRun RunFindGenesInterval(int64_t start, int64_t end, char strand) {
   FindGenesRun run;
   run.windows = backend.windows;
   for (const auto& gene : doc["data"]["expression_predictions"].GetArray()) {
+    // (the intervals are long enough that a gene's window would be N-padded, not skipped)
     REQUIRE_FALSE(gene["skipped"].GetBool());
     run.genes.push_back(GeneRow{gene["tss_position"].GetInt64(), gene["strand"].GetString(),
                                 gene["expression"].GetDouble(), gene["padded_bp"].GetInt64()});
@@ -232,7 +233,8 @@ int64_t OneBased(int64_t pos0) { return pos0 + 1; }
 TEST_CASE("find-genes by interval reads the flanks of a gene near the interval's start",
           "[interval][find_genes][flanks]") {
   // The '+' gene's TSS is 100 bp inside the interval: 4,499 bp of its window lie before it.
-  const FindGenesRun edge = RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 3000), '+');
+  const FindGenesRun edge =
+      RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 8000), '+');
   const FindGenesRun wide =
       RunFindGenesInterval(OneBased(kPlusTss - 12000), OneBased(kPlusTss + 12000), '+');
   REQUIRE(edge.windows.size() == 1);
@@ -251,7 +253,7 @@ TEST_CASE("find-genes by interval reads the flanks of a minus-strand gene near t
   // The '-' gene's window reaches 4,600 bp past its TSS on the plus strand; the interval ends
   // 30 bp after it.
   const FindGenesRun edge =
-      RunFindGenesInterval(OneBased(kMinusTss - 2000), OneBased(kMinusTss + 30), '+');
+      RunFindGenesInterval(OneBased(kMinusTss - 8000), OneBased(kMinusTss + 30), '+');
   const FindGenesRun wide =
       RunFindGenesInterval(OneBased(kMinusTss - 9000), OneBased(kMinusTss + 9000), '+');
   REQUIRE(edge.windows.size() == 1);
@@ -267,16 +269,16 @@ TEST_CASE("find-genes by a minus-strand interval reads the flanks in the analyse
   // strand '-' analyses the reverse complement: the '+' gene near the interval's start is near
   // the analysed sequence's end, and its flank before it on the contig follows the region there.
   const FindGenesRun edge =
-      RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 3000), '-');
+      RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 8000), '-');
   const FindGenesRun plus =
-      RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 3000), '+');
+      RunFindGenesInterval(OneBased(kPlusTss - 100), OneBased(kPlusTss + 8000), '+');
   REQUIRE(edge.windows.size() == 1);
   CHECK(edge.windows[0] == ExpectedWindow(kPlusTss, '+'));
   CHECK(GeneAt(edge, kPlusTss).strand == "+");
   CHECK(GeneAt(edge, kPlusTss).expression == GeneAt(plus, kPlusTss).expression);
   // And the '-' gene near a minus-strand interval's end.
   const FindGenesRun minus_edge =
-      RunFindGenesInterval(OneBased(kMinusTss - 2000), OneBased(kMinusTss + 30), '-');
+      RunFindGenesInterval(OneBased(kMinusTss - 8000), OneBased(kMinusTss + 30), '-');
   REQUIRE(minus_edge.windows.size() == 1);
   CHECK(minus_edge.windows[0] == ExpectedWindow(kMinusTss, '-'));
 }
