@@ -25,7 +25,8 @@ FILE.bed asks the service to read the interval from its reference genome (GET /v
 included, is then in genome coordinates, and each result's meta.interval echoes its interval.
 
 Expression: the TSS is the record's centre (length // 2) unless --tss-index is given; a record
-of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp.
+of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp. With
+--region, --tss-genome-position names the TSS on the contig (1-based, inside the interval).
 """
 
 import argparse
