@@ -111,15 +111,78 @@ void FillAnnotationOptions(const CheckedObject& body, const CheckedObject& optio
                         body.Failed("sequence_name"), errors, out);
 }
 
+// Sets the scored window of the TSS at `tss` (an offset into the analysed sequence).
+void SetScoredWindow(int64_t tss, ValidatedPredict* out) {
+  out->tss_index = tss;
+  // The request's sequence is already the gene's sense strand.
+  const PlusStrandSpan window = TssWindowSpan(tss, /*minus_strand=*/false);
+  out->scored_start = window.start;
+  out->scored_end = window.end;
+}
+
+// Expression by interval with tss_genome_position: the TSS as a 1-based position on the
+// interval's contig (the convention of interval.start/end and of variant positions). It must
+// lie inside the interval; the window around it is read from the reference by the runner, so a
+// TSS near the interval's edge is scored on the reference's bases, not N. On strand '-' the
+// sense strand is the minus strand, so the offset is counted from the interval's end.
+// Returns false when the field is absent (then tss_index's rules apply).
+bool ApplyTssGenomePosition(const CheckedObject& body, std::vector<FieldError>* errors,
+                            ValidatedPredict* out) {
+  const std::optional<int64_t> position = body.Integer(kTssGenomePositionField);
+  if (!position) return false;
+  const std::vector<std::string> at = {"body", std::string(kTssGenomePositionField)};
+  if (body.Has("tss_index")) {
+    Report(errors, FieldError{{"body"},
+                              "send exactly one of tss_index (an offset into the analysed "
+                              "sequence) and tss_genome_position (a position on the interval's "
+                              "contig), not both",
+                              "value_error"});
+    return true;
+  }
+  if (!out->interval) {
+    // With a sequence there is no contig to place the position on; an interval that failed its
+    // own checks already has its error.
+    if (!body.Has("interval") && !body.Failed("interval")) {
+      Report(errors, FieldError{at,
+                                "tss_genome_position needs interval input; with sequence, give "
+                                "the TSS as tss_index (a 0-based offset into the sequence)",
+                                "value_error"});
+    }
+    return true;
+  }
+  const GenomeInterval& interval = *out->interval;
+  if (*position < interval.start || *position > interval.end) {
+    Report(errors, FieldError{at,
+                              "tss_genome_position must lie inside the interval " +
+                                  interval.Label() + " (" + std::to_string(interval.start) +
+                                  " <= tss_genome_position <= " + std::to_string(interval.end) +
+                                  ", 1-based); got " + std::to_string(*position),
+                              "value_error"});
+    return true;
+  }
+  SetScoredWindow(interval.strand == '-' ? interval.end - *position : *position - interval.start,
+                  out);
+  return true;
+}
+
 // Expression: tss_index rules (reported at [body], as a model-level check) and the exact slice.
-// `bases` is null for an interval, whose bases a runner cuts the window from
-// (SliceExpressionWindow).
+// `bases` is null for an interval, whose bases a runner reads the window from.
 void ApplyExpressionWindow(const CheckedObject& body, const std::string* bases, int64_t length,
                            std::vector<FieldError>* errors, ValidatedPredict* out) {
-  if (body.Failed("tss_index")) return;  // its type error is already at [body, tss_index]
+  // Type errors are already at [body, tss_index] / [body, tss_genome_position].
+  if (body.Failed("tss_index") || body.Failed(kTssGenomePositionField)) return;
+  if (ApplyTssGenomePosition(body, errors, out)) return;
   const int64_t half = kExpressionHalfWindowBp;
   std::optional<int64_t> tss = body.Integer("tss_index");
   if (!tss) {
+    if (length != kExpressionWindowBp && out->interval) {
+      Report(errors, FieldError{{"body"},
+                                "tss_index or tss_genome_position is required unless the interval "
+                                "is exactly " + std::to_string(kExpressionWindowBp) +
+                                    " bp; the interval is " + std::to_string(length) + " bp",
+                                "value_error"});
+      return;
+    }
     if (length != kExpressionWindowBp) {
       Report(errors, FieldError{{"body"},
                                 "tss_index is required unless the sequence is exactly " +
@@ -137,15 +200,14 @@ void ApplyExpressionWindow(const CheckedObject& body, const std::string* bases, 
                       "tss_index must satisfy " + std::to_string(half) +
                           " <= tss_index <= len(sequence) - " + std::to_string(half) +
                           " (= " + std::to_string(length - half) + " for this " +
-                          std::to_string(length) + " bp sequence); got " + std::to_string(*tss),
+                          std::to_string(length) + " bp sequence); got " + std::to_string(*tss) +
+                          (out->interval ? "; tss_genome_position names the TSS on the contig "
+                                           "instead, its window read past the interval's edges"
+                                         : ""),
                       "value_error"});
     return;
   }
-  out->tss_index = *tss;
-  // The request's sequence is already the gene's sense strand.
-  const PlusStrandSpan window = TssWindowSpan(*tss, /*minus_strand=*/false);
-  out->scored_start = window.start;
-  out->scored_end = window.end;
+  SetScoredWindow(*tss, out);
   if (bases != nullptr) SliceExpressionWindow(*bases, out);
 }
 

@@ -236,8 +236,25 @@ ObjectSpec MakeRequest(Task task, const ObjectSpec& options) {
         "0-based offset of the TSS into the whitespace-stripped sequence. Required unless the "
         "sequence is exactly 9,198 bp (then 4599). Must satisfy 4599 <= tss_index <= "
         "len(sequence) - 4599; violations (and a missing tss_index when required) are 422 at "
-        "loc [body], never clamped.";
+        "loc [body], never clamped. With interval input it stays an offset into the analysed "
+        "sequence (on strand '-' the reverse complement); tss_genome_position names the TSS on "
+        "the contig instead (exactly one of them).";
     o.fields.push_back(std::move(tss));
+    FieldSpec genome_tss;
+    genome_tss.name = std::string(kTssGenomePositionField);
+    genome_tss.type = FieldType::kInteger;
+    genome_tss.nullable = true;
+    genome_tss.minimum = 1;
+    genome_tss.description =
+        "Interval input only: the TSS as a 1-based position on the interval's contig (the "
+        "convention of interval.start/end and of variant positions; find-genes reports "
+        "tss_position 0-based, so add 1). It must lie inside the interval; the 9,198 bp window "
+        "centred on it is read from the reference even where it reaches past the interval's "
+        "edges (N only past the contig's ends), on the minus strand when interval.strand is "
+        "'-'. Exactly one of tss_index and tss_genome_position; with sequence input, or outside "
+        "the interval, 422 validation_failed at loc [body, tss_genome_position] (both given: at "
+        "loc [body]).";
+    o.fields.push_back(std::move(genome_tss));
     o.fields.push_back(OptionsField(options, /*required=*/true));
     o.fields.push_back(SequenceNameField(task == Task::kAnnotation));
     o.fields.push_back(ModelField());

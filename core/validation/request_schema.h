@@ -84,6 +84,9 @@ struct ObjectSpec {
 inline constexpr std::string_view kDnaPattern = "^\\s*(?:[ACGNTacgnt]\\s*)+$";
 // Length cap of `model` and `sequence_name`.
 inline constexpr int64_t kMaxNameLength = 128;
+// Expression by interval: the TSS as a 1-based position on the interval's contig, instead of
+// tss_index (predict_request.cc has its rules).
+inline constexpr std::string_view kTssGenomePositionField = "tss_genome_position";
 
 // The top-level request body of a task's predict operation (its `options` field points at the
 // task's options object).

@@ -271,7 +271,8 @@ std::string TaskWhat(Task task) {
              "training context options.description names: a context id (E066), an ontology "
              "CURIE (UBERON:0002107) or free text (list_contexts lists them). Free text that "
              "matches no context gets meta.description_match.matched = false and the mean over "
-             "contexts. Needs tss_index unless the sequence is exactly 9,198 bp.";
+             "contexts. Needs tss_index unless the sequence is exactly 9,198 bp; with interval, "
+             "tss_genome_position (1-based on the contig) may name the TSS instead.";
   }
   return "";
 }

@@ -53,7 +53,8 @@ int64_t FindGenesResult::genes_skipped() const {
 
 StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
                                        const FindGenesModels& models, core::InferenceBackend& backend,
-                                       const core::JobContext& context) {
+                                       const core::JobContext& context,
+                                       const RegionFlanks* flanks) {
   FindGenesResult out;
   out.models = models;
   out.annotation_input = AnnotationStageInput(input, models.annotation);
@@ -92,10 +93,15 @@ StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
     gene.strand = t.strand();
     gene.tss_position = t.tss_position();
     const char strand = t.strand().size() == 1 ? t.strand()[0] : '?';
-    gene.window = PlanTssWindow(input.sequence_length, offset, t.tss_position(), strand);
+    gene.window =
+        flanks ? PlanFlankedTssWindow(input.sequence_length, flanks->before,
+                                      static_cast<int64_t>(flanks->bases.size()), offset,
+                                      t.tss_position(), strand)
+               : PlanTssWindow(input.sequence_length, offset, t.tss_position(), strand);
     if (gene.window.usable) {
       if (context.Cancelled()) return Cancelled();
-      request.set_sequence(CutTssWindow(input.sequence, gene.window, strand));
+      request.set_sequence(
+          CutTssWindow(flanks ? flanks->bases : input.sequence, gene.window, strand));
       request.set_sequence_name(t.id());
       auto predicted = backend.Predict(Task::kExpression, request, context.call, nullptr);
       if (!predicted.ok()) {

@@ -62,11 +62,22 @@ struct FindGenesResult {
   int64_t genes_skipped() const;
 };
 
+// Interval input: the analysed region with the reference's bases around it, so a gene near the
+// interval's edge gets the expression window the reference holds there (N only past the
+// contig's ends). `bases` holds `before` bp of flank, the region, then the flank after it.
+struct RegionFlanks {
+  std::string bases;
+  int64_t before = 0;
+};
+
 // Runs both stages. Progress: the annotation stage covers 0-50 %, the expression stage 50-100 %
 // gene by gene. A failing worker call of either stage fails the whole run with that call's
-// status (its message says which stage); cancellation is checked before every call.
+// status (its message says which stage); cancellation is checked before every call. With
+// `flanks` (interval input) the expression windows are cut from them instead of N-padding the
+// region.
 StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
                                        const FindGenesModels& models, core::InferenceBackend& backend,
-                                       const core::JobContext& context);
+                                       const core::JobContext& context,
+                                       const RegionFlanks* flanks = nullptr);
 
 }  // namespace dnaserve::runner

@@ -1,10 +1,12 @@
 #include "runner/workflows/interval_job.h"
 
+#include <algorithm>
 #include <utility>
 #include <variant>
 
 #include "common/sequence.h"
 #include "common/text.h"
+#include "common/tss_window.h"
 #include "core/admission/interval_commands.h"
 #include "core/admission/predict_job.h"
 #include "core/render/json_writer.h"
@@ -36,28 +38,39 @@ class IntervalJob : public core::Job {
             : *std::get<core::AdmittedFindGenes>(admitted_).input.interval;
     auto resolved = ResolveInterval(interval, resources_);
     if (!resolved.ok()) return resolved.status();
-    auto bases = IntervalBases(*resolved, *resources_->Genome(core::kGrch37)->reference);
-    if (!bases.ok()) return bases.status();
+    const variant::ReferenceGenome& reference = *resources_->Genome(core::kGrch37)->reference;
     const IntervalFrame frame = IntervalFrame::Of(interval);
     const std::string echo = IntervalEcho(*resolved);
     if (auto* predict = std::get_if<core::AdmittedPredict>(&admitted_)) {
+      auto bases = PredictBases(*resolved, reference, predict->input);
+      if (!bases.ok()) return bases.status();
       return RunPredict(std::move(*predict), std::move(bases).value(), frame, echo, context);
     }
+    auto flanks = IntervalFlanks(*resolved, reference);
+    if (!flanks.ok()) return flanks.status();
     return RunFindGenes(std::move(std::get<core::AdmittedFindGenes>(admitted_)),
-                        std::move(bases).value(), frame, echo, context);
+                        std::move(flanks).value(), frame, echo, context);
   }
 
  private:
+  // What the worker sees: expression scores its 9,198 bp window alone, read from the reference
+  // around the TSS (it may reach past the interval: the TSS was given as a genome position near
+  // an edge); every other task the interval's bases.
+  static StatusOr<std::string> PredictBases(const ResolvedInterval& resolved,
+                                            const variant::ReferenceGenome& reference,
+                                            const core::ValidatedPredict& input) {
+    if (input.task == Task::kExpression) {
+      return AnalysedSpanBases(resolved, reference, input.scored_start, input.scored_end);
+    }
+    return IntervalBases(resolved, reference);
+  }
+
   StatusOr<core::JobOutput> RunPredict(core::AdmittedPredict admitted, std::string bases,
                                        const IntervalFrame& frame, const std::string& echo,
                                        const core::JobContext& context) {
     const Task task = admitted.input.task;
     const OutputFormat format = admitted.format;
-    if (task == Task::kExpression) {
-      core::SliceExpressionWindow(bases, &admitted.input);
-    } else {
-      admitted.input.request.set_sequence(std::move(bases));
-    }
+    admitted.input.request.set_sequence(std::move(bases));
     auto output = core::MakePredictJob(backend_, std::move(admitted))->Run(context);
     if (!output.ok()) return output.status();
     if (format == OutputFormat::kJson) {
@@ -70,12 +83,13 @@ class IntervalJob : public core::Job {
     return output;
   }
 
-  StatusOr<core::JobOutput> RunFindGenes(core::AdmittedFindGenes admitted, std::string bases,
+  StatusOr<core::JobOutput> RunFindGenes(core::AdmittedFindGenes admitted, RegionFlanks flanks,
                                          const IntervalFrame& frame, const std::string& echo,
                                          const core::JobContext& context) {
-    admitted.input.sequence = std::move(bases);
+    admitted.input.sequence = flanks.bases.substr(static_cast<size_t>(flanks.before),
+                                                  static_cast<size_t>(admitted.input.sequence_length));
     const FindGenesModels models{admitted.annotation_model, admitted.expression_model};
-    auto result = runner::RunFindGenes(admitted.input, models, *backend_, context);
+    auto result = runner::RunFindGenes(admitted.input, models, *backend_, context, &flanks);
     if (!result.ok()) return result.status();
     const std::string body = RenderFindGenesJson(admitted.input, *result,
                                                  {context.call.job_id, context.call.request_id});
@@ -134,6 +148,35 @@ StatusOr<std::string> IntervalBases(const ResolvedInterval& resolved,
   if (!bases.ok()) return bases.status();
   if (resolved.interval.strand == '-') return ReverseComplement(*bases);
   return bases;
+}
+
+StatusOr<std::string> AnalysedSpanBases(const ResolvedInterval& resolved,
+                                        const variant::ReferenceGenome& reference, int64_t a,
+                                        int64_t b) {
+  const auto [start, end] = IntervalFrame::Of(resolved.interval).Span(a, b);
+  auto bases = reference.Fetch(resolved.reference_contig, start, end);
+  if (!bases.ok()) return bases.status();
+  if (resolved.interval.strand == '-') return ReverseComplement(*bases);
+  return bases;
+}
+
+StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
+                                      const variant::ReferenceGenome& reference) {
+  // One base more than either side of a TSS window needs (tss_window.h's drawing).
+  constexpr int64_t kFlankBp = kExpressionHalfWindowBp + 1;
+  const IntervalFrame frame = IntervalFrame::Of(resolved.interval);
+  // The flanks in the analysed orientation: on '-' the one before the region is the contig's
+  // stretch after the interval.
+  const int64_t room_before_on_contig = std::min(kFlankBp, frame.begin);
+  const int64_t room_after_on_contig = std::min(kFlankBp, resolved.contig_length - frame.end);
+  RegionFlanks out;
+  out.before = frame.minus ? room_after_on_contig : room_before_on_contig;
+  const int64_t after = frame.minus ? room_before_on_contig : room_after_on_contig;
+  const int64_t length = resolved.interval.length();
+  auto bases = AnalysedSpanBases(resolved, reference, -out.before, length + after);
+  if (!bases.ok()) return bases.status();
+  out.bases = std::move(bases).value();
+  return out;
 }
 
 void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved) {

@@ -15,6 +15,7 @@
 #include "core/validation/genome_interval.h"
 #include "dnaserve/jobs/v1/command.pb.h"
 #include "runner/genome/reference_genome.h"
+#include "runner/workflows/find_genes.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -36,6 +37,16 @@ StatusOr<ResolvedInterval> ResolveInterval(const core::GenomeInterval& interval,
 // or an IUPAC code, reverse-complemented for strand '-'.
 StatusOr<std::string> IntervalBases(const ResolvedInterval& resolved,
                                     const variant::ReferenceGenome& reference);
+// The analysed span [a, b) of the interval (a < 0 and b > length reach past its edges) read
+// from the reference in the analysed orientation: N only past the contig's ends.
+StatusOr<std::string> AnalysedSpanBases(const ResolvedInterval& resolved,
+                                        const variant::ReferenceGenome& reference, int64_t a,
+                                        int64_t b);
+// find-genes by interval: the interval's analysed bases with the reference's flanks around
+// them, wide enough for every TSS window of a gene inside the interval (clipped at the contig's
+// ends, so the windows pad only what lies past them).
+StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
+                                      const variant::ReferenceGenome& reference);
 // meta.interval: assembly, contig, reference_contig, start, end (1-based inclusive), strand,
 // length; as JSON text, or written into `w` as an object.
 std::string IntervalEcho(const ResolvedInterval& resolved);

@@ -43,6 +43,17 @@ TssWindowPlan PlanTssWindow(int64_t region_length, int64_t coordinate_offset,
   return plan;
 }
 
+TssWindowPlan PlanFlankedTssWindow(int64_t region_length, int64_t flank_before,
+                                   int64_t flanked_length, int64_t coordinate_offset,
+                                   int64_t tss_position, char strand) {
+  const int64_t tss = tss_position - coordinate_offset;
+  // A TSS outside the region itself keeps the region's reason, even where the flanks hold it.
+  if (tss < 0 || tss >= region_length) {
+    return PlanTssWindow(region_length, coordinate_offset, tss_position, strand);
+  }
+  return PlanTssWindow(flanked_length, coordinate_offset - flank_before, tss_position, strand);
+}
+
 std::string CutTssWindow(std::string_view region, const TssWindowPlan& plan, char strand) {
   std::string_view slice =
       region.substr(static_cast<size_t>(plan.region_start),

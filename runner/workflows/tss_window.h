@@ -12,7 +12,9 @@
 //
 // Where the window runs past either end of the region, the missing bases are N. Up to half the
 // window (4,599 bp of N in total, both sides together) is padded; a gene needing more is
-// skipped, never dropped silently.
+// skipped, never dropped silently. An interval's region is not the end of the sequence: its
+// windows are cut from the region with the reference's flanking bases around it
+// (PlanFlankedTssWindow), so only bases past the contig's ends are N there.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,15 @@ struct TssWindowPlan {
 // is unusable with its reason.
 TssWindowPlan PlanTssWindow(int64_t region_length, int64_t coordinate_offset,
                             int64_t tss_position, char strand);
+
+// The same for interval input: the window is cut from `flanked_length` bases that hold the
+// region (`region_length` bp, where the TSS must lie) after `flank_before` bases of the reference
+// in the analysed orientation, and whatever follows it up to the contig's end. region_start /
+// region_end are then offsets into those flanked bases, and the padding counts only the N past
+// the contig's ends (never more than kMaxTssPaddingBp for a TSS on the contig).
+TssWindowPlan PlanFlankedTssWindow(int64_t region_length, int64_t flank_before,
+                                   int64_t flanked_length, int64_t coordinate_offset,
+                                   int64_t tss_position, char strand);
 
 // The kExpressionWindowBp bases of a usable plan, on the gene's sense strand, N-padded. `region` is the
 // whole submitted (plus-strand, normalised) sequence the plan was made for.

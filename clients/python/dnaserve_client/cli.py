@@ -25,7 +25,8 @@ FILE.bed asks the service to read the interval from its reference genome (GET /v
 included, is then in genome coordinates, and each result's meta.interval echoes its interval.
 
 Expression: the TSS is the record's centre (length // 2) unless --tss-index is given; a record
-of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp.
+of exactly 9,198 bp is the model's window itself. Records must have at least 9,198 bp. With
+--region, --tss-genome-position names the TSS on the contig (1-based, inside the interval).
 """
 
 import argparse
@@ -166,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--description", help="expression: the experimental context (required)")
     p.add_argument("--tss-index", type=int, help="expression: 0-based TSS offset in every "
                    "record (default: the record's centre, length // 2)")
+    p.add_argument("--tss-genome-position", type=int, metavar="POS",
+                   help="expression with --region: the TSS as a 1-based position on the "
+                   "contig, inside the interval (instead of --tss-index)")
     p.set_defaults(handler=cmd_predict)
 
     p = sub.add_parser("find-genes", help="annotation, then expression per found gene")
@@ -403,6 +407,11 @@ def _task_options(args) -> Optional[Dict[str, Any]]:
         raise UsageError("--description applies to expression only (and to find-genes)")
     if args.tss_index is not None and task != "expression":
         raise UsageError("--tss-index applies to expression only")
+    if args.tss_genome_position is not None:
+        if task != "expression":
+            raise UsageError("--tss-genome-position applies to expression only")
+        if args.tss_index is not None:
+            raise UsageError("give one of --tss-index and --tss-genome-position")
     return options or None
 
 
@@ -560,6 +569,9 @@ def cmd_predict(client: Client, args) -> int:
     if not args.files:
         return _predict_intervals(client, args, options)
     _no_interval_options(args)
+    if args.tss_genome_position is not None:
+        raise UsageError("--tss-genome-position names the TSS on an interval of the reference "
+                         "genome (--region); with FASTA files use --tss-index")
     records = _read_records(args.files)
     placements = _placements(args, records)
     by_service = args.task in SERVICE_PLACED
@@ -595,7 +607,8 @@ def _predict_intervals(client: Client, args, options: Optional[Dict[str, Any]]) 
     def body(index: int, record: FastaRecord) -> dict:
         return Client.predict_body(args.task, model=args.model, options=options,
                                    tss_index=args.tss_index,
-                                   interval=records[index].interval)
+                                   interval=records[index].interval,
+                                   tss_genome_position=args.tss_genome_position)
 
     run = Run(client, args, kind=args.task, path=f"/v1/tasks/{args.task}/predict",
               threshold=ASYNC_THRESHOLD_BP[args.task], make_body=body, placements=None)
@@ -620,6 +633,9 @@ def cmd_find_genes(client: Client, args) -> int:
                   placements=None)
         return run.execute(intervals)
     _no_interval_options(args)
+    if args.tss_genome_position is not None:
+        raise UsageError("--tss-genome-position names the TSS on an interval of the reference "
+                         "genome (--region); with FASTA files use --tss-index")
     records = _read_records(args.files)
     placements = _placements(args, records)
 

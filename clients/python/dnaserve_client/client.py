@@ -221,20 +221,29 @@ class Client:
     def predict_body(task: str, sequence: Optional[str] = None, *, model: Optional[str] = None,
                      sequence_name: Optional[str] = None, options: Optional[dict] = None,
                      tss_index: Optional[int] = None,
-                     interval: Union[None, str, Dict[str, Any]] = None) -> Dict[str, Any]:
+                     interval: Union[None, str, Dict[str, Any]] = None,
+                     tss_genome_position: Optional[int] = None) -> Dict[str, Any]:
         """The request body: `sequence` (bases), or `interval` (a region string such as
         "chr20:5,750,001-5,760,000" or a dict of assembly, contig, start, end, strand; 1-based
         inclusive) for the service to read from its reference genome. Expression without
         `tss_index` on a sequence (or interval) that is not exactly the 9,198 bp window takes
-        its centre as the TSS (`expression_tss_index`), as the /viewer page does."""
+        its centre as the TSS (`expression_tss_index`), as the /viewer page does. With an
+        interval, `tss_genome_position` (1-based on the contig, inside the interval) names the
+        TSS instead of `tss_index`; its window is read from the reference even past the
+        interval's edges."""
         if (sequence is None) == (interval is None):
             raise ValueError("give exactly one of sequence and interval")
+        if tss_genome_position is not None:
+            if interval is None or task != "expression":
+                raise ValueError("tss_genome_position applies to expression with an interval")
+            if tss_index is not None:
+                raise ValueError("give exactly one of tss_index and tss_genome_position")
         if interval is not None:
             interval = interval_object(interval)
             if sequence_name is not None:
                 raise ValueError("sequence_name is not used with an interval (outputs are named "
                                  "by its contig)")
-            if task == "expression" and tss_index is None:
+            if task == "expression" and tss_index is None and tss_genome_position is None:
                 length = interval_length(interval)
                 tss_index = None if length == EXPRESSION_WINDOW_BP else length // 2
             body: Dict[str, Any] = {"interval": interval}
@@ -250,6 +259,8 @@ class Client:
             body["options"] = options
         if tss_index is not None:
             body["tss_index"] = tss_index
+        if tss_genome_position is not None:
+            body["tss_genome_position"] = tss_genome_position
         return body
 
     def predict(self, task: str, sequence: Optional[str] = None, *, model: Optional[str] = None,
@@ -257,7 +268,8 @@ class Client:
                 tss_index: Optional[int] = None, format: str = "json",
                 mode: str = "auto", progress: Union[None, bool, ProgressCallback] = None,
                 interval: Union[None, str, Dict[str, Any]] = None,
-                region: Optional[str] = None) -> Union[Result, str]:
+                region: Optional[str] = None,
+                tss_genome_position: Optional[int] = None) -> Union[Result, str]:
         """Runs one task on `sequence`, or on a stretch of the service's reference genome:
         `region="chr20:5,750,001-5,760,000"` or `interval={"contig": "chr20", "start": ...,
         "end": ..., "strand": "-"}` (1-based inclusive); outputs are then in genome coordinates
@@ -270,7 +282,8 @@ class Client:
                              f"{('json',) + TEXT_FORMATS.get(task, ())}")
         interval = _one_interval(interval, region)
         body = self.predict_body(task, sequence, model=model, sequence_name=sequence_name,
-                                 options=options, tss_index=tss_index, interval=interval)
+                                 options=options, tss_index=tss_index, interval=interval,
+                                 tss_genome_position=tss_genome_position)
         if self._goes_async(task, sequence, mode, body):
             result = self.wait(self.submit(task, body=body), progress=progress)
         elif format == "json":

@@ -319,7 +319,8 @@ CATCH_TEST_CASE("request schemas are the validation table, closed, field by fiel
       Member(Member(Member(p.doc, "components"), "schemas"), "EnhancerOptions");
   CATCH_CHECK(Member(enhancer_options, "properties").MemberCount() == 0);
   // sequence or interval (exactly one: published as oneOf), then the task's own fields.
-  CATCH_CHECK(core::PredictRequestSchema(Task::kExpression).fields.size() == 6);
+  // (expression: tss_index and, for intervals, tss_genome_position)
+  CATCH_CHECK(core::PredictRequestSchema(Task::kExpression).fields.size() == 7);
   CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).fields.size() == 5);
   CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).Find("interval")->object ==
               &core::GenomeIntervalSchema());
