@@ -13,6 +13,7 @@
 #include "runner/genome/contig_name.h"
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/find_genes_response.h"
+#include "runner/workflows/interval_answers.h"
 #include "runner/workflows/interval_coordinates.h"
 
 namespace dnaserve::runner {
@@ -26,8 +27,12 @@ Status IntervalError(const char* field, std::string message) {
 class IntervalJob : public core::Job {
  public:
   IntervalJob(core::InferenceBackend* backend, const VariantResources* resources,
+              IntervalAnswerServices answers,
               std::variant<core::AdmittedPredict, core::AdmittedFindGenes> admitted)
-      : backend_(backend), resources_(resources), admitted_(std::move(admitted)) {}
+      : backend_(backend),
+        resources_(resources),
+        answers_(answers),
+        admitted_(std::move(admitted)) {}
 
   StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     const core::GenomeInterval& interval =
@@ -40,15 +45,31 @@ class IntervalJob : public core::Job {
     if (!bases.ok()) return bases.status();
     const IntervalFrame frame = IntervalFrame::Of(interval);
     const std::string echo = IntervalEcho(*resolved);
-    if (auto* predict = std::get_if<core::AdmittedPredict>(&admitted_)) {
-      return RunPredict(std::move(*predict), std::move(bases).value(), frame, echo, context);
+    // Every worker call goes through the answer cache (interval_answers.h): the answer is
+    // public, the bases being the reference's.
+    IntervalAnswerBackend backend(backend_, answers_.cache, answers_.catalogue,
+                                  PlaceOf(*resolved));
+    StatusOr<core::JobOutput> output =
+        std::holds_alternative<core::AdmittedPredict>(admitted_)
+            ? RunPredict(backend, std::move(std::get<core::AdmittedPredict>(admitted_)),
+                         std::move(bases).value(), frame, echo, context)
+            : RunFindGenes(backend, std::move(std::get<core::AdmittedFindGenes>(admitted_)),
+                           std::move(bases).value(), frame, echo, context);
+    if (output.ok() && output->content_type == "application/json") {
+      output->body = WithMetaCached(std::move(output->body), backend.all_cached());
     }
-    return RunFindGenes(std::move(std::get<core::AdmittedFindGenes>(admitted_)),
-                        std::move(bases).value(), frame, echo, context);
+    return output;
   }
 
  private:
-  StatusOr<core::JobOutput> RunPredict(core::AdmittedPredict admitted, std::string bases,
+  static IntervalPlace PlaceOf(const ResolvedInterval& resolved) {
+    return IntervalPlace{resolved.assembly,       resolved.interval.contig,
+                         resolved.reference_contig, resolved.interval.start,
+                         resolved.interval.end,    resolved.interval.strand};
+  }
+
+  StatusOr<core::JobOutput> RunPredict(core::InferenceBackend& backend,
+                                       core::AdmittedPredict admitted, std::string bases,
                                        const IntervalFrame& frame, const std::string& echo,
                                        const core::JobContext& context) {
     const Task task = admitted.input.task;
@@ -58,7 +79,7 @@ class IntervalJob : public core::Job {
     } else {
       admitted.input.request.set_sequence(std::move(bases));
     }
-    auto output = core::MakePredictJob(backend_, std::move(admitted))->Run(context);
+    auto output = core::MakePredictJob(&backend, std::move(admitted))->Run(context);
     if (!output.ok()) return output.status();
     if (format == OutputFormat::kJson) {
       auto mapped = MapPredictJson(task, output->body, frame, echo);
@@ -70,12 +91,13 @@ class IntervalJob : public core::Job {
     return output;
   }
 
-  StatusOr<core::JobOutput> RunFindGenes(core::AdmittedFindGenes admitted, std::string bases,
+  StatusOr<core::JobOutput> RunFindGenes(core::InferenceBackend& backend,
+                                         core::AdmittedFindGenes admitted, std::string bases,
                                          const IntervalFrame& frame, const std::string& echo,
                                          const core::JobContext& context) {
     admitted.input.sequence = std::move(bases);
     const FindGenesModels models{admitted.annotation_model, admitted.expression_model};
-    auto result = runner::RunFindGenes(admitted.input, models, *backend_, context);
+    auto result = runner::RunFindGenes(admitted.input, models, backend, context);
     if (!result.ok()) return result.status();
     const std::string body = RenderFindGenesJson(admitted.input, *result,
                                                  {context.call.job_id, context.call.request_id});
@@ -88,6 +110,7 @@ class IntervalJob : public core::Job {
 
   core::InferenceBackend* backend_;
   const VariantResources* resources_;
+  IntervalAnswerServices answers_;
   std::variant<core::AdmittedPredict, core::AdmittedFindGenes> admitted_;
 };
 
@@ -156,11 +179,12 @@ std::string IntervalEcho(const ResolvedInterval& resolved) {
 
 StatusOr<std::unique_ptr<core::Job>> BuildIntervalJob(jobs::v1::IntervalCommand command,
                                                       core::InferenceBackend* backend,
-                                                      const VariantResources* resources) {
+                                                      const VariantResources* resources,
+                                                      IntervalAnswerServices answers) {
   auto admitted = core::FromIntervalCommand(std::move(command));
   if (!admitted.ok()) return admitted.status();
   return std::unique_ptr<core::Job>(
-      new IntervalJob(backend, resources, std::move(admitted).value()));
+      new IntervalJob(backend, resources, answers, std::move(admitted).value()));
 }
 
 }  // namespace dnaserve::runner

@@ -14,7 +14,9 @@
 #include "core/render/json_writer.h"
 #include "core/validation/genome_interval.h"
 #include "dnaserve/jobs/v1/command.pb.h"
+#include "core/dispatch/model_catalogue.h"
 #include "runner/genome/reference_genome.h"
+#include "runner/workflows/answer_cache.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -41,8 +43,17 @@ StatusOr<std::string> IntervalBases(const ResolvedInterval& resolved,
 std::string IntervalEcho(const ResolvedInterval& resolved);
 void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved);
 
+// The answer cache of interval jobs (interval_answers.h) and the catalogue naming each model's
+// package digest; either null: nothing is cached.
+struct IntervalAnswerServices {
+  AnswerCache* cache = nullptr;
+  const core::ModelCatalogue* catalogue = nullptr;
+};
+
+// A JSON answer carries meta.cached: true when every worker call was served from the cache.
 StatusOr<std::unique_ptr<core::Job>> BuildIntervalJob(jobs::v1::IntervalCommand command,
                                                       core::InferenceBackend* backend,
-                                                      const VariantResources* resources);
+                                                      const VariantResources* resources,
+                                                      IntervalAnswerServices answers = {});
 
 }  // namespace dnaserve::runner
