@@ -201,8 +201,8 @@ TEST_CASE("interval cache: a 10 kb interval again is served from the cache as th
   CHECK(DataText(second.body) == DataText(first.body));
   CHECK(MetaString(second.body, "request_id") != MetaString(first.body, "request_id"));
   CHECK((*ParseJson(second.body))["meta"]["inference_time_ms"].GetInt64() == 0);
-  // Not trivially equal: threshold 0 reports every window, on contig positions.
-  CHECK((*ParseJson(first.body))["data"]["window_details"].Size() > 10);
+  // Not trivially equal: every window's score, on contig positions.
+  CHECK((*ParseJson(first.body))["data"]["window_details"].Size() >= 5);
   CHECK(CacheEntries(*s->redis).size() == before + 1);
 
   // Another threshold is another answer; so is strand '-'.
@@ -496,6 +496,7 @@ TEST_CASE("interval cache: hit and miss latency of a 10 kb interval", "[.][inter
   for (const std::string task : {"splice", "promoter"}) {
     std::vector<double> miss, hit;
     std::vector<std::string> bodies;
+    size_t body_bytes = 0;
     for (int i = 0; i < 5; ++i) {
       const int64_t start = 30000001 + i * 100000;
       bodies.push_back(IntervalBody(Interval("chr20", start, start + 9999)));
@@ -509,10 +510,17 @@ TEST_CASE("interval cache: hit and miss latency of a 10 kb interval", "[.][inter
                               .count();
         REQUIRE(r.status == 200);
         CHECK(MetaCached(r.body) == (round == 1));
+        body_bytes = r.body.size();
         (round == 0 ? miss : hit).push_back(ms);
       }
     }
-    WARN(task << " 10 kb: miss median " << median(miss) << " ms (min "
+    int64_t entry_bytes = 0;  // the largest entry so far (this task's are the largest)
+    for (const auto& key : CacheEntries(*s->redis)) {
+      auto n = s->redis->Command({"STRLEN", key});
+      if (n.ok()) entry_bytes = std::max<int64_t>(entry_bytes, n->integer);
+    }
+    WARN(task << " 10 kb (response " << body_bytes << " B, largest entry " << entry_bytes
+              << " B): miss median " << median(miss) << " ms (min "
               << *std::min_element(miss.begin(), miss.end()) << ", max "
               << *std::max_element(miss.begin(), miss.end()) << "); hit median " << median(hit)
               << " ms (min " << *std::min_element(hit.begin(), hit.end()) << ", max "
