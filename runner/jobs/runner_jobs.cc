@@ -164,11 +164,12 @@ class VariantScoreJob : public Job {
     ScoringServices scoring{&references,        services_.catalogue,
                             services_.backend,  grch37 ? &grch37->catalogue : nullptr,
                             services_.executor, services_.variant->score_concurrency()};
-    // Batch jobs (a VCF, over 100 variants) are not cached yet: their chunks resume from
-    // checkpoints, and recalled answers there are untested.
-    if (admitted_.batch) return RunBatch(scoring, context);
     CachedVariantAnswers answers(services_.answer_cache);
     if (services_.answer_cache && services_.answer_cache->enabled()) scoring.answers = &answers;
+    // A batch job's chunks recall and keep answers as a sync request does: a chunk's checkpoint
+    // holds its results whether computed or recalled (the same bytes), so a resumed job and a
+    // cold one write the same annotated VCF.
+    if (admitted_.batch) return RunBatch(scoring, context);
     auto result = ScoreVariants(admitted_, scoring, context);
     answers.Flush();
     if (!result.ok()) return result.status();
@@ -277,7 +278,7 @@ StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServic
           services, core::VariantScoreFromCommand(command->variant_score())));
     case jobs::v1::JobCommand::kInterval:
       return BuildIntervalJob(std::move(*command->mutable_interval()), services.backend,
-                              services.variant);
+                              services.variant, {services.answer_cache, services.catalogue});
     case jobs::v1::JobCommand::kIsm:
       return BuildIsmJob(command->ism(), services.backend, services.catalogue, services.variant);
     case jobs::v1::JobCommand::KIND_NOT_SET:

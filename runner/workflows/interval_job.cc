@@ -15,6 +15,7 @@
 #include "runner/genome/contig_name.h"
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/find_genes_response.h"
+#include "runner/workflows/interval_answers.h"
 #include "runner/workflows/interval_coordinates.h"
 
 namespace dnaserve::runner {
@@ -28,8 +29,12 @@ Status IntervalError(const char* field, std::string message) {
 class IntervalJob : public core::Job {
  public:
   IntervalJob(core::InferenceBackend* backend, const VariantResources* resources,
+              IntervalAnswerServices answers,
               std::variant<core::AdmittedPredict, core::AdmittedFindGenes> admitted)
-      : backend_(backend), resources_(resources), admitted_(std::move(admitted)) {}
+      : backend_(backend),
+        resources_(resources),
+        answers_(answers),
+        admitted_(std::move(admitted)) {}
 
   StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     const core::GenomeInterval& interval =
@@ -41,18 +46,35 @@ class IntervalJob : public core::Job {
     const variant::ReferenceGenome& reference = *resources_->Genome(core::kGrch37)->reference;
     const IntervalFrame frame = IntervalFrame::Of(interval);
     const std::string echo = IntervalEcho(*resolved);
-    if (auto* predict = std::get_if<core::AdmittedPredict>(&admitted_)) {
-      auto bases = PredictBases(*resolved, reference, predict->input);
-      if (!bases.ok()) return bases.status();
-      return RunPredict(std::move(*predict), std::move(bases).value(), frame, echo, context);
+    // Every worker call goes through the answer cache (interval_answers.h): the answer is
+    // public, the bases being the reference's.
+    IntervalAnswerBackend backend(backend_, answers_.cache, answers_.catalogue,
+                                  PlaceOf(*resolved));
+    StatusOr<core::JobOutput> output = [&]() -> StatusOr<core::JobOutput> {
+      if (auto* predict = std::get_if<core::AdmittedPredict>(&admitted_)) {
+        auto bases = PredictBases(*resolved, reference, predict->input);
+        if (!bases.ok()) return bases.status();
+        return RunPredict(backend, std::move(*predict), std::move(bases).value(), frame, echo,
+                          context);
+      }
+      auto flanks = IntervalFlanks(*resolved, reference);
+      if (!flanks.ok()) return flanks.status();
+      return RunFindGenes(backend, std::move(std::get<core::AdmittedFindGenes>(admitted_)),
+                          std::move(flanks).value(), frame, echo, context);
+    }();
+    if (output.ok() && output->content_type == "application/json") {
+      output->body = WithMetaCached(std::move(output->body), backend.all_cached());
     }
-    auto flanks = IntervalFlanks(*resolved, reference);
-    if (!flanks.ok()) return flanks.status();
-    return RunFindGenes(std::move(std::get<core::AdmittedFindGenes>(admitted_)),
-                        std::move(flanks).value(), frame, echo, context);
+    return output;
   }
 
  private:
+  static IntervalPlace PlaceOf(const ResolvedInterval& resolved) {
+    return IntervalPlace{resolved.assembly,       resolved.interval.contig,
+                         resolved.reference_contig, resolved.interval.start,
+                         resolved.interval.end,    resolved.interval.strand};
+  }
+
   // What the worker sees: expression scores its 9,198 bp window alone, read from the reference
   // around the TSS (it may reach past the interval: the TSS was given as a genome position near
   // an edge); every other task the interval's bases.
@@ -65,13 +87,14 @@ class IntervalJob : public core::Job {
     return IntervalBases(resolved, reference);
   }
 
-  StatusOr<core::JobOutput> RunPredict(core::AdmittedPredict admitted, std::string bases,
+  StatusOr<core::JobOutput> RunPredict(core::InferenceBackend& backend,
+                                       core::AdmittedPredict admitted, std::string bases,
                                        const IntervalFrame& frame, const std::string& echo,
                                        const core::JobContext& context) {
     const Task task = admitted.input.task;
     const OutputFormat format = admitted.format;
     admitted.input.request.set_sequence(std::move(bases));
-    auto output = core::MakePredictJob(backend_, std::move(admitted))->Run(context);
+    auto output = core::MakePredictJob(&backend, std::move(admitted))->Run(context);
     if (!output.ok()) return output.status();
     if (format == OutputFormat::kJson) {
       auto mapped = MapPredictJson(task, output->body, frame, echo);
@@ -83,13 +106,14 @@ class IntervalJob : public core::Job {
     return output;
   }
 
-  StatusOr<core::JobOutput> RunFindGenes(core::AdmittedFindGenes admitted, RegionFlanks flanks,
+  StatusOr<core::JobOutput> RunFindGenes(core::InferenceBackend& backend,
+                                         core::AdmittedFindGenes admitted, RegionFlanks flanks,
                                          const IntervalFrame& frame, const std::string& echo,
                                          const core::JobContext& context) {
     admitted.input.sequence = flanks.bases.substr(static_cast<size_t>(flanks.before),
                                                   static_cast<size_t>(admitted.input.sequence_length));
     const FindGenesModels models{admitted.annotation_model, admitted.expression_model};
-    auto result = runner::RunFindGenes(admitted.input, models, *backend_, context, &flanks);
+    auto result = runner::RunFindGenes(admitted.input, models, backend, context, &flanks);
     if (!result.ok()) return result.status();
     const std::string body = RenderFindGenesJson(admitted.input, *result,
                                                  {context.call.job_id, context.call.request_id});
@@ -102,6 +126,7 @@ class IntervalJob : public core::Job {
 
   core::InferenceBackend* backend_;
   const VariantResources* resources_;
+  IntervalAnswerServices answers_;
   std::variant<core::AdmittedPredict, core::AdmittedFindGenes> admitted_;
 };
 
@@ -199,11 +224,12 @@ std::string IntervalEcho(const ResolvedInterval& resolved) {
 
 StatusOr<std::unique_ptr<core::Job>> BuildIntervalJob(jobs::v1::IntervalCommand command,
                                                       core::InferenceBackend* backend,
-                                                      const VariantResources* resources) {
+                                                      const VariantResources* resources,
+                                                      IntervalAnswerServices answers) {
   auto admitted = core::FromIntervalCommand(std::move(command));
   if (!admitted.ok()) return admitted.status();
   return std::unique_ptr<core::Job>(
-      new IntervalJob(backend, resources, std::move(admitted).value()));
+      new IntervalJob(backend, resources, answers, std::move(admitted).value()));
 }
 
 }  // namespace dnaserve::runner

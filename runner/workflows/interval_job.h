@@ -12,9 +12,11 @@
 #include "core/dispatch/inference_backend.h"
 #include "core/jobs/job.h"
 #include "core/render/json_writer.h"
+#include "core/dispatch/model_catalogue.h"
 #include "core/validation/genome_interval.h"
 #include "dnaserve/jobs/v1/command.pb.h"
 #include "runner/genome/reference_genome.h"
+#include "runner/workflows/answer_cache.h"
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/variant_resources.h"
 
@@ -52,8 +54,17 @@ StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
 std::string IntervalEcho(const ResolvedInterval& resolved);
 void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved);
 
+// The answer cache of interval jobs (interval_answers.h) and the catalogue naming each model's
+// package digest; either null: nothing is cached.
+struct IntervalAnswerServices {
+  AnswerCache* cache = nullptr;
+  const core::ModelCatalogue* catalogue = nullptr;
+};
+
+// A JSON answer carries meta.cached: true when every worker call was served from the cache.
 StatusOr<std::unique_ptr<core::Job>> BuildIntervalJob(jobs::v1::IntervalCommand command,
                                                       core::InferenceBackend* backend,
-                                                      const VariantResources* resources);
+                                                      const VariantResources* resources,
+                                                      IntervalAnswerServices answers = {});
 
 }  // namespace dnaserve::runner

@@ -280,6 +280,7 @@ struct ChunkCalls {
   int64_t model_load_time_ms = 0;
   int64_t inference_time_ms = 0;
   int64_t model_calls = 0;
+  int64_t cached_variants = 0;  // results recalled from the answer cache
 
   void Add(const Value& meta) {
     if (!meta.IsObject()) return;
@@ -301,6 +302,10 @@ struct ChunkCalls {
     model_load_time_ms += integer("model_load_time_ms");
     inference_time_ms += integer("inference_time_ms");
     model_calls += integer("model_calls");
+    auto cached = meta.FindMember("cached_results");
+    if (cached != meta.MemberEnd() && cached->value.IsArray()) {
+      cached_variants += static_cast<int64_t>(cached->value.Size());
+    }
   }
 };
 
@@ -414,6 +419,8 @@ void WriteSummary(Writer& w, const Value& scorers, Value& results, int64_t chunk
   w.Int64(chunks);
   w.Key("chunk_variants");
   w.Int64(kBatchChunkVariants);
+  w.Key("cached_variants");
+  w.Int64(calls.cached_variants);
   w.EndObject();
   w.EndObject();
 }

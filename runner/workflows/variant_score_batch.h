@@ -16,7 +16,8 @@
 //   answer's (task, assembly, scorers with each model id and package digest, counts, results
 //   in request order) plus `errors_by_code` and `files`; meta as the sync answer's (the model
 //   calls and times summed over the chunks, as their checkpoints recorded them) plus batch,
-//   chunks and chunk_variants.
+//   chunks, chunk_variants and cached_variants (results recalled from the answer cache,
+//   variant_answers.h: a chunk recalls and keeps answers as a sync request does).
 // - job file "annotated.vcf.gz" (GET /v1/tasks/jobs/{id}/files/annotated.vcf.gz): bgzip VCF,
 //   one record per scored input variant (a multi-allelic record split per ALT) in request
 //   order, CHROM/POS/REF/ALT as sent, with one SpliceAI-style INFO field per scorer
