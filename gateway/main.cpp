@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   core::RegisterWorkerPoolMetrics(&registry, &backend);
   runner.set_metrics(&gateway_metrics);
   runner.set_sync_budget(std::chrono::seconds(config->sync_timeout_seconds));
+  runner.set_async_call_limit(config->executor_threads);
   std::vector<Task> tasks;
   for (const auto& [task, addresses] : endpoints->addresses) tasks.push_back(task);
   core::Readiness readiness(&jobs, &catalogue, tasks,

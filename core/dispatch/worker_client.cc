@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "common/log.h"
 #include "dnaserve/health/v1/health.grpc.pb.h"
@@ -75,6 +76,21 @@ std::string VerdictText(HealthVerdict verdict, const grpc::Status& status) {
   return "";
 }
 
+// An operation's tag on the backend's completion queue: the queue's thread calls Complete
+// when the operation ends (`ok` as CompletionQueue::Next gives it).
+class CompletionTag {
+ public:
+  virtual void Complete(bool ok) = 0;
+
+ protected:
+  ~CompletionTag() = default;
+};
+
+Status Unreachable(Task task) {
+  return Unavailable("no inference worker of the " + std::string(TaskName(task)) +
+                     " task could be reached; retry shortly");
+}
+
 }  // namespace
 
 StatusOr<WorkerEndpoints> WorkerEndpoints::Parse(const std::string& spec) {
@@ -120,6 +136,19 @@ struct GrpcInferenceBackend::Impl {
   bool stopping = false;
   std::thread health_thread;
 
+  // Every asynchronous operation of this backend (PredictAsync's calls, the health checks)
+  // completes here, on one thread that is also gRPC's only poller while no blocking call is
+  // open. gRPC's callback API would instead start its own pool of polling threads, which hand
+  // each event to one another (futex wake-ups on every call: counted in BENCHMARKS.md table N).
+  grpc::CompletionQueue cq;
+  std::thread cq_thread;
+
+  void CompletionLoop() {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq.Next(&tag, &ok)) static_cast<CompletionTag*>(tag)->Complete(ok);
+  }
+
   Family* Find(Task task) {
     auto it = families.find(task);
     return it == families.end() || it->second->replicas.empty() ? nullptr : it->second.get();
@@ -132,6 +161,56 @@ struct GrpcInferenceBackend::Impl {
     log::Warn("worker_out_of_rotation", {{"task", TaskName(family.task)},
                                          {"address", family.replicas[index].address},
                                          {"reason", reason}});
+  }
+
+  // The replica of the next attempt of a Predict call (`tried` so far), or the status that
+  // ends the call: no replica left, cancelled, time budget spent. Shared by Predict and
+  // PredictAsync so that both route, retry and fail alike.
+  std::variant<size_t, Status> NextAttempt(Family& family, const std::vector<size_t>& tried,
+                                           int attempts, const CallContext& context,
+                                           std::chrono::steady_clock::time_point deadline,
+                                           const Status& failure) {
+    if (attempts >= kMaxAttempts) return failure;
+    std::optional<size_t> index = family.rotation->Pick(tried);
+    if (!index) index = family.rotation->Pick();  // every address tried: again, round-robin
+    if (!index) return failure;
+    if (attempts > 0) ++retries;
+    if (context.cancelled && context.cancelled->load()) return Unavailable("the job was cancelled");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Unavailable("the request's time budget ran out before a worker could answer");
+    }
+    return *index;
+  }
+
+  // After one attempt on replica `index`: the call's answer, or nullopt when it may be sent
+  // again (then `index` is added to `tried` and `failure` is the answer should no attempt be
+  // left).
+  std::optional<StatusOr<pb::PredictResult>> AfterAttempt(Family& family, size_t index,
+                                                          Attempt& attempt,
+                                                          const CallContext& context,
+                                                          std::vector<size_t>& tried,
+                                                          Status& failure) {
+    if (context.cancelled && context.cancelled->load()) return Unavailable("the job was cancelled");
+    if (attempt.status.ok()) {
+      if (!attempt.result) return Internal("the inference worker ended the call without a result");
+      return std::move(*attempt.result);
+    }
+    failure = FromGrpcStatus(attempt.status);
+    const bool unreachable = IsTransportUnavailable(attempt.status);
+    if (unreachable) LeaveRotation(family, index, attempt.status.error_message());
+    if (failure.code() == ErrorCode::kServiceUnavailable || failure.code() == ErrorCode::kInternal) {
+      log::Warn("worker_call_failed", {{"request_id", context.request_id},
+                                       {"job_id", context.job_id},
+                                       {"task", TaskName(family.task)},
+                                       {"address", family.replicas[index].address},
+                                       {"accepted", attempt.accepted},
+                                       {"grpc_code", static_cast<int>(attempt.status.error_code())},
+                                       {"grpc_message", attempt.status.error_message()}});
+    }
+    // Only a call no worker ever started may go elsewhere.
+    if (!unreachable || attempt.accepted) return StatusOr<pb::PredictResult>(failure);
+    tried.push_back(index);
+    return std::nullopt;
   }
 
   Attempt CallOnce(const Replica& replica, const pb::PredictRequest& request,
@@ -170,18 +249,26 @@ struct GrpcInferenceBackend::Impl {
 
   // One round of health checks over every replica, all in flight at once.
   void CheckAll() {
-    struct Probe {
+    std::mutex done_mu;
+    std::condition_variable done_cv;
+    size_t pending = 0;
+    struct Probe : CompletionTag {
       Family* family;
       size_t index;
       grpc::ClientContext rpc;
       health::HealthCheckRequest request;
       health::HealthCheckResponse response;
       grpc::Status status;
+      std::unique_ptr<grpc::ClientAsyncResponseReader<health::HealthCheckResponse>> reader;
+      std::mutex* done_mu;
+      std::condition_variable* done_cv;
+      size_t* pending;
+      void Complete(bool) override {
+        std::lock_guard<std::mutex> lock(*done_mu);
+        if (--*pending == 0) done_cv->notify_all();
+      }
     };
     std::vector<std::unique_ptr<Probe>> probes;
-    std::mutex done_mu;
-    std::condition_variable done_cv;
-    size_t pending = 0;
     for (auto& [task, family] : families) {
       for (size_t i = 0; i < family->replicas.size(); ++i) {
         auto probe = std::make_unique<Probe>();
@@ -189,18 +276,17 @@ struct GrpcInferenceBackend::Impl {
         probe->index = i;
         probe->rpc.set_deadline(std::chrono::system_clock::now() + options.health_timeout);
         probe->request.set_service(pb::Worker::service_full_name());
+        probe->done_mu = &done_mu;
+        probe->done_cv = &done_cv;
+        probe->pending = &pending;
         probes.push_back(std::move(probe));
       }
     }
     pending = probes.size();
     for (auto& probe : probes) {
       Probe* p = probe.get();
-      p->family->replicas[p->index].health->async()->Check(
-          &p->rpc, &p->request, &p->response, [&, p](grpc::Status status) {
-            std::lock_guard<std::mutex> lock(done_mu);
-            p->status = std::move(status);
-            if (--pending == 0) done_cv.notify_all();
-          });
+      p->reader = p->family->replicas[p->index].health->AsyncCheck(&p->rpc, p->request, &cq);
+      p->reader->Finish(&p->response, &p->status, static_cast<CompletionTag*>(p));
     }
     {
       std::unique_lock<std::mutex> lock(done_mu);
@@ -269,6 +355,7 @@ GrpcInferenceBackend::GrpcInferenceBackend(Options options) : impl_(std::make_un
         std::make_unique<ReplicaSet>(family->replicas.size(), o.health_timeouts_to_eject);
     impl_->families[task] = std::move(family);
   }
+  impl_->cq_thread = std::thread([this] { impl_->CompletionLoop(); });
   impl_->health_thread = std::thread([this] { impl_->HealthLoop(); });
 }
 
@@ -279,6 +366,9 @@ GrpcInferenceBackend::~GrpcInferenceBackend() {
   }
   impl_->stop_cv.notify_all();
   if (impl_->health_thread.joinable()) impl_->health_thread.join();
+  // Calls still open end with their deadlines; the owner waits for its calls before this.
+  impl_->cq.Shutdown();
+  if (impl_->cq_thread.joinable()) impl_->cq_thread.join();
 }
 
 StatusOr<pb::PredictResult> GrpcInferenceBackend::Predict(Task task,
@@ -290,46 +380,165 @@ StatusOr<pb::PredictResult> GrpcInferenceBackend::Predict(Task task,
     return Unavailable("no inference worker is configured for the " + std::string(TaskName(task)) +
                        " task");
   }
-  const auto started = std::chrono::steady_clock::now();
-  auto deadline = started + impl_->options.predict_deadline;
+  auto deadline = std::chrono::steady_clock::now() + impl_->options.predict_deadline;
   if (context.deadline && *context.deadline < deadline) deadline = *context.deadline;
 
   std::vector<size_t> tried;
-  Status failure = Unavailable("no inference worker of the " + std::string(TaskName(task)) +
-                               " task could be reached; retry shortly");
-  for (int attempts = 0; attempts < kMaxAttempts; ++attempts) {
-    std::optional<size_t> index = family->rotation->Pick(tried);
-    if (!index) index = family->rotation->Pick();  // every address tried: again, round-robin
-    if (!index) break;
-    if (attempts > 0) ++impl_->retries;
-    if (context.cancelled && context.cancelled->load()) return Unavailable("the job was cancelled");
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return Unavailable("the request's time budget ran out before a worker could answer");
+  Status failure = Unreachable(task);
+  for (int attempts = 0;; ++attempts) {
+    auto next = impl_->NextAttempt(*family, tried, attempts, context, deadline, failure);
+    if (auto* end = std::get_if<Status>(&next)) return *end;
+    const size_t index = std::get<size_t>(next);
+    Impl::Attempt attempt =
+        impl_->CallOnce(family->replicas[index], request, context, deadline, on_progress);
+    if (auto answer = impl_->AfterAttempt(*family, index, attempt, context, tried, failure)) {
+      return std::move(*answer);
     }
-    const Impl::Replica& replica = family->replicas[*index];
-    Impl::Attempt attempt = impl_->CallOnce(replica, request, context, deadline, on_progress);
-    if (context.cancelled && context.cancelled->load()) return Unavailable("the job was cancelled");
-    if (attempt.status.ok()) {
-      if (!attempt.result) return Internal("the inference worker ended the call without a result");
-      return std::move(*attempt.result);
-    }
-    failure = FromGrpcStatus(attempt.status);
-    const bool unreachable = IsTransportUnavailable(attempt.status);
-    if (unreachable) impl_->LeaveRotation(*family, *index, attempt.status.error_message());
-    if (failure.code() == ErrorCode::kServiceUnavailable || failure.code() == ErrorCode::kInternal) {
-      log::Warn("worker_call_failed", {{"request_id", context.request_id},
-                                       {"job_id", context.job_id},
-                                       {"task", TaskName(task)},
-                                       {"address", replica.address},
-                                       {"accepted", attempt.accepted},
-                                       {"grpc_code", static_cast<int>(attempt.status.error_code())},
-                                       {"grpc_message", attempt.status.error_message()}});
-    }
-    // Only a call no worker ever started may go elsewhere.
-    if (!unreachable || attempt.accepted) return failure;
-    tried.push_back(*index);
   }
-  return failure;
+}
+
+// One PredictAsync call: its attempts in turn, each an AsyncPredictAttempt below. Owned by the attempt
+// in flight; the last one hands the answer to `done` and deletes both.
+struct AsyncPredictCall {
+  GrpcInferenceBackend::Impl* impl;
+  GrpcInferenceBackend::Impl::Family* family;
+  const pb::PredictRequest* request;
+  CallContext context;
+  std::chrono::steady_clock::time_point deadline;
+  ProgressCallback on_progress;
+  AsyncPredictor::Done done;
+  std::vector<size_t> tried;
+  Status failure;
+  int attempts = 0;
+};
+
+// One attempt of an AsyncPredictCall: the same steps as CallOnce, as completions on the
+// backend's queue, one operation at a time (start, reads, finish). The last completion deletes
+// this.
+class AsyncPredictAttempt final : public CompletionTag {
+ public:
+  // Starts the call's next attempt, or answers it when none is left to make.
+  static void Next(std::unique_ptr<AsyncPredictCall> call) {
+    auto next = call->impl->NextAttempt(*call->family, call->tried, call->attempts,
+                                        call->context, call->deadline, call->failure);
+    if (auto* end = std::get_if<Status>(&next)) {
+      Answer(std::move(call), *end);
+      return;
+    }
+    ++call->attempts;
+    (new AsyncPredictAttempt(std::move(call), std::get<size_t>(next)))->Start();
+  }
+
+  void Complete(bool ok) override {
+    switch (step_) {
+      case Step::kStarted:
+        // The first Read (or Finish) also receives the initial metadata: no step of its own.
+        return ok ? Read() : Finish();
+      case Step::kRead:
+        if (!ok) return Finish();  // the stream ended
+        if (call_->context.cancelled && call_->context.cancelled->load()) {
+          rpc_.TryCancel();
+          return Finish();
+        }
+        if (event_.has_progress()) {
+          if (call_->on_progress) call_->on_progress(event_.progress());
+        } else if (event_.has_result()) {
+          attempt_.result = std::move(*event_.mutable_result());
+        }
+        return Read();
+      case Step::kFinished:
+        return Done();
+    }
+  }
+
+ private:
+  enum class Step { kStarted, kRead, kFinished };
+
+  AsyncPredictAttempt(std::unique_ptr<AsyncPredictCall> call, size_t index)
+      : call_(std::move(call)), index_(index) {}
+
+  static void Answer(std::unique_ptr<AsyncPredictCall> call, StatusOr<pb::PredictResult> answer) {
+    AsyncPredictor::Done done = std::move(call->done);
+    call.reset();  // the caller may free the request and the context's objects in `done`
+    done(std::move(answer));
+  }
+
+  void Start() {
+    rpc_.set_deadline(ToSystemClock(call_->deadline));
+    rpc_.AddMetadata(kRequestIdMetadata, call_->context.request_id);
+    rpc_.AddMetadata(kJobIdMetadata, call_->context.job_id);
+    // As in CallOnce: the signal cancels the call at once, from whichever thread raises it.
+    // Completions run on the queue's thread, never inside TryCancel, so this callback never
+    // waits for Done (which unregisters it).
+    if (call_->context.cancellation) {
+      cancel_call_ = call_->context.cancellation->OnCancel([this] { rpc_.TryCancel(); });
+    }
+    reader_ = call_->family->replicas[index_].worker->PrepareAsyncPredict(
+        &rpc_, *call_->request, &call_->impl->cq);
+    step_ = Step::kStarted;
+    reader_->StartCall(Tag());
+  }
+
+  // What the queue's thread gets back: cast to CompletionTag* there.
+  void* Tag() { return static_cast<CompletionTag*>(this); }
+
+  void Read() {
+    step_ = Step::kRead;
+    reader_->Read(&event_, Tag());
+  }
+
+  void Finish() {
+    step_ = Step::kFinished;
+    reader_->Finish(&attempt_.status, Tag());
+  }
+
+  void Done() {
+    cancel_call_ = Cancellation::Registration();  // no TryCancel once the call is over
+    // Finish has received the initial metadata (empty when the call never reached a handler),
+    // which the worker's handler marks when it takes the call (call_metadata.h): only a call
+    // that never reached one may be retried.
+    attempt_.accepted = rpc_.GetServerInitialMetadata().count(kAcceptedMetadata) > 0;
+    std::unique_ptr<AsyncPredictCall> call = std::move(call_);
+    auto answer = call->impl->AfterAttempt(*call->family, index_, attempt_, call->context,
+                                           call->tried, call->failure);
+    delete this;  // before the next attempt or the answer: nothing below touches this
+    if (answer) {
+      Answer(std::move(call), std::move(*answer));
+    } else {
+      Next(std::move(call));
+    }
+  }
+
+  std::unique_ptr<AsyncPredictCall> call_;
+  const size_t index_;
+  Step step_ = Step::kStarted;
+  grpc::ClientContext rpc_;
+  std::unique_ptr<grpc::ClientAsyncReader<pb::PredictEvent>> reader_;
+  pb::PredictEvent event_;
+  GrpcInferenceBackend::Impl::Attempt attempt_;
+  Cancellation::Registration cancel_call_;  // declared after rpc_: gone before it
+};
+
+void GrpcInferenceBackend::PredictAsync(Task task, const pb::PredictRequest& request,
+                                        const CallContext& context, ProgressCallback on_progress,
+                                        Done done) {
+  Impl::Family* family = impl_->Find(task);
+  if (!family) {
+    done(Unavailable("no inference worker is configured for the " + std::string(TaskName(task)) +
+                     " task"));
+    return;
+  }
+  auto call = std::make_unique<AsyncPredictCall>();
+  call->impl = impl_.get();
+  call->family = family;
+  call->request = &request;
+  call->context = context;
+  call->deadline = std::chrono::steady_clock::now() + impl_->options.predict_deadline;
+  if (context.deadline && *context.deadline < call->deadline) call->deadline = *context.deadline;
+  call->on_progress = std::move(on_progress);
+  call->done = std::move(done);
+  call->failure = Unreachable(task);
+  AsyncPredictAttempt::Next(std::move(call));
 }
 
 StatusOr<std::vector<pb::ModelInfo>> GrpcInferenceBackend::ListModels(Task task) {

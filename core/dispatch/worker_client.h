@@ -18,6 +18,8 @@
 // - Liveness of connections: keepalive pings while calls are open, so a worker that stops
 //   answering (hung process, lost node) fails its calls after keepalive_time + keepalive_timeout
 //   instead of holding them to the deadline.
+// - Sync predictions from the gateway use PredictAsync (async_predictor.h): no thread waits on
+//   the worker; the attempt's reactor (AsyncCall in worker_client.cc) finishes on gRPC's thread.
 // - Every call carries the request and job ids as metadata; workers log them.
 #pragma once
 
@@ -27,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dispatch/async_predictor.h"
 #include "core/dispatch/inference_backend.h"
 
 namespace dnaserve::core {
@@ -45,7 +48,7 @@ struct ReplicaCounts {
   int64_t out_of_rotation = 0;
 };
 
-class GrpcInferenceBackend : public InferenceBackend {
+class GrpcInferenceBackend : public InferenceBackend, public AsyncPredictor {
  public:
   struct Options {
     WorkerEndpoints endpoints;
@@ -64,6 +67,11 @@ class GrpcInferenceBackend : public InferenceBackend {
   StatusOr<worker::v1::PredictResult> Predict(Task task, const worker::v1::PredictRequest& request,
                                               const CallContext& context,
                                               const ProgressCallback& on_progress) override;
+  // The same call on gRPC's callback API: the same replica choice, retries (only of calls no
+  // worker acknowledged), deadline, cancellation and error mapping as Predict.
+  void PredictAsync(Task task, const worker::v1::PredictRequest& request,
+                    const CallContext& context, ProgressCallback on_progress,
+                    Done done) override;
   StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override;
   StatusOr<worker::v1::GetModelCardResponse> GetModelCard(Task task, const std::string& model,
                                                           const std::string& file) override;
@@ -74,6 +82,9 @@ class GrpcInferenceBackend : public InferenceBackend {
 
  private:
   struct Impl;
+  // PredictAsync's call and attempt (worker_client.cc) share Predict's routing and retry steps.
+  friend struct AsyncPredictCall;
+  friend class AsyncPredictAttempt;
   std::unique_ptr<Impl> impl_;
 };
 

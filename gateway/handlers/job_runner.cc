@@ -53,28 +53,64 @@ void JobRunner::Stop() {
   }
   cv_.notify_all();
   if (heartbeat_.joinable()) heartbeat_.join();
+  // Jobs running without a thread end on gRPC's thread, in code that uses this object and what
+  // the caller passed in (metrics, the backend): wait for them. Cancelled above, a call ends
+  // within a round trip to its worker.
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait_for(lock, std::chrono::seconds(10), [this] { return async_calls_ == 0; });
 }
 
 bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_done) {
-  auto shared_job = std::make_shared<JobSubmission>(std::move(job));
-  const std::string task = shared_job->task;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++pending_;
   }
   const auto submitted = std::chrono::steady_clock::now();
+  if (on_done && StartWithoutThread(job, on_done, submitted)) return true;
+  const std::string task = job.task;
+  auto shared_job = std::make_shared<JobSubmission>(std::move(job));
   const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done),
                                             submitted] {
-    Run(*shared_job, on_done, submitted);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) idle_cv_.notify_all();
+    auto running = Begin(std::move(*shared_job), on_done, submitted);
+    End(*running, RunGuarded(running->job, running->context));
+    Ended();
   });
   if (!queued) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) idle_cv_.notify_all();
+    Ended();
     if (metrics_) metrics_->JobRefused(task);
   }
   return queued;
+}
+
+bool JobRunner::StartWithoutThread(JobSubmission& job,
+                                   const std::function<void(HttpResponse)>& on_done,
+                                   std::chrono::steady_clock::time_point submitted) {
+  auto* async = dynamic_cast<core::AsyncJob*>(job.work.get());
+  if (async == nullptr || !async->RunsAsync()) return false;
+  {
+    // Bounded like the executor's threads: past the limit, calls wait for a thread as before.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (async_calls_ >= async_call_limit_) return false;
+    ++async_calls_;
+  }
+  std::shared_ptr<Running> running = Begin(std::move(job), on_done, submitted);
+  // `running` (the job, its context) lives until the callback has run End.
+  auto offload = [this](std::function<void()> work) {
+    if (!executor_->TrySubmit(work)) work();  // the executor is full: here, late but answered
+  };
+  async->StartAsync(running->context, offload, [this, running](StatusOr<core::JobOutput> result) {
+    End(*running, std::move(result));
+    std::lock_guard<std::mutex> lock(mu_);
+    --pending_;
+    // WaitIdle waits for pending_, Stop for async_calls_.
+    if (--async_calls_ == 0 || pending_ == 0) idle_cv_.notify_all();
+  });
+  return true;
+}
+
+void JobRunner::Ended() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--pending_ == 0) idle_cv_.notify_all();
 }
 
 bool JobRunner::WaitIdle(std::chrono::steady_clock::time_point deadline) {
@@ -100,55 +136,66 @@ JobRunner::Counts JobRunner::counts() {
   return c;
 }
 
-void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
-                    std::chrono::steady_clock::time_point submitted) {
+std::shared_ptr<JobRunner::Running> JobRunner::Begin(
+    JobSubmission job, std::function<void(HttpResponse)> on_done,
+    std::chrono::steady_clock::time_point submitted) {
+  auto running = std::make_shared<Running>();
+  running->job = std::move(job);
+  running->on_done = std::move(on_done);
+  JobSubmission& submission = running->job;
   auto active = std::make_shared<Active>();
-  active->lease = job.lease;
-  active->sync = static_cast<bool>(on_done);
+  running->active = active;
+  active->lease = submission.lease;
+  active->sync = static_cast<bool>(running->on_done);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    active_[job.job_id] = active;
+    active_[submission.job_id] = active;
     if (stopping_) active->cancellation.Cancel();  // queued behind the shutdown: no work
   }
   // Registered before the work starts: a client that left while the job was queued cancels it
   // here, at once.
-  Cancellation::Registration client_gone;
-  if (job.client_gone) {
-    client_gone = job.client_gone->OnCancel([active] {
+  if (submission.client_gone) {
+    running->client_gone = submission.client_gone->OnCancel([active] {
       active->client_gone = true;
       active->cancellation.Cancel();
     });
   }
   // A sync job's record was created running; an async one moves there now.
-  if (!active->sync) jobs_->UpdateProgress(job.job_id, 0, "running");
+  if (!active->sync) jobs_->UpdateProgress(submission.job_id, 0, "running");
 
-  core::JobContext context;
-  context.call.request_id = job.request_id;
-  context.call.job_id = job.job_id;
+  core::JobContext& context = running->context;
+  context.call.request_id = submission.request_id;
+  context.call.job_id = submission.job_id;
   context.call.cancelled = active->cancellation.flag();
   context.call.cancellation = &active->cancellation;
-  if (on_done && sync_budget_) context.call.deadline = submitted + *sync_budget_;
-  auto last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
-  context.report_progress = [&](double percent, const std::string& message) {
+  if (running->on_done && sync_budget_) context.call.deadline = submitted + *sync_budget_;
+  running->last_write = std::chrono::steady_clock::now() - kProgressWriteInterval;
+  Running* r = running.get();  // the context is a member of *r: it cannot outlive it
+  context.report_progress = [this, r](double percent, const std::string& message) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      active->percent = percent;
-      active->message = message;
+      r->active->percent = percent;
+      r->active->message = message;
     }
     auto now = std::chrono::steady_clock::now();
-    if (!Visible(*active, now)) {
+    if (!Visible(*r->active, now)) {
       std::lock_guard<std::mutex> lock(mu_);
-      active->progress_unwritten = true;  // the heartbeat writes it once the quiet period ends
+      r->active->progress_unwritten = true;  // the heartbeat writes it once the quiet period ends
       return;
     }
-    if (now - last_write >= kProgressWriteInterval) {
-      last_write = now;
-      jobs_->UpdateProgress(job.job_id, percent, message);
+    if (now - r->last_write >= kProgressWriteInterval) {
+      r->last_write = now;
+      jobs_->UpdateProgress(r->job.job_id, percent, message);
     }
   };
+  return running;
+}
 
-  StatusOr<core::JobOutput> result = RunGuarded(job, context);
-  client_gone = Cancellation::Registration();  // the work is over: nothing left to cancel
+void JobRunner::End(Running& running, StatusOr<core::JobOutput> result) {
+  JobSubmission& job = running.job;
+  const std::shared_ptr<Active>& active = running.active;
+  const std::function<void(HttpResponse)>& on_done = running.on_done;
+  running.client_gone = Cancellation::Registration();  // the work is over: nothing to cancel
   // A job cut short by the shutdown ends in a server-side error of its own (its worker call
   // was cancelled); the client is told plainly to resubmit. A request error it reached is a
   // genuine answer and stays.

@@ -1,5 +1,8 @@
 // Runs jobs (core/jobs/job.h) on the executor: stores each one's final response as the job's
-// result and hands it to the waiting client for sync calls. While jobs run it refreshes their
+// result and hands it to the waiting client for sync calls. A sync job that can run without a
+// thread (core/jobs/async_job.h: a predict job on the gRPC backend) is started on the caller's
+// thread instead and ends on gRPC's, when the worker answers: no executor hand-off, no thread
+// blocked on the call (async_predictor.h says why). While jobs run it refreshes their
 // heartbeat (so a poll can tell a live job from one whose gateway died), renews their
 // concurrency leases and writes their progress; on Stop it cancels them.
 #pragma once
@@ -19,6 +22,7 @@
 #include "core/dispatch/executor.h"
 #include "gateway/handlers/after_reply_writes.h"
 #include "gateway/handlers/services.h"
+#include "core/jobs/async_job.h"
 #include "core/jobs/job.h"
 #include "core/jobs/job_store.h"
 
@@ -42,7 +46,7 @@ class JobRunner {
  public:
   JobRunner(core::JobStore* jobs, core::Executor* executor,
             std::chrono::seconds heartbeat_interval = std::chrono::seconds(15));
-  ~JobRunner();
+  ~JobRunner();  // Stop()
 
   // Queues the job. `on_done` (sync calls) receives the final response; async callers pass
   // nullptr and the result is only stored. False when the executor is full: nothing runs.
@@ -56,6 +60,10 @@ class JobRunner {
   // Optional (tests); set before Start. How long a sync job runs before its progress and
   // heartbeat are written (default 2 s; shorter ones never are: the record says running).
   void set_sync_quiet_period(std::chrono::milliseconds period) { sync_quiet_period_ = period; }
+  // Optional; set before Start. At most this many sync jobs run without a thread at once (the
+  // executor's thread count is the natural figure: the same number of concurrent worker calls);
+  // more wait for an executor thread. 0: every job runs on the executor.
+  void set_async_call_limit(int64_t limit) { async_call_limit_ = limit; }
 
   void Start();
   // Graceful termination: waits until every submitted job (queued or running, sync or async)
@@ -73,7 +81,9 @@ class JobRunner {
   AfterReplyWrites::Counts after_reply_counts() { return after_reply_.counts(); }
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
   // this way is stored as 503 service_unavailable asking the client to resubmit. (A sync job
-  // whose client disconnected is cancelled the same way and stored as 503 saying so.)
+  // whose client disconnected is cancelled the same way and stored as 503 saying so.) Returns
+  // once the jobs running without a thread have ended (at most 10 s): their callbacks use this
+  // object and the services it was given.
   void Stop();
 
   // Jobs submitted and not yet ended: waiting for an executor thread, and running.
@@ -96,8 +106,26 @@ class JobRunner {
     std::atomic<bool> client_gone{false};
   };
 
-  void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
-           std::chrono::steady_clock::time_point submitted);
+  // One job from its start to its end, wherever it ends (an executor thread, gRPC's thread).
+  struct Running {
+    JobSubmission job;
+    std::function<void(HttpResponse)> on_done;  // sync jobs
+    std::shared_ptr<Active> active;
+    Cancellation::Registration client_gone;  // destroyed before `job` (holds its Cancellation)
+    core::JobContext context;
+    std::chrono::steady_clock::time_point last_write;  // of progress
+  };
+  // Starts a sync job without a thread when it can (see the class comment). False: nothing
+  // was done, `job` is untouched.
+  bool StartWithoutThread(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
+                          std::chrono::steady_clock::time_point submitted);
+  // Registers the job as running and builds its context.
+  std::shared_ptr<Running> Begin(JobSubmission job, std::function<void(HttpResponse)> on_done,
+                                 std::chrono::steady_clock::time_point submitted);
+  // Answers a sync client, stores the result (after the reply for sync jobs).
+  void End(Running& running, StatusOr<core::JobOutput> result);
+  // A submitted job has ended (or was refused).
+  void Ended();
   StatusOr<core::JobOutput> RunGuarded(JobSubmission& job, const core::JobContext& context);
   void StoreResult(const std::string& job_id, const std::string& request_id,
                    const StatusOr<core::JobOutput>& result);
@@ -118,6 +146,8 @@ class JobRunner {
   std::condition_variable idle_cv_;  // WaitIdle: a job ended
   bool stopping_ = false;
   int64_t pending_ = 0;  // submitted and not yet ended (queued + running)
+  int64_t async_calls_ = 0;  // of those, running without a thread
+  int64_t async_call_limit_ = 0;
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::thread heartbeat_;
   // Declared last: destroyed first, flushing writes that still use jobs_.

@@ -1,6 +1,7 @@
 #include "gateway/observability/metered_backend.h"
 
 #include <chrono>
+#include <utility>
 
 #include "gateway/observability/gateway_metrics.h"
 
@@ -16,6 +17,21 @@ StatusOr<worker::v1::PredictResult> MeteredBackend::Predict(
       result.ok() ? "ok" : std::string(ErrorCodeName(result.status().code())),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return result;
+}
+
+void MeteredBackend::PredictAsync(Task task, const worker::v1::PredictRequest& request,
+                                  const core::CallContext& context,
+                                  core::ProgressCallback on_progress, Done done) {
+  const auto started = std::chrono::steady_clock::now();
+  core::AsyncPredictorOf(inner_)->PredictAsync(
+      task, request, context, std::move(on_progress),
+      [this, task, started, done = std::move(done)](StatusOr<worker::v1::PredictResult> result) {
+        metrics_->WorkerCall(
+            std::string(TaskName(task)),
+            result.ok() ? "ok" : std::string(ErrorCodeName(result.status().code())),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        done(std::move(result));
+      });
 }
 
 }  // namespace dnaserve::gateway

@@ -3,13 +3,14 @@
 // workflow's scorer. Wiring it once in main keeps metrics out of the callers.
 #pragma once
 
+#include "core/dispatch/async_predictor.h"
 #include "core/dispatch/inference_backend.h"
 
 namespace dnaserve::gateway {
 
 class GatewayMetrics;
 
-class MeteredBackend final : public core::InferenceBackend {
+class MeteredBackend final : public core::InferenceBackend, public core::AsyncPredictor {
  public:
   MeteredBackend(core::InferenceBackend* inner, GatewayMetrics* metrics)
       : inner_(inner), metrics_(metrics) {}
@@ -17,6 +18,12 @@ class MeteredBackend final : public core::InferenceBackend {
   StatusOr<worker::v1::PredictResult> Predict(Task task, const worker::v1::PredictRequest& request,
                                               const core::CallContext& context,
                                               const core::ProgressCallback& on_progress) override;
+  // Times the call from its start to its answer, like Predict. Available when the inner
+  // backend's is.
+  void PredictAsync(Task task, const worker::v1::PredictRequest& request,
+                    const core::CallContext& context, core::ProgressCallback on_progress,
+                    Done done) override;
+  bool SupportsAsync() const override { return core::AsyncPredictorOf(inner_) != nullptr; }
   StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override {
     return inner_->ListModels(task);
   }
