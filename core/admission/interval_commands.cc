@@ -26,6 +26,13 @@ GenomeInterval IntervalOf(const jobs::v1::IntervalCommand::Interval& in) {
   return out;
 }
 
+int64_t IntervalEntryVersion(const AdmittedPredict& admitted) {
+  const ValidatedPredict& in = admitted.input;
+  if (!in.interval || in.task != Task::kExpression) return 4;
+  const bool outside = in.scored_start < 0 || in.scored_end > in.interval->length();
+  return outside ? 6 : 4;
+}
+
 jobs::v1::JobCommand IntervalCommandFor(AdmittedPredict admitted) {
   jobs::v1::JobCommand command;
   auto* interval = command.mutable_interval();

@@ -16,6 +16,12 @@ void SetInterval(const GenomeInterval& in, jobs::v1::IntervalCommand::Interval* 
 GenomeInterval IntervalOf(const jobs::v1::IntervalCommand::Interval& in);
 
 jobs::v1::JobCommand IntervalCommandFor(AdmittedPredict admitted);
+
+// The queue entry format version an interval prediction needs: 4, or 6 when its expression
+// window reaches past the interval (tss_genome_position near an edge). Runners before version
+// 6 cut that window from the interval's own bases and would fail the job; a runner that does
+// not know 6 leaves the entry for one that does.
+int64_t IntervalEntryVersion(const AdmittedPredict& admitted);
 jobs::v1::JobCommand IntervalCommandFor(AdmittedFindGenes admitted);
 
 // The admitted job with its interval restored; invalid_request for a command naming a task or

@@ -53,9 +53,12 @@ namespace dnaserve::core {
 //      runner/workflows/variant_score_batch.h), which a version-4 runner would answer as a
 //      plain JSON job without its annotated VCF, and for an IsmCommand (POST /v1/ism), which a
 //      runner of version 4 or older must not receive.
-// A runner reads all five; a version-1 entry's request is admitted by the runner with the
+//   6  as 5 for an IntervalCommand whose expression window reaches past its interval
+//      (`tss_genome_position` near an edge: core/admission/interval_commands.h), which a
+//      version-5 runner would cut from the interval's bases alone and fail.
+// A runner reads all six; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 5;
+inline constexpr int64_t kQueueFormatVersion = 6;
 
 // The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
 // 4, by its command: QueuedJob::command_version).

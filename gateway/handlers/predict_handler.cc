@@ -20,8 +20,10 @@ StatusOr<JobStart> Admit(const RouteCall& call, const GatewayServices& services,
   if (admitted->input.interval) {
     // The reference is read by the runners (the gateway links no htslib): queued even when
     // the client waits, as a sync find-genes request is.
+    const int64_t version = core::IntervalEntryVersion(*admitted);
     start.queued = QueuedFor(std::string(core::kIntervalKind),
                              core::IntervalCommandFor(std::move(admitted).value()));
+    start.queued->command_version = version;
   } else if (async && services.queue != nullptr) {
     start.queued = QueuedFor("predict", core::PredictCommandFor(std::move(admitted).value()));
   } else {

@@ -146,3 +146,22 @@ TEST_CASE("the queue command carries the window of tss_genome_position",
   CHECK(restored.scored_end == admitted.input.scored_end);
   CHECK(restored.interval->strand == '-');
 }
+
+TEST_CASE("an expression window past the interval needs a queue reader of format 6",
+          "[interval][expression][validation]") {
+  // TSS 100 bp inside the start of a 12,000 bp interval: the window reaches 4,499 bp before it.
+  const AdmittedPredict near_edge{Valid(Body(Interval('+'), R"(,"tss_genome_position":100101)")),
+                                  OutputFormat::kJson};
+  CHECK(near_edge.input.scored_start < 0);
+  CHECK(IntervalEntryVersion(near_edge) == 6);
+  // The same on strand '-' near the interval's end (its sense start).
+  const AdmittedPredict minus{Valid(Body(Interval('-'), R"(,"tss_genome_position":111901)")),
+                              OutputFormat::kJson};
+  CHECK(IntervalEntryVersion(minus) == 6);
+  // A window inside the interval is what runners of format 4 already serve.
+  const AdmittedPredict inside{Valid(Body(Interval('+'), R"(,"tss_genome_position":106001)")),
+                               OutputFormat::kJson};
+  CHECK(inside.input.scored_start >= 0);
+  CHECK(inside.input.scored_end <= 12000);
+  CHECK(IntervalEntryVersion(inside) == 4);
+}

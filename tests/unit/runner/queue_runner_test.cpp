@@ -541,9 +541,15 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   QueuedJob ism = h.Accept("alice", 300);
   ism.kind = std::string(kIsmKind);
   REQUIRE(h.queue.Enqueue(ism).ok());
+  // An interval expression whose window reaches past the interval needs a reader of format 6
+  // (core/admission IntervalEntryVersion says so for the command).
+  QueuedJob past_edge = h.Accept("alice", 300);
+  past_edge.kind = std::string(kIntervalKind);
+  past_edge.command_version = 6;
+  REQUIRE(h.queue.Enqueue(past_edge).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 5);
+  REQUIRE(entries->elements.size() == 6);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -551,9 +557,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4", "5"});
-  CHECK(kQueueFormatVersion == 5);
-  for (int64_t expected : {2, 3, 4, 4, 5}) {
+  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4", "5", "6"});
+  CHECK(kQueueFormatVersion == 6);
+  for (int64_t expected : {2, 3, 4, 4, 5, 6}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
