@@ -214,6 +214,31 @@ PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_me
 # (0.456); 0.003 x 0.1: 0.414 / 0.621 / 53 / 0.556 / 0.472 / 5 (0.474; taken: 1.035). With the
 # sharper network low-scoring sites are now worth admitting (with the old one site_min 0.003
 # lost, grid 2 above).
+# Then the strand-complete module (annotation_sites.strand_complete; issue 29): the worker's
+# reverse-complement pass no longer runs the splice and promoter networks, whose channels come
+# from the forward pass alone (the manifest's strand_complete_labels). On the same block, exon
+# F1 / CDS-exon F1 / transcripts / gene-start recall / precision / exact intron chains, against
+# 0.414 / 0.621 / 53 / 0.556 / 0.472 / 5 with both passes (the shipped settings). Rule written
+# before any result: ship with the shipped settings if exon F1 and CDS-exon F1 each lose at
+# most 0.01, transcripts stay within 20% and recall loses at most one gene (0.023); else a grid
+# of site_min {0.003, 0.01} x signal_weight {0.05, 0.1} x terminal_weight {8, 12} under the same
+# bounds, the largest exon F1 + CDS-exon F1 shipping. Dropping the reverse pass altogether:
+# 0.333 / 0.564 / 62 / 0.578 / 0.419 / 2 (information only). The strand-complete channels from
+# the forward pass, N beyond each window as before: 0.368 / 0.591 / 55 / 0.556 / 0.455 / 4 (the
+# reverse pass, cut elsewhere, had made up for the N the two networks saw near window edges).
+# With each window's real neighbours (neighbour_bp 1000, the networks' context): 0.401 / 0.598
+# / 55 / 0.556 / 0.455 / 5. The grid on those outputs (site_min, signal_weight,
+# terminal_weight): 0.01, 0.1, 12: 0.387 / 0.571 / 54; 0.003, 0.05, 12: 0.404 / 0.595 / 55 /
+# 0.556 / 0.455 / 6; 0.01, 0.05, 12: 0.390 / 0.570 / 54; 0.003, 0.1, 8: 0.389 / 0.596 / 61;
+# 0.01, 0.1, 8: 0.376 / 0.574 / 60 / 0.533; 0.003, 0.05, 8: 0.392 / 0.593 / 61; 0.01, 0.05, 8:
+# 0.378 / 0.573 / 60 / 0.533. None within the bounds. More transcripts and a lower precision
+# pointed at the TSS track, now one grid of promoter windows per strand where the two passes
+# averaged two grids offset by the request length mod 512 (higher peaks, more of them past
+# alternative_start_min), so the rule was extended (written down before these results) by
+# alternative_start_min, the largest exon F1 + CDS-exon F1 of all settings tried shipping if
+# none met the bounds: 0.5: 0.407 / 0.599 / 51 / 0.556 / 0.471 / 5; 0.6: 0.412 / 0.605 / 48 /
+# 0.556 / 0.500 / 5 (taken: 1.017; CDS-exon F1 still 0.016 below both passes'); 0.7: 0.398 /
+# 0.586 / 45 / 0.489; 0.8: 0.398 / 0.586 / 42 / 0.444. The held-out figures are the card's.
 # Card metrics other runs record: the previous package's figures (its own evaluation) and the
 # find-genes workflow through the running service (find_genes_eval.py, `redecode
 # --find-genes`). scripts/evaluate-models carries them over rather than recomputing them.
@@ -226,7 +251,7 @@ DECODER = {"exon_chain": True, "emission_weight": 0.01, "exon_weight": 0.01,
            "site_pass_weight": 1.0, "min_exon_mean": 0.1, "site_min": 0.003,
            "terminal_block_bp": 100, "length_weight": 0.5, "max_intron_bp": 100000,
            "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS,
-           "alternative_starts": True, "alternative_start_min": 0.4,
+           "alternative_starts": True, "alternative_start_min": 0.6,
            "alternative_start_spacing_bp": 2000, "alternative_span_bp": 200000,
            "coding_model": CODING_MODEL_FILE, "coding_weight": 0.3,
            "splice_signal": SPLICE_SIGNAL_FILE, "signal_weight": 0.1}
@@ -390,7 +415,10 @@ def predict_requests(module, manifest_json: Dict, spans, options=None, log=print
         if stitched is not None and (start, end) in stitched:
             scores, types = stitched[(start, end)]
         else:
-            scores, types = decoding.stitch(module, ids[start:end], context)
+            scores, types = decoding.stitch(
+                module, ids[start:end], context,
+                strand_complete=decoding.strand_complete_channels(manifest_json),
+                neighbour=decoding.neighbour_bp(manifest_json))
             if stitched is not None:
                 stitched[(start, end)] = (scores, types)
         for t in decoding.decode(scores, types, names, options, chr20[start:end]):
@@ -466,6 +494,8 @@ def evaluate_module(module, manifest_json: Dict, log=print, with_augustus: bool 
         [(as_structure(t), t.transcript_type) for t in transcripts], reference, "model_"))
     metrics.update(per_base_metrics(scores, positions))
     metrics["forward_ms_one_window_one_thread"] = forward_ms(module)
+    if decoding.strand_complete_channels(manifest_json):
+        metrics["forward_ms_reverse_pass_one_window_one_thread"] = forward_ms(module, wanted=0)
     if with_augustus:
         from training import annotation_augustus as augustus
         binary = augustus.available(log)
@@ -477,17 +507,22 @@ def evaluate_module(module, manifest_json: Dict, log=print, with_augustus: bool 
     return metrics
 
 
-def forward_ms(module) -> float:
+def forward_ms(module, wanted: Optional[int] = None) -> float:
     """CPU milliseconds of one forward pass over one 4,096 bp window on one thread (the worker
-    runs two per window: the sequence and its reverse complement)."""
+    runs two per window: the sequence and its reverse complement). `wanted`: a strand-complete
+    module's second input (0: the reverse pass's forward, the structure network alone)."""
     import torch
     from training import nets
     ids = labels.genome_ids(common.chr20()[common.HELD_OUT[0]:common.HELD_OUT[0] + CONTEXT_BP])
-    return nets.time_forward(module, (torch.from_numpy(ids[None, :].astype(np.int64)),))
+    example = (torch.from_numpy(ids[None, :].astype(np.int64)),)
+    if wanted is not None:
+        example += (torch.full((1,), wanted, dtype=torch.int64),)
+    return nets.time_forward(module, example)
 
 
 # Informative, machine-dependent: printed by scripts/evaluate-models, not compared with the card.
-NOT_COMPARED = {"forward_ms_one_window_one_thread"}
+NOT_COMPARED = {"forward_ms_one_window_one_thread",
+                "forward_ms_reverse_pass_one_window_one_thread"}
 
 
 def evaluate(package_dir: str, log=print) -> Dict[str, float]:
@@ -513,7 +548,9 @@ PROVISIONAL_METRICS = {key: 0.0 for key in (
     "model_transcript_predicted", "model_gene_start_recall", "model_gene_start_precision")}
 
 
-def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
+def manifest(seed: int, metrics: Dict[str, float], strand_complete: bool = True) -> Dict:
+    """The package's manifest; `strand_complete`: its module is annotation_sites.strand_complete
+    (every module this file composes now; redecode may rewrite an older package's)."""
     return {
         "format_version": common.FORMAT_VERSION,
         "id": MODEL_ID,
@@ -553,6 +590,8 @@ def manifest(seed: int, metrics: Dict[str, float]) -> Dict:
         "output_labels": labels.LABELS,
         "transcript_types": labels.TRANSCRIPT_TYPES,
         "decoder": DECODER,
+        **({"strand_complete_labels": sites.STRAND_COMPLETE_LABELS,
+            "neighbour_bp": sites.NEIGHBOUR_BP} if strand_complete else {}),
         "trained": True,
         "seed": seed,
         "weights": "model.pt",
@@ -576,7 +615,8 @@ def package(out_dir: str, seed: int, network, seconds: float, log=print) -> List
     log(f"annotation: splice-site channels from {splice_dir}")
     promoter_dir = sites.promoter_package(out_dir)
     log(f"annotation: TSS channels from {promoter_dir}")
-    scripted = sites.with_promoter_tss(sites.composite(network, splice_dir), promoter_dir)
+    scripted = sites.strand_complete(network, splice_dir, promoter_dir,
+                                     neighbour=sites.NEIGHBOUR_BP)
     provisional = manifest(seed, PROVISIONAL_METRICS)
     coding_text = coding_model_text()
     signal_text = splice_signal_text()
@@ -673,7 +713,12 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
                         if has_previous else ""))
     lines = card_head(MODEL_ID, manifest_json["description"], "annotation") + [
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
-        "with N and also runs the reverse complement) |",
+        "with N and also runs the reverse complement) and, the manifest's "
+        "`strand_complete_labels` being set, [B] int64 per row: 1 = every channel, 0 = the "
+        "structure network alone (the TSS and splice-site channels, which every pass computes "
+        "for both strands, are then 0; the worker's reverse-complement pass); with "
+        "`neighbour_bp` also [B, 2 x neighbour_bp] char ids, the window's real neighbouring "
+        "bases (those before it, then those after it; N beyond the sequence) |",
         f"| outputs | [B, {CONTEXT_BP}, 17] per-base probabilities "
         f"({', '.join(labels.LABELS)}): the first 13 sigmoid outputs of the annotation "
         "network, the last 4 the splice network's softmax (see Architecture); [B, 2] "
@@ -685,8 +730,12 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         f"{os.environ.get('DNASERVE_TRAIN_THREADS', '2')} thread(s) |",
         "| forward, one window, one thread | "
         f"{metrics.get('forward_ms_one_window_one_thread', float('nan')):.1f} ms CPU (TorchScript, "
-        "Python, both networks; the worker runs two per window, the second on the reverse "
-        "complement) |",
+        "Python, all three networks: the worker's forward pass)"
+        + (f"; {metrics['forward_ms_reverse_pass_one_window_one_thread']:.1f} ms with 0 as the "
+           "second input (the structure network alone: the worker's reverse-complement pass)"
+           if "forward_ms_reverse_pass_one_window_one_thread" in metrics else
+           "; the worker runs two per window, the second on the reverse complement")
+        + " |",
         f"| code revision | {common.git_revision()} |",
         "",
         "## Architecture",
@@ -720,6 +769,19 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "18 genes, those of the network's own TSS channel of 4 (top 90: 26 and 7). The "
         "promoter network trained on chr20 before the tuning block and chose its epoch count on "
         "the tuning block (never on the held-out region).",
+        "",
+        "The module is strand-complete (`annotation_sites.strand_complete`; the manifest's "
+        "`strand_complete_labels` and `neighbour_bp`, worker/README.md): every forward pass "
+        "computes the TSS and splice-site channels for both strands, so the worker's "
+        "reverse-complement pass asks it (second input 0) for the structure network alone and "
+        "takes those channels from the forward pass, and each window comes with its "
+        f"{sites.NEIGHBOUR_BP:,} real neighbouring bases on each side (third input), which the "
+        "splice and promoter networks see instead of N. The previous package ran both networks "
+        "again in the reverse pass, on windows cut elsewhere, and averaged the two; about 43% "
+        "of its forward time. Without the second pass the TSS track is one grid of promoter "
+        "windows per strand instead of the mean of two offset grids, so its peaks are higher "
+        "and more of them pass alternative_start_min: it was chosen again on the tuning block "
+        "(scripts/training/annotation.py records the settings tried).",
         "",
         "## Data and provenance",
         "",
@@ -1034,8 +1096,8 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
         splice_dir = sites.splice_package(packages_dir)
         promoter_dir = sites.promoter_package(packages_dir)
         log(f"annotation: {network} composed with {splice_dir} and {promoter_dir}")
-        module = sites.with_promoter_tss(
-            sites.composite(torch.jit.load(network).eval(), splice_dir), promoter_dir)
+        module = sites.strand_complete(torch.jit.load(network).eval(), splice_dir,
+                                       promoter_dir, neighbour=sites.NEIGHBOUR_BP)
     if promoter_tss:
         promoter_dir = sites.promoter_package(packages_dir)
         log(f"annotation: TSS channels from {promoter_dir}")
@@ -1047,11 +1109,13 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
     else:
         coding_text = coding_model_text()
         signal_text = splice_signal_text()
+        served = manifest(manifest_json["seed"], PROVISIONAL_METRICS,
+                          sites.takes_wanted(module))
         with plots.capture() as captured:
             metrics = evaluate_module(
-                module, {**manifest_json, "decoder": DECODER}, log, with_augustus=False,
-                options=decoder_options({**manifest_json, "decoder": DECODER},
-                                        coding_text=coding_text, signal_text=signal_text))
+                module, served, log, with_augustus=False,
+                options=decoder_options(served, coding_text=coding_text,
+                                        signal_text=signal_text))
         metrics.update({k: v for k, v in carded.items() if k.startswith("augustus_")})
         metrics.update({"previous_" + k: v for k, v in carded.items()
                         if k.startswith(("model_", "find_genes_"))})
@@ -1069,7 +1133,7 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
         handle.write(coding_model_text())
     with open(os.path.join(package_dir, SPLICE_SIGNAL_FILE), "w", encoding="ascii") as handle:
         handle.write(splice_signal_text())
-    final = manifest(manifest_json["seed"], metrics)
+    final = manifest(manifest_json["seed"], metrics, sites.takes_wanted(module))
     with open(os.path.join(package_dir, "manifest.json"), "w", encoding="utf-8") as handle:
         json.dump(final, handle, indent=2)
         handle.write("\n")

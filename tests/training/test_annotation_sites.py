@@ -135,5 +135,83 @@ class PromoterTssTest(unittest.TestCase):
         self.assertTrue(torch.all(out[:, :, plus] > 0))
 
 
+
+if torch is not None:
+    class VaryingAnnotation(nn.Module):
+        """Structure channels that depend on the base (so rows differ), types per row."""
+
+        def forward(self, ids: torch.Tensor):
+            values = ids.float().unsqueeze(2) / 10.0 + torch.arange(17).float() / 100.0
+            return values, torch.stack([ids[:, 0].float(), ids[:, -1].float()], 1)
+
+
+@unittest.skipIf(torch is None, "skipped: /usr/bin/python3 cannot import torch")
+class StrandCompleteTest(unittest.TestCase):
+    """annotation_sites.strand_complete: the two composites' computation in one module, with
+    a second input that leaves the TSS and splice-site channels out per row."""
+
+    def setUp(self):
+        from training import annotation_sites
+        self.sites = annotation_sites
+        self.splice_dir, self.promoter_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
+        torch.jit.script(FakeSplice()).save(os.path.join(self.splice_dir, "model.pt"))
+        with open(os.path.join(self.splice_dir, "manifest.json"), "w", encoding="utf-8") as h:
+            json.dump({"weights": "model.pt", "flank_bp": FLANK,
+                       "output_labels": ["neither", "acceptor", "donor"]}, h)
+        torch.jit.script(FakePromoter()).save(os.path.join(self.promoter_dir, "model.pt"))
+        with open(os.path.join(self.promoter_dir, "manifest.json"), "w", encoding="utf-8") as h:
+            json.dump({"weights": "model.pt", "context_window_bp": 6,
+                       "output_labels": ["promoter"]}, h)
+        self.network = torch.jit.freeze(torch.jit.script(VaryingAnnotation().eval()))
+        self.ids = torch.tensor([[A, C, G, T, G, A, C, T, N, C, A, G],
+                                 [G, G, A, T, C, A, A, T, C, G, T, A],
+                                 [T, T, G, A, C, C, A, G, N, N, A, C]])
+
+    def test_equals_the_two_composites_and_skips_rows_asked_to(self):
+        stride = 4
+        old = self.sites.with_promoter_tss(
+            self.sites.composite(self.network, self.splice_dir), self.promoter_dir, stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride)
+        self.assertTrue(self.sites.takes_wanted(new))
+        self.assertFalse(self.sites.takes_wanted(old))
+        expected, expected_types = old(self.ids)
+        for wanted in (None, torch.ones(3, dtype=torch.int64)):
+            got, types = new(self.ids) if wanted is None else new(self.ids, wanted)
+            self.assertTrue(torch.equal(got, expected))
+            self.assertTrue(torch.equal(types, expected_types))
+        skipped = [self.sites.TSS_CHANNELS[0], self.sites.TSS_CHANNELS[1], 13, 14, 15, 16]
+        kept = [c for c in range(17) if c not in skipped]
+        got, types = new(self.ids, torch.tensor([0, 1, 0]))
+        self.assertTrue(torch.equal(got[1], expected[1]))
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+        self.assertTrue(torch.all(got[[0, 2]][:, :, skipped] == 0))
+        self.assertTrue(torch.equal(types, expected_types))
+        got, _ = new(self.ids, torch.zeros(3, dtype=torch.int64))
+        self.assertTrue(torch.all(got[:, :, skipped] == 0))
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+
+    def test_the_mirror_takes_them_from_the_forward_pass(self):
+        import numpy as np
+        from training import annotation_data, annotation_decode as decoding
+        labels = annotation_data.LABELS
+        manifest = {"output_labels": labels,
+                    "strand_complete_labels": self.sites.STRAND_COMPLETE_LABELS}
+        complete = decoding.strand_complete_channels(manifest)
+        self.assertEqual(complete, [labels.index(x) for x in labels
+                                    if x in self.sites.STRAND_COMPLETE_LABELS])
+        self.assertEqual(decoding.strand_complete_channels({"output_labels": labels}), [])
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir, 4)
+        rng = np.random.default_rng(5)
+        ids = rng.integers(1, 5, 50).astype(np.int64)  # windows of 16: cut at 16, 32, 48
+        forward, _ = decoding.stitch(new, ids, 16, reverse_complement=False,
+                                     strand_complete=complete)
+        both, _ = decoding.stitch(new, ids, 16, strand_complete=complete)
+        full, _ = decoding.stitch(new, ids, 16)
+        others = [c for c in range(17) if c not in complete]
+        self.assertTrue(np.array_equal(both[:, complete], forward[:, complete]))
+        self.assertTrue(np.array_equal(both[:, others], full[:, others]))
+        self.assertFalse(np.array_equal(full[:, complete], forward[:, complete]))
+
 if __name__ == "__main__":
     unittest.main()
