@@ -191,6 +191,34 @@ class StrandCompleteTest(unittest.TestCase):
         self.assertTrue(torch.all(got[:, :, skipped] == 0))
         self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
 
+    def test_neighbours_are_what_the_networks_see_beyond_the_window(self):
+        import numpy as np
+        from training import annotation_decode as decoding
+        # 10 bases, TSS blocks of 4: the third block's window is centred on base 10, one past
+        # the window: the first neighbour after it, or N without neighbours.
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir, 4,
+                                         neighbour=2)
+        ids = torch.tensor([[A, C, G, T, G, A, C, T, N, C]])
+        after = torch.tensor([[G, G, T, A]])  # 2 before the window (G, G), 2 after it (T, A)
+        with_neighbours, _ = new(ids, torch.ones(1, dtype=torch.int64), after)
+        without, _ = new(ids)
+        plus = self.sites.TSS_CHANNELS[0]
+        self.assertAlmostEqual(float(with_neighbours[0, 9, plus]), T / 10, 6)
+        self.assertAlmostEqual(float(without[0, 9, plus]), N / 10, 6)
+        self.assertTrue(torch.equal(with_neighbours[0, :8, plus], without[0, :8, plus]))
+        # '-' reads the reverse complement: its third block's centre is one base before the
+        # window, the last neighbour before it (G), complemented.
+        minus = self.sites.TSS_CHANNELS[1]
+        self.assertAlmostEqual(float(with_neighbours[0, 0, minus]), C / 10, 6)
+        self.assertAlmostEqual(float(without[0, 0, minus]), N / 10, 6)
+        others = [c for c in range(17) if c not in self.sites.TSS_CHANNELS]
+        self.assertTrue(torch.equal(with_neighbours[0, :, others], without[0, :, others]))
+        # The mirror cuts them from the pass's sequence, N beyond it.
+        source = np.array([A, C, G, T, G, A, C, T, N, C, A, G], dtype=np.int64)
+        self.assertEqual(decoding.neighbour_ids(source, 0, 4, 2).tolist(), [N, N, G, A])
+        self.assertEqual(decoding.neighbour_ids(source, 4, 4, 2).tolist(), [G, T, N, C])
+        self.assertEqual(decoding.neighbour_ids(source, 8, 4, 2).tolist(), [C, T, N, N])
+
     def test_the_mirror_takes_them_from_the_forward_pass(self):
         import numpy as np
         from training import annotation_data, annotation_decode as decoding

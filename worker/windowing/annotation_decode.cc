@@ -186,10 +186,8 @@ Status CheckStrandCompleteLabels(const std::vector<std::string>& listed,
     return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
                                                  suffix.data(), suffix.size()) == 0;
   };
-  for (size_t i = 0; i < listed.size(); ++i) {
-    const std::string& label = listed[i];
-    if (std::find(listed.begin(), listed.begin() + static_cast<std::ptrdiff_t>(i), label) !=
-        listed.begin() + static_cast<std::ptrdiff_t>(i)) {
+  for (const std::string& label : listed) {
+    if (std::count(listed.begin(), listed.end(), label) > 1) {
       return invalid("\"" + label + "\" is named twice");
     }
     if (!named(output_labels, label)) {
