@@ -26,4 +26,14 @@ std::optional<std::string> ReadFileText(const std::string& path, std::string* re
   return text.str();
 }
 
+StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  auto text = ReadFileText(path);
+  if (!text) return BadRequest("cannot read the secret file " + path);
+  std::string secret = std::move(*text);
+  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+  if (secret.empty()) return BadRequest("the secret file " + path + " is empty");
+  return secret;
+}
+
 }  // namespace dnaserve

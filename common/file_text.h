@@ -7,10 +7,16 @@
 #include <optional>
 #include <string>
 
+#include "common/status.h"
+
 namespace dnaserve {
 
 // The file's bytes; nullopt when it cannot be opened or read (missing, a directory, no
 // permission, an I/O error), and then *reason (when given) says why, as strerror words it.
 std::optional<std::string> ReadFileText(const std::string& path, std::string* reason = nullptr);
+
+// A secret mounted as a file (a Kubernetes Secret): its bytes without one trailing newline
+// (editors and `echo` add one). bad_request when it cannot be read or is empty.
+StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 }  // namespace dnaserve

@@ -69,7 +69,7 @@ Status S3ObjectUnreadable(std::string_view uri);
 // outside the client's s3_write grants, in a missing bucket, or refused to the service.
 Status S3PrefixUnwritable(std::string_view prefix);
 
-// The names under which a queued job carries its client's grants (gateway::QueuedJob::facts).
+// The names under which a queued job carries its client's grants (core::QueuedJob::facts).
 inline constexpr std::string_view kS3ReadFact = "s3_read";
 inline constexpr std::string_view kS3WriteFact = "s3_write";
 

@@ -40,6 +40,11 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "internal_error";
 }
 
+bool IsServerSide(ErrorCode code) {
+  return code == ErrorCode::kInternal || code == ErrorCode::kModelLoading ||
+         code == ErrorCode::kServiceUnavailable || code == ErrorCode::kCancelled;
+}
+
 ErrorCode ErrorCodeFromName(std::string_view name) {
   for (const auto& entry : kCodeNames) {
     if (entry.name == name) return entry.code;

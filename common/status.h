@@ -43,6 +43,9 @@ enum class ErrorCode {
 std::string_view ErrorCodeName(ErrorCode code);
 // Inverse of ErrorCodeName; unknown names map to kInternal.
 ErrorCode ErrorCodeFromName(std::string_view name);
+// True when the service failed rather than the request (internal, model_loading,
+// service_unavailable, cancelled): a retry may succeed.
+bool IsServerSide(ErrorCode code);
 
 // One entry of details.errors: loc is a path such as ["body", "options", "threshold"].
 struct FieldError {

@@ -1,5 +1,7 @@
 #include "common/text.h"
 
+#include <cctype>
+
 namespace dnaserve {
 
 std::string GroupedThousands(int64_t n) {
@@ -12,6 +14,17 @@ std::string GroupedThousands(int64_t n) {
     out += digits[i];
   }
   return n < 0 ? "-" + out : out;
+}
+
+bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace dnaserve

@@ -7,18 +7,19 @@
 #include "common/log.h"
 #include "common/shutdown_signals.h"
 #include "common/version.h"
-#include "gateway/dispatch/catalogue_refresher.h"
-#include "gateway/dispatch/worker_client.h"
-#include "gateway/jobs/redis_job_store.h"
-#include "gateway/observability/admin_routes.h"
-#include "gateway/ratelimit/redis_quota_store.h"
-#include "gateway/redis/redis_connection.h"
+#include "core/dispatch/catalogue_refresher.h"
+#include "core/dispatch/worker_client.h"
+#include "core/jobs/redis_job_store.h"
+#include "core/ops/admin_routes.h"
+#include "core/quota/redis_quota_store.h"
+#include "core/redis/redis_connection.h"
 #include "runner/config/runner_config.h"
 #include "runner/queue_runner.h"
+#include "runner/workflows/genome_publication.h"
 #include "runner/workflows/variant_resources.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 
 namespace {
 
@@ -47,25 +48,28 @@ int main(int argc, char** argv) {
     std::cerr << config.status().message() << "\n";
     return kBadConfigurationExit;
   }
-  auto endpoints = WorkerEndpoints::Parse(config->workers);
+  auto endpoints = core::WorkerEndpoints::Parse(config->workers);
   if (!endpoints.ok()) return FailStartup("workers_invalid", endpoints.status());
-  auto redis = RedisConnection::Create(config->redis_url);
+  auto redis = core::ConnectRedis(*config);
   if (!redis.ok()) return FailStartup("redis_url_invalid", redis.status());
+  if (Status credentials = core::CheckRedisCredentials(**redis); !credentials.ok()) {
+    return FailStartup("redis_credentials_refused", credentials);
+  }
   ClearScratch(config->variant_work_dir);
   auto variant = VariantResources::Load(VariantSettingsFrom(*config));
   if (!variant.ok()) return FailStartup("variant_workflow_invalid", variant.status());
 
   const ShutdownSignals signals;  // every thread started below inherits the blocked mask
 
-  SharedStores stores(*redis, *config);
-  RedisJobStore& jobs = stores.jobs;
-  RedisQuotaStore& quotas = stores.quotas;
-  RedisJobQueue& queue = stores.queue;
-  GrpcInferenceBackend backend(WorkerBackendOptions(
+  core::SharedStores stores(*redis, *config);
+  core::RedisJobStore& jobs = stores.jobs;
+  core::RedisQuotaStore& quotas = stores.quotas;
+  core::RedisJobQueue& queue = stores.queue;
+  core::GrpcInferenceBackend backend(core::WorkerBackendOptions(
       *endpoints, *config, std::chrono::seconds(config->worker_call_timeout_seconds)));
-  ModelCatalogue catalogue;
-  CatalogueRefresher refresher(&backend, &catalogue);
-  Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);
+  core::ModelCatalogue catalogue;
+  core::CatalogueRefresher refresher(&backend, &catalogue);
+  core::Executor executor(config->executor_threads, static_cast<size_t>(config->executor_threads) * 4);
 
   runner::JobServices services;
   services.backend = &backend;
@@ -73,6 +77,10 @@ int main(int argc, char** argv) {
   services.executor = &executor;
   services.variant = variant->get();
   services.max_model_calls = config->job_max_model_calls;
+  services.jobs = &jobs;
+  runner::AnswerCache answer_cache(
+      *redis, {config->answer_cache_bytes, config->answer_cache_ttl_seconds, "dnaserve:"});
+  services.answer_cache = &answer_cache;
   runner::QueueRunnerOptions options;
   options.consumer = config->runner_id;
   options.slots = config->slots;
@@ -95,17 +103,28 @@ int main(int argc, char** argv) {
 
   metrics::Registry registry;
   metrics::AddBuildInfo(&registry);
-  RegisterWorkerPoolMetrics(&registry, &backend);
+  core::RegisterWorkerPoolMetrics(&registry, &backend);
   runner::QueueRunner runner(&queue, &jobs, &quotas, services, options, &registry);
-  Readiness readiness(&jobs, &catalogue, tasks, nullptr);
+  core::Readiness readiness(&jobs, &catalogue, tasks);
   std::optional<observability::AdminServer> admin;
   if (!config->admin_listen.empty()) {
-    admin.emplace(config->admin_listen, GatewayAdminRoutes(&registry, &readiness));
+    admin.emplace(config->admin_listen, core::AdminRoutes(&registry, &readiness));
     if (Status started = admin->Start(); !started.ok()) {
       return FailStartup("admin_listen_failed", started);
     }
   }
 
+  // GET /v1/genomes: what this runner holds, for the gateways (which read no reference). Reads
+  // the whole reference once for its MD5s (logged with the seconds it took).
+  const auto listing_started = std::chrono::steady_clock::now();
+  if (Status published = runner::PublishGenomes(**variant, &stores.genomes); !published.ok()) {
+    log::Warn("genome_listing_not_published", {{"reason", published.message()}});
+  } else if ((*variant)->Genome("GRCh37") != nullptr) {
+    log::Info("genome_listing_published",
+              {{"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                         listing_started)
+                               .count()}});
+  }
   refresher.Start();
   runner.Start();
   log::Info("runner_started", {{"runner_id", config->runner_id},

@@ -4,19 +4,23 @@
 #include <exception>
 
 #include "common/log.h"
-#include "gateway/handlers/job_start.h"
-#include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
+#include "core/jobs/admission_verdict.h"
+#include "core/jobs/job_store_common.h"
 
 namespace dnaserve::runner {
 namespace {
 
-using gateway::Delivery;
-using gateway::ErrorResponse;
-using gateway::HttpResponse;
+using core::Delivery;
+using core::JobOutput;
 
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
+// Pauses after Redis failed a loop's read: doubling from the first to the last.
+constexpr std::chrono::milliseconds kFirstRetryPause(100);
+constexpr std::chrono::milliseconds kLastRetryPause(2000);
+// Entries of unknown formats one look at a stream may pass (and leave) before giving up on it
+// until the next look: a stream full of them costs a bounded number of commands.
+constexpr int kMaxEntriesLeftPerLook = 64;
 
 enum class CancelReason { kNone, kClientGone, kWallTime, kShutdown };
 
@@ -26,18 +30,18 @@ int64_t NowMs() {
       .count();
 }
 
-gateway::Principal PrincipalOf(const gateway::QueuedJob& job) {
-  return gateway::Principal{job.client_id, job.rate_per_minute, job.max_concurrency};
+core::Principal PrincipalOf(const core::QueuedJob& job) {
+  return core::Principal{job.client_id, job.rate_per_minute, job.max_concurrency};
 }
 
-bool IsFinished(gateway::JobState state) {
-  return state == gateway::JobState::kCompleted || state == gateway::JobState::kFailed;
+bool IsFinished(core::JobState state) {
+  return state == core::JobState::kCompleted || state == core::JobState::kFailed;
 }
 
 }  // namespace
 
 struct QueueRunner::Running {
-  Delivery delivery;
+  core::Delivery delivery;
   Cancellation cancellation;
   std::atomic<CancelReason> reason{CancelReason::kNone};
   std::chrono::steady_clock::time_point started;
@@ -52,22 +56,29 @@ struct QueueRunner::Running {
   }
 };
 
-QueueRunner::QueueRunner(gateway::RedisJobQueue* queue, gateway::JobStore* jobs,
-                         gateway::QuotaStore* quotas, JobServices services,
+QueueRunner::QueueRunner(core::RedisJobQueue* queue, core::JobStore* jobs,
+                         core::QuotaStore* quotas, JobServices services,
                          QueueRunnerOptions options, metrics::Registry* registry)
     : queue_(queue),
       jobs_(jobs),
       quotas_(quotas),
       services_(services),
       options_(std::move(options)),
-      slots_(std::make_unique<gateway::Executor>(options_.slots, options_.slots)) {
+      slots_(std::make_unique<core::Executor>(options_.slots, options_.slots)),
+      fetch_wait_(queue_->OpenWaitConnection()),
+      admission_wait_(queue_->OpenWaitConnection()) {
   if (registry != nullptr) {
     finished_ = &registry->AddCounter("dnaserve_runner_jobs_finished_total",
-                                      "Jobs this runner ended, by kind and HTTP status class",
-                                      {"kind", "status"});
+                                      "Jobs this runner ended, by kind and result code",
+                                      {"kind", "code"});
     reclaimed_ = &registry->AddCounter(
         "dnaserve_runner_jobs_reclaimed_total",
         "Jobs this runner took over from a runner that stopped sending heartbeats");
+    left_ = &registry->AddCounter(
+        "dnaserve_runner_queue_entries_left_total",
+        "Queue entries of a format version this runner cannot read, handed back untouched for a "
+        "runner that can (\"invalid\": not a version number)",
+        {"version"});
     registry->AddCallback("dnaserve_runner_jobs_running", "Jobs running on this runner", "gauge",
                           {}, [this] {
                             return std::vector<std::pair<metrics::LabelValues, double>>{
@@ -102,6 +113,16 @@ bool QueueRunner::Stopping() {
   return stopping_;
 }
 
+void QueueRunner::Pause(std::chrono::milliseconds pause) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, pause, [this] { return stopping_; });
+}
+
+std::chrono::milliseconds QueueRunner::ReclaimInterval() const {
+  if (options_.reclaim_interval.count() > 0) return options_.reclaim_interval;
+  return std::max(std::chrono::milliseconds(100), options_.claim_timeout / 3);
+}
+
 bool QueueRunner::Drain(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   draining_ = true;
@@ -117,6 +138,8 @@ void QueueRunner::Stop() {
     for (auto& [id, r] : running_) r->Cancel(CancelReason::kShutdown);
   }
   cv_.notify_all();
+  fetch_wait_->Interrupt();  // blocked reads end now, not when their BLOCK timeout passes
+  admission_wait_->Interrupt();
   slots_->Shutdown();  // the cancelled jobs return promptly and hand their entries back
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -124,61 +147,95 @@ void QueueRunner::Stop() {
 }
 
 void QueueRunner::FetchLoop() {
-  auto next_claim_check = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    if (draining_ || static_cast<int>(running_.size()) >= options_.slots) {
-      cv_.wait_for(lock, options_.poll_interval);
-      continue;
+  std::string wake_cursor;  // the newest wake-up signal seen; "" = read it again
+  bool reclaim_due = true;  // dead runners' jobs first, from start-up on
+  auto next_reclaim = std::chrono::steady_clock::now() + ReclaimInterval();
+  auto retry_pause = kFirstRetryPause;
+  auto failed = [&] {  // Redis is away: look again after a pause, from a fresh cursor
+    wake_cursor.clear();
+    Pause(retry_pause);
+    retry_pause = std::min(retry_pause * 2, kLastRetryPause);
+  };
+  while (true) {
+    {
+      // Nothing to take while draining or full: a job ending, Drain and Stop notify.
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] {
+        return stopping_ || (!draining_ && static_cast<int>(running_.size()) < options_.slots);
+      });
+      if (stopping_) return;
     }
-    lock.unlock();
     if (options_.ready && !options_.ready()) {
-      std::this_thread::sleep_for(options_.poll_interval);
-      lock.lock();
+      Pause(options_.poll_interval);
       continue;
     }
-    // Jobs of dead runners first (checked once per poll interval of a second or so: claiming
-    // scans every client's pending list).
-    bool started = false;
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= next_claim_check) {
-      next_claim_check = now + std::min(options_.claim_timeout / 4, std::chrono::milliseconds(1000));
-      started = TryStartOne(/*claim_stale=*/true);
+    // The cursor is taken before looking, so a job queued meanwhile ends the wait below at once.
+    if (wake_cursor.empty()) {
+      auto cursor = queue_->WakeCursor();
+      if (!cursor.ok()) {
+        failed();
+        continue;
+      }
+      wake_cursor = *cursor;
     }
-    if (!started) started = TryStartOne(/*claim_stale=*/false);
-    lock.lock();
-    if (!started) cv_.wait_for(lock, options_.poll_interval);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_reclaim) {
+      reclaim_due = true;
+      next_reclaim = now + ReclaimInterval();
+    }
+    if (auto clients = queue_->ActiveClients(); clients.ok()) {
+      std::sort(clients->begin(), clients->end());
+      if (reclaim_due) {
+        if (StartOne(*clients, /*claim_stale=*/true)) continue;
+        reclaim_due = false;
+      }
+      if (StartOne(*clients, /*claim_stale=*/false)) continue;
+    }
+    // Nothing to take now: wait for a job to be queued or handed back, for the next look for
+    // dead runners' jobs, for a job of a client at its slot limit to end (it interrupts), or
+    // for Stop (it interrupts).
+    auto woken = queue_->WaitForWork(
+        *fetch_wait_, &wake_cursor,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_reclaim -
+                                                              std::chrono::steady_clock::now()));
+    if (woken.ok()) {
+      retry_pause = kFirstRetryPause;
+      if (woken->reclaim) reclaim_due = true;
+    } else if (woken.status().code() != ErrorCode::kCancelled) {
+      failed();
+    }
   }
 }
 
-bool QueueRunner::TryStartOne(bool claim_stale) {
-  auto clients = queue_->ActiveClients();
-  if (!clients.ok() || clients->empty()) return false;
-  std::sort(clients->begin(), clients->end());
-  const size_t n = clients->size();
+bool QueueRunner::StartOne(const std::vector<std::string>& clients, bool claim_stale) {
+  if (clients.empty()) return false;
+  const size_t n = clients.size();
   size_t first;
   {
     std::lock_guard<std::mutex> lock(mu_);
     first = next_client_ % n;
+    skipped_full_client_ = false;
   }
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (first + k) % n;
-    const std::string& client = (*clients)[i];
+    const std::string& client = clients[i];
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = per_client_.find(client);
-      if (it != per_client_.end() && it->second >= options_.client_slots) continue;
+      if (it != per_client_.end() && it->second >= options_.client_slots) {
+        skipped_full_client_ = true;
+        continue;
+      }
     }
-    auto delivery =
-        claim_stale
-            ? queue_->ClaimStale(client, options_.consumer, options_.claim_timeout.count())
-            : queue_->ReadNew(client, options_.consumer);
-    if (!delivery.ok() || !delivery->has_value()) continue;
+    auto delivery = TakeFrom(client, claim_stale);
+    if (!delivery) continue;
 
     auto running = std::make_shared<Running>();
-    running->delivery = std::move(delivery->value());
+    running->delivery = std::move(*delivery);
     running->started = std::chrono::steady_clock::now();
-    if (claim_stale) {
+    // One delivery only: the entry was left by a runner that could not read it (Leave), not
+    // run by one that died.
+    if (claim_stale && running->delivery.attempts > 1) {
       log::Warn("runner_job_reclaimed", {{"job_id", running->delivery.job.job_id},
                                          {"attempt", running->delivery.attempts}});
       if (reclaimed_) reclaimed_->With({}).Inc();
@@ -201,6 +258,36 @@ bool QueueRunner::TryStartOne(bool claim_stale) {
   return false;
 }
 
+std::optional<Delivery> QueueRunner::TakeFrom(const std::string& client, bool claim_stale) {
+  std::string cursor = "0-0";  // claims go on past the entries left on the way
+  for (int passed = 0; passed < kMaxEntriesLeftPerLook; ++passed) {
+    auto delivery = claim_stale ? queue_->ClaimStale(client, options_.consumer,
+                                                     options_.claim_timeout.count(), &cursor)
+                                : queue_->ReadNew(client, options_.consumer);
+    if (!delivery.ok() || !delivery->has_value()) return std::nullopt;
+    if ((*delivery)->Readable()) return std::move(delivery->value());
+    LeaveUnreadable(**delivery);
+    if (claim_stale && cursor == "0-0") return std::nullopt;  // through the pending list
+  }
+  return std::nullopt;
+}
+
+void QueueRunner::LeaveUnreadable(const Delivery& delivery) {
+  const std::string version =
+      delivery.version > 0 ? std::to_string(delivery.version) : std::string("invalid");
+  log::Warn("runner_queue_entry_left", {{"stream", delivery.stream},
+                                        {"entry_id", delivery.entry_id},
+                                        {"version", version},
+                                        {"readable_up_to", core::kQueueFormatVersion}});
+  if (left_) left_->With({version}).Inc();
+  // Claimable by others at once. Should this fail the entry stays pending here, unrefreshed,
+  // and is claimable after the claim timeout: late, not lost.
+  if (Status left = queue_->Leave(options_.consumer, delivery, options_.claim_timeout.count());
+      !left.ok()) {
+    log::Warn("runner_leave_failed", {{"entry_id", delivery.entry_id}, {"error", left.message()}});
+  }
+}
+
 void QueueRunner::FreeLeaseAndAck(const Delivery& delivery) {
   quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
   if (Status acked = queue_->Ack(delivery); !acked.ok()) {
@@ -208,7 +295,7 @@ void QueueRunner::FreeLeaseAndAck(const Delivery& delivery) {
   }
 }
 
-void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& response) {
+void QueueRunner::Conclude(const core::Delivery& delivery, const StatusOr<JobOutput>& result) {
   // The seat is free before anyone can read the answer: a client that polls the result and
   // submits again at once is not refused by its own finished job.
   quotas_->Release(PrincipalOf(delivery.job), delivery.job.job_id);
@@ -219,8 +306,10 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
   Status stored;
   for (auto delay : backoff) {
     std::this_thread::sleep_for(delay);
-    stored = jobs_->Finish(delivery.job.job_id, response.status, response.content_type,
-                           response.body);
+    stored = result.ok() ? jobs_->Finish(delivery.job.job_id, ErrorCode::kOk,
+                                         result->content_type, result->body)
+                         : jobs_->Fail(delivery.job.job_id, result.status(),
+                                       delivery.job.request_id);
     // conflict: already finished (an earlier run, or "lost"); not_found: expired. Either way
     // there is nothing more to store.
     if (stored.ok() || stored.code() == ErrorCode::kConflict ||
@@ -235,7 +324,7 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
     return;
   }
   if (finished_) {
-    finished_->With({delivery.job.kind, std::to_string(response.status / 100) + "xx"}).Inc();
+    finished_->With({delivery.job.kind, std::string(ErrorCodeName(result.status().code()))}).Inc();
   }
   if (Status acked = queue_->Ack(delivery); !acked.ok()) {
     log::Warn("runner_ack_failed", {{"job_id", delivery.job.job_id}, {"error", acked.message()}});
@@ -243,12 +332,15 @@ void QueueRunner::Conclude(const Delivery& delivery, const HttpResponse& respons
 }
 
 void QueueRunner::RunJob(std::shared_ptr<Running> running) {
-  const Delivery& delivery = running->delivery;
-  const gateway::QueuedJob& job = delivery.job;
+  const core::Delivery& delivery = running->delivery;
+  const core::QueuedJob& job = delivery.job;
   auto done = [&] {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(job.job_id);
     if (--per_client_[job.client_id] <= 0) per_client_.erase(job.client_id);
+    // The fetch loop may be waiting on Redis with a job of a client it passed over for its slot
+    // limit: that job can start now.
+    if (skipped_full_client_) fetch_wait_->Interrupt();
     cv_.notify_all();
   };
 
@@ -269,25 +361,23 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     return;
   }
   if (delivery.attempts > options_.max_attempts) {
-    Conclude(delivery,
-             ErrorResponse(Status(ErrorCode::kServiceUnavailable,
-                                  "the job was started " + std::to_string(options_.max_attempts) +
-                                      " times and each time the runner running it stopped; "
-                                      "resubmit the request")
-                               .set_retry_after_seconds(5),
-                           job.request_id));
+    Conclude(delivery, Status(ErrorCode::kServiceUnavailable,
+                              "the job was started " + std::to_string(options_.max_attempts) +
+                                  " times and each time the runner running it stopped; "
+                                  "resubmit the request")
+                           .set_retry_after_seconds(5));
     done();
     return;
   }
   if (auto cancel = queue_->CancelRequested(job.job_id); cancel.ok() && *cancel) {
-    Conclude(delivery, ErrorResponse(gateway::ClientWentAway(), job.request_id));
+    Conclude(delivery, core::ClientWentAway());
     done();
     return;
   }
 
   auto work = BuildJob(job, services_);
   if (!work.ok()) {
-    Conclude(delivery, ErrorResponse(work.status(), job.request_id));
+    Conclude(delivery, work.status());
     done();
     return;
   }
@@ -297,7 +387,7 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
                                    {"kind", job.kind},
                                    {"attempt", delivery.attempts}});
 
-  gateway::JobContext context;
+  core::JobContext context;
   context.call.request_id = job.request_id;
   context.call.job_id = job.job_id;
   context.call.cancelled = running->cancellation.flag();
@@ -322,15 +412,15 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     }
   };
 
-  HttpResponse response;
+  StatusOr<JobOutput> result = Internal("internal error");
   try {
-    response = (*work)->Run(context);
+    result = (*work)->Run(context);
   } catch (const std::exception& e) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
-    response = ErrorResponse(Internal("internal error"), job.request_id);
+    result = Internal("internal error");
   } catch (...) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
-    response = ErrorResponse(Internal("internal error"), job.request_id);
+    result = Internal("internal error");
   }
   work->reset();
 
@@ -342,53 +432,70 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
       done();
       return;
     case CancelReason::kClientGone:
-      response = ErrorResponse(gateway::ClientWentAway(), job.request_id);
+      result = core::ClientWentAway();
       break;
     case CancelReason::kWallTime:
-      if (response.status >= 500) {
-        response = ErrorResponse(
-            Status(ErrorCode::kServiceUnavailable,
-                   "the job ran past the per-job time limit of " +
-                       std::to_string(options_.job_max.count()) + " s and was stopped"),
-            job.request_id);
+      if (!result.ok() && IsServerSide(result.status().code())) {
+        result = Status(ErrorCode::kServiceUnavailable,
+                        "the job ran past the per-job time limit of " +
+                            std::to_string(options_.job_max.count()) + " s and was stopped");
       }
       break;
     case CancelReason::kNone:
       break;
   }
-  response.SetHeader("X-Job-Id", job.job_id);
-  Conclude(delivery, response);
+  Conclude(delivery, result);
   done();
 }
 
 void QueueRunner::AdmissionLoop() {
+  auto next_reclaim = std::chrono::steady_clock::now();  // dead runners' admissions first
+  auto retry_pause = kFirstRetryPause;
   while (!Stopping()) {
     if (options_.ready && !options_.ready()) {
-      std::this_thread::sleep_for(options_.poll_interval);
+      Pause(options_.poll_interval);
       continue;
     }
-    auto admission = queue_->ReadNewAdmission(options_.consumer);
-    if (admission.ok() && !admission->has_value()) {
-      admission = queue_->ClaimStale("", options_.consumer, options_.claim_timeout.count());
-    }
-    if (!admission.ok() || !admission->has_value()) {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_; });
-      continue;
-    }
-    const Delivery& d = admission->value();
-    auto cancelled = queue_->CancelRequested(d.job.job_id);
-    if (!(cancelled.ok() && *cancelled)) {
-      const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
-      const gateway::AdmissionVerdict parsed = gateway::ParseAdmissionVerdict(verdict);
-      if (parsed.accepted && parsed.job_id == d.job.job_id) {
-        // Queued now: its lease keeps the seat however long it waits.
-        quotas_->Renew(PrincipalOf(d.job), d.job.job_id, gateway::kQueuedLeaseTtlMs);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_reclaim) {
+      if (auto stale = TakeFrom("", /*claim_stale=*/true)) {
+        Admit(*stale);
+        continue;  // more may be waiting
       }
-      (void)queue_->WriteVerdict(d.job.job_id, verdict);
+      next_reclaim = now + ReclaimInterval();
     }
-    (void)queue_->Ack(d);
+    auto admission = queue_->WaitForAdmission(
+        *admission_wait_, options_.consumer,
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_reclaim -
+                                                              std::chrono::steady_clock::now()));
+    if (!admission.ok()) {
+      if (admission.status().code() == ErrorCode::kCancelled) continue;
+      Pause(retry_pause);
+      retry_pause = std::min(retry_pause * 2, kLastRetryPause);
+      continue;
+    }
+    retry_pause = kFirstRetryPause;
+    if (!admission->has_value()) continue;
+    if (!(*admission)->Readable()) {
+      LeaveUnreadable(**admission);
+      continue;
+    }
+    Admit(**admission);
   }
+}
+
+void QueueRunner::Admit(const Delivery& d) {
+  auto cancelled = queue_->CancelRequested(d.job.job_id);
+  if (!(cancelled.ok() && *cancelled)) {
+    const std::string verdict = AdmitVariant(d.job, services_, jobs_, queue_);
+    const core::AdmissionVerdict parsed = core::ParseAdmissionVerdict(verdict);
+    if (parsed.accepted && parsed.job_id == d.job.job_id) {
+      // Queued now: its lease keeps the seat however long it waits.
+      quotas_->Renew(PrincipalOf(d.job), d.job.job_id, core::kQueuedLeaseTtlMs);
+    }
+    (void)queue_->WriteVerdict(d.job.job_id, verdict);
+  }
+  (void)queue_->Ack(d);
 }
 
 void QueueRunner::HeartbeatLoop() {
@@ -399,7 +506,7 @@ void QueueRunner::HeartbeatLoop() {
     if (stopping_) return;
     auto snapshot = running_;
     lock.unlock();
-    std::vector<const Delivery*> held;
+    std::vector<const core::Delivery*> held;
     const auto now = std::chrono::steady_clock::now();
     for (auto& [job_id, r] : snapshot) {
       held.push_back(&r->delivery);
@@ -411,7 +518,7 @@ void QueueRunner::HeartbeatLoop() {
         message = r->message;
       }
       (void)jobs_->UpdateProgress(job_id, percent, message);
-      quotas_->Renew(PrincipalOf(r->delivery.job), job_id, gateway::kQueuedLeaseTtlMs);
+      quotas_->Renew(PrincipalOf(r->delivery.job), job_id, core::kQueuedLeaseTtlMs);
       if (now - r->started > options_.job_max) r->Cancel(CancelReason::kWallTime);
       if (r->delivery.job.mode == "sync") {
         if (auto cancel = queue_->CancelRequested(job_id); cancel.ok() && *cancel) {

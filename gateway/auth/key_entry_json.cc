@@ -1,11 +1,11 @@
 #include "gateway/auth/key_entry_json.h"
 
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
 
 namespace dnaserve::gateway {
 
 std::string KeyEntryJson(const KeyEntry& entry) {
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Field("key_sha256", entry.key_sha256);
   w.Field("client_id", entry.principal.client_id);

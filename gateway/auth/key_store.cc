@@ -272,16 +272,6 @@ AuthResult KeyStore::Authenticate(const std::optional<std::string>& authorizatio
   return result;
 }
 
-const std::vector<S3Grant>& Principal::s3_read() const {
-  static const std::vector<S3Grant> kNone;
-  return s3 ? s3->read : kNone;
-}
-
-const std::vector<S3Grant>& Principal::s3_write() const {
-  static const std::vector<S3Grant> kNone;
-  return s3 ? s3->write : kNone;
-}
-
 std::string Sha256Hex(std::string_view text) {
   // Empty if OpenSSL fails: never matches a stored 64-character digest.
   return HexDigest(DigestAlgorithm::kSha256, text);

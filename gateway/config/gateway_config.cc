@@ -16,7 +16,7 @@ StatusOr<GatewayConfig> ParseGatewayConfig(int argc, char** argv, bool* exit_now
   app.add_option("--keys-file", c.keys_file, "API keys file (SHA-256 digests only)")
       ->envname("DNASERVE_KEYS_FILE")
       ->required();
-  AddSharedOptions(app, c);
+  core::AddSharedOptions(app, c);
   app.add_option("--docs-dir", c.docs_dir, "directory holding the npm docs assets")
       ->envname("DNASERVE_DOCS_DIR");
   app.add_option("--http-threads", c.http_threads, "HTTP reactor threads")

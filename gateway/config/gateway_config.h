@@ -5,12 +5,12 @@
 #include <string>
 
 #include "common/status.h"
-#include "gateway/config/shared_settings.h"
+#include "core/config/shared_settings.h"
 
 namespace dnaserve::gateway {
 
 // The shared settings (Redis, workers, admin listener, per-client bounds) come from the base.
-struct GatewayConfig : SharedSettings {
+struct GatewayConfig : core::SharedSettings {
   std::string listen_address = "127.0.0.1";  // DNASERVE_LISTEN_ADDRESS
   int port = 8080;                            // DNASERVE_PORT
   std::string keys_file;                      // DNASERVE_KEYS_FILE (required)

@@ -1,5 +1,5 @@
-// POST /v1/workflows/find-genes-and-predict-expression: admission (JSON only, closed body, both
-// models resolved, the 50,000 bp sync cap), then the workflow as a job on a runner
+// POST /v1/workflows/find-genes-and-predict-expression: the core's admission (JSON only, closed
+// body, both models resolved, the 50,000 bp sync cap), then the workflow as a job on a runner
 // (runner/jobs/runner_jobs.h), which a sync caller waits for.
 #pragma once
 
@@ -9,9 +9,5 @@
 namespace dnaserve::gateway {
 
 RouteHandler MakeFindGenesHandler(const GatewayServices& services);
-
-// The route's admission: the queued job with both stage models resolved, or the refusal.
-StatusOr<JobStart> AdmitFindGenes(const RouteCall& call, const GatewayServices& services,
-                                  bool async);
 
 }  // namespace dnaserve::gateway

@@ -1,16 +1,18 @@
+#include "gateway/render/job_response.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/render/context_list.h"
 
 #include "common/version.h"
 #include "gateway/http/error_response.h"
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
 #include "gateway/openapi/openapi.h"
-#include "gateway/render/predict_response.h"
+#include "core/render/predict_response.h"
 
 namespace dnaserve::gateway {
 
 RouteHandler MakeHealthHandler() {
   // The body never changes: rendered once, not per probe.
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Field("status", "healthy");
   w.Field("version", ServiceVersion());
@@ -23,7 +25,7 @@ RouteHandler MakeHealthHandler() {
 }
 
 RouteHandler MakeOpenApiHandler(const GatewayServices& services) {
-  const ModelCatalogue* catalogue = services.catalogue;
+  const core::ModelCatalogue* catalogue = services.catalogue;
   return [catalogue](RouteCall, Responder respond) {
     HttpResponse response;
     response.body = BuildOpenApiDocument(*catalogue, ServiceVersion());
@@ -57,7 +59,7 @@ RouteHandler MakeDocsAssetHandler(const GatewayServices& services) {
 }
 
 RouteHandler MakeModelsHandler(const GatewayServices& services) {
-  const ModelCatalogue* catalogue = services.catalogue;
+  const core::ModelCatalogue* catalogue = services.catalogue;
   return [catalogue](RouteCall call, Responder respond) {
     auto task = TaskFromName(call.params["task"]);
     if (!task) {
@@ -75,6 +77,22 @@ RouteHandler MakeModelsHandler(const GatewayServices& services) {
     }
     HttpResponse response;
     response.body = RenderModelList(*task, catalogue->Models(*task));
+    respond(std::move(response));
+  };
+}
+
+RouteHandler MakeContextsHandler(const GatewayServices& services) {
+  const core::ModelCatalogue* catalogue = services.catalogue;
+  return [catalogue](RouteCall call, Responder respond) {
+    if (!catalogue->Known(Task::kExpression)) {
+      respond(ErrorResponse(Status(ErrorCode::kServiceUnavailable,
+                                   "the expression workers have not reported their models yet")
+                                .set_retry_after_seconds(5),
+                            call.request.request_id));
+      return;
+    }
+    HttpResponse response;
+    response.body = RenderContextList(catalogue->Models(Task::kExpression));
     respond(std::move(response));
   };
 }

@@ -1,3 +1,4 @@
+#include "gateway/render/job_response.h"
 #include "gateway/handlers/job_handlers.h"
 
 #include <chrono>
@@ -6,9 +7,9 @@
 #include "common/ids.h"
 #include "gateway/http/accept_encoding.h"
 #include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
-#include "gateway/jobs/result_codec.h"
-#include "gateway/render/predict_response.h"
+#include "core/jobs/job_store_common.h"
+#include "core/jobs/result_codec.h"
+#include "core/render/predict_response.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -44,7 +45,7 @@ StatusOr<int> ParseLimit(const std::optional<std::string>& raw) {
 }  // namespace
 
 RouteHandler MakeListJobsHandler(const GatewayServices& services) {
-  JobStore* jobs = services.jobs;
+  core::JobStore* jobs = services.jobs;
   return [jobs](RouteCall call, Responder respond) {
     auto limit = ParseLimit(call.request.Query("limit"));
     if (!limit.ok()) {
@@ -63,7 +64,7 @@ RouteHandler MakeListJobsHandler(const GatewayServices& services) {
 }
 
 RouteHandler MakeGetJobHandler(const GatewayServices& services) {
-  JobStore* jobs = services.jobs;
+  core::JobStore* jobs = services.jobs;
   return [jobs](RouteCall call, Responder respond) {
     const std::string& job_id = call.params["job_id"];
     // Same answer for malformed, unknown and foreign ids: ownership is never revealed.
@@ -77,21 +78,21 @@ RouteHandler MakeGetJobHandler(const GatewayServices& services) {
       return;
     }
     HttpResponse response;
-    if (job->state == JobState::kAccepted || job->state == JobState::kRunning) {
+    if (job->state == core::JobState::kAccepted || job->state == core::JobState::kRunning) {
       response.status = 202;
       response.body = RenderJobProgress(*job, NowMs());
     } else {
       // The stored response: the body a sync call returned, or its error envelope. Kept as
       // gzip when large; a client accepting gzip gets those bytes as they are, any other the
       // decompressed body. Either way the representation depends on Accept-Encoding.
-      response.status = job->http_status;
+      response.status = HttpStatusFor(*job);
       response.content_type = job->content_type.empty() ? "application/json" : job->content_type;
-      if (job->body_encoding == kGzipEncoding &&
+      if (job->body_encoding == core::kGzipEncoding &&
           AcceptsGzip(call.request.Header("accept-encoding"))) {
         response.body = std::move(job->body);
         response.SetHeader("Content-Encoding", "gzip");
       } else {
-        auto body = DecodeStored(std::move(job->body), job->body_encoding);
+        auto body = core::DecodeStored(std::move(job->body), job->body_encoding);
         if (!body.ok()) {
           respond(ErrorResponse(body.status(), call.request.request_id));
           return;

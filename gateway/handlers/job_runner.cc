@@ -1,11 +1,14 @@
 #include "gateway/handlers/job_runner.h"
 
+#include <algorithm>
 #include <exception>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "common/log.h"
 #include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
+#include "core/jobs/job_store_common.h"
 #include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
@@ -13,6 +16,13 @@ namespace {
 
 // Progress is written at most this often; polls need no finer grain.
 constexpr std::chrono::milliseconds kProgressWriteInterval(500);
+// A sync job is created as running at admission; most end well within this, and writing their
+// progress or heartbeat would only cost Redis round trips nobody reads. Past it, a sync job is
+// written like any other (a poll sees its progress; its heartbeat keeps it from being declared
+// lost, which takes kJobHeartbeatTimeoutSeconds).
+constexpr std::chrono::seconds kSyncQuietPeriod(2);
+// How often the heartbeat thread looks for such jobs whose quiet period has ended.
+constexpr std::chrono::milliseconds kQuietCheck(250);
 
 Status StoppedWhileRunning() {
   return Status(ErrorCode::kServiceUnavailable,
@@ -22,12 +32,18 @@ Status StoppedWhileRunning() {
 
 }  // namespace
 
-JobRunner::JobRunner(JobStore* jobs, Executor* executor, std::chrono::seconds heartbeat_interval)
-    : jobs_(jobs), executor_(executor), heartbeat_interval_(heartbeat_interval) {}
+JobRunner::JobRunner(core::JobStore* jobs, core::Executor* executor, std::chrono::seconds heartbeat_interval)
+    : jobs_(jobs),
+      executor_(executor),
+      heartbeat_interval_(heartbeat_interval),
+      sync_quiet_period_(kSyncQuietPeriod) {}
 
 JobRunner::~JobRunner() { Stop(); }
 
-void JobRunner::Start() { heartbeat_ = std::thread([this] { HeartbeatLoop(); }); }
+void JobRunner::Start() {
+  after_reply_.Start();
+  heartbeat_ = std::thread([this] { HeartbeatLoop(); });
+}
 
 void JobRunner::Stop() {
   {
@@ -62,8 +78,18 @@ bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_d
 }
 
 bool JobRunner::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_until(lock, deadline, [this] { return pending_ == 0; });
+  bool jobs_ended;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    jobs_ended = idle_cv_.wait_until(lock, deadline, [this] { return pending_ == 0; });
+  }
+  // Then the answered jobs' stored results, within what is left of the drain time.
+  const bool written = after_reply_.Flush(deadline);
+  return jobs_ended && written;
+}
+
+bool JobRunner::Visible(const Active& active, std::chrono::steady_clock::time_point now) const {
+  return !active.sync || now - active.started >= sync_quiet_period_;
 }
 
 JobRunner::Counts JobRunner::counts() {
@@ -78,6 +104,7 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
                     std::chrono::steady_clock::time_point submitted) {
   auto active = std::make_shared<Active>();
   active->lease = job.lease;
+  active->sync = static_cast<bool>(on_done);
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_[job.job_id] = active;
@@ -92,9 +119,10 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
       active->cancellation.Cancel();
     });
   }
-  jobs_->UpdateProgress(job.job_id, 0, "running");
+  // A sync job's record was created running; an async one moves there now.
+  if (!active->sync) jobs_->UpdateProgress(job.job_id, 0, "running");
 
-  JobContext context;
+  core::JobContext context;
   context.call.request_id = job.request_id;
   context.call.job_id = job.job_id;
   context.call.cancelled = active->cancellation.flag();
@@ -108,45 +136,69 @@ void JobRunner::Run(JobSubmission& job, const std::function<void(HttpResponse)>&
       active->message = message;
     }
     auto now = std::chrono::steady_clock::now();
+    if (!Visible(*active, now)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      active->progress_unwritten = true;  // the heartbeat writes it once the quiet period ends
+      return;
+    }
     if (now - last_write >= kProgressWriteInterval) {
       last_write = now;
       jobs_->UpdateProgress(job.job_id, percent, message);
     }
   };
 
-  HttpResponse response = RunGuarded(job, context);
+  StatusOr<core::JobOutput> result = RunGuarded(job, context);
   client_gone = Cancellation::Registration();  // the work is over: nothing left to cancel
-  // A job cut short by the shutdown ends in a 5xx of its own (its worker call was cancelled);
-  // the client is told plainly to resubmit. A 4xx it reached is a genuine answer and stays.
-  if (active->cancellation.cancelled() && response.status >= 500) {
+  // A job cut short by the shutdown ends in a server-side error of its own (its worker call
+  // was cancelled); the client is told plainly to resubmit. A request error it reached is a
+  // genuine answer and stays.
+  if (active->cancellation.cancelled() && !result.ok() && IsServerSide(result.status().code())) {
     const bool client_left = active->client_gone.load();
-    response = ErrorResponse(client_left ? ClientWentAway() : StoppedWhileRunning(),
-                             job.request_id);
+    result = client_left ? core::ClientWentAway() : StoppedWhileRunning();
     if (client_left) {
       log::Info("job_cancelled_client_gone", {{"job_id", job.job_id},
                                               {"request_id", job.request_id},
                                               {"task", job.task}});
     }
   }
-  response.SetHeader("X-Job-Id", job.job_id);
-  StoreResult(job.job_id, response);
-  if (metrics_) {
-    metrics_->JobFinished(job.task, on_done ? "sync" : "async", response.status);
-  }
-
   {
     std::lock_guard<std::mutex> lock(mu_);
     active_.erase(job.job_id);
     active->lease.reset();
   }
   job.work.reset();
-  job.lease.reset();  // the last holder: the concurrency slot is free before the client hears
-  if (on_done) on_done(std::move(response));
+  if (!on_done) {
+    StoreResult(job.job_id, job.request_id, result);
+    if (metrics_) metrics_->JobFinished(job.task, "async", result.status().code());
+    job.lease.reset();  // the last holder: the concurrency slot is free
+    return;
+  }
+  // A sync job: the client hears first, with no Redis call in between. Its lease is released
+  // on the writer's thread, ahead of any queued write (a client that asks again at once must
+  // find its slot free; an admission refused for concurrency releases it itself), and then its
+  // result is stored, off this thread: gzip and the Finish script cost the client nothing.
+  HttpResponse response;
+  if (result.ok()) {
+    response.content_type = result->content_type;
+    response.body = result->body;  // the stored copy keeps `result`
+  } else {
+    response = ErrorResponse(result.status(), job.request_id);
+  }
+  response.SetHeader("X-Job-Id", job.job_id);
+  if (metrics_) metrics_->JobFinished(job.task, "sync", result.status().code());
+  // Handed over before the reply: from now on an admission refused for concurrency can find it.
+  after_reply_.ReleaseLease(std::move(job.lease));
+  on_done(std::move(response));
+  after_reply_.Write([this, job_id = job.job_id, request_id = job.request_id,
+                      stored = std::make_shared<StatusOr<core::JobOutput>>(std::move(result))] {
+    StoreResult(job_id, request_id, *stored);
+  });
 }
 
 // The last line of defence: a job must not throw, but if a foreign exception (std::bad_alloc
 // and the like) escapes one, the job fails with 500 instead of taking the gateway down.
-HttpResponse JobRunner::RunGuarded(JobSubmission& job, const JobContext& context) {
+StatusOr<core::JobOutput> JobRunner::RunGuarded(JobSubmission& job,
+                                                const core::JobContext& context) {
   try {
     return job.work->Run(context);
   } catch (const std::exception& e) {
@@ -154,10 +206,11 @@ HttpResponse JobRunner::RunGuarded(JobSubmission& job, const JobContext& context
   } catch (...) {
     log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
   }
-  return ErrorResponse(Internal("internal error"), job.request_id);
+  return Internal("internal error");
 }
 
-void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& response) {
+void JobRunner::StoreResult(const std::string& job_id, const std::string& request_id,
+                            const StatusOr<core::JobOutput>& result) {
   // A Redis restart must not lose a finished job: retry with backoff for ~10 s.
   const std::chrono::milliseconds backoff[] = {std::chrono::milliseconds(0),
                                                std::chrono::milliseconds(200),
@@ -167,7 +220,9 @@ void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& respo
   Status status;
   for (auto delay : backoff) {
     std::this_thread::sleep_for(delay);
-    status = jobs_->Finish(job_id, response.status, response.content_type, response.body);
+    status = result.ok()
+                 ? jobs_->Finish(job_id, ErrorCode::kOk, result->content_type, result->body)
+                 : jobs_->Fail(job_id, result.status(), request_id);
     if (status.ok()) return;
   }
   log::Error("job_result_not_stored", {{"job_id", job_id}, {"error", status.ToString()}});
@@ -175,12 +230,28 @@ void JobRunner::StoreResult(const std::string& job_id, const HttpResponse& respo
 
 void JobRunner::HeartbeatLoop() {
   std::unique_lock<std::mutex> lock(mu_);
+  auto next_beat = std::chrono::steady_clock::now() + heartbeat_interval_;
   while (!stopping_) {
-    cv_.wait_for(lock, heartbeat_interval_, [this] { return stopping_; });
+    // Woken often enough to write, soon after it passes its quiet period, the progress a sync
+    // job reported before (an MCP client watching it is waiting for that); a beat itself comes
+    // every heartbeat_interval_.
+    cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(heartbeat_interval_,
+                                                                        kQuietCheck),
+                 [this] { return stopping_; });
     if (stopping_) return;
-    auto snapshot = active_;
+    const auto now = std::chrono::steady_clock::now();
+    const bool beat = now >= next_beat;
+    if (beat) next_beat = now + heartbeat_interval_;
+    std::vector<std::pair<std::string, std::shared_ptr<Active>>> due;
+    for (auto& [job_id, active] : active_) {
+      if (!Visible(*active, now)) continue;  // a short sync job: its record says running
+      if (beat || active->progress_unwritten) {
+        active->progress_unwritten = false;
+        due.emplace_back(job_id, active);
+      }
+    }
     lock.unlock();
-    for (auto& [job_id, active] : snapshot) {
+    for (auto& [job_id, active] : due) {
       double percent;
       std::string message;
       std::shared_ptr<QuotaLease> lease;
@@ -191,7 +262,7 @@ void JobRunner::HeartbeatLoop() {
         lease = active->lease;
       }
       jobs_->UpdateProgress(job_id, percent, message);
-      if (lease) lease->Renew(kLeaseTtlMs);
+      if (beat && lease) lease->Renew(core::kLeaseTtlMs);
     }
     lock.lock();
   }

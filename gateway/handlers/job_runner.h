@@ -1,4 +1,4 @@
-// Runs jobs (gateway/jobs/job.h) on the executor: stores each one's final response as the job's
+// Runs jobs (core/jobs/job.h) on the executor: stores each one's final response as the job's
 // result and hands it to the waiting client for sync calls. While jobs run it refreshes their
 // heartbeat (so a poll can tell a live job from one whose gateway died), renews their
 // concurrency leases and writes their progress; on Stop it cancels them.
@@ -16,10 +16,11 @@
 #include <thread>
 
 #include "common/cancellation.h"
-#include "gateway/dispatch/executor.h"
+#include "core/dispatch/executor.h"
+#include "gateway/handlers/after_reply_writes.h"
 #include "gateway/handlers/services.h"
-#include "gateway/jobs/job.h"
-#include "gateway/jobs/job_store.h"
+#include "core/jobs/job.h"
+#include "core/jobs/job_store.h"
 
 namespace dnaserve::gateway {
 
@@ -30,7 +31,7 @@ struct JobSubmission {
   std::string task;    // the job record's task, e.g. "promoter" (a metrics label)
   std::string request_id;
   std::shared_ptr<QuotaLease> lease;  // held until the job ends
-  std::unique_ptr<Job> work;
+  std::unique_ptr<core::Job> work;
   // Sync jobs: the client's connection (HttpRequest::connection_closed). When it closes, the job
   // is cancelled (its worker calls at once): nobody is left to read the answer. Async jobs leave
   // it null, since they outlive their submitting connection by design.
@@ -39,7 +40,7 @@ struct JobSubmission {
 
 class JobRunner {
  public:
-  JobRunner(JobStore* jobs, Executor* executor,
+  JobRunner(core::JobStore* jobs, core::Executor* executor,
             std::chrono::seconds heartbeat_interval = std::chrono::seconds(15));
   ~JobRunner();
 
@@ -52,11 +53,24 @@ class JobRunner {
   // Optional; set before Start. A sync job's worker calls end this long after it was submitted
   // (the edge stops waiting then), time spent queued for an executor thread included.
   void set_sync_budget(std::chrono::seconds budget) { sync_budget_ = budget; }
+  // Optional (tests); set before Start. How long a sync job runs before its progress and
+  // heartbeat are written (default 2 s; shorter ones never are: the record says running).
+  void set_sync_quiet_period(std::chrono::milliseconds period) { sync_quiet_period_ = period; }
 
   void Start();
   // Graceful termination: waits until every submitted job (queued or running, sync or async)
-  // has ended, or `deadline` passes. True when none is left.
+  // has ended and the results of answered sync jobs are stored, or `deadline` passes. True when
+  // none is left. Results still unstored then are lost (their clients have them).
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+
+  // Admission refused a client for concurrency: releases, here and now, the leases of its sync
+  // jobs that were answered and whose release is still queued. True when there was one.
+  // `releases_seen`: lease_releases_done() read before the refused admission.
+  bool ReleaseAnsweredLeases(const std::string& client_id, uint64_t releases_seen) {
+    return after_reply_.ReleasePendingFor(client_id, releases_seen);
+  }
+  uint64_t lease_releases_done() const { return after_reply_.releases_done(); }
+  AfterReplyWrites::Counts after_reply_counts() { return after_reply_.counts(); }
   // Cancels running jobs (and any that start later) and stops the heartbeat. A job cut short
   // this way is stored as 503 service_unavailable asking the client to resubmit. (A sync job
   // whose client disconnected is cancelled the same way and stored as 503 saying so.)
@@ -72,6 +86,10 @@ class JobRunner {
  private:
   struct Active {
     std::shared_ptr<QuotaLease> lease;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    bool sync = false;
+    // A sync job reported progress during its quiet period: not written yet (guarded by mu_).
+    bool progress_unwritten = false;
     double percent = 0;
     std::string message;
     Cancellation cancellation;  // shutdown, or the sync client went away
@@ -80,16 +98,20 @@ class JobRunner {
 
   void Run(JobSubmission& job, const std::function<void(HttpResponse)>& on_done,
            std::chrono::steady_clock::time_point submitted);
-  HttpResponse RunGuarded(JobSubmission& job, const JobContext& context);
-  void StoreResult(const std::string& job_id, const HttpResponse& response);
+  StatusOr<core::JobOutput> RunGuarded(JobSubmission& job, const core::JobContext& context);
+  void StoreResult(const std::string& job_id, const std::string& request_id,
+                   const StatusOr<core::JobOutput>& result);
+  // Whether the heartbeat and progress writes concern this job yet (see kSyncQuietPeriod).
+  bool Visible(const Active& active, std::chrono::steady_clock::time_point now) const;
   void HeartbeatLoop();
 
-  JobStore* jobs_;
-  Executor* executor_;
+  core::JobStore* jobs_;
+  core::Executor* executor_;
   std::chrono::seconds heartbeat_interval_;
 
   GatewayMetrics* metrics_ = nullptr;
   std::optional<std::chrono::seconds> sync_budget_;
+  std::chrono::milliseconds sync_quiet_period_;
 
   std::mutex mu_;
   std::condition_variable cv_;       // heartbeat: stop
@@ -98,6 +120,8 @@ class JobRunner {
   int64_t pending_ = 0;  // submitted and not yet ended (queued + running)
   std::map<std::string, std::shared_ptr<Active>> active_;
   std::thread heartbeat_;
+  // Declared last: destroyed first, flushing writes that still use jobs_.
+  AfterReplyWrites after_reply_;
 };
 
 }  // namespace dnaserve::gateway

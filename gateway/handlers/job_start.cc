@@ -1,3 +1,4 @@
+#include "gateway/render/job_response.h"
 #include "gateway/handlers/job_start.h"
 
 #include <algorithm>
@@ -5,11 +6,13 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "core/jobs/admission_verdict.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
 #include "gateway/http/error_response.h"
-#include "gateway/jobs/job_store_common.h"
-#include "gateway/render/predict_response.h"
+#include "gateway/http/routes.h"
+#include "core/jobs/job_store_common.h"
+#include "core/render/predict_response.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -40,36 +43,39 @@ HttpResponse Accepted(const std::string& job_id, const std::string& task) {
   return accepted;
 }
 
-HttpResponse FromRecord(const JobRecord& record) {
+HttpResponse FromRecord(const core::JobRecord& record) {
   HttpResponse response;
-  response.status = record.http_status;
+  response.status = HttpStatusFor(record);
   response.content_type = record.content_type;
   response.body = record.body;
   response.SetHeader("X-Job-Id", record.job_id);
   return response;
 }
 
-JobRecord NewRecord(const RouteCall& call, const JobStart& start, bool queued) {
-  JobRecord record;
+core::JobRecord NewRecord(const RouteCall& call, const JobStart& start, bool queued) {
+  core::JobRecord record;
   record.job_id = call.job_id;
   record.request_id = call.request.request_id;
   record.owner = call.principal->client_id;
   record.task = start.task;
   record.mode = start.async ? "async" : "sync";
-  record.state = start.async || queued ? JobState::kAccepted : JobState::kRunning;
+  record.state = start.async || queued ? core::JobState::kAccepted : core::JobState::kRunning;
   record.queued = queued;
   record.created_at_ms = record.updated_at_ms = NowMs();
   return record;
 }
 
-// Runs the job on this gateway (sync predictions).
+// Runs the job on this gateway (sync predictions). `created`: the record exists already
+// (MeterAndCreate made it with the quota).
 void StartHere(const GatewayServices& services, const RouteCall& call, JobStart start,
-               const Responder& respond) {
+               const Responder& respond, bool created = false) {
   const std::string& job_id = call.job_id;
   const std::string& request_id = call.request.request_id;
-  if (Status created = services.jobs->Create(NewRecord(call, start, false)); !created.ok()) {
-    respond(ErrorResponse(created, request_id));
-    return;
+  if (!created) {
+    if (Status made = services.jobs->Create(NewRecord(call, start, false)); !made.ok()) {
+      respond(ErrorResponse(made, request_id));
+      return;
+    }
   }
   JobSubmission submission;
   submission.job_id = job_id;
@@ -83,8 +89,9 @@ void StartHere(const GatewayServices& services, const RouteCall& call, JobStart 
     submission.client_gone = call.request.connection_closed;
   }
   if (!services.runner->Submit(std::move(submission), on_done)) {
-    HttpResponse busy = ErrorResponse(Busy(!start.async), request_id);
-    services.jobs->Finish(job_id, busy.status, busy.content_type, busy.body);
+    const Status busy_status = Busy(!start.async);
+    (void)services.jobs->Fail(job_id, busy_status, request_id);
+    HttpResponse busy = ErrorResponse(busy_status, request_id);
     busy.SetHeader("X-Job-Id", job_id);
     respond(std::move(busy));
     return;
@@ -92,8 +99,8 @@ void StartHere(const GatewayServices& services, const RouteCall& call, JobStart 
   if (start.async) respond(Accepted(job_id, start.task));
 }
 
-QueuedJob Complete(const GatewayServices& services, const RouteCall& call, JobStart& start) {
-  QueuedJob job = std::move(*start.queued);
+core::QueuedJob Complete(const GatewayServices& services, const RouteCall& call, JobStart& start) {
+  core::QueuedJob job = std::move(*start.queued);
   job.job_id = call.job_id;
   job.request_id = call.request.request_id;
   job.client_id = call.principal->client_id;
@@ -109,7 +116,7 @@ QueuedJob Complete(const GatewayServices& services, const RouteCall& call, JobSt
 void StartWithRunnerAdmission(const GatewayServices& services, const RouteCall& call,
                               JobStart start, const Responder& respond) {
   const std::string request_id = call.request.request_id;
-  QueuedJob job = Complete(services, call, start);
+  core::QueuedJob job = Complete(services, call, start);
   if (Status queued = services.queue->EnqueueAdmission(job); !queued.ok()) {
     respond(ErrorResponse(queued, request_id));
     return;
@@ -125,14 +132,14 @@ void StartWithRunnerAdmission(const GatewayServices& services, const RouteCall& 
           (void)queue->RequestCancel(job_id);  // a late runner drops it
           respond(ErrorResponse(
               end == WaitEnd::kClientGone
-                  ? ClientWentAway()
+                  ? core::ClientWentAway()
                   : Status(ErrorCode::kServiceUnavailable,
                            "no job runner answered in time; retry shortly")
                         .set_retry_after_seconds(5),
               request_id));
           return;
         }
-        auto parsed = ParseAdmissionVerdict(*verdict);
+        const core::AdmissionVerdict parsed = core::ParseAdmissionVerdict(*verdict);
         if (parsed.accepted) {
           // The runner owns the lease of a job it queued (and gave it the queued lifetime); a
           // standing job already holds its own.
@@ -141,7 +148,7 @@ void StartWithRunnerAdmission(const GatewayServices& services, const RouteCall& 
           return;
         }
         HttpResponse refused;
-        refused.status = parsed.http_status;
+        refused.status = parsed.legacy_http_status.value_or(HttpStatusFor(parsed.code));
         refused.body = parsed.body;
         respond(std::move(refused));
       });
@@ -155,22 +162,22 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
   }
   const std::string& job_id = call.job_id;
   const std::string& request_id = call.request.request_id;
-  const JobRecord record = NewRecord(call, start, true);
+  const core::JobRecord record = NewRecord(call, start, true);
   if (Status created = services.jobs->Create(record); !created.ok()) {
     respond(ErrorResponse(created, request_id));
     return;
   }
-  QueuedJob job = Complete(services, call, start);
+  core::QueuedJob job = Complete(services, call, start);
   if (Status queued = services.queue->Enqueue(job); !queued.ok()) {
+    (void)services.jobs->Fail(job_id, queued, request_id);
     HttpResponse refused = ErrorResponse(queued, request_id);
-    services.jobs->Finish(job_id, refused.status, refused.content_type, refused.body);
     refused.SetHeader("X-Job-Id", job_id);
     respond(std::move(refused));
     return;
   }
   if (call.lease) {
     // The runner renews and releases it from here on; queued, it keeps its seat however long.
-    services.quotas->Renew(*call.principal, job_id, kQueuedLeaseTtlMs);
+    services.quotas->Renew(*call.principal, job_id, core::kQueuedLeaseTtlMs);
     call.lease->Detach();
   }
   if (start.async) {
@@ -182,7 +189,7 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
   services.waiter->WaitForRecord(
       job_id, record.owner, std::chrono::steady_clock::now() + services.sync_budget,
       call.request.connection_closed,
-      [=](WaitEnd end, const JobRecord* finished) {
+      [=](WaitEnd end, const core::JobRecord* finished) {
         if (end == WaitEnd::kAnswered) {
           respond(FromRecord(*finished));
           return;
@@ -195,7 +202,7 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
                          "the job did not finish within the " + std::to_string(budget_s) +
                              " s synchronous budget; resend with 'Prefer: respond-async'")
                 : end == WaitEnd::kClientGone
-                      ? ClientWentAway()
+                      ? core::ClientWentAway()
                       : Status(ErrorCode::kServiceUnavailable,
                                "the gateway stopped while waiting; resubmit the request")
                             .set_retry_after_seconds(5),
@@ -205,29 +212,28 @@ void StartQueued(const GatewayServices& services, const RouteCall& call, JobStar
       });
 }
 
-}  // namespace
-
-AdmissionVerdict ParseAdmissionVerdict(const std::string& verdict) {
-  // "<status> <job_id>\n<body>"
-  AdmissionVerdict v;
-  const size_t space = verdict.find(' ');
-  const size_t newline = verdict.find('\n');
-  if (space == std::string::npos || newline == std::string::npos || newline < space) {
-    v.http_status = 500;
-    v.body = "{\"error\":{\"code\":\"internal_error\",\"message\":\"unreadable admission verdict\"}}";
-    return v;
+// The quota the pipeline left to this handler (RouteCall::deferred_metering), taken after the
+// admission so that a job run here gets its record in the same Redis step. A refusal is
+// answered (429 whatever the body, as when the quota came first) and false returned; a body
+// that was refused still spends its token, as it did. `*created` tells StartHere.
+bool TakeDeferredQuota(const GatewayServices& services, RouteCall& call,
+                       const StatusOr<JobStart>& start, const Responder& respond, bool* created) {
+  const bool runs_here = start.ok() && !start->queued;
+  const core::QuotaDecision decision =
+      runs_here ? MeterAndCreate(services, &call, NewRecord(call, *start, false))
+                : MeterCall(services, &call);
+  if (decision.status.ok() || decision.status.code() == ErrorCode::kTooManyRequests) {
+    call.deferred_metering->info = decision.info;
   }
-  v.http_status = std::atoi(verdict.substr(0, space).c_str());
-  v.job_id = verdict.substr(space + 1, newline - space - 1);
-  v.body = verdict.substr(newline + 1);
-  v.accepted = v.http_status == 202;
-  return v;
+  if (!decision.status.ok()) {
+    respond(ErrorResponse(decision.status, call.request.request_id));
+    return false;
+  }
+  *created = runs_here;
+  return true;
 }
 
-std::string FormatAdmissionVerdict(int http_status, const std::string& job_id,
-                                   const std::string& body) {
-  return std::to_string(http_status) + " " + job_id + "\n" + body;
-}
+}  // namespace
 
 void StartJob(const GatewayServices& services, const RouteCall& call, JobStart start,
               const Responder& respond) {
@@ -244,12 +250,19 @@ void StartJob(const GatewayServices& services, const RouteCall& call, JobStart s
   }
 }
 
-QueuedJob QueuedFromCall(const RouteCall& call, std::string kind) {
-  QueuedJob job;
+core::CallInput CallInputOf(const HttpRequest& request, bool async) {
+  core::CallInput input;
+  input.body = request.body;
+  input.query_format = request.Query("format");
+  input.accept = request.Header("accept");
+  input.async = async;
+  return input;
+}
+
+core::QueuedJob QueuedFor(std::string kind, const jobs::v1::JobCommand& command) {
+  core::QueuedJob job;
   job.kind = std::move(kind);
-  job.body = call.request.body;
-  job.format = call.request.Query("format").value_or("");
-  job.accept = call.request.Header("accept").value_or("");
+  job.command = command.SerializeAsString();
   return job;
 }
 
@@ -258,9 +271,15 @@ RouteHandler MakeJobRoute(const GatewayServices& services, JobAdmission admit) {
   return [s, admit = std::move(admit)](RouteCall call, Responder respond) {
     const bool async = PrefersRespondAsync(call.request.Header("prefer"));
     auto start = admit(call, async);
+    bool created = false;
+    if (call.deferred_metering && !TakeDeferredQuota(s, call, start, respond, &created)) return;
     if (!start.ok()) {
       respond(ErrorResponse(start.status(), call.request.request_id));
       return;  // the lease is released with `call`
+    }
+    if (created) {
+      StartHere(s, call, std::move(start).value(), respond, /*created=*/true);
+      return;
     }
     StartJob(s, call, std::move(start).value(), respond);
   };

@@ -12,11 +12,15 @@ namespace {
 constexpr std::chrono::milliseconds kFirstCheck(5);
 constexpr std::chrono::milliseconds kMaxInterval(200);
 
-bool IsFinished(JobState state) {
-  return state == JobState::kCompleted || state == JobState::kFailed;
+bool IsFinished(core::JobState state) {
+  return state == core::JobState::kCompleted || state == core::JobState::kFailed;
 }
 
 }  // namespace
+
+std::chrono::milliseconds NextCheckInterval(std::chrono::milliseconds elapsed) {
+  return std::clamp(elapsed / 10, kFirstCheck, kMaxInterval);
+}
 
 struct JobWaiter::Waiter {
   std::string job_id;
@@ -27,11 +31,11 @@ struct JobWaiter::Waiter {
   std::atomic<bool> client_gone{false};
   RecordDone record_done;
   VerdictDone verdict_done;
+  std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point next_check;
-  std::chrono::milliseconds interval = kFirstCheck;
 };
 
-JobWaiter::JobWaiter(JobStore* jobs, RedisJobQueue* queue) : jobs_(jobs), queue_(queue) {}
+JobWaiter::JobWaiter(core::JobStore* jobs, core::RedisJobQueue* queue) : jobs_(jobs), queue_(queue) {}
 
 JobWaiter::~JobWaiter() { Stop(); }
 
@@ -81,7 +85,8 @@ void JobWaiter::WaitForVerdict(const std::string& job_id,
 }
 
 void JobWaiter::Add(std::shared_ptr<Waiter> w) {
-  w->next_check = std::chrono::steady_clock::now() + kFirstCheck;
+  w->started = std::chrono::steady_clock::now();
+  w->next_check = w->started + kFirstCheck;
   if (w->client_gone_source) {
     std::weak_ptr<Waiter> weak = w;
     w->client_gone_registration = w->client_gone_source->OnCancel([this, weak] {
@@ -131,8 +136,8 @@ bool JobWaiter::Check(Waiter& w, std::chrono::steady_clock::time_point now) {
   }
   // A store that cannot be reached is asked again on the next tick, until the deadline.
   if (now >= w.deadline) return finish_without_answer(WaitEnd::kDeadline);
-  w.interval = std::min(w.interval * 2, kMaxInterval);
-  w.next_check = now + w.interval;
+  w.next_check = now + NextCheckInterval(
+                           std::chrono::duration_cast<std::chrono::milliseconds>(now - w.started));
   return false;
 }
 

@@ -10,13 +10,16 @@
 #include <string>
 
 #include "gateway/auth/key_store.h"
-#include "gateway/dispatch/executor.h"
-#include "gateway/dispatch/inference_backend.h"
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/executor.h"
+#include "core/dispatch/inference_backend.h"
+#include "core/dispatch/model_catalogue.h"
 #include "gateway/handlers/docs_handler.h"
 #include "gateway/http/http_types.h"
-#include "gateway/jobs/job_store.h"
-#include "gateway/ratelimit/quota.h"
+#include "core/jobs/admit_and_create.h"
+#include "core/jobs/genome_listing.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/job_store.h"
+#include "core/quota/quota.h"
 #include "gateway/server/http_server.h"
 
 namespace dnaserve::gateway {
@@ -24,37 +27,40 @@ namespace dnaserve::gateway {
 class GatewayMetrics;
 class JobRunner;
 class JobWaiter;
-class RedisJobQueue;
 
 struct GatewayServices {
   const KeyStore* keys = nullptr;
-  QuotaStore* quotas = nullptr;
-  JobStore* jobs = nullptr;
-  InferenceBackend* backend = nullptr;
-  ModelCatalogue* catalogue = nullptr;
+  core::QuotaStore* quotas = nullptr;
+  core::JobStore* jobs = nullptr;
+  // Optional: the quota and a job record in one step (one Redis round trip) for jobs that run
+  // here; when null, `quotas` then `jobs`.
+  core::AdmitAndCreate* admit_and_create = nullptr;
+  core::InferenceBackend* backend = nullptr;
+  core::ModelCatalogue* catalogue = nullptr;
   const DocsHandler* docs = nullptr;
   // Runs the jobs executed here: a gateway's sync predictions, a runner's dequeued jobs.
   JobRunner* runner = nullptr;
   // The pool jobs run on.
-  Executor* executor = nullptr;
+  core::Executor* executor = nullptr;
   // Gateways only: where jobs that outlive a request go (async predictions, both workflows),
   // and what waits for a runner's answer (sync find-genes, variant admissions). A runner leaves
   // both null, so the same admissions build jobs to run in place.
-  RedisJobQueue* queue = nullptr;
+  core::RedisJobQueue* queue = nullptr;
+  const core::GenomeListing* genomes = nullptr;  // GET /v1/genomes (runners publish it)
   JobWaiter* waiter = nullptr;
   // How long a sync request may take from its arrival (DNASERVE_SYNC_TIMEOUT): a sync job run by
   // a runner gets it as its deadline, and the gateway waits for it no longer.
   std::chrono::seconds sync_budget{300};
   GatewayMetrics* metrics = nullptr;  // optional: requests, latencies and 429s for /metrics
   // Per-IP edge limit: nullopt admits; a refusal carries Retry-After and the bucket's state.
-  std::function<std::optional<QuotaDecision>(const std::string& ip)> admit_ip;
+  std::function<std::optional<core::QuotaDecision>(const std::string& ip)> admit_ip;
 };
 
 // A concurrency lease on the caller's quota, released when the last holder lets go (the sync
 // response is sent, the async job ends, or the request is refused before any work).
 class QuotaLease {
  public:
-  QuotaLease(QuotaStore* store, Principal principal, std::string lease_id)
+  QuotaLease(core::QuotaStore* store, Principal principal, std::string lease_id)
       : store_(store), principal_(std::move(principal)), lease_id_(std::move(lease_id)) {}
   ~QuotaLease() {
     if (store_) store_->Release(principal_, lease_id_);
@@ -66,11 +72,20 @@ class QuotaLease {
   }
   // Hands the lease to whoever runs the queued job (a runner releases it when the job ends).
   void Detach() { store_ = nullptr; }
+  const std::string& client_id() const { return principal_.client_id; }
 
  private:
-  QuotaStore* store_;
+  core::QuotaStore* store_;
   Principal principal_;
   std::string lease_id_;
+};
+
+// A Metering::kAdmit route's quota, left by the pipeline to its handler (MakeJobRoute), which
+// takes it once it knows where the job runs: for a job run here together with its record
+// (GatewayServices::admit_and_create). The handler stores the bucket's state in `info` for the
+// response's RateLimit-* headers.
+struct DeferredMetering {
+  std::optional<core::RateLimitInfo> info;
 };
 
 struct RouteCall {
@@ -79,6 +94,8 @@ struct RouteCall {
   std::optional<Principal> principal;          // set on authenticated routes
   std::string job_id;                          // metered routes: the id the lease was taken under
   std::shared_ptr<QuotaLease> lease;           // metered routes
+  // Set by the pipeline on kAdmit routes: the handler still has to take the quota (above).
+  std::shared_ptr<DeferredMetering> deferred_metering;
 };
 
 using RouteHandler = std::function<void(RouteCall call, Responder respond)>;

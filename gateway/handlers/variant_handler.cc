@@ -1,14 +1,12 @@
 #include "gateway/handlers/variant_handler.h"
 
 #include "common/s3_grants.h"
+#include "core/admission/admission.h"
+#include "core/admission/commands.h"
 #include "gateway/handlers/job_start.h"
-#include "gateway/validation/predict_request.h"
-#include "gateway/validation/variant_request.h"
 
 namespace dnaserve::gateway {
 namespace {
-
-constexpr std::string_view kOperation = "genomic-variant-interpretation";
 
 // The caller's object-storage grants, decided here without the store (the gateway has no S3
 // client): the input must be under an s3_read grant and the prefix the output is written into
@@ -29,24 +27,15 @@ Status CheckGrants(const Principal& principal, const std::string& uri) {
 
 // What the gateway can decide alone. A failure here creates no job.
 StatusOr<JobStart> Admit(const RouteCall& call, bool async) {
-  const HttpRequest& req = call.request;
-  if (!async) {
-    return BadRequest(
-        "genomic-variant-interpretation runs only asynchronously: send the request with the "
-        "header 'Prefer: respond-async' and poll the job");
-  }
-  static const std::vector<OutputFormat> kJsonOnly = {OutputFormat::kJson};
-  auto format = NegotiateFormat(kOperation, kJsonOnly, req.Query("format"), req.Header("accept"));
-  if (!format.ok()) return format.status();
-  auto request = ValidateVariantBody(req.body);
+  auto request = core::AdmitVariant(CallInputOf(call.request, async));
   if (!request.ok()) return request.status();
   if (!call.principal) return Internal("the variant route ran without an authenticated caller");
   if (Status granted = CheckGrants(*call.principal, request->uri); !granted.ok()) return granted;
 
   JobStart start;
-  start.task = std::string(kVariantWorkflow);
+  start.task = std::string(core::kVariantWorkflow);
   start.async = true;
-  start.queued = QueuedFromCall(call, "variant");
+  start.queued = QueuedFor("variant", core::VariantCommandFor(*request));
   // The grants travel with the job: the runner checks them again before any store request.
   start.queued->facts[std::string(kS3ReadFact)] = EncodeS3Grants(call.principal->s3_read());
   start.queued->facts[std::string(kS3WriteFact)] = EncodeS3Grants(call.principal->s3_write());

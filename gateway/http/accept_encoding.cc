@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "common/text.h"
+
 namespace dnaserve::gateway {
 namespace {
 
@@ -11,17 +13,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // The weight of one list member's parameters ("q=0.5"): 1 without a q parameter; 0 for a
@@ -33,7 +24,7 @@ double Weight(std::string_view params) {
     std::string_view param = Trim(params.substr(0, semicolon));
     params = semicolon == std::string_view::npos ? std::string_view() : params.substr(semicolon + 1);
     size_t eq = param.find('=');
-    if (eq == std::string_view::npos || !EqualsIgnoreCase(Trim(param.substr(0, eq)), "q")) {
+    if (eq == std::string_view::npos || !EqualsIgnoringAsciiCase(Trim(param.substr(0, eq)), "q")) {
       continue;
     }
     std::string_view value = Trim(param.substr(eq + 1));
@@ -63,7 +54,7 @@ bool AcceptsGzip(std::optional<std::string_view> accept_encoding) {
     std::string_view coding = Trim(member.substr(0, semicolon));
     const double weight =
         semicolon == std::string_view::npos ? 1.0 : Weight(member.substr(semicolon + 1));
-    if (EqualsIgnoreCase(coding, "gzip") || EqualsIgnoreCase(coding, "x-gzip")) {
+    if (EqualsIgnoringAsciiCase(coding, "gzip") || EqualsIgnoringAsciiCase(coding, "x-gzip")) {
       gzip = gzip ? std::max(*gzip, weight) : weight;
     } else if (coding == "*") {
       any = weight;

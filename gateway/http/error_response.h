@@ -5,18 +5,16 @@
 #include <string>
 
 #include "common/status.h"
+#include "core/jobs/job_store.h"
 #include "gateway/http/http_types.h"
 
 namespace dnaserve::gateway {
 
 int HttpStatusFor(ErrorCode code);
 
-// What a 500 internal_error says; the status's own message is logged with the request id.
-inline constexpr const char* kInternalErrorMessage =
-    "internal server error; quote the request_id when you report it";
-
-// The envelope body alone (for storing a failed job's response).
-std::string ErrorEnvelopeJson(const Status& status, const std::string& request_id);
+// The HTTP status of a finished job's stored result: its code's, or (a record written before
+// records stored codes) the status stored with it.
+int HttpStatusFor(const core::JobRecord& record);
 
 // Full response: status code, envelope, Retry-After when the status carries one.
 HttpResponse ErrorResponse(const Status& status, const std::string& request_id);

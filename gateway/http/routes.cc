@@ -5,10 +5,15 @@
 #include "common/ids.h"
 #include "common/log.h"
 #include "gateway/handlers/find_genes_handler.h"
+#include "gateway/handlers/genomes_handler.h"
 #include "gateway/handlers/info_handlers.h"
+#include "gateway/handlers/ism_handler.h"
+#include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_handlers.h"
+#include "gateway/handlers/job_file_handler.h"
 #include "gateway/handlers/predict_handler.h"
 #include "gateway/handlers/variant_handler.h"
+#include "gateway/handlers/variant_score_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/observability/gateway_metrics.h"
@@ -30,7 +35,10 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
       {"GET", "/viewer/assets/{file}", A::kPublic, M::kNone, MakeDocsAssetHandler(s)},
       {"GET", "/v1/tasks/jobs", A::kKeyRequired, M::kPeek, MakeListJobsHandler(s)},
       {"GET", "/v1/tasks/jobs/{job_id}", A::kKeyRequired, M::kPeek, MakeGetJobHandler(s)},
+      {"GET", "/v1/tasks/jobs/{job_id}/files/{name}", A::kKeyRequired, M::kPeek,
+       MakeGetJobFileHandler(s)},
       {"GET", "/v1/tasks/{task}/models", A::kKeyOptional, M::kPeek, MakeModelsHandler(s)},
+      {"GET", "/v1/tasks/expression/contexts", A::kKeyOptional, M::kPeek, MakeContextsHandler(s)},
       {"GET", "/v1/models/{model}/card", A::kKeyOptional, M::kPeek, MakeModelCardHandler(s)},
       {"GET", "/v1/models/{model}/card/{file}", A::kKeyOptional, M::kPeek,
        MakeModelCardHandler(s)},
@@ -39,6 +47,9 @@ std::vector<Route> BuildRoutes(const GatewayServices& s) {
        MakeFindGenesHandler(s)},
       {"POST", "/v1/workflows/genomic-variant-interpretation", A::kKeyRequired, M::kAdmit,
        MakeVariantHandler(s)},
+      {"POST", "/v1/variants/score", A::kKeyRequired, M::kAdmit, MakeVariantScoreHandler(s)},
+      {"POST", "/v1/ism", A::kKeyRequired, M::kAdmit, MakeIsmHandler(s)},
+      {"GET", "/v1/genomes", A::kKeyOptional, M::kPeek, MakeGenomesHandler(s)},
       // The agent-protocol interface: each job-creating tool call is metered inside (MeterCall).
       {"POST", "/mcp", A::kKeyRequired, M::kPeek, mcp::MakeMcpHandler(s)},
       {"GET", "/mcp", A::kPublic, M::kNone, mcp::MakeMcpMethodNotAllowedHandler()},
@@ -78,7 +89,7 @@ bool Match(const std::vector<std::string>& want, const std::vector<std::string>&
 }
 
 
-void AddRateLimitHeaders(HttpResponse& response, const RateLimitInfo& info) {
+void AddRateLimitHeaders(HttpResponse& response, const core::RateLimitInfo& info) {
   response.SetHeader("RateLimit-Limit", std::to_string(info.limit));
   response.SetHeader("RateLimit-Remaining", std::to_string(info.remaining));
   response.SetHeader("RateLimit-Reset", std::to_string(info.reset_seconds));
@@ -98,11 +109,18 @@ struct LogContext {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
-}  // namespace
-
-QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
-  call->job_id = NewUuidV4();
-  QuotaDecision decision = services.quotas->Admit(*call->principal, call->job_id, kLeaseTtlMs);
+// `admit` takes the quota under call->job_id. A sync call's lease is released just after its
+// reply: a client that asked again at once may be refused by its own answered call. Then that
+// release is made here (or, when the writer made one meanwhile, it is known to have landed),
+// and admission asked once more.
+core::QuotaDecision Meter(const GatewayServices& services, RouteCall* call,
+                          const std::function<core::QuotaDecision()>& admit) {
+  const uint64_t releases_seen = services.runner ? services.runner->lease_releases_done() : 0;
+  core::QuotaDecision decision = admit();
+  if (decision.cause == core::RateLimitCause::kKeyConcurrency && services.runner &&
+      services.runner->ReleaseAnsweredLeases(call->principal->client_id, releases_seen)) {
+    decision = admit();
+  }
   if (!decision.status.ok()) {
     if (decision.status.code() == ErrorCode::kTooManyRequests && services.metrics) {
       services.metrics->RateLimited(decision.cause);
@@ -111,6 +129,27 @@ QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
   }
   call->lease = std::make_shared<QuotaLease>(services.quotas, *call->principal, call->job_id);
   return decision;
+}
+
+}  // namespace
+
+core::QuotaDecision MeterCall(const GatewayServices& services, RouteCall* call) {
+  call->job_id = NewUuidV4();
+  return Meter(services, call, [&] {
+    return services.quotas->Admit(*call->principal, call->job_id, core::kLeaseTtlMs);
+  });
+}
+
+core::QuotaDecision MeterAndCreate(const GatewayServices& services, RouteCall* call,
+                                   core::JobRecord record) {
+  call->job_id = NewUuidV4();
+  record.job_id = call->job_id;
+  record.owner = call->principal->client_id;
+  core::SequentialAdmitAndCreate sequential(services.quotas, services.jobs);
+  core::AdmitAndCreate* both =
+      services.admit_and_create ? services.admit_and_create : &sequential;
+  return Meter(services, call,
+               [&] { return both->Run(*call->principal, core::kLeaseTtlMs, record); });
 }
 
 RequestPipeline::RequestPipeline(GatewayServices services, std::vector<Route> routes)
@@ -196,28 +235,22 @@ void RequestPipeline::Handle(HttpRequest request, Responder respond) const {
     call.principal = auth.principal;
   }
 
-  std::optional<RateLimitInfo> rate_info;
+  std::optional<core::RateLimitInfo> rate_info;
   if (call.principal && route->metering == Metering::kAdmit) {
-    QuotaDecision decision = MeterCall(services_, &call);
-    if (!decision.status.ok()) {
-      HttpResponse response = ErrorResponse(decision.status, request.request_id);
-      if (decision.status.code() == ErrorCode::kTooManyRequests) {
-        AddRateLimitHeaders(response, decision.info);
-      }
-      logged(std::move(response));
-      return;
-    }
-    rate_info = decision.info;
+    // Taken by the handler (MakeJobRoute), in one Redis step with the job record when the job
+    // runs here; a refusal is still answered 429 whatever the body.
+    call.deferred_metering = std::make_shared<DeferredMetering>();
   } else if (call.principal && route->metering == Metering::kPeek) {
     rate_info = services_.quotas->Peek(*call.principal);
   }
 
   Responder final_respond = std::move(logged);
-  if (rate_info) {
-    RateLimitInfo info = *rate_info;
-    final_respond = [logged = std::move(final_respond), info](HttpResponse response) {
-      if ((response.status >= 200 && response.status < 300) || response.status == 429) {
-        AddRateLimitHeaders(response, info);
+  if (rate_info || call.deferred_metering) {
+    final_respond = [logged = std::move(final_respond), rate_info,
+                     deferred = call.deferred_metering](HttpResponse response) {
+      const std::optional<core::RateLimitInfo>& info = deferred ? deferred->info : rate_info;
+      if (info && ((response.status >= 200 && response.status < 300) || response.status == 429)) {
+        AddRateLimitHeaders(response, *info);
       }
       logged(std::move(response));
     };

@@ -3,7 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "gateway/validation/json_shape.h"
+#include "common/json_keys.h"
+#include "core/validation/json_shape.h"
 
 namespace dnaserve::gateway::mcp {
 namespace {
@@ -74,7 +75,7 @@ RpcMessage ParseMessage(const rapidjson::Value& v) {
 
 RpcBody ParseRpcBody(std::string_view body) {
   RpcBody out;
-  if (Status shape = CheckJsonShape(body); !shape.ok()) {
+  if (Status shape = core::CheckJsonShape(body); !shape.ok()) {
     out.error = RpcError{RpcErrorCode::kParseError, shape.message()};
     return out;
   }
@@ -82,6 +83,18 @@ RpcBody ParseRpcBody(std::string_view body) {
   out.document->Parse(body.data(), body.size());
   if (out.document->HasParseError()) {
     out.error = RpcError{RpcErrorCode::kParseError, "the body is not valid JSON"};
+    return out;
+  }
+  // A key twice in one object is read differently by different JSON readers (common/json_keys.h):
+  // refused as unparseable, like invalid JSON, wherever it is (a batch item, params.arguments).
+  if (auto repeated = FindRepeatedKey(*out.document)) {
+    const JsonPathStep key = repeated->back();
+    repeated->pop_back();
+    out.error = RpcError{RpcErrorCode::kParseError,
+                         "the body repeats the key '" + JsonPathText("", {key}) + "' in " +
+                             (repeated->empty() ? std::string("the top-level object")
+                                                : JsonPathText("", *repeated)) +
+                             ": a key may appear only once in a JSON object"};
     return out;
   }
   const rapidjson::Value& root = *out.document;

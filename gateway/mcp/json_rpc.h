@@ -2,8 +2,9 @@
 // and writing responses, errors and notifications. Nothing MCP-specific lives here.
 //
 // The error codes are JSON-RPC 2.0's (section 5.1) and MCP uses them as they are: a body that is
-// not JSON is a parse error, a JSON value that is not a request an invalid request, an unknown
-// method "method not found", and params of the wrong shape (or an unknown tool) invalid params.
+// not JSON (or that repeats a key within an object) is a parse error, a JSON value that is not a
+// request an invalid request, an unknown method "method not found", and params of the wrong
+// shape (or an unknown tool) invalid params.
 #pragma once
 
 #include <rapidjson/document.h>
@@ -48,8 +49,8 @@ struct RpcMessage {
 struct RpcBody {
   bool batch = false;
   std::vector<RpcMessage> messages;
-  // The whole body is unusable (not JSON, too deeply nested, not an object or array, an empty
-  // batch): answer this one error with a null id.
+  // The whole body is unusable (not JSON, a key repeated in an object, too deeply nested, not
+  // an object or array, an empty batch): answer this one error with a null id.
   std::optional<RpcError> error;
   std::shared_ptr<rapidjson::Document> document;  // owns what `params` point at
 };

@@ -8,10 +8,12 @@
 #include <mutex>
 
 #include "common/version.h"
+#include "core/validation/genome_interval.h"
 #include "gateway/handlers/find_genes_handler.h"
 #include "gateway/handlers/info_handlers.h"
 #include "gateway/handlers/job_handlers.h"
 #include "gateway/handlers/predict_handler.h"
+#include "gateway/handlers/variant_score_handler.h"
 #include "gateway/http/error_response.h"
 #include "gateway/http/routes.h"
 #include "gateway/mcp/json_rpc.h"
@@ -97,6 +99,24 @@ std::string StringArg(const Value* args, const char* name) {
   if (!args) return "";
   auto it = args->FindMember(name);
   return it != args->MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+// The length an `interval` argument names (core/validation/genome_interval.h), 0 when it names
+// none or is malformed (admission then says why).
+int64_t IntervalLength(const Value* args) {
+  if (args == nullptr || !args->IsObject() || !args->HasMember("interval")) return 0;
+  const Value& interval = (*args)["interval"];
+  if (!interval.IsObject()) return 0;
+  if (interval.HasMember("region") && interval["region"].IsString()) {
+    std::string why;
+    auto parsed = core::ParseRegionString(interval["region"].GetString(), &why);
+    return parsed ? parsed->length() : 0;
+  }
+  if (interval.HasMember("start") && interval.HasMember("end") && interval["start"].IsInt64() &&
+      interval["end"].IsInt64()) {
+    return std::max<int64_t>(0, interval["end"].GetInt64() - interval["start"].GetInt64() + 1);
+  }
+  return 0;
 }
 
 int64_t StrippedLength(const std::string& sequence) {
@@ -197,9 +217,11 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
       : services_(s),
         predict_(MakePredictHandler(s)),
         find_genes_(MakeFindGenesHandler(s)),
+        score_variants_(MakeVariantScoreHandler(s)),
         get_job_(MakeGetJobHandler(s)),
         list_jobs_(MakeListJobsHandler(s)),
         models_(MakeModelsHandler(s)),
+        contexts_(MakeContextsHandler(s)),
         progress_(s.jobs) {}
 
   void Handle(RouteCall call, Responder respond);
@@ -224,9 +246,11 @@ class McpEndpoint : public std::enable_shared_from_this<McpEndpoint> {
   GatewayServices services_;
   RouteHandler predict_;
   RouteHandler find_genes_;
+  RouteHandler score_variants_;
   RouteHandler get_job_;
   RouteHandler list_jobs_;
   RouteHandler models_;
+  RouteHandler contexts_;
   ProgressWatch progress_;
 };
 
@@ -279,18 +303,22 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
   const RouteCall& call = *context.call;
   const ResultStyle style = context.style;
   const bool predict = tool.kind == ToolKind::kPredict;
+  const bool score = tool.kind == ToolKind::kScoreVariants;
   const std::string path = predict ? "/v1/tasks/" + std::string(TaskName(*tool.task)) + "/predict"
+                           : score ? "/v1/variants/score"
                                    : "/v1/workflows/find-genes-and-predict-expression";
   RouteCall rc = Synthetic(call, "POST", path);
   if (predict) rc.params["task"] = std::string(TaskName(*tool.task));
   rc.request.body = args ? ToJson(*args) : "{}";
   rc.request.headers["content-type"] = "application/json";
   const auto threshold = AsyncThresholdBp(tool);
-  const bool async = threshold && StrippedLength(StringArg(args, "sequence")) > *threshold;
+  const int64_t length =
+      std::max(StrippedLength(StringArg(args, "sequence")), IntervalLength(args));
+  const bool async = threshold && length > *threshold;
   if (async) rc.request.headers["prefer"] = "respond-async";
 
   // The same token and concurrency lease a REST call of this operation takes.
-  QuotaDecision decision = MeterCall(services_, &rc);
+  core::QuotaDecision decision = MeterCall(services_, &rc);
   if (!decision.status.ok()) {
     HttpResponse refusal = ErrorResponse(decision.status, call.request.request_id);
     done(ErrorToolResult(refusal, style), {}, decision.status.retry_after_seconds());
@@ -310,7 +338,7 @@ void McpEndpoint::CallJobTool(const Context& context, const ToolDef& tool, const
     if (watch != 0) notes = self->progress_.Take(watch);
     done(JobToolResult(response, style), std::move(notes), std::nullopt);
   };
-  (predict ? predict_ : find_genes_)(std::move(rc), std::move(capture));
+  (predict ? predict_ : score ? score_variants_ : find_genes_)(std::move(rc), std::move(capture));
 }
 
 void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Done done) {
@@ -355,6 +383,7 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
   switch (tool->kind) {
     case ToolKind::kPredict:
     case ToolKind::kFindGenes:
+    case ToolKind::kScoreVariants:
       CallJobTool(context, *tool, args, token_json, answer);
       return;
     case ToolKind::kGetJob: {
@@ -407,6 +436,13 @@ void McpEndpoint::CallTool(const Context& context, const RpcMessage& message, Do
       answer(ListModelsToolResult(*responses, style), {}, std::nullopt);
       return;
     }
+    case ToolKind::kListContexts:
+      // The handler answers on this thread (the roster is in memory).
+      contexts_(Synthetic(call, "GET", "/v1/tasks/expression/contexts"),
+                [answer, style](HttpResponse r) {
+                  answer(ListContextsToolResult(r, style), {}, std::nullopt);
+                });
+      return;
   }
 }
 

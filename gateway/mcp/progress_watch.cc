@@ -33,7 +33,7 @@ std::string ProgressNotification(const std::string& token_json, double percent,
 
 }  // namespace
 
-ProgressWatch::ProgressWatch(JobStore* jobs) : jobs_(jobs) {}
+ProgressWatch::ProgressWatch(core::JobStore* jobs) : jobs_(jobs) {}
 
 ProgressWatch::~ProgressWatch() {
   {
@@ -73,7 +73,7 @@ void ProgressWatch::Loop() {
     for (const auto& [id, e] : entries_)
       snapshot.emplace_back(id, Entry{e.job_id, e.owner, "", 0, {}, nullptr});
     lock.unlock();
-    std::vector<std::pair<int, JobRecord>> read;
+    std::vector<std::pair<int, core::JobRecord>> read;
     for (const auto& [id, e] : snapshot) {
       auto record = jobs_->Get(e.job_id, e.owner);
       if (record.ok()) read.emplace_back(id, std::move(record).value());
@@ -84,7 +84,7 @@ void ProgressWatch::Loop() {
       if (it == entries_.end()) continue;
       Entry& e = it->second;
       // Progress must only rise (MCP); a finished job's result is the answer, not a notification.
-      if (record.state != JobState::kRunning || record.progress_percent <= e.last_percent) continue;
+      if (record.state != core::JobState::kRunning || record.progress_percent <= e.last_percent) continue;
       e.last_percent = record.progress_percent;
       std::string note =
           ProgressNotification(e.token_json, record.progress_percent, record.progress_message);

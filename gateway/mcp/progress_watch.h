@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "gateway/jobs/job_store.h"
+#include "core/jobs/job_store.h"
 
 namespace dnaserve::gateway::mcp {
 
 class ProgressWatch {
  public:
-  explicit ProgressWatch(JobStore* jobs);
+  explicit ProgressWatch(core::JobStore* jobs);
   ~ProgressWatch();
   ProgressWatch(const ProgressWatch&) = delete;
   ProgressWatch& operator=(const ProgressWatch&) = delete;
@@ -43,7 +43,7 @@ class ProgressWatch {
   };
   void Loop();
 
-  JobStore* jobs_;
+  core::JobStore* jobs_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::map<int, Entry> entries_;

@@ -4,8 +4,9 @@
 
 #include "gateway/mcp/json_rpc.h"
 #include "gateway/openapi/openapi.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/request_schema.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/request_schema.h"
+#include "core/validation/variant_score_request.h"
 
 namespace dnaserve::gateway::mcp {
 
@@ -109,9 +110,11 @@ Value Component(const Document& doc, const std::string& title, Allocator& a) {
 Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
   switch (tool.kind) {
     case ToolKind::kPredict:
-      return Component(doc, PredictRequestSchema(*tool.task).title, a);
+      return Component(doc, core::PredictRequestSchema(*tool.task).title, a);
     case ToolKind::kFindGenes:
-      return Component(doc, FindGenesRequestSchema().title, a);
+      return Component(doc, core::FindGenesRequestSchema().title, a);
+    case ToolKind::kScoreVariants:
+      return Component(doc, "VariantScoreRequest", a);
     case ToolKind::kGetJob:
       return ParameterObject(doc, "/v1/tasks/jobs/{job_id}", "job_id", true,
                              "The job id a job tool returned (also in GET /v1/tasks/jobs).", a);
@@ -121,6 +124,13 @@ Value InputSchema(const Document& doc, const ToolDef& tool, Allocator& a) {
     case ToolKind::kListModels:
       return ParameterObject(doc, "/v1/tasks/{task}/models", "task", false,
                              "The task whose models to list; omitted: all six tasks.", a);
+    case ToolKind::kListContexts: {
+      Value none(rapidjson::kObjectType);  // no arguments
+      none.AddMember("type", "object", a);
+      none.AddMember("properties", Value(rapidjson::kObjectType), a);
+      none.AddMember("additionalProperties", false, a);
+      return none;
+    }
   }
   return Value(rapidjson::kObjectType);
 }
@@ -158,6 +168,9 @@ constexpr std::string_view kJobProperties = R"(,
   "sequence_length": {"type": "integer", "description": "bp after whitespace stripping."},
   "cold_start": {"type": "boolean"},
   "inference_time_ms": {"type": "integer"},
+  "interval": {
+    "type": "object",
+    "description": "Interval input only: meta.interval of the REST response (assembly, contig, start, end, strand, length); positions are then on the contig."},
   "counts": {"type": "object", "description": "meta.task_specific_counts of the REST response."},
   "summary": {
     "type": "object", "description": "data.summary of the REST response (keys may change)."},
@@ -198,52 +211,119 @@ std::string OutputSchema(ToolKind kind) {
                  "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
                  "models": {"type": "array", "items": {"type": "object"}}}}})";
       break;
+    case ToolKind::kScoreVariants:
+      props += kJobProperties;
+      props += R"(,
+        "scorers": {"type": "object",
+                    "description": "data.scorers: each scorer's model, package_digest, options."},
+        "backgrounds": {"type": "object",
+                        "description": "data.backgrounds: per scorer, the background its results' quantiles are against (snvs, seed, region, distance) or why it has none."},
+        "results": {"type": "array", "items": {"type": "object"},
+                    "description": "data.results, the first 20 variants (results_total: all)."},
+        "results_total": {"type": "integer"})";
+      break;
+    case ToolKind::kListContexts:
+      props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
+                    "models": {"type": "array", "items": {"type": "object"},
+                      "description": "Per expression model: free_text_threshold and )"
+               R"(contexts [{id, name, curie, label, group}]."})";
+      break;
   }
   return R"({"type": "object", "properties": {)" + props + R"(}, "required": ["status"]})";
 }
 
 // ------------------------------------------------------------------ descriptions
 
+// What the task's operation does, whatever model serves it. Everything about the model (what
+// it scores, where a value sits, its labels, its training data) comes from the package the
+// worker reported (DefaultModelLine), never from here: hand-written model facts went stale.
 std::string TaskWhat(Task task) {
   switch (task) {
     case Task::kPromoter:
-      return "Detects promoter regions: a promoter probability per scanned window and the "
-             "regions above options.threshold (default 0.5).";
+      return "Detects promoter regions: a promoter score per scanned window and the regions "
+             "above options.threshold (default 0.5).";
     case Task::kSplice:
-      return "Finds donor/acceptor splice sites: scores per byte-pair token over a 15,000 bp "
-             "sliding window; sites above options.threshold (default 0.5). A site's start/end "
-             "bound the scored token (typically 4-8 bp), not the junction base. More than "
-             "20,000 sites is a validation error: raise the threshold.";
+      return "Finds donor/acceptor splice sites: sites whose score is above options.threshold "
+             "(default 0.5). More than 20,000 sites is a validation error: raise the threshold.";
     case Task::kEnhancer:
       return "Scores enhancer activity: a developmental (dev) and a housekeeping (hk) score per "
-             "consecutive 249 bp window. The default model is trained on fly sequence.";
+             "window.";
     case Task::kChromatin:
-      return "Predicts 919 chromatin features (DNase, CTCF, Pol2, c-Myc, H3K27ac, H3K27me3, "
-             "H3K4me1, Other) per 1,000 bp window, step 200 bp; only features above "
-             "options.threshold (default 0.5) are reported.";
+      return "Predicts chromatin features per window; only features above options.threshold "
+             "(default 0.5) are reported.";
     case Task::kAnnotation:
       return "Finds genes: transcripts on both strands with TSS/polyA positions, type "
              "(mRNA / lnc_RNA) and exon/intron/CDS structure, plus a GFF3 track.";
     case Task::kExpression:
-      return "Predicts expression on a log(TPM+1) scale for one 9,198 bp TSS-centred window, "
-             "conditioned on options.description (free text describing the experimental "
-             "context, e.g. a tissue; its wording changes the value). Needs tss_index unless "
-             "the sequence is exactly 9,198 bp.";
+      return "Predicts expression on a log(TPM+1) scale for one TSS-centred window in the "
+             "training context options.description names: a context id (E066), an ontology "
+             "CURIE (UBERON:0002107) or free text (list_contexts lists them). Free text that "
+             "matches no context gets meta.description_match.matched = false and the mean over "
+             "contexts. Needs tss_index unless the sequence is exactly 9,198 bp.";
   }
   return "";
 }
 
-std::string DefaultModelLine(const ModelCatalogue& catalogue, Task task) {
+// The default model as its package describes it: id, the manifest's description (what it
+// scores and its training data), where one value sits and its labels (worker/manifest/
+// model_facts.h). Fields an older worker does not send are left out.
+std::string DefaultModelLine(const core::ModelCatalogue& catalogue, Task task) {
   auto id = catalogue.DefaultModel(task);
   if (!id) return " No model is loaded for this task right now (calls fail with model_not_found).";
-  std::string line = " Default model: " + *id;
+  std::string line = " Default model: " + *id + ".";
+  for (const auto& m : catalogue.Models(task)) {
+    if (m.id() != *id) continue;
+    if (!m.description().empty()) line += " " + m.description();
+    if (!m.resolution().empty()) line += " Resolution: " + m.resolution() + ".";
+    if (!m.outputs().empty()) line += " Outputs: " + m.outputs() + ".";
+  }
+  return line + " list_models shows the others and their quality notes.";
+}
+
+// One scorer's model for the score_variants description: its id and its package's own
+// description (what it scores, its training data).
+std::string ScorerModelLine(const core::ModelCatalogue& catalogue, Task task) {
+  auto id = catalogue.DefaultModel(task);
+  if (!id) return "no model served right now (the scorer answers service_unavailable)";
+  std::string line = *id;
   for (const auto& m : catalogue.Models(task)) {
     if (m.id() == *id && !m.description().empty()) line += " (" + m.description() + ")";
   }
-  return line + "; list_models shows the others and their quality notes.";
+  return line;
 }
 
-std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
+std::string ScoreVariantsDescription(const core::ModelCatalogue& catalogue) {
+  return "Scores up to " + std::to_string(core::kMaxSyncScoreVariants) +
+         " variants at once (more, up to " + std::to_string(core::kMaxBatchScoreVariants) +
+         ": a job, polled with get_job) (\"chr20:5753600:A:G\" or {contig, position, ref, alt}; SNVs and indels up "
+         "to 50 bp) against the reference genome the service holds (GRCh37 chr20), REF checked. "
+         "scorers (each optional; none named: splice): splice {distance} SpliceAI delta scores "
+         "DS_AG/AL/DG/DL and positions, model " +
+         ScorerModelLine(catalogue, Task::kSplice) +
+         "; expression {contexts (ids such as E066, CURIEs such as UBERON:0002107 or free text; "
+         "list_contexts), window}: for each gene with a TSS within window bp, REF and ALT "
+         "log(TPM+1) and log2 fold change, model " +
+         ScorerModelLine(catalogue, Task::kExpression) +
+         "; chromatin {top}: the features with the largest |ALT - REF|, model " +
+         ScorerModelLine(catalogue, Task::kChromatin) +
+         "; promoter {distance}: the largest REF and ALT window score near the variant and the "
+         "delta, model " +
+         ScorerModelLine(catalogue, Task::kPromoter) +
+         ". A bad variant is an error in its own result. Each result's quantiles place its "
+         "deltas among the scorer's background of random held-out SNVs (backgrounds: its size, "
+         "or why a scorer has none, then null). Returns each scorer's model and "
+         "package digest, the backgrounds and the first 20 results; the full answer stays in the job "
+         "(full_result.job_url, or get_job).";
+}
+
+// Interval input (core/validation/genome_interval.h), the same for every prediction tool.
+constexpr std::string_view kIntervalInput =
+    "interval: a stretch of the service's reference genome, {\"region\": "
+    "\"chr20:5,750,001-5,760,000\"} or {contig, start, end, strand}, 1-based inclusive "
+    "(assembly defaults to GRCh37; chr20, 20 and NC_000020.10 name one contig): every position "
+    "in the result is then on the contig. ";
+
+std::string Description(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   constexpr std::string_view kResultNote =
       " Returns the summary, counts and the top 20 items; the full result stays in the job "
       "(full_result.job_url, or get_job). Errors come back as a result with isError and the REST "
@@ -252,8 +332,8 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
     case ToolKind::kPredict: {
       const Task task = *tool.task;
       std::string d = TaskWhat(task) + " Input: sequence (A/C/G/T/N, whitespace ignored), " +
-                      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) + ". " +
-                      std::string(StrandRule(task));
+                      Bp(MinSequenceBp(task)) + " to " + Bp(kMaxSequenceBp) + ", or instead " +
+                      std::string(kIntervalInput) + std::string(StrandRule(task));
       if (auto t = AsyncThresholdBp(tool)) {
         d += " Above " + Bp(*t) +
              " the call runs as a background job and returns its job_id "
@@ -265,10 +345,13 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
       return "Workflow: finds genes in a plus-strand region (annotation) and predicts each "
              "gene's expression (log(TPM+1)) in the context given by options.description. "
              "Input: sequence of " +
-             Bp(kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + "; above " +
-             Bp(kFindGenesSyncLimitBp) +
+             Bp(core::kFindGenesMinSequenceBp) + " to " + Bp(kMaxSequenceBp) + ", or instead " +
+             std::string(kIntervalInput) + "Above " +
+             Bp(core::kFindGenesSyncLimitBp) +
              " it runs as a background job and returns its job_id (poll get_job)." +
              DefaultModelLine(catalogue, Task::kAnnotation) + std::string(kResultNote);
+    case ToolKind::kScoreVariants:
+      return ScoreVariantsDescription(catalogue);
     case ToolKind::kGetJob:
       return "Reads a job of yours (any job from the REST interface or a tool): while it runs, "
              "its progress; when done, the same summary a job tool returns; if it failed, the "
@@ -279,6 +362,11 @@ std::string Description(const ModelCatalogue& catalogue, const ToolDef& tool) {
     case ToolKind::kListModels:
       return "Lists the models served for a task (or all six): id, description, which is the "
              "default, and the sequence windows each model sees. Does not cost quota.";
+    case ToolKind::kListContexts:
+      return "Lists the training contexts of the expression models (Roadmap epigenomes): id "
+             "(E066), name, ontology CURIE (UBERON/CL/EFO), label and group, and the free-text "
+             "threshold. predict_expression's options.description may name one by id or CURIE. "
+             "Does not cost quota.";
   }
   return "";
 }
@@ -289,12 +377,16 @@ std::string Title(const ToolDef& tool) {
       return "Predict: " + std::string(TaskName(*tool.task));
     case ToolKind::kFindGenes:
       return "Find genes and predict their expression";
+    case ToolKind::kScoreVariants:
+      return "Score variants";
     case ToolKind::kGetJob:
       return "Get a job";
     case ToolKind::kListJobs:
       return "List my jobs";
     case ToolKind::kListModels:
       return "List models";
+    case ToolKind::kListContexts:
+      return "List expression contexts";
   }
   return tool.name;
 }
@@ -308,9 +400,11 @@ const std::vector<ToolDef>& Tools() {
       t.push_back({"predict_" + std::string(TaskName(task)), ToolKind::kPredict, task});
     }
     t.push_back({"find_genes_and_predict_expression", ToolKind::kFindGenes, std::nullopt});
+    t.push_back({"score_variants", ToolKind::kScoreVariants, std::nullopt});
     t.push_back({"get_job", ToolKind::kGetJob, std::nullopt});
     t.push_back({"list_jobs", ToolKind::kListJobs, std::nullopt});
     t.push_back({"list_models", ToolKind::kListModels, std::nullopt});
+    t.push_back({"list_contexts", ToolKind::kListContexts, std::nullopt});
     return t;
   }();
   return tools;
@@ -324,7 +418,7 @@ const ToolDef* FindTool(std::string_view name) {
 }
 
 std::optional<int64_t> AsyncThresholdBp(const ToolDef& tool) {
-  if (tool.kind == ToolKind::kFindGenes) return kFindGenesSyncLimitBp;
+  if (tool.kind == ToolKind::kFindGenes) return core::kFindGenesSyncLimitBp;
   if (tool.kind != ToolKind::kPredict) return std::nullopt;
   switch (*tool.task) {
     case Task::kPromoter:
@@ -341,7 +435,7 @@ std::optional<int64_t> AsyncThresholdBp(const ToolDef& tool) {
   return std::nullopt;
 }
 
-std::string InputSchemaJson(const ModelCatalogue& catalogue, const ToolDef& tool) {
+std::string InputSchemaJson(const core::ModelCatalogue& catalogue, const ToolDef& tool) {
   Document doc;
   doc.Parse(BuildOpenApiDocument(catalogue, "mcp").c_str());
   Document out;
@@ -349,7 +443,7 @@ std::string InputSchemaJson(const ModelCatalogue& catalogue, const ToolDef& tool
   return ToJson(schema);
 }
 
-std::string ToolsListJson(const ModelCatalogue& catalogue, bool structured) {
+std::string ToolsListJson(const core::ModelCatalogue& catalogue, bool structured) {
   Document doc;
   doc.Parse(BuildOpenApiDocument(catalogue, "mcp").c_str());
   Document out(rapidjson::kObjectType);
@@ -368,7 +462,8 @@ std::string ToolsListJson(const ModelCatalogue& catalogue, bool structured) {
     }
     Value annotations(rapidjson::kObjectType);
     const bool read_only = tool.kind == ToolKind::kGetJob || tool.kind == ToolKind::kListJobs ||
-                           tool.kind == ToolKind::kListModels;
+                           tool.kind == ToolKind::kListModels ||
+                           tool.kind == ToolKind::kListContexts;
     annotations.AddMember("readOnlyHint", read_only, a);
     annotations.AddMember("destructiveHint", false, a);
     annotations.AddMember("openWorldHint", false, a);

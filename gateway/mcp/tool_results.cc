@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 
 #include "gateway/mcp/json_rpc.h"
@@ -236,6 +237,25 @@ std::string ErrorToolResult(const HttpResponse& response, const ResultStyle& sty
   return CallToolResult(sc, /*is_error=*/true, job_id, style);
 }
 
+namespace {
+
+// A variant score's scorers (models and digests) and its first kTopItems results as they are:
+// per-variant results are small, and an agent needs the numbers, not a ranking of them.
+void AddVariantScores(Value& sc, const Value& data, Allocator& a) {
+  CopyMember(sc, data, "scorers", a);
+  CopyMember(sc, data, "backgrounds", a);  // what each result's quantiles are against
+  const Value* results = Member(data, "results");
+  if (results == nullptr || !results->IsArray()) return;
+  Value kept(rapidjson::kArrayType);
+  for (rapidjson::SizeType i = 0; i < results->Size() && i < kTopItems; ++i) {
+    kept.PushBack(Value((*results)[i], a), a);
+  }
+  sc.AddMember("results", kept, a);
+  sc.AddMember("results_total", static_cast<int64_t>(results->Size()), a);
+}
+
+}  // namespace
+
 std::string JobToolResult(const HttpResponse& response, const ResultStyle& style) {
   if (response.status >= 300) return ErrorToolResult(response, style);
   Document body;
@@ -264,7 +284,8 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   sc.AddMember("status", "completed", a);
   sc.AddMember("job_id", Value(job_id.c_str(), a), a);
   for (const char* key :
-       {"request_id", "task", "model", "sequence_length", "cold_start", "inference_time_ms"}) {
+       {"request_id", "task", "model", "sequence_length", "cold_start", "inference_time_ms",
+        "interval"}) {
     CopyMember(sc, *meta, key, a);
   }
   if (const Value* counts = Member(*meta, "task_specific_counts")) {
@@ -276,11 +297,16 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   CopyMember(sc, *data, "prediction", a);
   CopyMember(sc, *data, "output", a);
   if (auto ranked = MainList(task, *data, a)) sc.AddMember("top_items", TopItems(*ranked, a), a);
+  if (task == "variant_score") AddVariantScores(sc, *data, a);
   sc.AddMember("full_result", FullResult(job_id, task, data, style, a), a);
   return CallToolResult(sc, false, job_id, style);
 }
 
-std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& style) {
+namespace {
+
+// A listing route's answer as structured content: "completed" and the named members of its body.
+std::string ListingToolResult(const HttpResponse& response, const ResultStyle& style,
+                              std::initializer_list<const char*> members) {
   if (response.status >= 300) return ErrorToolResult(response, style);
   Document body;
   body.Parse(response.body.c_str());
@@ -288,10 +314,19 @@ std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& 
   Allocator& a = sc.GetAllocator();
   sc.AddMember("status", "completed", a);
   if (!body.HasParseError()) {
-    CopyMember(sc, body, "jobs", a);
-    CopyMember(sc, body, "count", a);
+    for (const char* member : members) CopyMember(sc, body, member, a);
   }
   return CallToolResult(sc, false, "", style);
+}
+
+}  // namespace
+
+std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& style) {
+  return ListingToolResult(response, style, {"jobs", "count"});
+}
+
+std::string ListContextsToolResult(const HttpResponse& response, const ResultStyle& style) {
+  return ListingToolResult(response, style, {"task", "default_model", "models"});
 }
 
 std::string ListModelsToolResult(const std::vector<HttpResponse>& responses,

@@ -27,6 +27,8 @@ struct ResultStyle {
 std::string JobToolResult(const HttpResponse& response, const ResultStyle& style);
 // GET /v1/tasks/jobs.
 std::string ListJobsToolResult(const HttpResponse& response, const ResultStyle& style);
+// list_contexts: the GET /v1/tasks/expression/contexts body as structured content.
+std::string ListContextsToolResult(const HttpResponse& response, const ResultStyle& style);
 // GET /v1/tasks/{task}/models, once per task asked for.
 std::string ListModelsToolResult(const std::vector<HttpResponse>& responses,
                                  const ResultStyle& style);

@@ -1,20 +1,22 @@
 #include "gateway/observability/gateway_metrics.h"
 
+#include "gateway/handlers/job_runner.h"
+
 #include <atomic>
 #include <string>
 #include <unordered_map>
 
 namespace dnaserve::gateway {
 
-std::string_view RateLimitCauseName(RateLimitCause cause) {
+std::string_view RateLimitCauseName(core::RateLimitCause cause) {
   switch (cause) {
-    case RateLimitCause::kKeyRate:
+    case core::RateLimitCause::kKeyRate:
       return "key_rate";
-    case RateLimitCause::kKeyConcurrency:
+    case core::RateLimitCause::kKeyConcurrency:
       return "key_concurrency";
-    case RateLimitCause::kEdgeIp:
+    case core::RateLimitCause::kEdgeIp:
       return "edge_ip";
-    case RateLimitCause::kNone:
+    case core::RateLimitCause::kNone:
       break;
   }
   return "none";
@@ -58,7 +60,7 @@ GatewayMetrics::GatewayMetrics(metrics::Registry* registry)
                     .With({})) {
   // Every cause is published from the start, so a rate() over it never starts from nothing.
   for (auto cause :
-       {RateLimitCause::kKeyRate, RateLimitCause::kKeyConcurrency, RateLimitCause::kEdgeIp}) {
+       {core::RateLimitCause::kKeyRate, core::RateLimitCause::kKeyConcurrency, core::RateLimitCause::kEdgeIp}) {
     rate_limited_.With({std::string(RateLimitCauseName(cause))});
   }
 }
@@ -89,14 +91,14 @@ void GatewayMetrics::RequestFinished(const std::string& route, const std::string
   it->second.seconds->Observe(seconds);
 }
 
-void GatewayMetrics::RateLimited(RateLimitCause cause) {
-  if (cause == RateLimitCause::kNone) return;
+void GatewayMetrics::RateLimited(core::RateLimitCause cause) {
+  if (cause == core::RateLimitCause::kNone) return;
   rate_limited_.With({std::string(RateLimitCauseName(cause))}).Inc();
 }
 
 void GatewayMetrics::JobFinished(const std::string& task, const std::string& mode,
-                                 int http_status) {
-  const bool completed = http_status >= 200 && http_status < 300;
+                                 ErrorCode code) {
+  const bool completed = code == ErrorCode::kOk;
   jobs_finished_.With({task, mode, completed ? "completed" : "failed"}).Inc();
 }
 
@@ -108,5 +110,34 @@ void GatewayMetrics::WorkerCall(const std::string& task, const std::string& code
 }
 
 void GatewayMetrics::SetRedisUp(bool up) { redis_up_.Set(up ? 1 : 0); }
+
+void RegisterJobGauges(metrics::Registry* registry, JobRunner* runner) {
+  registry->AddCallback(
+      "dnaserve_jobs_in_progress",
+      "Predict jobs on this gateway that have not ended: queued (accepted, waiting for an "
+      "executor thread) or running",
+      "gauge", {"state"}, [runner] {
+        JobRunner::Counts counts = runner->counts();
+        return std::vector<std::pair<metrics::LabelValues, double>>{
+            {{"queued"}, static_cast<double>(counts.queued)},
+            {{"running"}, static_cast<double>(counts.running)}};
+      });
+  registry->AddCallback(
+      "dnaserve_after_reply_writes_pending",
+      "Writes owed by answered sync jobs (stored results, lease releases) waiting for the "
+      "writer thread",
+      "gauge", {}, [runner] {
+        return std::vector<std::pair<metrics::LabelValues, double>>{
+            {{}, static_cast<double>(runner->after_reply_counts().pending)}};
+      });
+  registry->AddCallback(
+      "dnaserve_after_reply_writes_inline_total",
+      "Writes owed by answered sync jobs that were made on the job's own thread because the "
+      "writer's queue was full (or stopped)",
+      "counter", {}, [runner] {
+        return std::vector<std::pair<metrics::LabelValues, double>>{
+            {{}, static_cast<double>(runner->after_reply_counts().done_inline)}};
+      });
+}
 
 }  // namespace dnaserve::gateway

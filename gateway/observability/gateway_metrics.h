@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gateway/ratelimit/quota.h"
+#include "core/quota/quota.h"
 #include "common/observability/metrics.h"
 
 namespace dnaserve::gateway {
@@ -20,9 +20,9 @@ class GatewayMetrics {
   void RequestFinished(const std::string& route, const std::string& method, int status,
                        double seconds);
   // One 429, by which limit refused it.
-  void RateLimited(RateLimitCause cause);
+  void RateLimited(core::RateLimitCause cause);
   // A predict job ended: state "completed" (2xx) or "failed"; mode "sync" or "async".
-  void JobFinished(const std::string& task, const std::string& mode, int http_status);
+  void JobFinished(const std::string& task, const std::string& mode, ErrorCode code);
   // A predict job was refused because the executor queue was full (503).
   void JobRefused(const std::string& task);
   // One call to an inference worker; `code` is the error code name, "ok" on success.
@@ -46,6 +46,12 @@ class GatewayMetrics {
 };
 
 // The name used as the `cause` label: "key_rate", "key_concurrency" or "edge_ip".
-std::string_view RateLimitCauseName(RateLimitCause cause);
+std::string_view RateLimitCauseName(core::RateLimitCause cause);
+
+class JobRunner;
+
+// Adds the scrape-time gauges of `runner` (jobs queued and running on this replica) to
+// `registry`. Both must outlive the registry's renders.
+void RegisterJobGauges(metrics::Registry* registry, JobRunner* runner);
 
 }  // namespace dnaserve::gateway

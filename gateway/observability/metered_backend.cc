@@ -7,8 +7,8 @@
 namespace dnaserve::gateway {
 
 StatusOr<worker::v1::PredictResult> MeteredBackend::Predict(
-    Task task, const worker::v1::PredictRequest& request, const CallContext& context,
-    const ProgressCallback& on_progress) {
+    Task task, const worker::v1::PredictRequest& request, const core::CallContext& context,
+    const core::ProgressCallback& on_progress) {
   const auto started = std::chrono::steady_clock::now();
   auto result = inner_->Predict(task, request, context, on_progress);
   metrics_->WorkerCall(

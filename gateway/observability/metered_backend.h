@@ -3,20 +3,20 @@
 // workflow's scorer. Wiring it once in main keeps metrics out of the callers.
 #pragma once
 
-#include "gateway/dispatch/inference_backend.h"
+#include "core/dispatch/inference_backend.h"
 
 namespace dnaserve::gateway {
 
 class GatewayMetrics;
 
-class MeteredBackend final : public InferenceBackend {
+class MeteredBackend final : public core::InferenceBackend {
  public:
-  MeteredBackend(InferenceBackend* inner, GatewayMetrics* metrics)
+  MeteredBackend(core::InferenceBackend* inner, GatewayMetrics* metrics)
       : inner_(inner), metrics_(metrics) {}
 
   StatusOr<worker::v1::PredictResult> Predict(Task task, const worker::v1::PredictRequest& request,
-                                              const CallContext& context,
-                                              const ProgressCallback& on_progress) override;
+                                              const core::CallContext& context,
+                                              const core::ProgressCallback& on_progress) override;
   StatusOr<std::vector<worker::v1::ModelInfo>> ListModels(Task task) override {
     return inner_->ListModels(task);
   }
@@ -26,7 +26,7 @@ class MeteredBackend final : public InferenceBackend {
   }
 
  private:
-  InferenceBackend* inner_;
+  core::InferenceBackend* inner_;
   GatewayMetrics* metrics_;
 };
 

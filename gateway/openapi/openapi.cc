@@ -13,14 +13,15 @@
 
 #include "common/status.h"
 #include "common/task.h"
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
 #include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/mcp/tool_catalogue.h"
 #include "gateway/openapi/openapi_base.h"
-#include "gateway/ratelimit/quota.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/request_schema.h"
-#include "gateway/validation/variant_request.h"
+#include "core/quota/quota.h"
+#include "core/validation/genome_interval.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/request_schema.h"
+#include "core/validation/variant_request.h"
 
 // The document is gateway/openapi/openapi.base.json (compiled in, see openapi_base.h) with the
 // parts that code owns merged in: the request schemas of the validation tables, the output
@@ -36,7 +37,7 @@ using rapidjson::Value;
 using Allocator = Document::AllocatorType;
 
 // JsonWriter with the handful of shorthands this document needs.
-class Json : public JsonWriter {
+class Json : public core::JsonWriter {
  public:
   void Obj() { StartObject(); }
   void EndObj() { EndObject(); }
@@ -83,19 +84,19 @@ class Json : public JsonWriter {
 
 // ------------------------------------------------------------------ request schemas (the table)
 
-std::string_view JsonTypeName(FieldType type) {
+std::string_view JsonTypeName(core::FieldType type) {
   switch (type) {
-    case FieldType::kString:
+    case core::FieldType::kString:
       return "string";
-    case FieldType::kNumber:
+    case core::FieldType::kNumber:
       return "number";
-    case FieldType::kInteger:
+    case core::FieldType::kInteger:
       return "integer";
-    case FieldType::kBoolean:
+    case core::FieldType::kBoolean:
       return "boolean";
-    case FieldType::kStringArray:
+    case core::FieldType::kStringArray:
       return "array";
-    case FieldType::kObject:
+    case core::FieldType::kObject:
       return "object";
   }
   return "string";
@@ -124,7 +125,7 @@ std::string CaseInsensitivePattern(const std::vector<std::string>& values) {
   return out;
 }
 
-void WriteDefault(Json& j, const FieldDefault& value) {
+void WriteDefault(Json& j, const core::FieldDefault& value) {
   if (std::holds_alternative<std::monostate>(value)) return;
   j.Key("default");
   if (const auto* b = std::get_if<bool>(&value)) j.Bool(*b);
@@ -138,19 +139,19 @@ void WriteDefault(Json& j, const FieldDefault& value) {
   }
 }
 
-void WriteBound(Json& j, std::string_view key, const std::optional<double>& bound, FieldType type) {
+void WriteBound(Json& j, std::string_view key, const std::optional<double>& bound, core::FieldType type) {
   if (!bound) return;
   j.Key(key);
-  if (type == FieldType::kInteger) {
+  if (type == core::FieldType::kInteger) {
     j.Int(static_cast<int64_t>(*bound));
   } else {
     j.Num(*bound);
   }
 }
 
-void WriteFieldSchema(Json& j, const FieldSpec& f) {
+void WriteFieldSchema(Json& j, const core::FieldSpec& f) {
   j.Obj();
-  if (f.type == FieldType::kObject && f.object != nullptr) {
+  if (f.type == core::FieldType::kObject && f.object != nullptr) {
     const std::string ref = "#/components/schemas/" + f.object->title;
     if (f.nullable) {
       j.KArr("anyOf");
@@ -168,7 +169,7 @@ void WriteFieldSchema(Json& j, const FieldSpec& f) {
   WriteBound(j, "minimum", f.minimum, f.type);
   WriteBound(j, "maximum", f.maximum, f.type);
   if (f.dna_sequence) {
-    j.KStr("pattern", kDnaPattern);
+    j.KStr("pattern", core::kDnaPattern);
     // The raw string is at least as long as the stripped one, so minLength is a safe necessary
     // condition; maxLength is not published because whitespace would count against it.
     if (f.min_length) j.KInt("minLength", *f.min_length);
@@ -185,7 +186,7 @@ void WriteFieldSchema(Json& j, const FieldSpec& f) {
     j.StrArr("examples", f.accepted_values);
   }
   if (!f.pattern.empty()) j.KStr("pattern", f.pattern);
-  if (f.type == FieldType::kStringArray) {
+  if (f.type == core::FieldType::kStringArray) {
     j.KObj("items");
     j.KStr("type", "string");
     if (!f.item_values.empty()) j.StrArr("enum", f.item_values);
@@ -199,22 +200,31 @@ void WriteFieldSchema(Json& j, const FieldSpec& f) {
   j.EndObj();
 }
 
-void WriteObjectSchema(Json& j, const ObjectSpec& spec) {
+void WriteObjectSchema(Json& j, const core::ObjectSpec& spec) {
   j.KObj(spec.title);
   j.KStr("title", spec.title);
   j.KStr("type", "object");
   if (!spec.description.empty()) j.KStr("description", spec.description);
   j.KObj("properties");
-  for (const FieldSpec& f : spec.fields) {
+  for (const core::FieldSpec& f : spec.fields) {
     j.Key(f.name);
     WriteFieldSchema(j, f);
   }
   j.EndObj();
   std::vector<std::string> required;
-  for (const FieldSpec& f : spec.fields) {
+  for (const core::FieldSpec& f : spec.fields) {
     if (f.required) required.push_back(f.name);
   }
   if (!required.empty()) j.StrArr("required", required);
+  if (!spec.exactly_one_of.empty()) {
+    j.KArr("oneOf");
+    for (const std::string& name : spec.exactly_one_of) {
+      j.Obj();
+      j.StrArr("required", {name});
+      j.EndObj();
+    }
+    j.EndArr();
+  }
   j.KBool("additionalProperties", false);
   j.EndObj();
 }
@@ -303,12 +313,12 @@ void MergeRequestSchemas(Document& doc) {
   Json j;
   j.Obj();
   for (Task task : kAllTasks) {
-    WriteObjectSchema(j, PredictRequestSchema(task));
-    WriteObjectSchema(j, PredictOptionsSchema(task));
+    WriteObjectSchema(j, core::PredictRequestSchema(task));
+    WriteObjectSchema(j, core::PredictOptionsSchema(task));
   }
-  for (const ObjectSpec* spec : {&FindGenesRequestSchema(), &FindGenesOptionsSchema(),
-                                 &VariantRequestSchema(), &VariantInputSchema(),
-                                 &VariantOptionsSchema()}) {
+  for (const core::ObjectSpec* spec : {&core::FindGenesRequestSchema(), &core::FindGenesOptionsSchema(),
+                                 &core::VariantRequestSchema(), &core::VariantInputSchema(),
+                                 &core::VariantOptionsSchema(), &core::GenomeIntervalSchema()}) {
     WriteObjectSchema(j, *spec);
   }
   j.EndObj();
@@ -345,13 +355,13 @@ Document BuildStaticDocument() {
   if (!doc.IsObject()) doc.SetObject();  // a broken base: the unit tests say where
   Allocator& a = doc.GetAllocator();
   Set(doc, doc, "x-contract-revision", Value(kContractRevision));
-  Set(doc, doc, "x-rate-limit-burst-divisor", Value(static_cast<int>(kBurstDivisor)));
+  Set(doc, doc, "x-rate-limit-burst-divisor", Value(static_cast<int>(core::kBurstDivisor)));
   MergeRequestSchemas(doc);
   for (Task task : kAllTasks) MergeFormats(doc, task);
   Set(doc, At(doc, PredictPointer(Task::kAnnotation)), "x-sync-limit-bp",
       Value(static_cast<int64_t>(kAnnotationSyncLimitBp)));
   Set(doc, At(doc, "/paths/~1v1~1workflows~1find-genes-and-predict-expression/post"),
-      "x-sync-limit-bp", Value(static_cast<int64_t>(kFindGenesSyncLimitBp)));
+      "x-sync-limit-bp", Value(static_cast<int64_t>(core::kFindGenesSyncLimitBp)));
   Value codes(rapidjson::kArrayType);
   for (int c = static_cast<int>(ErrorCode::kBadRequest);
        c <= static_cast<int>(ErrorCode::kServiceUnavailable); ++c) {
@@ -366,7 +376,7 @@ const Document& StaticDocument() {
   return doc;
 }
 
-Value ModelsExtension(Document& doc, const ModelCatalogue& catalogue, Task task) {
+Value ModelsExtension(Document& doc, const core::ModelCatalogue& catalogue, Task task) {
   Allocator& a = doc.GetAllocator();
   Value x(rapidjson::kObjectType);
   std::optional<std::string> default_model =
@@ -382,7 +392,7 @@ Value ModelsExtension(Document& doc, const ModelCatalogue& catalogue, Task task)
 
 }  // namespace
 
-std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_view version) {
+std::string BuildOpenApiDocument(const core::ModelCatalogue& catalogue, std::string_view version) {
   Document doc;
   doc.CopyFrom(StaticDocument(), doc.GetAllocator());
   Set(doc, At(doc, "/info"), "version", Str(version, doc.GetAllocator()));

@@ -2,7 +2,7 @@
 //
 // gateway/openapi/openapi.base.json is the document as reviewed (paths, response schemas,
 // examples, prose); request schemas are generated from the validation tables
-// (gateway/validation/request_schema.h), so what is published is what the gateway admits. Those
+// (core/validation/request_schema.h), so what is published is what the gateway admits. Those
 // and the other code-owned parts are merged once; the model roster (x-models, from the live
 // catalogue) and the version per call.
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/model_catalogue.h"
 
 namespace dnaserve::gateway {
 
@@ -22,10 +22,10 @@ namespace dnaserve::gateway {
 // description_match, job list items, model card) and examples, servers and licence.
 inline constexpr int kContractRevision = 6;
 
-// Root `x-rate-limit-burst-divisor` is kBurstDivisor (gateway/ratelimit/quota.h), the divisor
+// Root `x-rate-limit-burst-divisor` is kBurstDivisor (core/quota/quota.h), the divisor
 // the quota code actually applies.
 
 // `version` is the service version as /health reports it ("YYYY.MM.DD.N (commit)").
-std::string BuildOpenApiDocument(const ModelCatalogue& catalogue, std::string_view version);
+std::string BuildOpenApiDocument(const core::ModelCatalogue& catalogue, std::string_view version);
 
 }  // namespace dnaserve::gateway

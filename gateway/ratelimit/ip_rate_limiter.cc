@@ -6,13 +6,13 @@
 
 namespace dnaserve::gateway {
 
-IpRateLimiter::IpRateLimiter(IpRateLimiterOptions options, const Clock* clock)
+IpRateLimiter::IpRateLimiter(IpRateLimiterOptions options, const core::Clock* clock)
     : max_entries_(std::max<size_t>(1, options.max_entries)),
-      clock_(clock ? clock : &DefaultClock()) {
+      clock_(clock ? clock : &core::DefaultClock()) {
   config_.capacity = std::max<int64_t>(1, options.burst);
   config_.refill_tokens = options.requests_per_second > 0 ? options.requests_per_second : 1e-3;
   config_.refill_period_ms = 1000;
-  idle_ms_ = MsUntilFull(config_, BucketState{0, 0});
+  idle_ms_ = MsUntilFull(config_, core::BucketState{0, 0});
   // Rounded up without `idle_ms_ + 999`, which overflows for a saturated idle_ms_.
   window_seconds_ = std::max<int64_t>(1, idle_ms_ / 1000 + (idle_ms_ % 1000 != 0 ? 1 : 0));
 }
@@ -41,17 +41,17 @@ IpDecision IpRateLimiter::Admit(const std::string& address) {
       lru_.pop_back();
     }
     lru_.push_front(ip);
-    it = entries_.emplace(ip, Entry{FullBucket(config_, now), lru_.begin()}).first;
+    it = entries_.emplace(ip, Entry{core::FullBucket(config_, now), lru_.begin()}).first;
   } else {
     lru_.splice(lru_.begin(), lru_, it->second.lru);
   }
-  BucketDecision d = TakeToken(config_, now, &it->second.bucket);
+  core::BucketDecision d = core::TakeToken(config_, now, &it->second.bucket);
   // Refill only stamps the bucket when time moved; stamp it anyway so LRU age means last use.
   it->second.bucket.updated_ms = std::max(it->second.bucket.updated_ms, now);
   IpDecision out;
   out.admitted = d.admitted;
   out.retry_after_seconds = d.admitted ? 0 : d.retry_after_seconds;
-  out.info = RateLimitInfo{d.limit, d.remaining, d.reset_seconds, window_seconds_};
+  out.info = core::RateLimitInfo{d.limit, d.remaining, d.reset_seconds, window_seconds_};
   return out;
 }
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "gateway/ratelimit/clock.h"
-#include "gateway/ratelimit/quota.h"
-#include "gateway/ratelimit/token_bucket.h"
+#include "core/quota/clock.h"
+#include "core/quota/quota.h"
+#include "core/quota/token_bucket.h"
 
 namespace dnaserve::gateway {
 
@@ -24,33 +24,33 @@ struct IpRateLimiterOptions {
 struct IpDecision {
   bool admitted = false;
   int64_t retry_after_seconds = 0;  // refused only; at least 1
-  RateLimitInfo info;               // the address's bucket, for RateLimit-* on a 429
+  core::RateLimitInfo info;               // the address's bucket, for RateLimit-* on a 429
 };
 
 class IpRateLimiter {
  public:
   // `clock` must outlive the limiter; nullptr means the system clock. Nonsensical options
   // (rate <= 0, burst < 1, max_entries < 1) are raised to the smallest working values.
-  explicit IpRateLimiter(IpRateLimiterOptions options = {}, const Clock* clock = nullptr);
+  explicit IpRateLimiter(IpRateLimiterOptions options = {}, const core::Clock* clock = nullptr);
 
   // `ip` is a textual address; IPv6 addresses of one /64 share a bucket, and an IPv4-mapped
   // IPv6 address shares its IPv4 address's.
   IpDecision Admit(const std::string& address);
   size_t size() const;
-  const BucketConfig& config() const { return config_; }
+  const core::BucketConfig& config() const { return config_; }
 
  private:
   struct Entry {
-    BucketState bucket;
+    core::BucketState bucket;
     std::list<std::string>::iterator lru;  // position in lru_, most recent first
   };
   void EvictIdle(int64_t now_ms);
 
-  BucketConfig config_;
+  core::BucketConfig config_;
   int64_t window_seconds_ = 1;  // an empty bucket refills in this long (burst / rate)
   size_t max_entries_;
   int64_t idle_ms_;  // untouched this long = full again
-  const Clock* clock_;
+  const core::Clock* clock_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;

@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
+#include "gateway/http/error_response.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -35,7 +36,7 @@ double RoundToTenth(double value) { return std::round(value * 10.0) / 10.0; }
 }  // namespace
 
 std::string RenderJobSubmitted(const std::string& job_id, const std::string& task) {
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Key("data");
   w.StartObject();
@@ -56,17 +57,17 @@ std::string RenderJobSubmitted(const std::string& job_id, const std::string& tas
   return w.Take();
 }
 
-std::string RenderJobProgress(const JobRecord& job, int64_t now_ms) {
+std::string RenderJobProgress(const core::JobRecord& job, int64_t now_ms) {
   double percent = std::isfinite(job.progress_percent) ? job.progress_percent : 0.0;
   percent = std::clamp(percent, 0.0, 100.0);
   const double elapsed_s = std::max<int64_t>(0, now_ms - job.created_at_ms) / 1000.0;
 
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Key("data");
   w.StartObject();
   w.Field("job_id", job.job_id);
-  w.Field("status", JobStateName(job.state));
+  w.Field("status", core::JobStateName(job.state));
   w.Key("progress");
   w.StartObject();
   w.Field("current_percent", RoundToTenth(percent));
@@ -84,22 +85,22 @@ std::string RenderJobProgress(const JobRecord& job, int64_t now_ms) {
   return w.Take();
 }
 
-std::string RenderJobList(const std::vector<JobRecord>& jobs) {
-  JsonWriter w;
+std::string RenderJobList(const std::vector<core::JobRecord>& jobs) {
+  core::JsonWriter w;
   w.StartObject();
   w.Key("jobs");
   w.StartArray();
   for (const auto& job : jobs) {
-    const bool finished = job.state == JobState::kCompleted || job.state == JobState::kFailed;
+    const bool finished = job.state == core::JobState::kCompleted || job.state == core::JobState::kFailed;
     w.StartObject();
     w.Field("job_id", job.job_id);
     w.Field("task", job.task);
     w.Field("mode", job.mode);
-    w.Field("status", JobStateName(job.state));
+    w.Field("status", core::JobStateName(job.state));
     w.Field("created_at", IsoUtc(job.created_at_ms));
     w.Field("updated_at", IsoUtc(job.updated_at_ms));
-    if (finished && job.http_status > 0) {
-      w.Field("http_status", static_cast<int64_t>(job.http_status));
+    if (finished) {
+      w.Field("http_status", static_cast<int64_t>(HttpStatusFor(job)));
     } else {
       w.NullField("http_status");
     }
@@ -122,7 +123,7 @@ std::string RenderModelList(Task task, const std::vector<pb::ModelInfo>& models)
   }
   if (default_model == nullptr && !models.empty()) default_model = &models.front();
 
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
   w.Field("task", TaskName(task));
   if (default_model != nullptr) {
@@ -148,6 +149,9 @@ std::string RenderModelList(Task task, const std::vector<pb::ModelInfo>& models)
     }
     w.EndObject();
     w.Field("tokenizer", m.tokenizer());
+    // From the package's manifest (worker/manifest/model_facts.h); absent from older workers.
+    if (!m.resolution().empty()) w.Field("resolution", m.resolution());
+    if (!m.outputs().empty()) w.Field("outputs", m.outputs());
     w.Field("trained", m.trained());
     w.Field("card", ModelCardUrl(m.id()));
     w.EndObject();

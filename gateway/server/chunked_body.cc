@@ -12,10 +12,20 @@ int HexDigit(char c) {
   return -1;
 }
 
-// Bytes allowed in a trailer field line: visible ASCII and whitespace, no control characters.
-bool TrailerByte(char c) {
+// Bytes allowed in a trailer field's value (RFC 9110 5.5): visible characters, obs-text,
+// spaces and tabs; no control characters.
+bool TrailerValueByte(char c) {
   const auto u = static_cast<unsigned char>(c);
-  return c == '\t' || (u >= 0x20 && u < 0x7f);
+  return c == '\t' || (u >= 0x20 && u != 0x7f);
+}
+
+// The characters of a token (RFC 9110 5.6.2): a trailer field's name.
+bool TokenByte(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  for (char t : std::string_view("!#$%&'*+-.^_`|~")) {
+    if (c == t) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -37,9 +47,14 @@ ChunkedBodyReader::Verdict ChunkedBodyReader::Feed(std::string_view bytes, std::
       case State::kSizeDigits: {
         const int digit = HexDigit(c);
         if (digit >= 0) {
-          // 16 hex digits would overflow nothing, but no legal body needs more than 8.
-          if (++size_digits_ > 8) return Fail(Verdict::kTooLarge);
-          chunk_size_ = chunk_size_ * 16 + static_cast<uint64_t>(digit);
+          // Leading zeros are legal (chunk-size = 1*HEXDIG), so the size is bounded by its
+          // value, as soon as it passes the limit, and the line by its length.
+          if (++size_digits_ > kMaxLineBytes) return Fail(Verdict::kMalformed);
+          const auto value = static_cast<uint64_t>(digit);
+          if (chunk_size_ > max_body_bytes_ / 16 || value > max_body_bytes_ - chunk_size_ * 16) {
+            return Fail(Verdict::kTooLarge);
+          }
+          chunk_size_ = chunk_size_ * 16 + value;
           ++i;
           break;
         }
@@ -48,8 +63,9 @@ ChunkedBodyReader::Verdict ChunkedBodyReader::Feed(std::string_view bytes, std::
         break;
       }
       case State::kSizeRest:
-        // Chunk extensions (";name=value") are refused: Pistache rejects them too, with a
-        // plain-text 400 instead of the error envelope.
+        // Chunk extensions (";name=value") are refused: this service defines none, RFC 9112
+        // 7.1.1 lets a server limit their length (here to nothing), and readers that differ on
+        // their syntax (quoted strings, a bare LF inside one) are a request-smuggling shape.
         if (c != '\r') return Fail(Verdict::kMalformed);
         state_ = State::kSizeLf;
         ++i;
@@ -91,11 +107,22 @@ ChunkedBodyReader::Verdict ChunkedBodyReader::Feed(std::string_view bytes, std::
         ++i;
         break;
       case State::kTrailerLine:
+        // field-line = field-name ":" OWS field-value OWS (RFC 9112 5): a token right before
+        // the colon, so no whitespace there and no line starting with it (obsolete folding).
         ++i;
         if (c == '\r') {
+          if (line_bytes_ > 0 && !in_trailer_value_) return Fail(Verdict::kMalformed);
           state_ = State::kTrailerLf;
-        } else if (!TrailerByte(c) || ++line_bytes_ > kMaxLineBytes ||
-                   ++trailer_bytes_ > kMaxTrailerBytes) {
+          break;
+        }
+        if (++line_bytes_ > kMaxLineBytes || ++trailer_bytes_ > kMaxTrailerBytes) {
+          return Fail(Verdict::kMalformed);
+        }
+        if (in_trailer_value_) {
+          if (!TrailerValueByte(c)) return Fail(Verdict::kMalformed);
+        } else if (c == ':' && line_bytes_ > 1) {
+          in_trailer_value_ = true;
+        } else if (!TokenByte(c)) {
           return Fail(Verdict::kMalformed);
         }
         break;
@@ -108,6 +135,7 @@ ChunkedBodyReader::Verdict ChunkedBodyReader::Feed(std::string_view bytes, std::
           return Verdict::kComplete;
         }
         line_bytes_ = 0;
+        in_trailer_value_ = false;
         state_ = State::kTrailerLine;
         break;
       case State::kDone:

@@ -9,6 +9,10 @@
 // 64 KiB chunks split at unlucky read boundaries stalled it for tens of seconds: minutes of CPU
 // on a reactor thread per connection (found by scripts/reliability's chunked-body attacks).
 // Fed only whole chunks, it parses linearly.
+//
+// Strict where RFC 9112 7.1 leaves a reader room to differ from a proxy in front: CRLF only,
+// no chunk extensions, trailer lines that are well-formed field lines (a token, a colon, no
+// folding). Trailer fields are then dropped: nothing after the last chunk reaches a handler.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +67,7 @@ class ChunkedBodyReader {
   uint64_t chunk_left_ = 0;
   size_t size_digits_ = 0;
   size_t line_bytes_ = 0;
+  bool in_trailer_value_ = false;  // past the colon of the current trailer line
   size_t trailer_bytes_ = 0;
   uint64_t body_bytes_ = 0;
   size_t consumed_ = 0;

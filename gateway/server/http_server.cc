@@ -3,6 +3,7 @@
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
 #include <pistache/peer.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -302,11 +303,22 @@ class GatewayHandler : public Http::Handler {
       // every read, so a block trickled a byte at a time would cost it quadratic CPU. (Its
       // header timeout runs from the connection's or the previous request's end, so slow
       // clients are still cut off: http_server_test checks it.)
-      const size_t searched_from = state->head.size() < 3 ? 0 : state->head.size() - 3;
+      size_t searched_from = state->head.size() < 3 ? 0 : state->head.size() - 3;
+      const size_t held_before = state->head.size();
       state->head.append(input.data(), input.size());
+      const bool skipped = SkipEmptyLines(state->head);
+      if (skipped) searched_from = 0;
       const size_t end = state->head.find("\r\n\r\n", searched_from);
       if (end == std::string::npos) {
-        if (state->head.size() > opts.max_header_bytes) {
+        // A client ending its lines in bare LF would otherwise wait out the header timeout.
+        const size_t from = skipped ? 0 : held_before;
+        if (FindBareLf(std::string_view(state->head).substr(from),
+                       from == 0 ? '\0' : state->head[from - 1]) != std::string_view::npos) {
+          Refuse(peer, state,
+                 Status(ErrorCode::kBadRequest,
+                        "a line ends in a bare LF; HTTP/1.1 lines end in CRLF "
+                        "(RFC 9112 2.2)"));
+        } else if (state->head.size() > opts.max_header_bytes) {
           Refuse(peer, state, Status(ErrorCode::kBadRequest, "request headers are too large"));
         }
         return input.size();
@@ -320,6 +332,14 @@ class GatewayHandler : public Http::Handler {
       state->forwarded_for = std::move(facts.forwarded_for);
       state->authorization_lines = facts.authorization_lines;
       state->forwarded_scanned = true;
+      if (facts.malformed) {
+        // RFC 9112 6.3: a request whose framing cannot be trusted is answered 400 and its
+        // connection closed; the same for every other malformed head (a proxy in front may have
+        // read it differently).
+        Refuse(peer, state,
+               Status(ErrorCode::kBadRequest, "malformed request: " + *facts.malformed));
+        return input.size();
+      }
       const auto declared = facts.content_length;
       if (declared && *declared > opts.max_body_bytes) {
         Refuse(peer, state, TooLarge());
@@ -332,19 +352,13 @@ class GatewayHandler : public Http::Handler {
       std::string held = std::move(state->head);
       state->head.clear();
       state->chunked.reset();
-      if (facts.transfer_encoding) {
-        // Only plain chunked framing, and never beside a Content-Length (RFC 9112 6.1: the
-        // pair is how requests are smuggled past proxies).
-        if (*facts.transfer_encoding != "chunked" || declared) {
-          Refuse(peer, state,
-                 Status(ErrorCode::kBadRequest,
-                        "Transfer-Encoding must be chunked alone, without Content-Length"));
-          return input.size();
-        }
+      if (facts.chunked) {
+        // ScanHeaderBlock let through only chunked alone, without Content-Length.
         state->chunked.emplace(opts.max_body_bytes);
         state->body_bytes = tail;
-        const size_t used = ForwardChunks(std::string_view(held).substr(0, block_end),
-                                          std::string_view(held).substr(block_end), peer, state);
+        const std::string head = WithPlainChunkedLine(std::string_view(held).substr(0, block_end));
+        const size_t used =
+            ForwardChunks(head, std::string_view(held).substr(block_end), peer, state);
         return input.size() - (tail - used);
       }
       const uint64_t body = declared.value_or(0);
@@ -382,6 +396,13 @@ class GatewayHandler : public Http::Handler {
   }
 
   void onRequest(const Http::Request& req, Http::ResponseWriter writer) override {
+    // Pistache's idle sweep treats a connection whose parser is back at a request line, and
+    // that it does not consider idle, as a client still sending headers: after header_timeout,
+    // counted from this hand-over, it answers 408 and drops the connection, however long the
+    // request's own answer legitimately takes (a 60 s sync call got an empty 408 at 30 s). The
+    // request is complete, so the connection is idle until the next bytes arrive (Pistache
+    // marks it busy again then); only keepalive_timeout applies to it meanwhile.
+    if (auto peer = writer.peer()) peer->setIdle(true);
     std::optional<std::string> forwarded_for;
     bool forwarded_scanned = false;
     int authorization_lines = 0;
@@ -512,6 +533,16 @@ class GatewayHandler : public Http::Handler {
     return std::min(consumed, bytes.size());
   }
 
+  // RFC 9112 2.2: a server SHOULD ignore empty lines (CRLF) received before a request line (an
+  // HTTP/1.0 client may send one after a POST body). Drops them from the front of `head`;
+  // true when it dropped any.
+  static bool SkipEmptyLines(std::string& head) {
+    size_t skip = 0;
+    while (head.compare(skip, 2, "\r\n") == 0) skip += 2;
+    head.erase(0, skip);
+    return skip > 0;
+  }
+
   static Status BodyBudgetSpent() {
     return Status(ErrorCode::kServiceUnavailable,
                   "the gateway is receiving too many large request bodies at once; retry shortly")
@@ -558,6 +589,10 @@ class GatewayHandler : public Http::Handler {
            parser->step()->id() == Http::Private::RequestLineStep::Id;
   }
 
+  // Answers `status` and closes the connection: once the answer is written, the server's side
+  // is shut down (the client reads the answer, then end of stream), while what the client still
+  // sends is read and dropped until it closes too (RFC 9112 9.6: closing both ways at once could
+  // reset the connection before the client has read the answer).
   static void Refuse(const std::shared_ptr<Tcp::Peer>& peer, IngressState* state,
                      const Status& status) {
     state->refused = true;
@@ -565,9 +600,16 @@ class GatewayHandler : public Http::Handler {
     std::string wire = RawErrorResponse(status);
     const size_t length = wire.size();
     auto written = state->refusal_written;
+    std::weak_ptr<Tcp::Peer> weak_peer = peer;
     peer->send(RawBuffer(std::move(wire), length), MSG_NOSIGNAL)
-        .then([written](ssize_t) { written->store(true); },
-              [written](std::exception_ptr) { written->store(true); });
+        .then(
+            [written, weak_peer](ssize_t) {
+              written->store(true);
+              // Runs on the reactor thread that owns the peer, so its descriptor is still this
+              // connection's.
+              if (auto p = weak_peer.lock()) ::shutdown(p->fd(), SHUT_WR);
+            },
+            [written](std::exception_ptr) { written->store(true); });
     log::Warn("request_refused_at_ingress",
               {{"peer", peer->address().host()}, {"code", ErrorCodeName(status.code())}});
   }
@@ -777,7 +819,8 @@ Status HttpServer::Start() {
                               .flags(Tcp::Options::ReuseAddr)
                               .maxRequestSize(pistache_limit)
                               .headerTimeout(opts.header_timeout)
-                              .bodyTimeout(opts.body_timeout));
+                              .bodyTimeout(opts.body_timeout)
+                              .keepaliveTimeout(opts.keepalive_timeout));
     impl_->endpoint->setHandler(std::make_shared<GatewayHandler>(impl_->shared));
     impl_->endpoint->serveThreaded();
     impl_->port = static_cast<uint16_t>(impl_->endpoint->getPort());

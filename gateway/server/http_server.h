@@ -7,6 +7,10 @@
 //    from trusted proxies) and is marked when it carries more than one Authorization line; both
 //    come from the raw header block (header_block.h), which is why requests are handed to
 //    Pistache one at a time, pipelined ones split at their ends;
+//  - a request head that breaks RFC 9112's framing rules (header_block.h: two Content-Length
+//    values, Transfer-Encoding beside one, folding, bare CR or LF, a missing Host, ...) is
+//    refused with 400 before Pistache parses it, and every refusal closes the connection: the
+//    server's side is shut once the answer is out, and the rest of the input is dropped;
 //  - a body larger than max_body_bytes is refused with 413 payload_too_large as soon as its
 //    Content-Length is seen (or, for chunked bodies, as soon as its chunks add up past the
 //    limit), so an oversized body is never buffered whole; chunked framing is followed byte by
@@ -48,6 +52,12 @@ struct HttpServerOptions {
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds header_timeout{30};
   std::chrono::seconds body_timeout{120};
+  // An idle keep-alive connection is closed after this long, and so is one whose request has
+  // been running this long: Pistache counts its header timeout from the moment a request is
+  // handed over, so the server marks a dispatched request's connection idle (http_server.cc,
+  // onRequest), and this must exceed the longest request (the gateway sets the sync timeout
+  // plus a minute).
+  std::chrono::seconds keepalive_timeout{360};
   std::chrono::seconds drain_timeout{30};  // how long Stop() waits for in-flight responses
   // Proxies whose X-Forwarded-For names the client (HttpRequest::client_ip); none by default.
   TrustedProxies trusted_proxies;

@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "common/version.h"
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/model_catalogue.h"
 #include "gateway/openapi/openapi.h"
 
 int main() {
-  const dnaserve::gateway::ModelCatalogue catalogue;
+  const dnaserve::core::ModelCatalogue catalogue;
   std::cout << dnaserve::gateway::BuildOpenApiDocument(catalogue, dnaserve::ServiceVersion())
             << '\n';
   return std::cout.good() ? 0 : 1;

@@ -9,17 +9,6 @@
 namespace dnaserve::runner {
 namespace {
 
-// A secret mounted as a file (Kubernetes Secret): its bytes, without one trailing newline.
-StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  auto text = ReadFileText(path);
-  if (!text) return BadRequest("cannot read the secret file " + path);
-  std::string secret = std::move(*text);
-  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
-  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
-  if (secret.empty()) return BadRequest("the secret file " + path + " is empty");
-  return secret;
-}
-
 std::string DefaultRunnerId() {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
@@ -32,7 +21,7 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
   *exit_now = false;
   RunnerConfig c;
   CLI::App app{"dnaserve job runner: runs queued jobs (async predictions, both workflows)"};
-  gateway::AddSharedOptions(app, c);
+  core::AddSharedOptions(app, c);
   app.add_option("--runner-id", c.runner_id, "this runner's name in the queue (unique)")
       ->envname("DNASERVE_RUNNER_ID");
   app.add_option("--slots", c.slots, "jobs run at once")
@@ -130,6 +119,14 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "expression calls one variant job keeps in flight")
       ->envname("DNASERVE_VARIANT_SCORE_CONCURRENCY")
       ->check(CLI::Range(1, 256));
+  app.add_option("--answer-cache-bytes", c.answer_cache_bytes,
+                 "byte budget of the shared cache of variant scores in Redis (0: off)")
+      ->envname("DNASERVE_ANSWER_CACHE_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--answer-cache-ttl", c.answer_cache_ttl_seconds,
+                 "seconds a cached variant score is kept at most")
+      ->envname("DNASERVE_ANSWER_CACHE_TTL")
+      ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400));
   if (Status parsed = ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
   if (*exit_now) return c;
   if (c.runner_id.empty()) c.runner_id = DefaultRunnerId();

@@ -5,14 +5,14 @@
 #include <string>
 
 #include "common/status.h"
-#include "gateway/config/shared_settings.h"
+#include "core/config/shared_settings.h"
 #include "runner/vcf/vcf_types.h"
 
 namespace dnaserve::runner {
 
 // The shared settings (Redis, workers, admin listener, per-client bounds) come from the base:
 // the same flags and variables as the gateway's.
-struct RunnerConfig : gateway::SharedSettings {
+struct RunnerConfig : core::SharedSettings {
   // DNASERVE_RUNNER_ID: this runner's consumer name in the queue; default hostname-pid. Must be
   // unique among live runners (a Kubernetes pod name is).
   std::string runner_id;
@@ -61,6 +61,12 @@ struct RunnerConfig : gateway::SharedSettings {
   std::string variant_work_dir;
   // DNASERVE_VARIANT_SCORE_CONCURRENCY: expression calls one variant job keeps in flight.
   int variant_score_concurrency = 4;
+  // The answer cache of variant scores (runner/workflows/answer_cache.h), shared by every
+  // runner through Redis. DNASERVE_ANSWER_CACHE_BYTES: its byte budget, kept by its own
+  // accounting (Redis's maxmemory is not relied on); 0 turns it off.
+  // DNASERVE_ANSWER_CACHE_TTL: seconds an answer is kept at most.
+  int64_t answer_cache_bytes = 64LL << 20;
+  int64_t answer_cache_ttl_seconds = 7 * 86400;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

@@ -2,9 +2,14 @@
 
 #include <htslib/faidx.h>
 #include <htslib/hts_log.h>
+#include <openssl/evp.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <memory>
 
+#include "common/digest.h"
 #include "runner/genome/contig_name.h"
 
 namespace dnaserve::variant {
@@ -39,6 +44,7 @@ StatusOr<std::unique_ptr<ReferenceGenome>> ReferenceGenome::Open(const std::stri
   for (int i = 0; i < n; ++i) {
     const char* name = faidx_iseq(genome->fai_->fai, i);
     Contig contig{name, faidx_seq_len(genome->fai_->fai, name)};
+    genome->order_.push_back({contig.name, contig.length});
     genome->contigs_.emplace(ContigKey(name), std::move(contig));
   }
   if (genome->contigs_.empty()) return Internal("reference FASTA " + fasta_path + " is empty");
@@ -65,19 +71,10 @@ StatusOr<std::string> ReferenceGenome::Fetch(std::string_view contig, int64_t st
   const int64_t from = std::max<int64_t>(start, 0);
   const int64_t to = std::min<int64_t>(end, c->length);
   if (from >= to) return out;
-  hts_pos_t len = 0;
-  char* bases = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    bases = faidx_fetch_seq64(fai_->fai, c->name.c_str(), from, to - 1, &len);
-  }
-  if (bases == nullptr || len != to - from) {
-    std::free(bases);
-    return Internal("reading " + c->name + ":" + std::to_string(from + 1) + "-" +
-                    std::to_string(to) + " from the reference FASTA " + path_ + " failed");
-  }
-  for (hts_pos_t i = 0; i < len; ++i) {
-    char b = bases[i];
+  auto bases = ReadBases(*c, from, to);
+  if (!bases.ok()) return bases.status();
+  for (size_t i = 0; i < bases->size(); ++i) {
+    char b = (*bases)[i];
     switch (b) {
       case 'A':
       case 'a':
@@ -98,10 +95,49 @@ StatusOr<std::string> ReferenceGenome::Fetch(std::string_view contig, int64_t st
       default:
         b = 'N';
     }
-    out[static_cast<size_t>(from - start + i)] = b;
+    out[static_cast<size_t>(from - start) + i] = b;
   }
-  std::free(bases);
   return out;
+}
+
+StatusOr<std::string> ReferenceGenome::ReadBases(const Contig& c, int64_t from, int64_t to) const {
+  hts_pos_t len = 0;
+  char* bases = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bases = faidx_fetch_seq64(fai_->fai, c.name.c_str(), from, to - 1, &len);
+  }
+  std::unique_ptr<char, decltype(&std::free)> owned(bases, &std::free);
+  if (bases == nullptr || len != to - from) {
+    return Internal("reading " + c.name + ":" + std::to_string(from + 1) + "-" +
+                    std::to_string(to) + " from the reference FASTA " + path_ + " failed");
+  }
+  return std::string(bases, static_cast<size_t>(len));
+}
+
+std::vector<ReferenceGenome::ContigInfo> ReferenceGenome::Contigs() const { return order_; }
+
+StatusOr<std::string> ReferenceGenome::ContigMd5(std::string_view contig) const {
+  const Contig* c = Find(contig);
+  if (!c) return Internal("contig '" + std::string(contig) + "' is not in the reference FASTA");
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!md || EVP_DigestInit_ex(md.get(), EVP_md5(), nullptr) != 1) {
+    return Internal("MD5 is not available from OpenSSL");
+  }
+  constexpr int64_t kChunk = 1 << 20;
+  for (int64_t from = 0; from < c->length; from += kChunk) {
+    const int64_t to = std::min(c->length, from + kChunk);
+    auto bases = ReadBases(*c, from, to);
+    if (!bases.ok()) return bases.status();
+    for (char& b : *bases) b = static_cast<char>(std::toupper(static_cast<unsigned char>(b)));
+    if (EVP_DigestUpdate(md.get(), bases->data(), bases->size()) != 1) {
+      return Internal("MD5 update failed");
+    }
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_DigestFinal_ex(md.get(), digest, &size) != 1) return Internal("MD5 final failed");
+  return ToHex(digest, size);
 }
 
 }  // namespace dnaserve::variant

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 
@@ -30,6 +31,16 @@ class ReferenceGenome {
   // other than A/C/G/T, read as N. Thread-safe.
   StatusOr<std::string> Fetch(std::string_view contig, int64_t start, int64_t end) const;
 
+  struct ContigInfo {
+    std::string name;  // as the FASTA spells it
+    int64_t length = 0;
+  };
+  // Every contig, in the FASTA's order.
+  std::vector<ContigInfo> Contigs() const;
+  // Lower-case hex MD5 of the contig's sequence upper-cased, every IUPAC code kept (the VCF
+  // ##contig md5 and refget convention). Reads the whole contig, 1 Mb at a time.
+  StatusOr<std::string> ContigMd5(std::string_view contig) const;
+
  private:
   struct Faidx;
   struct Contig {
@@ -38,10 +49,13 @@ class ReferenceGenome {
   };
   ReferenceGenome(std::unique_ptr<Faidx> fai, std::string path);
   const Contig* Find(std::string_view contig) const;
+  // The bases [from, to) of `c` (0 <= from < to <= length) as the FASTA holds them.
+  StatusOr<std::string> ReadBases(const Contig& c, int64_t from, int64_t to) const;
 
   std::unique_ptr<Faidx> fai_;
   std::string path_;
   std::unordered_map<std::string, Contig> contigs_;  // by ContigKey
+  std::vector<ContigInfo> order_;                     // as in the FASTA
   mutable std::mutex mu_;                            // faidx_t seeks a shared stream
 };
 

@@ -5,45 +5,49 @@
 
 #include "common/log.h"
 #include "common/s3_grants.h"
-#include "gateway/handlers/job_start.h"
-#include "gateway/handlers/predict_handler.h"
-#include "gateway/http/error_response.h"
-#include "gateway/render/predict_response.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/variant_request.h"
+#include "core/admission/admission.h"
+#include "core/admission/commands.h"
+#include "core/admission/predict_job.h"
+#include "core/jobs/admission_verdict.h"
+#include "dnaserve/jobs/v1/command.pb.h"
 #include "runner/workflows/backend_expression_scorer.h"
 #include "runner/workflows/find_genes.h"
 #include "runner/workflows/find_genes_response.h"
+#include "runner/workflows/interval_job.h"
+#include "runner/workflows/variant_answers.h"
+#include "runner/workflows/ism.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_response.h"
+#include "runner/workflows/variant_score_batch.h"
+#include "runner/workflows/variant_score_response.h"
+#include "runner/workflows/variant_scoring.h"
 
 namespace dnaserve::runner {
 namespace {
 
-using gateway::HttpResponse;
-using gateway::Job;
-using gateway::JobContext;
-using gateway::QueuedJob;
+using core::Job;
+using core::JobContext;
+using core::JobOutput;
+using core::QueuedJob;
 
 class FindGenesJob : public Job {
  public:
-  FindGenesJob(gateway::InferenceBackend* backend, gateway::ValidatedFindGenes input,
-               gateway::FindGenesModels models)
-      : backend_(backend), input_(std::move(input)), models_(std::move(models)) {}
+  FindGenesJob(core::InferenceBackend* backend, core::AdmittedFindGenes admitted)
+      : backend_(backend), admitted_(std::move(admitted)) {}
 
-  HttpResponse Run(const JobContext& context) override {
-    auto result = gateway::RunFindGenes(input_, models_, *backend_, context);
-    if (!result.ok()) return gateway::ErrorResponse(result.status(), context.call.request_id);
-    HttpResponse response;
-    response.body = gateway::RenderFindGenesJson(input_, *result,
-                                                 {context.call.job_id, context.call.request_id});
-    return response;
+  StatusOr<JobOutput> Run(const JobContext& context) override {
+    const FindGenesModels models{admitted_.annotation_model, admitted_.expression_model};
+    auto result = RunFindGenes(admitted_.input, models, *backend_, context);
+    if (!result.ok()) return result.status();
+    JobOutput output;
+    output.body = RenderFindGenesJson(admitted_.input, *result,
+                                      {context.call.job_id, context.call.request_id});
+    return output;
   }
 
  private:
-  gateway::InferenceBackend* backend_;
-  gateway::ValidatedFindGenes input_;
-  gateway::FindGenesModels models_;
+  core::InferenceBackend* backend_;
+  core::AdmittedFindGenes admitted_;
 };
 
 // An expression scorer that refuses once a job has made its allowance of model calls, so one
@@ -79,26 +83,26 @@ class BoundedScorer : public variant::ExpressionScorer {
 
 class VariantJob : public Job {
  public:
-  VariantJob(const JobServices& services, gateway::VariantCase c)
+  VariantJob(const JobServices& services, VariantCase c)
       : services_(services), case_(std::move(c)) {}
 
-  HttpResponse Run(const JobContext& context) override {
+  StatusOr<JobOutput> Run(const JobContext& context) override {
     const auto started = std::chrono::steady_clock::now();
     auto seconds = [&] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
-    const gateway::VariantResources& resources = *services_.variant;
-    gateway::BackendExpressionScorer backend_scorer(services_.backend, services_.catalogue,
+    const VariantResources& resources = *services_.variant;
+    BackendExpressionScorer backend_scorer(services_.backend, services_.catalogue,
                                                     services_.executor,
                                                     resources.score_concurrency(), context.call);
     BoundedScorer scorer(&backend_scorer, services_.max_model_calls);
-    auto result = gateway::RunVariantInterpretation(case_, resources, scorer, context);
+    auto result = RunVariantInterpretation(case_, resources, scorer, context);
     if (!result.ok()) {
       log::Info("variant_job_failed", {{"job_id", context.call.job_id},
                                        {"code", ErrorCodeName(result.status().code())},
                                        {"model_calls", backend_scorer.calls()},
                                        {"seconds", seconds()}});
-      return gateway::ErrorResponse(result.status(), context.call.request_id);
+      return result.status();
     }
     const variant::AnnotationCounts& counts = result->annotation.counts;
     log::Info("variant_job_done", {{"job_id", context.call.job_id},
@@ -114,71 +118,134 @@ class VariantJob : public Job {
       log::Warn("variant_reference_mismatches",
                 {{"job_id", context.call.job_id}, {"records", counts.reference_mismatches}});
     }
-    const gateway::GenomeAssets* genome = resources.Genome(case_.request.genome_build);
-    HttpResponse response;
-    response.body = gateway::RenderVariantJson(case_, *result, genome->catalogue.info(),
-                                               {context.call.job_id, context.call.request_id});
-    return response;
+    const GenomeAssets* genome = resources.Genome(case_.request.genome_build);
+    JobOutput output;
+    output.body = RenderVariantJson(case_, *result, genome->catalogue.info(),
+                                    {context.call.job_id, context.call.request_id});
+    return output;
   }
 
  private:
   JobServices services_;
-  gateway::VariantCase case_;
+  VariantCase case_;
 };
 
-// The gateway-side request a queued job was admitted from.
-gateway::RouteCall CallFor(const QueuedJob& queued) {
-  gateway::RouteCall call;
-  call.request.method = "POST";
-  call.request.body = queued.body;
-  call.request.request_id = queued.request_id;
-  if (!queued.format.empty()) call.request.query["format"] = queued.format;
-  if (!queued.accept.empty()) call.request.headers["accept"] = queued.accept;
-  call.params["task"] = queued.task;
-  call.job_id = queued.job_id;
-  call.principal = gateway::Principal{queued.client_id, queued.rate_per_minute,
-                                      queued.max_concurrency};
-  return call;
+// The reference genomes of the variant workflow's resources (GRCh37 when configured).
+class ResourceReferences : public ReferenceLookup {
+ public:
+  explicit ResourceReferences(const VariantResources* resources) : resources_(resources) {}
+  const variant::ReferenceGenome* Find(const std::string& assembly) const override {
+    const GenomeAssets* genome = resources_ ? resources_->Genome(assembly) : nullptr;
+    return genome ? genome->reference.get() : nullptr;
+  }
+  std::vector<std::string> Names() const override {
+    std::vector<std::string> names;
+    if (Find(std::string(core::kGrch37))) names.emplace_back(core::kGrch37);
+    return names;
+  }
+
+ private:
+  const VariantResources* resources_;
+};
+
+// POST /v1/variants/score (variant_scoring.h).
+class VariantScoreJob : public Job {
+ public:
+  VariantScoreJob(const JobServices& services, core::AdmittedVariantScore admitted)
+      : services_(services), admitted_(std::move(admitted)) {}
+
+  StatusOr<JobOutput> Run(const JobContext& context) override {
+    ResourceReferences references(services_.variant);
+    if (references.Names().empty()) {
+      return Unavailable("variant scoring needs a reference genome, and this runner holds none "
+                         "(DNASERVE_GRCH37_FASTA with DNASERVE_GRCH37_CATALOGUE)");
+    }
+    const GenomeAssets* grch37 = services_.variant->Genome(core::kGrch37);
+    ScoringServices scoring{&references,        services_.catalogue,
+                            services_.backend,  grch37 ? &grch37->catalogue : nullptr,
+                            services_.executor, services_.variant->score_concurrency()};
+    // Batch jobs (a VCF, over 100 variants) are not cached yet: their chunks resume from
+    // checkpoints, and recalled answers there are untested.
+    if (admitted_.batch) return RunBatch(scoring, context);
+    CachedVariantAnswers answers(services_.answer_cache);
+    if (services_.answer_cache && services_.answer_cache->enabled()) scoring.answers = &answers;
+    auto result = ScoreVariants(admitted_, scoring, context);
+    answers.Flush();
+    if (!result.ok()) return result.status();
+    JobOutput output;
+    output.body = RenderVariantScoreJson(admitted_.input, *result,
+                                         std::string(core::kDefaultScoreAssembly),
+                                         {context.call.job_id, context.call.request_id});
+    return output;
+  }
+
+ private:
+  StatusOr<JobOutput> RunBatch(const ScoringServices& scoring, const JobContext& context) {
+    if (services_.jobs == nullptr) {
+      return Unavailable("this runner cannot keep a batch job's files; resubmit");
+    }
+    return RunVariantScoreBatch(admitted_, {scoring, services_.jobs, services_.variant->work_dir()},
+                                context);
+  }
+
+  JobServices services_;
+  core::AdmittedVariantScore admitted_;
+};
+
+// The command a queue entry carries. An entry written by the release before commands carried
+// the HTTP request instead: it is admitted here with the gateway's own code (core/admission),
+// as that release's runners did, so no job is lost across an upgrade.
+StatusOr<jobs::v1::JobCommand> CommandOf(const QueuedJob& queued, const JobServices& services) {
+  jobs::v1::JobCommand command;
+  if (!queued.command.empty()) {
+    if (!command.ParseFromString(queued.command)) {
+      return Internal("the queued job's command cannot be read");
+    }
+    return command;
+  }
+  const QueuedJob::Request& legacy = queued.legacy_request;
+  core::CallInput call;
+  call.body = legacy.body;
+  if (!legacy.format.empty()) call.query_format = legacy.format;
+  if (!legacy.accept.empty()) call.accept = legacy.accept;
+  call.async = queued.mode == "async";
+  if (queued.kind == "predict") {
+    auto admitted = core::AdmitPredict(legacy.task, call, *services.catalogue);
+    if (!admitted.ok()) return admitted.status();
+    return core::PredictCommandFor(std::move(admitted).value());
+  }
+  if (queued.kind == "find_genes") {
+    auto input = core::ValidateFindGenesBody(legacy.body);
+    if (!input.ok()) return input.status();
+    // That release resolved the models at admission and queued them as facts.
+    return core::FindGenesCommandFor(core::AdmittedFindGenes{
+        std::move(input).value(), queued.Fact("annotation_model"), queued.Fact("expression_model")});
+  }
+  if (queued.kind == "variant") {
+    auto request = core::ValidateVariantBody(legacy.body);
+    if (!request.ok()) return request.status();
+    return core::VariantCommandFor(*request);
+  }
+  return Internal("unknown queued job kind '" + queued.kind + "'");
 }
 
-StatusOr<gateway::VariantCase> VariantCaseFor(const QueuedJob& queued,
-                                              const JobServices& services) {
+StatusOr<VariantCase> VariantCaseFor(const QueuedJob& queued, const JobServices& services,
+                                     const jobs::v1::VariantCommand& command) {
   if (services.variant == nullptr) {
     return Unavailable("the genomic-variant-interpretation workflow is not set up on this runner");
   }
-  auto request = gateway::ValidateVariantBody(queued.body);
-  if (!request.ok()) return request.status();
   // The grants its gateway queued with the job (none when absent: such a job reads nothing).
-  gateway::S3Access access;
+  S3Access access;
   access.client_id = queued.client_id;
   access.grants.read = DecodeS3Grants(queued.Fact(std::string(kS3ReadFact)));
   access.grants.write = DecodeS3Grants(queued.Fact(std::string(kS3WriteFact)));
-  return gateway::AdmitVariantCase(std::move(request).value(), *services.variant, queued.job_id,
-                                   std::move(access));
+  return AdmitVariantCase(core::VariantFromCommand(command), *services.variant, queued.job_id,
+                          std::move(access));
 }
 
-StatusOr<std::unique_ptr<Job>> BuildPredict(const QueuedJob& queued, const JobServices& services) {
-  gateway::GatewayServices here;  // no queue: the admission builds the work to run in place
-  here.backend = services.backend;
-  here.catalogue = services.catalogue;
-  auto start = gateway::AdmitPredict(CallFor(queued), here, queued.mode == "async");
-  if (!start.ok()) return start.status();
-  if (!start->work) return Internal("the predict admission built no work");
-  return std::move(start->work);
-}
-
-StatusOr<std::unique_ptr<Job>> BuildFindGenes(const QueuedJob& queued,
-                                              const JobServices& services) {
-  auto input = gateway::ValidateFindGenesBody(queued.body);
-  if (!input.ok()) return input.status();
-  gateway::FindGenesModels models{queued.Fact("annotation_model"),
-                                  queued.Fact("expression_model")};
-  return std::unique_ptr<Job>(
-      new FindGenesJob(services.backend, std::move(input).value(), std::move(models)));
-}
-
-StatusOr<std::unique_ptr<Job>> BuildVariant(const QueuedJob& queued, const JobServices& services) {
-  auto c = VariantCaseFor(queued, services);
+StatusOr<std::unique_ptr<Job>> BuildVariant(const QueuedJob& queued, const JobServices& services,
+                                            const jobs::v1::VariantCommand& command) {
+  auto c = VariantCaseFor(queued, services, command);
   if (!c.ok()) return c.status();
   const std::string accepted_etag = queued.Fact("etag");
   if (c->object.etag != accepted_etag) {
@@ -192,43 +259,68 @@ StatusOr<std::unique_ptr<Job>> BuildVariant(const QueuedJob& queued, const JobSe
 }  // namespace
 
 StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServices& services) {
-  if (queued.kind == "predict") return BuildPredict(queued, services);
-  if (queued.kind == "find_genes") return BuildFindGenes(queued, services);
-  if (queued.kind == "variant") return BuildVariant(queued, services);
-  return Internal("unknown queued job kind '" + queued.kind + "'");
+  auto command = CommandOf(queued, services);
+  if (!command.ok()) return command.status();
+  switch (command->kind_case()) {
+    case jobs::v1::JobCommand::kPredict: {
+      auto admitted = core::PredictFromCommand(std::move(*command->mutable_predict()));
+      if (!admitted.ok()) return admitted.status();
+      return core::MakePredictJob(services.backend, std::move(admitted).value());
+    }
+    case jobs::v1::JobCommand::kFindGenes:
+      return std::unique_ptr<Job>(new FindGenesJob(
+          services.backend, core::FindGenesFromCommand(std::move(*command->mutable_find_genes()))));
+    case jobs::v1::JobCommand::kVariant:
+      return BuildVariant(queued, services, command->variant());
+    case jobs::v1::JobCommand::kVariantScore:
+      return std::unique_ptr<Job>(new VariantScoreJob(
+          services, core::VariantScoreFromCommand(command->variant_score())));
+    case jobs::v1::JobCommand::kInterval:
+      return BuildIntervalJob(std::move(*command->mutable_interval()), services.backend,
+                              services.variant);
+    case jobs::v1::JobCommand::kIsm:
+      return BuildIsmJob(command->ism(), services.backend, services.catalogue, services.variant);
+    case jobs::v1::JobCommand::KIND_NOT_SET:
+      break;
+  }
+  return BadRequest("the queued job's command is of a kind this release does not know");
 }
 
 std::string AdmitVariant(const QueuedJob& queued, const JobServices& services,
-                         gateway::JobStore* jobs, gateway::RedisJobQueue* queue) {
+                         core::JobStore* jobs, core::RedisJobQueue* queue) {
   auto refuse = [&](const Status& status) {
-    HttpResponse refused = gateway::ErrorResponse(status, queued.request_id);
-    return gateway::FormatAdmissionVerdict(refused.status, queued.job_id, refused.body);
+    return core::RefusedVerdict(queued.job_id, status, queued.request_id);
   };
-  auto c = VariantCaseFor(queued, services);
+  auto command = CommandOf(queued, services);
+  if (!command.ok()) return refuse(command.status());
+  if (!command->has_variant()) return refuse(Internal("a variant admission without its request"));
+  auto c = VariantCaseFor(queued, services, command->variant());
   if (!c.ok()) return refuse(c.status());
 
-  gateway::JobRecord record;
+  core::JobRecord record;
   record.job_id = queued.job_id;
   record.request_id = queued.request_id;
   record.owner = queued.client_id;
-  record.task = std::string(gateway::kVariantWorkflow);
+  record.task = std::string(core::kVariantWorkflow);
   record.mode = "async";
   record.queued = true;
-  record.state = gateway::JobState::kAccepted;
-  auto standing = jobs->CreateOrFind(record, gateway::VariantCaseIdentity(queued.client_id, *c));
+  record.state = core::JobState::kAccepted;
+  auto standing = jobs->CreateOrFind(record, VariantCaseIdentity(queued.client_id, *c));
   if (!standing.ok()) return refuse(standing.status());
   if (*standing != queued.job_id) {
     // The same case is running or done: no second run.
-    return gateway::FormatAdmissionVerdict(202, *standing, "");
+    return core::AcceptedVerdict(*standing);
   }
   QueuedJob job = queued;
   job.facts["etag"] = c->object.etag;
+  // An admission entry of the release before carried the request: the job carries the command.
+  if (job.command.empty()) job.command = command->SerializeAsString();
+  job.legacy_request = {};
   if (Status queued_ok = queue->Enqueue(job); !queued_ok.ok()) {
-    HttpResponse refused = gateway::ErrorResponse(queued_ok, queued.request_id);
-    jobs->Finish(queued.job_id, refused.status, refused.content_type, refused.body);
-    return gateway::FormatAdmissionVerdict(refused.status, queued.job_id, refused.body);
+    (void)jobs->Fail(queued.job_id, queued_ok, queued.request_id);
+    return refuse(queued_ok);
   }
-  return gateway::FormatAdmissionVerdict(202, queued.job_id, "");
+  return core::AcceptedVerdict(queued.job_id);
 }
 
 }  // namespace dnaserve::runner

@@ -6,7 +6,7 @@
 
 #include "common/file_text.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 namespace {
 
 constexpr size_t kMaxClientIdLength = 128;  // as the keys file's client_id
@@ -88,4 +88,4 @@ StatusOr<std::map<std::string, S3Credentials>> LoadS3ClientCredentials(const std
   return parsed;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 
 struct S3Credentials {
   std::string access_key_id;
@@ -26,4 +26,4 @@ StatusOr<std::map<std::string, S3Credentials>> ParseS3ClientCredentials(std::str
 StatusOr<std::map<std::string, S3Credentials>> LoadS3ClientCredentials(const std::string& path,
                                                                       bool* too_open);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "runner/s3/s3_errors.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 namespace {
 
 // The payload hash of a request without a body.
@@ -487,4 +487,4 @@ StatusOr<S3ObjectInfo> S3Client::PutObject(const S3ObjectUri& object, const std:
   return info;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "runner/s3/s3_uri.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 
 struct S3Config {
   // "https://s3.eu-west-1.amazonaws.com" or "http://127.0.0.1:9000": scheme, host and optional
@@ -100,4 +100,4 @@ class S3Client {
   std::string sigv4_provider_;  // "aws:amz:<region>:s3"
 };
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

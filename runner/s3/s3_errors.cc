@@ -4,7 +4,7 @@
 
 #include "common/s3_grants.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 namespace {
 
 // Codes by which the store refuses the service itself rather than the caller's object: only
@@ -118,4 +118,4 @@ std::string S3ErrorCode(std::string_view xml_body) {
   return std::string(xml_body.substr(start, end - start));
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

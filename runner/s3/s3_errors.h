@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "runner/s3/s3_uri.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 
 enum class S3Operation { kHead, kGet, kPut };
 
@@ -35,4 +35,4 @@ Status S3TransportError(S3Operation op, const S3ObjectUri& object, S3TransportFa
 // The <Code> element of an S3 XML error body ("" when absent).
 std::string S3ErrorCode(std::string_view xml_body);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

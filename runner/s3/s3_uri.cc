@@ -4,7 +4,7 @@
 
 #include "common/s3_grants.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 namespace {
 
 constexpr std::array<std::string_view, 3> kVcfSuffixes = {".vcf", ".vcf.gz", ".vcf.bgz"};
@@ -74,4 +74,4 @@ StatusOr<S3ObjectUri> AnnotatedOutputUri(const S3ObjectUri& input, std::string_v
   return out;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

@@ -7,7 +7,7 @@
 #include "common/status.h"
 #include "common/variant_limits.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::s3 {
 
 struct S3ObjectUri {
   std::string bucket;
@@ -35,4 +35,4 @@ StatusOr<S3ObjectUri> ParseVcfObjectUri(std::string_view uri);
 // the job id is shorter than 8 characters, or the new key would pass S3's 1,024-byte limit.
 StatusOr<S3ObjectUri> AnnotatedOutputUri(const S3ObjectUri& input, std::string_view job_id);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::s3

@@ -7,7 +7,7 @@
 #include "common/task.h"
 #include "runner/variant/tss_window.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 namespace pb = worker::v1;
@@ -16,7 +16,7 @@ namespace pb = worker::v1;
 // with `next`; a helper that starts after every item is claimed touches nothing but this state
 // (which it co-owns), so the caller may return as soon as every claimed item is done.
 struct Fanout {
-  Fanout(size_t n, InferenceBackend* backend, std::string model, CallContext call,
+  Fanout(size_t n, core::InferenceBackend* backend, std::string model, core::CallContext call,
          const std::atomic<bool>* cancelled)
       : total(n),
         backend(backend),
@@ -26,9 +26,9 @@ struct Fanout {
         values(n, 0.0) {}
 
   const size_t total;
-  InferenceBackend* const backend;
+  core::InferenceBackend* const backend;
   const std::string model;
-  const CallContext call;
+  const core::CallContext call;
   const std::atomic<bool>* const cancelled;
   // Valid while the caller waits, i.e. while some item is unclaimed or in progress.
   const std::vector<variant::ScoreRequest>* batch = nullptr;
@@ -60,6 +60,7 @@ struct Fanout {
         request.set_sequence(std::string(item.sequence));
         request.set_sequence_name("tss-window");
         request.mutable_expression()->set_description(std::string(item.description));
+        request.set_result_format(pb::RESULT_FORMAT_JSON);  // the numbers only, no text
         calls->fetch_add(1);
         auto result = backend->Predict(Task::kExpression, request, call, nullptr);
         if (!result.ok()) {
@@ -80,10 +81,10 @@ Status Cancelled() { return Unavailable("the job was cancelled"); }
 
 }  // namespace
 
-BackendExpressionScorer::BackendExpressionScorer(InferenceBackend* backend,
-                                                 const ModelCatalogue* catalogue,
-                                                 Executor* executor, int concurrency,
-                                                 CallContext call)
+BackendExpressionScorer::BackendExpressionScorer(core::InferenceBackend* backend,
+                                                 const core::ModelCatalogue* catalogue,
+                                                 core::Executor* executor, int concurrency,
+                                                 core::CallContext call)
     : backend_(backend),
       catalogue_(catalogue),
       executor_(executor),
@@ -111,6 +112,7 @@ StatusOr<std::optional<variant::TissueMatch>> BackendExpressionScorer::MatchTiss
   request.set_sequence(std::string(kExpressionWindowBp, 'N'));
   request.set_sequence_name("description-match");
   request.mutable_expression()->set_description(std::string(description));
+  request.set_result_format(pb::RESULT_FORMAT_JSON);  // the match only, no text
   calls_.fetch_add(1);
   auto result = backend_->Predict(Task::kExpression, request, call_, nullptr);
   if (!result.ok()) return result.status();
@@ -153,4 +155,4 @@ StatusOr<std::vector<double>> BackendExpressionScorer::Score(
   return std::move(fanout->values);
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -12,20 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "gateway/dispatch/executor.h"
-#include "gateway/dispatch/inference_backend.h"
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/executor.h"
+#include "core/dispatch/inference_backend.h"
+#include "core/dispatch/model_catalogue.h"
 #include "runner/variant/expression_scorer.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 class BackendExpressionScorer : public variant::ExpressionScorer {
  public:
   // `executor` may be null (then every call runs on the caller's thread, one at a time). The
   // caller always takes part in its own batch, so a full executor slows a job down but never
   // deadlocks it. `call` carries the job's ids and cancellation flag to every worker call.
-  BackendExpressionScorer(InferenceBackend* backend, const ModelCatalogue* catalogue,
-                          Executor* executor, int concurrency, CallContext call);
+  BackendExpressionScorer(core::InferenceBackend* backend, const core::ModelCatalogue* catalogue,
+                          core::Executor* executor, int concurrency, core::CallContext call);
 
   // The first worker error (service_unavailable, model_loading, ...) fails the batch as is;
   // calls not yet started are not made.
@@ -42,14 +42,14 @@ class BackendExpressionScorer : public variant::ExpressionScorer {
   int64_t calls() const { return calls_.load(); }
 
  private:
-  InferenceBackend* backend_;
-  const ModelCatalogue* catalogue_;
-  Executor* executor_;
+  core::InferenceBackend* backend_;
+  const core::ModelCatalogue* catalogue_;
+  core::Executor* executor_;
   int concurrency_;
-  CallContext call_;
+  core::CallContext call_;
   std::mutex mu_;
   std::optional<std::string> model_;
   std::atomic<int64_t> calls_{0};
 };
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

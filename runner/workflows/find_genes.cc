@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 namespace pb = worker::v1;
@@ -19,13 +19,15 @@ Status InStage(const Status& status, const std::string& stage) {
 
 Status Cancelled() { return Unavailable("the job was cancelled"); }
 
-ValidatedPredict AnnotationStageInput(const ValidatedFindGenes& input, const std::string& model) {
-  ValidatedPredict stage;
+core::ValidatedPredict AnnotationStageInput(const core::ValidatedFindGenes& input, const std::string& model) {
+  core::ValidatedPredict stage;
   stage.task = Task::kAnnotation;
   stage.request.set_model(model);
   stage.request.set_sequence(input.sequence);
   stage.request.set_sequence_name(input.sequence_name);
   *stage.request.mutable_annotation() = input.annotation;
+  // The response embeds the stage's JSON data, formats (GFF3, BED) included.
+  stage.request.set_result_format(pb::RESULT_FORMAT_JSON);
   stage.sequence_name = input.sequence_name;
   stage.sequence_length = input.sequence_length;
   return stage;
@@ -49,9 +51,9 @@ int64_t FindGenesResult::genes_skipped() const {
   return std::count_if(genes.begin(), genes.end(), [](const auto& g) { return g.skipped; });
 }
 
-StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
-                                       const FindGenesModels& models, InferenceBackend& backend,
-                                       const JobContext& context) {
+StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
+                                       const FindGenesModels& models, core::InferenceBackend& backend,
+                                       const core::JobContext& context) {
   FindGenesResult out;
   out.models = models;
   out.annotation_input = AnnotationStageInput(input, models.annotation);
@@ -81,6 +83,7 @@ StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
   pb::PredictRequest request;
   request.set_model(models.expression);
   request.mutable_expression()->set_description(input.description);
+  request.set_result_format(pb::RESULT_FORMAT_JSON);  // the numbers only: expression has no text
   for (int i = 0; i < total; ++i) {
     const pb::Transcript& t = transcripts[i];
     GeneExpression gene;
@@ -117,4 +120,4 @@ StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
   return out;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

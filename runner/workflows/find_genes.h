@@ -12,13 +12,13 @@
 
 #include "common/status.h"
 #include "dnaserve/worker/v1/worker.pb.h"
-#include "gateway/dispatch/inference_backend.h"
-#include "gateway/jobs/job.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/predict_request.h"
+#include "core/dispatch/inference_backend.h"
+#include "core/jobs/job.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/predict_request.h"
 #include "runner/workflows/tss_window.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 // cold_start / load / inference of one stage; the expression stage sums its calls.
 struct StageTimings {
@@ -47,7 +47,7 @@ struct FindGenesModels {
 
 struct FindGenesResult {
   // The annotation stage as the annotation task would report it (request without its sequence).
-  ValidatedPredict annotation_input;
+  core::ValidatedPredict annotation_input;
   worker::v1::PredictResult annotation;
   FindGenesModels models;  // the ids that ran (as the workers name them)
   StageTimings annotation_timings;
@@ -65,8 +65,8 @@ struct FindGenesResult {
 // Runs both stages. Progress: the annotation stage covers 0-50 %, the expression stage 50-100 %
 // gene by gene. A failing worker call of either stage fails the whole run with that call's
 // status (its message says which stage); cancellation is checked before every call.
-StatusOr<FindGenesResult> RunFindGenes(const ValidatedFindGenes& input,
-                                       const FindGenesModels& models, InferenceBackend& backend,
-                                       const JobContext& context);
+StatusOr<FindGenesResult> RunFindGenes(const core::ValidatedFindGenes& input,
+                                       const FindGenesModels& models, core::InferenceBackend& backend,
+                                       const core::JobContext& context);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

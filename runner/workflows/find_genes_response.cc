@@ -2,13 +2,13 @@
 
 #include <cmath>
 
-#include "gateway/http/json_writer.h"
-#include "gateway/render/predict_data.h"
+#include "core/render/json_writer.h"
+#include "core/render/predict_data.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
-void WriteTimings(JsonWriter& w, const StageTimings& t) {
+void WriteTimings(core::JsonWriter& w, const StageTimings& t) {
   w.StartObject();
   w.Field("cold_start", t.cold_start);
   w.Field("model_load_time_ms", t.cold_start ? t.model_load_time_ms : int64_t{0});
@@ -16,7 +16,7 @@ void WriteTimings(JsonWriter& w, const StageTimings& t) {
   w.EndObject();
 }
 
-void WriteSummary(JsonWriter& w, const FindGenesResult& result) {
+void WriteSummary(core::JsonWriter& w, const FindGenesResult& result) {
   int64_t padded = 0;
   int64_t scored = 0;
   double sum = 0;
@@ -44,7 +44,7 @@ void WriteSummary(JsonWriter& w, const FindGenesResult& result) {
   w.EndObject();
 }
 
-void WriteGene(JsonWriter& w, const GeneExpression& gene) {
+void WriteGene(core::JsonWriter& w, const GeneExpression& gene) {
   w.StartObject();
   w.Field("gene_index", gene.gene_index);
   w.Field("gene_name", gene.gene_name);
@@ -57,7 +57,7 @@ void WriteGene(JsonWriter& w, const GeneExpression& gene) {
     w.NullField("expression_tpm");
   } else {
     w.Field("expression", gene.expression_log_tpm);
-    w.Field("expression_tpm", ExpressionTpm(gene.expression_log_tpm));
+    w.Field("expression_tpm", core::ExpressionTpm(gene.expression_log_tpm));
   }
   w.Field("skipped", gene.skipped);
   if (gene.skipped) {
@@ -70,17 +70,17 @@ void WriteGene(JsonWriter& w, const GeneExpression& gene) {
 
 }  // namespace
 
-std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenesResult& result,
-                                const ResponseIds& ids) {
+std::string RenderFindGenesJson(const core::ValidatedFindGenes& input, const FindGenesResult& result,
+                                const core::ResponseIds& ids) {
   const FindGenesModels& models = result.models;
   const StageTimings& a = result.annotation_timings;
   const StageTimings& e = result.expression_timings;
-  JsonWriter w;
+  core::JsonWriter w;
   w.StartObject();
 
   w.Key("data");
   w.StartObject();
-  w.Field("task", kFindGenesWorkflow);
+  w.Field("task", core::kFindGenesWorkflow);
   w.Field("annotation_model", models.annotation);
   w.Field("expression_model", models.expression);
   w.Key("input");
@@ -91,7 +91,7 @@ std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenes
   w.Key("summary");
   WriteSummary(w, result);
   w.Key("annotation");
-  WritePredictData(w, result.annotation_input, result.annotation);
+  core::WritePredictData(w, result.annotation_input, result.annotation);
   w.Key("expression_predictions");
   w.StartArray();
   for (const auto& gene : result.genes) WriteGene(w, gene);
@@ -102,7 +102,7 @@ std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenes
   w.StartObject();
   w.Field("job_id", ids.job_id);
   w.Field("request_id", ids.request_id);
-  w.Field("task", kFindGenesWorkflow);
+  w.Field("task", core::kFindGenesWorkflow);
   w.Field("model", models.annotation + "+" + models.expression);
   w.Field("cold_start", a.cold_start || e.cold_start);
   w.Field("model_load_time_ms", (a.cold_start ? a.model_load_time_ms : int64_t{0}) +
@@ -122,11 +122,11 @@ std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenes
   w.Field("genes_skipped", result.genes_skipped());
   w.EndObject();
   w.Key("description_match");
-  WriteDescriptionMatch(w, result.description_match ? &*result.description_match : nullptr);
+  core::WriteDescriptionMatch(w, result.description_match ? &*result.description_match : nullptr);
   w.EndObject();
 
   w.EndObject();
   return w.Take();
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "gateway/render/predict_response.h"
-#include "gateway/validation/find_genes_request.h"
+#include "core/render/predict_response.h"
+#include "core/validation/find_genes_request.h"
 #include "runner/workflows/find_genes.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 // data: task, annotation_model, expression_model, input {sequence_name, description}, summary,
 // annotation (the annotation task's data payload), expression_predictions (one entry per gene:
@@ -17,7 +17,7 @@ namespace dnaserve::gateway {
 // meta: ids, task, model "<annotation>+<expression>", summed cold_start/load/inference, the
 // per-stage timings, sequence_length and task_specific_counts {genes_found, genes_predicted,
 // genes_skipped}.
-std::string RenderFindGenesJson(const ValidatedFindGenes& input, const FindGenesResult& result,
-                                const ResponseIds& ids);
+std::string RenderFindGenesJson(const core::ValidatedFindGenes& input, const FindGenesResult& result,
+                                const core::ResponseIds& ids);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -4,7 +4,7 @@
 
 #include "common/sequence.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 TssWindowPlan PlanTssWindow(int64_t region_length, int64_t coordinate_offset,
                             int64_t tss_position, char strand) {
@@ -55,4 +55,4 @@ std::string CutTssWindow(std::string_view region, const TssWindowPlan& plan, cha
   return window;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -21,7 +21,7 @@
 
 #include "common/tss_window.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 // The window is the expression task's (kExpressionWindowBp); at most half of it may be N.
 inline constexpr int64_t kMaxTssPaddingBp = kExpressionHalfWindowBp;
@@ -51,4 +51,4 @@ TssWindowPlan PlanTssWindow(int64_t region_length, int64_t coordinate_offset,
 // whole submitted (plus-strand, normalised) sequence the plan was made for.
 std::string CutTssWindow(std::string_view region, const TssWindowPlan& plan, char strand);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -8,7 +8,7 @@
 #include "common/digest.h"
 #include "runner/vcf/vcf_rewriter.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 // How much of the object the pre-acceptance check reads: enough for any ordinary VCF header.
@@ -27,7 +27,7 @@ Status Cancelled() { return Unavailable("the job was cancelled"); }
 
 // Defence in depth: the gateway checked the same grants before queueing; this runs before every
 // store request, on the grants that travelled with the job.
-Status CheckGrants(const S3Access& access, const S3ObjectUri& input, const S3ObjectUri& output) {
+Status CheckGrants(const S3Access& access, const s3::S3ObjectUri& input, const s3::S3ObjectUri& output) {
   if (!S3GrantsCover(access.grants.read, input.bucket, input.key)) {
     return S3ObjectUnreadable(input.ToString());
   }
@@ -60,13 +60,13 @@ void Append(std::string* out, std::string_view part) {
 
 }  // namespace
 
-StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantResources& resources,
+StatusOr<VariantCase> AdmitVariantCase(core::ValidatedVariant request, const VariantResources& resources,
                                        const std::string& job_id, S3Access access) {
   VariantCase c;
-  auto input = ParseVcfObjectUri(request.uri);
+  auto input = s3::ParseVcfObjectUri(request.uri);
   if (!input.ok()) return input.status();
   c.input = std::move(input).value();
-  auto output = AnnotatedOutputUri(c.input, job_id);
+  auto output = s3::AnnotatedOutputUri(c.input, job_id);
   if (!output.ok()) return output.status();
   c.output = std::move(output).value();
   if (Status granted = CheckGrants(access, c.input, c.output); !granted.ok()) return granted;
@@ -83,7 +83,7 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
     c.panel = std::move(panel).value();
   }
 
-  const S3Client* store = resources.StoreFor(c.access.client_id);
+  const s3::S3Client* store = resources.StoreFor(c.access.client_id);
   if (store == nullptr) return NotConfigured();
   auto dir = TempDir::Create(resources.work_dir(), "dnaserve-vcf-header");
   if (!dir.ok()) return dir.status();
@@ -94,7 +94,7 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
     // A refused HEAD has no error body, so it cannot tell the store refusing the service's own
     // credentials (500) from a caller's object the service may not read (400); a GET's XML
     // error can. Ask once more with one byte, and answer with whichever is more precise.
-    S3GetOptions probe;
+    s3::S3GetOptions probe;
     probe.prefix_bytes = 1;
     auto diagnosis = store->GetObject(c.input, sniff, probe);
     return diagnosis.ok() ? object.status() : diagnosis.status();
@@ -108,7 +108,7 @@ StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantRe
   c.object = *object;
 
   // The first bytes of exactly that version (If-Match).
-  S3GetOptions get;
+  s3::S3GetOptions get;
   get.if_match = c.object.etag;
   get.prefix_bytes = kHeaderSniffBytes;
   get.max_bytes = std::max(limit, kHeaderSniffBytes);  // bounds a store that ignored Range
@@ -150,8 +150,8 @@ std::string VariantCaseIdentity(const std::string& client_id, const VariantCase&
 StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
                                                     const VariantResources& resources,
                                                     variant::ExpressionScorer& scorer,
-                                                    const JobContext& context) {
-  const S3Client* store = resources.StoreFor(c.access.client_id);
+                                                    const core::JobContext& context) {
+  const s3::S3Client* store = resources.StoreFor(c.access.client_id);
   const GenomeAssets* genome = resources.Genome(c.request.genome_build);
   if (store == nullptr) return NotConfigured();
   if (genome == nullptr) return Internal("the job's genome build has no catalogue loaded");
@@ -165,7 +165,7 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
 
   // 1. The accepted version of the input, whole.
   context.Progress(0, "downloading the VCF");
-  S3GetOptions get;
+  s3::S3GetOptions get;
   get.if_match = c.object.etag;
   get.max_bytes = resources.max_object_bytes();
   get.control.cancelled = context.call.cancelled;
@@ -206,7 +206,7 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
   // 3. One upload of the finished, verified file.
   context.Progress(kUploadStart, "uploading the annotated VCF");
   if (Status granted = CheckGrants(c.access, c.input, c.output); !granted.ok()) return granted;
-  S3PutOptions put;
+  s3::S3PutOptions put;
   put.content_type = "application/gzip";
   put.control.cancelled = context.call.cancelled;
   put.control.on_progress = [&](int64_t done, int64_t total) {
@@ -223,4 +223,4 @@ StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
   return result;
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

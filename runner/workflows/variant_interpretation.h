@@ -10,15 +10,15 @@
 #include "common/s3_grants.h"
 #include "common/status.h"
 #include "runner/genome/gene_panel.h"
-#include "gateway/jobs/job.h"
+#include "core/jobs/job.h"
 #include "runner/s3/s3_client.h"
 #include "runner/s3/s3_uri.h"
-#include "gateway/validation/variant_request.h"
+#include "core/validation/variant_request.h"
 #include "runner/variant/annotate_vcf.h"
 #include "runner/variant/expression_scorer.h"
 #include "runner/workflows/variant_resources.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 // Whose objects a case may use: the client (whose own store credentials sign its requests when
 // the operator gave it some, VariantResources::StoreFor) and its grants, as its gateway queued
@@ -31,10 +31,10 @@ struct S3Access {
 // Everything the job needs, decided before it is accepted.
 struct VariantCase {
   S3Access access;
-  ValidatedVariant request;
-  S3ObjectUri input;
-  S3ObjectUri output;   // <name>.annotated.<first 8 of job_id>.vcf.gz beside the input
-  S3ObjectInfo object;  // size and ETag when accepted: the job reads exactly this version
+  core::ValidatedVariant request;
+  s3::S3ObjectUri input;
+  s3::S3ObjectUri output;   // <name>.annotated.<first 8 of job_id>.vcf.gz beside the input
+  s3::S3ObjectInfo object;  // size and ETag when accepted: the job reads exactly this version
   std::optional<variant::GenePanel> panel;
 };
 
@@ -46,7 +46,7 @@ struct VariantCase {
 // named); the object readable, not empty and at most 2 GiB (HEAD); its first 64 KiB a VCF header
 // without GEX_* fields (a header longer than that is checked in full by the job); the output
 // name within S3's key limit. No object store configured -> 503.
-StatusOr<VariantCase> AdmitVariantCase(ValidatedVariant request, const VariantResources& resources,
+StatusOr<VariantCase> AdmitVariantCase(core::ValidatedVariant request, const VariantResources& resources,
                                        const std::string& job_id, S3Access access);
 
 // The job-identity key of a case: the same client, input.uri, object ETag, client_ref and
@@ -55,7 +55,7 @@ std::string VariantCaseIdentity(const std::string& client_id, const VariantCase&
 
 struct VariantRunResult {
   variant::AnnotateResult annotation;
-  S3ObjectUri output;
+  s3::S3ObjectUri output;
   int64_t output_bytes = 0;
 };
 
@@ -67,6 +67,6 @@ struct VariantRunResult {
 StatusOr<VariantRunResult> RunVariantInterpretation(const VariantCase& c,
                                                     const VariantResources& resources,
                                                     variant::ExpressionScorer& scorer,
-                                                    const JobContext& context);
+                                                    const core::JobContext& context);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -14,7 +14,7 @@
 #include "runner/s3/client_credentials.h"
 #include "runner/variant/annotation_engine.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
 std::string DefaultWorkDir() {
@@ -31,7 +31,7 @@ Status Setting(const std::string& setting, const Status& status) {
 VariantSettings VariantSettingsFrom(const runner::RunnerConfig& config) {
   VariantSettings settings;
   if (!config.s3_endpoint.empty()) {
-    S3Config store;
+    s3::S3Config store;
     store.endpoint = config.s3_endpoint;
     store.region = config.s3_region;
     store.access_key_id = config.s3_access_key_id;
@@ -51,13 +51,13 @@ VariantSettings VariantSettingsFrom(const runner::RunnerConfig& config) {
 
 StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
     const VariantSettings& settings) {
-  std::unique_ptr<S3Client> store;
+  std::unique_ptr<s3::S3Client> store;
   if (settings.store) {
-    auto created = S3Client::Create(*settings.store);
+    auto created = s3::S3Client::Create(*settings.store);
     if (!created.ok()) return Setting("DNASERVE_S3_*", created.status());
     store = std::move(created).value();
   }
-  std::map<std::string, std::unique_ptr<S3Client>> client_stores;
+  std::map<std::string, std::unique_ptr<s3::S3Client>> client_stores;
   if (!settings.client_credentials_file.empty()) {
     if (!settings.store) {
       return Internal(
@@ -65,7 +65,7 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
           "per-client credentials are for the configured object store");
     }
     bool too_open = false;
-    auto credentials = LoadS3ClientCredentials(settings.client_credentials_file, &too_open);
+    auto credentials = s3::LoadS3ClientCredentials(settings.client_credentials_file, &too_open);
     if (!credentials.ok()) {
       return Setting("DNASERVE_S3_CLIENT_CREDENTIALS_FILE", credentials.status());
     }
@@ -75,11 +75,11 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
                  {"advice", "it holds secrets: chmod 600 it (readable by the runner's user only)"}});
     }
     for (const auto& [client_id, c] : *credentials) {
-      S3Config config = *settings.store;  // same endpoint, region, addressing and timeouts
+      s3::S3Config config = *settings.store;  // same endpoint, region, addressing and timeouts
       config.access_key_id = c.access_key_id;
       config.secret_access_key = c.secret_access_key;
       config.session_token = c.session_token;
-      auto created = S3Client::Create(std::move(config));
+      auto created = s3::S3Client::Create(std::move(config));
       if (!created.ok()) {
         return Setting("DNASERVE_S3_CLIENT_CREDENTIALS_FILE (client \"" + client_id + "\")",
                        created.status());
@@ -93,9 +93,9 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
   if (!settings.grch37_catalogue.empty()) {
     auto catalogue = variant::TssCatalogue::Load(settings.grch37_catalogue);
     if (!catalogue.ok()) return Setting("DNASERVE_GRCH37_CATALOGUE", catalogue.status());
-    if (catalogue->info().build != kGrch37) {
+    if (catalogue->info().build != core::kGrch37) {
       return Internal("DNASERVE_GRCH37_CATALOGUE: the catalogue says ##build=" +
-                      catalogue->info().build + ", not " + std::string(kGrch37));
+                      catalogue->info().build + ", not " + std::string(core::kGrch37));
     }
     auto reference = variant::ReferenceGenome::Open(settings.grch37_fasta);
     if (!reference.ok()) return Setting("DNASERVE_GRCH37_FASTA", reference.status());
@@ -116,17 +116,17 @@ StatusOr<std::unique_ptr<VariantResources>> VariantResources::Load(
   return resources;
 }
 
-const S3Client* VariantResources::StoreFor(const std::string& client_id) const {
+const s3::S3Client* VariantResources::StoreFor(const std::string& client_id) const {
   auto own = client_stores_.find(client_id);
   return own != client_stores_.end() ? own->second.get() : store_.get();
 }
 
 void VariantResources::SetClientStore(const std::string& client_id,
-                                      std::unique_ptr<S3Client> store) {
+                                      std::unique_ptr<s3::S3Client> store) {
   client_stores_[client_id] = std::move(store);
 }
 
-VariantResources::VariantResources(std::unique_ptr<S3Client> store,
+VariantResources::VariantResources(std::unique_ptr<s3::S3Client> store,
                                    std::optional<GenomeAssets> grch37, std::string work_dir,
                                    int score_concurrency, int64_t max_object_bytes,
                                    variant::VcfLimits vcf_limits)
@@ -138,7 +138,7 @@ VariantResources::VariantResources(std::unique_ptr<S3Client> store,
       vcf_limits_(vcf_limits) {}
 
 const GenomeAssets* VariantResources::Genome(std::string_view genome_build) const {
-  if (genome_build == kGrch37 && grch37_) return &*grch37_;
+  if (genome_build == core::kGrch37 && grch37_) return &*grch37_;
   return nullptr;
 }
 
@@ -163,4 +163,4 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

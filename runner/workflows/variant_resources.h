@@ -16,13 +16,13 @@
 #include "runner/genome/reference_genome.h"
 #include "runner/genome/tss_catalogue.h"
 #include "runner/s3/s3_client.h"
-#include "gateway/validation/variant_request.h"
+#include "core/validation/variant_request.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 
 struct VariantSettings {
-  std::optional<S3Config> store;  // nullopt: no object store, the workflow answers 503
+  std::optional<s3::S3Config> store;  // nullopt: no object store, the workflow answers 503
   // DNASERVE_S3_CLIENT_CREDENTIALS_FILE: clients whose requests are signed with credentials of
   // their own (runner/s3/client_credentials.h); empty = every client uses `store`'s.
   std::string client_credentials_file;
@@ -31,7 +31,7 @@ struct VariantSettings {
   std::string work_dir;  // empty: $TMPDIR or /tmp
   int score_concurrency = 4;
   // The contract's 2 GiB; not an operator setting (tests lower it to exercise the check).
-  int64_t max_object_bytes = kMaxVcfObjectBytes;
+  int64_t max_object_bytes = core::kMaxVcfObjectBytes;
   variant::VcfLimits vcf_limits;  // DNASERVE_VCF_*: per-job bounds on what the file holds
 };
 
@@ -50,18 +50,18 @@ class VariantResources {
   // Any failure is internal_error naming the setting: the gateway must not start half-set-up.
   static StatusOr<std::unique_ptr<VariantResources>> Load(const VariantSettings& settings);
   // For tests: resources put together directly (any part may be missing).
-  VariantResources(std::unique_ptr<S3Client> store, std::optional<GenomeAssets> grch37,
+  VariantResources(std::unique_ptr<s3::S3Client> store, std::optional<GenomeAssets> grch37,
                    std::string work_dir, int score_concurrency,
-                   int64_t max_object_bytes = kMaxVcfObjectBytes,
+                   int64_t max_object_bytes = core::kMaxVcfObjectBytes,
                    variant::VcfLimits vcf_limits = {});
 
   // Null when no object store is configured.
-  const S3Client* store() const { return store_.get(); }
+  const s3::S3Client* store() const { return store_.get(); }
   // The client that signs `client_id`'s requests: its own credentials when the operator gave it
   // some, else the service's (store()). Null when no object store is configured.
-  const S3Client* StoreFor(const std::string& client_id) const;
+  const s3::S3Client* StoreFor(const std::string& client_id) const;
   // Gives `client_id` a client of its own (start-up, before the resources are shared).
-  void SetClientStore(const std::string& client_id, std::unique_ptr<S3Client> store);
+  void SetClientStore(const std::string& client_id, std::unique_ptr<s3::S3Client> store);
   size_t client_store_count() const { return client_stores_.size(); }
   // The catalogue and reference of `genome_build`, or nullptr when none is loaded.
   const GenomeAssets* Genome(std::string_view genome_build) const;
@@ -71,8 +71,8 @@ class VariantResources {
   const variant::VcfLimits& vcf_limits() const { return vcf_limits_; }
 
  private:
-  std::unique_ptr<S3Client> store_;
-  std::map<std::string, std::unique_ptr<S3Client>> client_stores_;
+  std::unique_ptr<s3::S3Client> store_;
+  std::map<std::string, std::unique_ptr<s3::S3Client>> client_stores_;
   std::optional<GenomeAssets> grch37_;
   std::string work_dir_;
   int score_concurrency_;
@@ -96,4 +96,4 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

@@ -1,19 +1,19 @@
 #include "runner/workflows/variant_response.h"
 
-#include "gateway/http/json_writer.h"
+#include "core/render/json_writer.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 namespace {
 
-void WriteObjectRef(JsonWriter& w, std::string_view key, const std::string& uri) {
+void WriteObjectRef(core::JsonWriter& w, std::string_view key, const std::string& uri) {
   w.Key(key);
   w.StartObject();
-  w.Field("type", kS3ObjectInput);
+  w.Field("type", core::kS3ObjectInput);
   w.Field("uri", uri);
   w.EndObject();
 }
 
-void WriteCounts(JsonWriter& w, const variant::AnnotationCounts& counts) {
+void WriteCounts(core::JsonWriter& w, const variant::AnnotationCounts& counts) {
   w.Key("counts");
   w.StartObject();
   w.Field("variants_in", counts.variants_in);
@@ -31,7 +31,7 @@ void WriteCounts(JsonWriter& w, const variant::AnnotationCounts& counts) {
   w.EndObject();
 }
 
-void WriteStrings(JsonWriter& w, std::string_view key, const std::vector<std::string>& values) {
+void WriteStrings(core::JsonWriter& w, std::string_view key, const std::vector<std::string>& values) {
   w.Key(key);
   w.StartArray();
   for (const auto& v : values) w.String(v);
@@ -41,13 +41,13 @@ void WriteStrings(JsonWriter& w, std::string_view key, const std::vector<std::st
 }  // namespace
 
 std::string RenderVariantJson(const VariantCase& c, const VariantRunResult& result,
-                              const variant::CatalogueInfo& catalogue, const ResponseIds& ids) {
-  JsonWriter w;
+                              const variant::CatalogueInfo& catalogue, const core::ResponseIds& ids) {
+  core::JsonWriter w;
   w.StartObject();
 
   w.Key("data");
   w.StartObject();
-  w.Field("task", kVariantWorkflow);
+  w.Field("task", core::kVariantWorkflow);
   w.Field("status", "ok");
   WriteObjectRef(w, "output", result.output.ToString());
   if (c.request.client_ref) {
@@ -62,7 +62,7 @@ std::string RenderVariantJson(const VariantCase& c, const VariantRunResult& resu
   w.StartObject();
   w.Field("job_id", ids.job_id);
   w.Field("request_id", ids.request_id);
-  w.Field("task", kVariantWorkflow);
+  w.Field("task", core::kVariantWorkflow);
   w.Field("genome_build", c.request.genome_build);
   WriteObjectRef(w, "input", c.request.uri);
   w.Key("gene_annotation");
@@ -91,4 +91,4 @@ std::string RenderVariantJson(const VariantCase& c, const VariantRunResult& resu
   return w.Take();
 }
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

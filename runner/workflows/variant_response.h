@@ -5,10 +5,10 @@
 #include <string>
 
 #include "runner/genome/tss_catalogue.h"
-#include "gateway/render/predict_response.h"
+#include "core/render/predict_response.h"
 #include "runner/workflows/variant_interpretation.h"
 
-namespace dnaserve::gateway {
+namespace dnaserve::runner {
 
 // data: task, status "ok", output {type, uri}, client_ref (echo or null), counts {variants_in,
 // annotated, not_run, annotated_alleles, associations, not_run_reasons (zero counts omitted),
@@ -17,6 +17,6 @@ namespace dnaserve::gateway {
 // start_sites, transcripts}, options_applied {window, tissues, genes (resolved ids or null)},
 // and model only when a model actually scored (the output then carries ##GEXModel).
 std::string RenderVariantJson(const VariantCase& c, const VariantRunResult& result,
-                              const variant::CatalogueInfo& catalogue, const ResponseIds& ids);
+                              const variant::CatalogueInfo& catalogue, const core::ResponseIds& ids);
 
-}  // namespace dnaserve::gateway
+}  // namespace dnaserve::runner

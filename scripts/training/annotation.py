@@ -783,7 +783,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "and more of them pass alternative_start_min: it was chosen again on the tuning block "
         "(scripts/training/annotation.py records the settings tried). In the worker, "
         "annotating 100 kb (warm, over gRPC) took 43% less time and CPU than with the previous "
-        "package, measured side by side on a busy machine (BENCHMARKS.md, section K).",
+        "package, measured side by side on a busy machine (BENCHMARKS.md, section Q).",
         "",
         "## Data and provenance",
         "",

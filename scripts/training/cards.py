@@ -263,6 +263,19 @@ def with_figures(card_text: str, figures: Dict[str, str]) -> str:
     return body.rstrip("\n") + "\n\n" + section
 
 
+def with_section(card_text: str, title: str, body: str, before: str) -> str:
+    """The card with section `title` replaced by `body` (or inserted before section `before`,
+    else at the end): how an evaluation rewrites a section it owns (--write-cards)."""
+    section = f"## {title}\n\n{body.strip()}\n\n"
+    pattern = rf"^## {re.escape(title)}\n.*?(?=^## |\Z)"
+    if re.search(pattern, card_text, flags=re.S | re.M):
+        return re.sub(pattern, lambda _: section, card_text, count=1, flags=re.S | re.M)
+    match = re.search(rf"^## {re.escape(before)}\n", card_text, flags=re.M)
+    if match:
+        return card_text[:match.start()] + section + card_text[match.start():]
+    return card_text.rstrip("\n") + "\n\n" + section
+
+
 def complete(package_dir: str, results: Dict[str, float], captured,
              not_compared: Iterable[str] = (), carried: Sequence[str] = ()) -> Dict[str, str]:
     """Renders the captured figures into the package, embeds them in its card and writes the

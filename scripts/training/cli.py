@@ -148,6 +148,9 @@ def cmd_evaluate(args) -> int:
         module = importlib.import_module(f"training.{task}")
         print(f"\n## {manifest['id']}", flush=True)
         t0 = time.monotonic()
+        if args.backgrounds:  # only the variant backgrounds (training/variant_background.py)
+            failures += run_background(module, path, args.write_cards)
+            continue
         try:
             with plots.capture() as captured:
                 results = module.evaluate(path)
@@ -158,6 +161,8 @@ def cmd_evaluate(args) -> int:
         informative = getattr(module, "NOT_COMPARED", set())
         carried = getattr(module, "CARRIED_METRICS", ())
         if args.write_cards:
+            if hasattr(module, "update_card"):  # sections the evaluation owns (splice)
+                module.update_card(path, results)
             figures = cards.complete(path, results, captured, informative, carried)
             print(f"  card written: front matter, {len(figures)} figure(s)"
                   + "".join(f"\n    {name} ({os.path.getsize(os.path.join(path, name)):,} bytes)"
@@ -187,9 +192,22 @@ def cmd_evaluate(args) -> int:
         else:
             print(f"  card agrees ({len(compared)} metrics)" if compared else
                   "  no metrics (untrained package; the card says so)")
+        failures += run_background(module, path, args.write_cards)
         print(f"  ({(time.monotonic() - t0):.0f} s)", flush=True)
     print(f"\n{'all metrics agree with the model cards' if not failures else f'{failures} package(s) differ or failed'}")
     return 1 if failures else 0
+
+
+def run_background(module, path: str, write: bool) -> int:
+    """1 when the package's shipped variant background differs from the recomputed one (a
+    module with VARIANT_BACKGROUND; --write-cards rewrites it instead)."""
+    if not getattr(module, "VARIANT_BACKGROUND", False):
+        return 0
+    from training import variant_background
+    problems = variant_background.run(path, write)
+    for line in problems:
+        print(f"  VARIANT BACKGROUND: {line}")
+    return 1 if problems else 0
 
 
 def check_card_extras(path: str, manifest, card_text: str, compared, captured):
@@ -275,6 +293,9 @@ def main() -> int:
     evaluate.add_argument("--write-cards", action="store_true",
                           help="(re)write each card's figures (PNGs) and front matter from this "
                                "evaluation instead of only comparing them")
+    evaluate.add_argument("--backgrounds", action="store_true",
+                          help="only the variant backgrounds of the packages that ship one "
+                               "(splice): recompute and compare, or write with --write-cards")
     group = evaluate.add_mutually_exclusive_group()
     group.add_argument("--openspliceai", dest="openspliceai", action="store_true", default=None,
                        help="also score the OpenSpliceAI checkpoints (default when present)")

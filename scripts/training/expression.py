@@ -603,6 +603,7 @@ def export(model):
 
 def manifest(seed: int, metrics: Dict[str, float], genes: int, dataset: data.Dataset) -> Dict:
     from training import expression_context as matching
+    from training import expression_ontology as ontology
     return {
         "format_version": common.FORMAT_VERSION,
         "id": MODEL_ID,
@@ -628,12 +629,13 @@ def manifest(seed: int, metrics: Dict[str, float], genes: int, dataset: data.Dat
         "weights": "model.pt",
         "model_card": "MODEL_CARD.md",
         "text_tokenizer": {"type": "bytes", "max_tokens": TEXT_MAX_TOKENS},
-        "description_contexts": {
+        # With the curated ontology terms and the served free-text rule (expression_ontology).
+        "description_contexts": ontology.with_ontology({
             "method": matching.METHOD,
             "threshold": matching.THRESHOLD,
             "contexts": [{"id": e.eid, "name": e.name, "wordings": wordings}
                          for e, wordings in zip(dataset.epigenomes, context_wordings(dataset))],
-        },
+        }, ontology.read_table()),
     }
 
 
@@ -905,6 +907,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dat
                train_rows: Sequence[int], held_rows: Sequence[int], seconds: float,
                chosen: Dict) -> str:
     from training import expression_context as matching
+    from training import expression_ontology as ontology
     symbol = sum(1 for g in dataset.genes if g.how == "symbol")
     regions = ", ".join(f"{k}-mers of [{lo - data.HALF_WINDOW:+}, {hi - data.HALF_WINDOW:+})"
                         for lo, hi, k in REGIONS)
@@ -982,10 +985,12 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], dataset: data.Dat
         "contexts averaged); when the best similarity is below "
         f"{matching.THRESHOLD} the description is not matched: the model then predicts the mean "
         "over all 56 contexts and the worker reports `description_match.matched = false` "
-        "(flagged, not refused: the prediction is still the gene-level estimate). The worker "
-        "computes the same similarities (worker/tasks/description_match.cc) and returns the best "
-        "3 contexts with their similarity in every expression response.",
+        "(flagged, not refused: the prediction is still the gene-level estimate). This is the "
+        "model's own rule; the worker resolves the context first, by the rule of the next "
+        "section, and returns the best 3 contexts with their score in every expression "
+        "response.",
         "",
+        *ontology.card_lines(manifest_json["description_contexts"]["contexts"]),
         "## Data and provenance",
         "",
         "- Expression: Roadmap Epigenomics consortium RNA-seq, `roadmap_57epigenomes.RPKM.pc.gz` "

@@ -1,8 +1,8 @@
 """The find-genes-and-predict-expression workflow on the held-out region, through a running
 service, scored at the gene level like the annotation card (annotation_metrics.gene_starts).
 
-Start the service first (scripts/run prints its URL and a development key, and leaves them in
-build/run/try-variant.env), then, from scripts/:
+Start the service first (scripts/run prints its URL and a development key as the two variables
+below), then, from scripts/:
 
     DNASERVE_URL=http://127.0.0.1:8080 DNASERVE_API_KEY=... \\
         /usr/bin/python3 -m training.find_genes_eval [--out metrics.json]

@@ -17,7 +17,9 @@ transcripts merged), in transcript orientation, each locus submitted with 5,000 
 side; top-k accuracy and average precision (PR-AUC) per class over all those positions. The
 published OpenSpliceAI MANE checkpoints (../shared/data, GPL-3.0; converted into build/, never
 into the repository) are scored beside it on a fixed subset of the same loci: running them over all
-held-out loci takes hours on two cores.
+held-out loci takes hours on two cores. The card's variant check (junction-breaking SNVs against
+distance-matched random SNVs, SpliceAI delta scores as the service computes them) is
+splice_variants.py; --write-cards rewrites its section and the metrics table (update_card).
 """
 
 import hashlib
@@ -32,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from training import cards, common, metrics, nets, plots
+from training import cards, common, metrics, nets, plots, splice_variants
 
 TASK = "splice"
 MODEL_ID = "splice-human"
@@ -413,6 +415,8 @@ def evaluate(package_dir: str) -> Dict[str, float]:
         if not np.array_equal(ref_labels, sub_labels):
             raise RuntimeError("OpenSpliceAI and splice-human were scored on different positions")
         out.update(_site_metrics("openspliceai_subset_", ref_scores, ref_labels))
+    # Variant effect at junctions (splice_variants.py), OpenSpliceAI beside it when present.
+    out.update(splice_variants.evaluate(manifest, module, openspliceai_package()))
     example = torch.full((1, manifest["context_window_bp"]), 1, dtype=torch.int64)
     out["forward_ms_one_window_one_thread"] = nets.time_forward(module, (example,), 5)
     return out
@@ -438,9 +442,33 @@ for _name in ("topk_acceptor", "topk_donor", "topk_mean", "auprc_acceptor", "aup
     METRIC_MEANINGS[f"openspliceai_subset_{_name}"] = (METRIC_MEANINGS[_name]
                                                        + ", OpenSpliceAI MANE on the subset")
 
+METRIC_MEANINGS.update(splice_variants.METRIC_MEANINGS)
+
 NOT_COMPARED = {"forward_ms_one_window_one_thread"} | {
     f"openspliceai_subset_{n}" for n in ("topk_acceptor", "topk_donor", "topk_mean",
                                          "auprc_acceptor", "auprc_donor", "auprc_mean")}
+NOT_COMPARED |= splice_variants.NOT_COMPARED
+VARIANT_SECTION = "Variant effect at junctions (held-out)"
+# scripts/evaluate-models also checks (or with --write-cards writes) the package's variant
+# background for the service's quantiles (training/variant_background.py).
+VARIANT_BACKGROUND = True
+
+
+def update_card(package: str, results: Dict[str, float]) -> None:
+    """scripts/evaluate-models --write-cards: rewrites the card's metrics table and its variant
+    section from this evaluation (the rest of the card is written at training)."""
+    with open(os.path.join(package, "manifest.json"), encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    path = os.path.join(package, manifest["model_card"])
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    compared = {k: v for k, v in results.items() if k not in NOT_COMPARED}
+    text = cards.with_section(text, "Metrics", cards.metrics_table(compared, METRIC_MEANINGS),
+                              "Previous package")
+    text = cards.with_section(text, VARIANT_SECTION, splice_variants.card_section(results),
+                              "Figures")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,6 +577,7 @@ def write_card(package: str, manifest: Dict, model: SpliceNet, seed: int, summar
           "every held-out locus would take hours on two cores, hence the subset; "
           "`scripts/evaluate-models` recomputes both columns (converting the checkpoints into "
           "build/eval, never into the repository).\n\n" + comparison),
+         (VARIANT_SECTION, splice_variants.card_section(results)),
          ("Known limits",
           "- Trained on one chromosome (~4,500 distinct junctions per class); OpenSpliceAI was "
           "trained on the whole MANE transcriptome with 10 kb of context and is far better.\n"

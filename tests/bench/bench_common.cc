@@ -3,11 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/file_text.h"
@@ -108,6 +113,52 @@ std::string FormatBpPerSecond(double bp_per_second) {
     std::snprintf(buf, sizeof(buf), "%.1f kbp/s", bp_per_second / 1e3);
   }
   return buf;
+}
+
+AllAtOnce RunAllAtOnce(int clients, const std::function<bool()>& call) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int ready = 0;
+  bool go = false;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&] {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        ++ready;
+        cv.notify_all();
+        cv.wait(lock, [&] { return go; });
+      }
+      if (!call()) ++failures;
+    });
+  }
+  std::chrono::steady_clock::time_point started;
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return ready == clients; });
+    go = true;
+    started = std::chrono::steady_clock::now();
+  }
+  cv.notify_all();
+  for (auto& t : threads) t.join();
+  AllAtOnce out;
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.failures = failures.load();
+  return out;
+}
+
+bool RunJsonPeer(const std::string& command, rapidjson::Document* out) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return false;
+  std::string output;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
+  const int status = pclose(pipe);
+  out->Parse(output.c_str(), output.size());
+  return status == 0 && !out->HasParseError() && out->IsObject() && out->HasMember("median_s") &&
+         (*out)["median_s"].IsNumber();
 }
 
 }  // namespace dnaserve::bench

@@ -1,7 +1,10 @@
 // Shared pieces of dnaserve-bench: settings, timing statistics, requests, process memory.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,18 @@ struct ProcessCounters {
   int64_t minor_faults = -1;
 };
 ProcessCounters ReadProcessCounters(int pid);
+
+// Runs `call` on `clients` threads that wait at a start line and leave together: the wall time
+// from the start until the last call returned, and how many calls returned false.
+struct AllAtOnce {
+  double wall_s = 0;
+  int failures = 0;
+};
+AllAtOnce RunAllAtOnce(int clients, const std::function<bool()>& call);
+
+// Runs a Python peer's shell `command`, whose stdout is one JSON object with a numeric
+// "median_s"; false when it cannot start, exits non-zero or prints anything else.
+bool RunJsonPeer(const std::string& command, rapidjson::Document* out);
 
 std::string FormatSeconds(double seconds);            // "12.3 ms" / "1.23 s"
 std::string FormatBpPerSecond(double bp_per_second);  // "1.23 Mbp/s"

@@ -14,6 +14,8 @@
 
 #include "tests/bench/bench_common.h"
 #include "tests/bench/edge_bench.h"
+#include "tests/bench/large_bench.h"
+#include "tests/bench/queue_bench.h"
 #include "tests/bench/runner_bench.h"
 #include "tests/bench/service_bench.h"
 #include "tests/support/test_env.h"
@@ -227,7 +229,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", s.threads, "LibTorch intra-op threads")->check(CLI::Range(1, 256));
   app.add_option("--reps", s.reps, "timed repetitions at 10 kb")->check(CLI::Range(1, 1000));
   app.add_option("--lengths", s.lengths, "input lengths in bp");
-  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway, edge");
+  app.add_option("--suites", suites, "comma-separated: runner, workers, gateway, edge, queue, large");
   EdgeSettings edge;
   app.add_option("--edge-rounds", edge.rounds, "edge suite: rounds")->check(CLI::Range(1, 100));
   app.add_option("--edge-seconds", edge.seconds, "edge suite: seconds per wrk run")
@@ -236,6 +238,28 @@ int main(int argc, char** argv) {
                  "edge suite: another dnaserve-gateway binary measured alongside (e.g. main's)");
   app.add_option("--edge-predict-bp", edge.predict_bp, "edge suite: bases of the sync predict")
       ->check(CLI::Range(300, 500000));
+  QueueSettings queue;
+  app.add_option("--queue-rounds", queue.rounds, "queue suite: jobs per runner binary")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--queue-idle-ms", queue.idle_ms, "queue suite: quiet time before each job")
+      ->check(CLI::Range(0, 60000));
+  app.add_option("--queue-idle-window", queue.idle_window_s,
+                 "queue suite: seconds of quiet whose Redis commands are counted")
+      ->check(CLI::Range(1, 600));
+  app.add_option("--queue-baseline-runner", queue.baseline_runner,
+                 "queue suite: another dnaserve-runner binary measured alongside (e.g. main's)");
+  LargeSettings large;
+  app.add_option("--large-concurrent", large.concurrent, "large suite: concurrent requests")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--large-settings", large.concurrency_settings,
+                 "large suite: worker settings under concurrency (1x0 = --threads 1, default "
+                 "executors; 2x1; nb1 = --no-batching --threads 1)");
+  app.add_option("--large-precisions", large.precisions, "large suite: manifest precisions");
+  app.add_option("--large-long-reps", large.long_reps, "large suite: repetitions above 10 kb")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--large-max-bp", large.max_bp, "large suite: skip longer inputs (0: none)");
+  app.add_option("--large-matmul-seconds", large.matmul_seconds,
+                 "large suite: timing per matrix product of the limit");
   app.add_option("--gateway-requests", s.gateway_requests, "concurrent requests")
       ->check(CLI::Range(1, 256));
   app.add_option("--gateway-rounds", s.gateway_rounds, "rounds of each")->check(CLI::Range(1, 100));
@@ -260,6 +284,8 @@ int main(int argc, char** argv) {
   s.workers = suites.find("workers") != std::string::npos;
   s.gateway = suites.find("gateway") != std::string::npos;
   const bool run_edge = suites.find("edge") != std::string::npos;
+  const bool run_queue = suites.find("queue") != std::string::npos;
+  const bool run_large = suites.find("large") != std::string::npos;
   if (s.work_dir.empty()) s.work_dir = dnaserve::testing::MakeTempDir("dnaserve-bench");
   std::filesystem::create_directories(s.work_dir);
 
@@ -278,8 +304,17 @@ int main(int argc, char** argv) {
     edge_figures = RunEdgeBench(s, edge);
     if (!edge_figures.error.empty()) errors.push_back("edge: " + edge_figures.error);
   }
+  QueueFigures queue_figures;
+  if (run_queue) {
+    queue_figures = RunQueueBench(s, queue);
+    if (!queue_figures.error.empty()) errors.push_back("queue: " + queue_figures.error);
+  }
+  std::string large_md, large_json;
+  if (run_large) large_md = RunLargeBench(s, large, &large_json, &errors);
   std::string md = Markdown(s, runner, workers, gateway, errors);
+  md += large_md;
   if (run_edge) md += EdgeMarkdown(edge, edge_figures);
+  if (run_queue) md += QueueMarkdown(queue, queue_figures);
   std::fputs(md.c_str(), stdout);
   if (!out_md.empty()) std::ofstream(out_md, std::ios::trunc) << md;
   if (!out_json.empty()) {
@@ -287,6 +322,14 @@ int main(int argc, char** argv) {
     if (run_edge) {
       json.erase(json.rfind('}'));
       json += ", \"edge\": " + EdgeJson(edge_figures) + "}\n";
+    }
+    if (run_large) {
+      json.erase(json.rfind('}'));
+      json += ", \"large\": " + large_json + "}\n";
+    }
+    if (run_queue) {
+      json.erase(json.rfind('}'));
+      json += ", \"queue\": " + QueueJson(queue_figures) + "}\n";
     }
     std::ofstream(out_json, std::ios::trunc) << json;
   }

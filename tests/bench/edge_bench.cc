@@ -11,6 +11,12 @@
 
 #include <unistd.h>
 
+#include <grpcpp/grpcpp.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "dnaserve/worker/v1/worker.grpc.pb.h"
 #include "tests/bench/service_bench.h"
 #include "tests/support/test_env.h"
 
@@ -21,6 +27,7 @@ using dnaserve::testing::ChildProcess;
 
 struct WrkResult {
   double rps = 0;
+  double p50_us = 0;  // wrk --latency's 50 % line
   long long errors = 0;
   std::string error;  // wrk did not run or printed no rate
 };
@@ -33,10 +40,69 @@ long long NumberAfter(const std::string& text, const std::string& label) {
   return std::atoll(text.c_str() + at + label.size());
 }
 
+// A percentile line of wrk --latency ("     50%  812.00us", "1.23ms", "1.01s"), in µs.
+double WrkLatencyUs(const std::string& out, const std::string& percentile) {
+  const size_t table = out.find("Latency Distribution");
+  if (table == std::string::npos) return 0;
+  const size_t at = out.find(percentile, table);
+  if (at == std::string::npos) return 0;
+  char* end = nullptr;
+  const double value = std::strtod(out.c_str() + at + percentile.size(), &end);
+  const std::string unit(end, std::min<size_t>(2, std::strlen(end)));
+  if (unit == "us") return value;
+  if (unit == "ms") return value * 1e3;
+  if (!unit.empty() && unit[0] == 's') return value * 1e6;
+  return 0;
+}
+
+// The predict load sent straight to the worker: `connections` threads calling Predict over one
+// channel for `seconds`. Throughput, and the median of every call's latency.
+WrkResult RunDirect(const EdgeSettings& edge, worker::v1::Worker::Stub& stub,
+                    const worker::v1::PredictRequest& request) {
+  WrkResult result;
+  std::mutex mu;
+  std::vector<double> latencies_us;
+  long long errors = 0;
+  const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(edge.seconds);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (int c = 0; c < edge.predict_connections; ++c) {
+    clients.emplace_back([&] {
+      std::vector<double> mine;
+      long long failed = 0;
+      while (std::chrono::steady_clock::now() < stop) {
+        grpc::ClientContext context;
+        context.AddMetadata("x-request-id", "bench-direct");
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        const auto t0 = std::chrono::steady_clock::now();
+        auto reader = stub.Predict(&context, request);
+        worker::v1::PredictEvent event;
+        bool answered = false;
+        while (reader->Read(&event)) answered |= event.has_result();
+        const bool ok = reader->Finish().ok() && answered;
+        mine.push_back(std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count());
+        if (!ok) ++failed;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      latencies_us.insert(latencies_us.end(), mine.begin(), mine.end());
+      errors += failed;
+    });
+  }
+  for (auto& t : clients) t.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.rps = static_cast<double>(latencies_us.size()) / elapsed;
+  result.p50_us = Median(latencies_us);
+  result.errors = errors;
+  return result;
+}
+
 // Runs wrk and reads its "Requests/sec" line; non-2xx answers and socket errors count as errors.
 WrkResult RunWrk(const EdgeSettings& edge, int connections, const std::string& url,
                  const std::vector<std::string>& headers, const std::string& script) {
-  std::string command = "wrk -t" + std::to_string(edge.wrk_threads) + " -c" +
+  std::string command = "wrk --latency -t" + std::to_string(edge.wrk_threads) + " -c" +
                         std::to_string(connections) + " -d" + std::to_string(edge.seconds) + "s";
   for (const auto& h : headers) command += " -H " + ShellQuote(h);
   if (!script.empty()) command += " -s " + ShellQuote(script);
@@ -58,6 +124,7 @@ WrkResult RunWrk(const EdgeSettings& edge, int connections, const std::string& u
     return result;
   }
   result.rps = std::atof(out.c_str() + at + 13);
+  result.p50_us = WrkLatencyUs(out, "50%");
   result.errors = NumberAfter(out, "Non-2xx or 3xx responses:");
   const size_t socket = out.find("Socket errors:");
   if (socket != std::string::npos) {
@@ -170,6 +237,7 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
     lua << "wrk.method = \"POST\"\nwrk.body = [[" << body << "]]\n"
         << "wrk.headers[\"Content-Type\"] = \"application/json\"\n";
   }
+  std::string direct_model;  // the model the gateway resolved (its answers' meta.model)
   for (auto& g : gateways) {
     const std::string base = "http://127.0.0.1:" + std::to_string(g->port);
     // Until the gateway has the worker's models and the model is warm.
@@ -182,6 +250,17 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
         return f;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    if (direct_model.empty()) {
+      auto warm = dnaserve::testing::HttpRequest("POST", base + "/v1/tasks/promoter/predict",
+                                                 {auth, "Content-Type: application/json"}, body,
+                                                 60);
+      const std::string mark = "\"model\":\"";
+      const size_t at = warm.body.find(mark);
+      if (at != std::string::npos) {
+        const size_t from = at + mark.size();
+        direct_model = warm.body.substr(from, warm.body.find('"', from) - from);
+      }
     }
     // A finished job to poll.
     auto accepted = dnaserve::testing::HttpRequest(
@@ -210,6 +289,7 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
     std::string url;
     std::vector<std::string> headers;
     std::string script;
+    bool direct = false;  // the predict load over gRPC to the worker, not wrk
   };
   std::vector<std::vector<Run>> groups;  // runs of one group alternate with each other
   std::vector<Run> health = {{"health: bare Pistache", bare.pid(), edge.connections,
@@ -225,12 +305,25 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
                        edge.predict_connections, base + "/v1/tasks/promoter/predict", {auth},
                        script});
   }
+  // The same predict, straight to the worker: the same bases, the model the gateway chose and
+  // the gateway's default options (tests/support/predict_requests.cc).
+  worker::v1::PredictRequest direct_request = BenchRequest(Task::kPromoter, edge.predict_bp);
+  direct_request.set_sequence(RandomBases(edge.predict_bp, 29));
+  direct_request.set_model(direct_model);
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(worker.address(), grpc::InsecureChannelCredentials(),
+                                           channel_args);
+  auto stub = worker::v1::Worker::NewStub(channel);
+  predict.push_back({"predict " + std::to_string(edge.predict_bp) + " bp: direct to worker",
+                     worker.process().pid(), edge.predict_connections, worker.address(), {}, "",
+                     true});
   groups = {health, poll, predict};
   std::map<std::string, size_t> index;
   for (const auto& group : groups) {
     for (const auto& run : group) {
       index[run.name] = f.series.size();
-      f.series.push_back({run.name, {}, {}, 0});
+      f.series.push_back({run.name, {}, {}, {}, 0});
     }
   }
   f.load = ReadLoad();
@@ -239,7 +332,8 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
       if (round % 2 == 1) std::reverse(group.begin(), group.end());
       for (const auto& run : group) {
         const double cpu_before = ProcessCpuSeconds(run.pid);
-        WrkResult r = RunWrk(edge, run.connections, run.url, run.headers, run.script);
+        WrkResult r = run.direct ? RunDirect(edge, *stub, direct_request)
+                                 : RunWrk(edge, run.connections, run.url, run.headers, run.script);
         const double cpu = ProcessCpuSeconds(run.pid) - cpu_before;
         if (!r.error.empty()) {
           f.error = run.name + ": " + r.error;
@@ -247,11 +341,13 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
         }
         EdgeSeries& s = f.series[index[run.name]];
         s.rps.push_back(r.rps);
+        s.p50_us.push_back(r.p50_us);
         const double requests = r.rps * edge.seconds;
         s.cpu_us.push_back(requests > 0 ? cpu * 1e6 / requests : 0);
         s.errors += r.errors;
-        std::fprintf(stderr, "[bench] edge round %d %s: %.0f req/s, %.1f us CPU/request%s\n",
-                     round + 1, run.name.c_str(), r.rps, s.cpu_us.back(),
+        std::fprintf(stderr,
+                     "[bench] edge round %d %s: %.0f req/s, p50 %.0f us, %.1f us CPU/request%s\n",
+                     round + 1, run.name.c_str(), r.rps, r.p50_us, s.cpu_us.back(),
                      r.errors ? (" (" + std::to_string(r.errors) + " errors)").c_str() : "");
       }
     }
@@ -287,16 +383,17 @@ std::string EdgeMarkdown(const EdgeSettings& edge, const EdgeFigures& f) {
     return md.str();
   }
   md << "Load average before the first round: " << f.load << "\n\n"
-     << "| series | connections | median req/s | best req/s | each round | server CPU per "
-        "request (median) | errors |\n"
-     << "|---|---:|---:|---:|---|---:|---:|\n";
+     << "| series | connections | median req/s | best req/s | each round | p50 latency (median) "
+        "| server CPU per request (median) | errors |\n"
+     << "|---|---:|---:|---:|---|---:|---:|---:|\n";
   for (const auto& s : f.series) {
     std::string rounds;
     for (double r : s.rps) rounds += (rounds.empty() ? "" : ", ") + Fixed(r / 1000, 1) + "k";
     const int connections =
         s.name.rfind("predict", 0) == 0 ? edge.predict_connections : edge.connections;
     md << "| " << s.name << " | " << connections << " | " << Fixed(Median(s.rps), 0) << " | "
-       << Fixed(Max(s.rps), 0) << " | " << rounds << " | " << Fixed(Median(s.cpu_us), 1)
+       << Fixed(Max(s.rps), 0) << " | " << rounds << " | " << Fixed(Median(s.p50_us), 0)
+       << " µs | " << Fixed(Median(s.cpu_us), 1)
        << " µs | " << s.errors << " |\n";
   }
   const EdgeSeries* bare = f.Find("health: bare Pistache");
@@ -324,6 +421,25 @@ std::string EdgeMarkdown(const EdgeSettings& edge, const EdgeFigures& f) {
     if (s.name.find(": gateway") != std::string::npos) p_now = &s;
     if (s.name.find(": baseline") != std::string::npos) p_before = &s;
   }
+  const EdgeSeries* p_direct = nullptr;
+  for (const auto& s : f.series) {
+    if (s.name.rfind("predict", 0) == 0 && s.name.find(": direct") != std::string::npos) {
+      p_direct = &s;
+    }
+  }
+  for (const EdgeSeries* g : {p_now, p_before}) {
+    if (!g || !p_direct) continue;
+    std::vector<double> added;
+    for (size_t i = 0; i < g->p50_us.size() && i < p_direct->p50_us.size(); ++i) {
+      added.push_back(g->p50_us[i] - p_direct->p50_us[i]);
+    }
+    md << "- predict, " << (g == p_now ? "gateway" : "baseline")
+       << " / direct to worker (same load, same concurrency): paired median **"
+       << Fixed(PairedRatio(g->rps, p_direct->rps), 2) << "**; added p50 latency, paired median **"
+       << Fixed(Median(added), 0) << " µs**; the gateway's CPU per request "
+       << Fixed(Median(g->cpu_us), 1) << " µs (the worker's per direct request "
+       << Fixed(Median(p_direct->cpu_us), 1) << " µs)\n";
+  }
   if (p_now && p_before) {
     md << "- predict, gateway / baseline: paired median **"
        << Fixed(PairedRatio(p_now->rps, p_before->rps), 2) << "**\n";
@@ -341,6 +457,8 @@ std::string EdgeJson(const EdgeFigures& f) {
     const auto& s = f.series[i];
     j << (i ? ", " : "") << "{\"name\": \"" << s.name << "\", \"rps\": [";
     for (size_t k = 0; k < s.rps.size(); ++k) j << (k ? ", " : "") << Fixed(s.rps[k], 1);
+    j << "], \"p50_us\": [";
+    for (size_t k = 0; k < s.p50_us.size(); ++k) j << (k ? ", " : "") << Fixed(s.p50_us[k], 1);
     j << "], \"cpu_us_per_request\": [";
     for (size_t k = 0; k < s.cpu_us.size(); ++k) j << (k ? ", " : "") << Fixed(s.cpu_us[k], 2);
     j << "], \"errors\": " << s.errors << "}";

@@ -4,7 +4,10 @@
 //  - GET /health on the bare server, on this build's gateway and (optionally) on a baseline
 //    gateway binary, e.g. main's, alternating in every round so drift hits all alike;
 //  - an authenticated job poll (GET /v1/tasks/jobs/{id} of a finished job);
-//  - a synchronous promoter predict of a small sequence (default 2 kb, 8 connections).
+//  - a synchronous promoter predict of a small sequence (default 2 kb, 8 connections), and the
+//    same load sent straight to the worker over gRPC (8 client threads on one channel, as the
+//    gateway's own client), in the same rounds: the gateway's cost on a real prediction as a
+//    ratio of throughputs and a difference of median latencies.
 #pragma once
 
 #include <string>
@@ -31,6 +34,8 @@ struct EdgeSeries {
   // CPU time (user + system) the server process spent per request in each round, in µs: on a
   // shared machine a steadier measure of the server's own cost than its throughput.
   std::vector<double> cpu_us;
+  // Median latency of each round, in µs (wrk's 50th percentile; the direct series' own).
+  std::vector<double> p50_us;
   long long errors = 0;      // non-2xx answers and socket errors, all rounds
 };
 

@@ -112,9 +112,9 @@ StatusOr<double> TimeRunner(Model& model, const ModelManifest& manifest,
   return seconds;
 }
 
-// Writes the recorded calls for the Python peer: <prefix>.bin (all ids, int64 little-endian,
-// back to back) and <prefix>.json (model path, threads, repetitions, each call's input shapes and
-// offsets in elements).
+}  // namespace
+
+// Declared in runner_bench.h: the large-model suite writes its windows for the Python peers too.
 bool DumpCalls(const std::string& prefix, const std::string& model_path, int threads, int reps,
                const std::vector<CallInputs>& calls) {
   std::ofstream bin(prefix + ".bin", std::ios::binary | std::ios::trunc);
@@ -140,6 +140,8 @@ bool DumpCalls(const std::string& prefix, const std::string& model_path, int thr
   return static_cast<bool>(bin);
 }
 
+namespace {
+
 // Runs tests/bench/python_peer.py; fills figures.python_s or figures.python_error.
 void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
                    RunnerFigures* figures) {
@@ -154,20 +156,8 @@ void RunPythonPeer(const BenchSettings& settings, const std::string& prefix,
       " MALLOC_ARENA_MAX=" + std::to_string(worker::kForwardMaxArenas) + " " +
       settings.python + " " + settings.source_dir + "/tests/bench/python_peer.py --index " +
       prefix + ".json --data " + prefix + ".bin 2>" + prefix + ".python.log";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    figures->python_error = "cannot start " + settings.python;
-    return;
-  }
-  std::string output;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) output.append(buf, n);
-  const int status = pclose(pipe);
   rapidjson::Document doc;
-  doc.Parse(output.c_str(), output.size());
-  if (status != 0 || doc.HasParseError() || !doc.IsObject() || !doc.HasMember("median_s") ||
-      !doc["median_s"].IsNumber()) {
+  if (!RunJsonPeer(command, &doc)) {
     figures->python_error = "python peer failed; see " + prefix + ".python.log";
     return;
   }

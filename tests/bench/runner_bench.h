@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "tests/bench/bare_forward.h"
 #include "tests/bench/bench_common.h"
 
 namespace dnaserve::bench {
@@ -53,6 +54,12 @@ struct RunnerFigures {
   // Python throughput relative to the C++ bare forward (1.0 = equal, < 1 = Python slower).
   double python_ratio() const { return python_s > 0 ? bare_s / python_s : 0; }
 };
+
+// Writes recorded forward calls for the Python peers: <prefix>.bin (all ids, int64
+// little-endian, back to back) and <prefix>.json (model path, threads, repetitions, each call's
+// input shapes and offsets in elements). False when the files cannot be written.
+bool DumpCalls(const std::string& prefix, const std::string& model_path, int threads, int reps,
+               const std::vector<CallInputs>& calls);
 
 // Every (package, length) pair of the settings' model directories; a package that cannot be
 // measured is reported in *errors and skipped.

@@ -3,12 +3,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "dnaserve/worker/v1/worker.grpc.pb.h"
@@ -62,7 +59,9 @@ WorkerFigures MeasureWorker(const BenchSettings& settings, Task task,
     f.error = "cannot start dnaserve-worker";
     return f;
   }
-  if (!worker.WaitUntilListening(std::chrono::seconds(60))) {
+  // Minutes, not seconds: a worker digests every package's weights before it listens
+  // (worker/manifest/manifest.cc), a gigabyte and more for the large-model packages.
+  if (!worker.WaitUntilListening(std::chrono::minutes(5))) {
     f.error = "the worker did not open its port; see " + log;
     return f;
   }
@@ -253,33 +252,9 @@ GatewayFigures RunGatewayBench(const BenchSettings& settings, bool batching) {
     f.sequential_all.push_back(SecondsSince(started));
 
     // All requests leave together: each thread waits at a start line.
-    std::mutex mu;
-    std::condition_variable cv;
-    int ready = 0;
-    bool go = false;
-    std::atomic<int> failures{0};
-    std::vector<std::thread> clients;
-    for (int i = 0; i < f.requests; ++i) {
-      clients.emplace_back([&] {
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          ++ready;
-          cv.notify_all();
-          cv.wait(lock, [&] { return go; });
-        }
-        if (post().status != 200) ++failures;
-      });
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return ready == f.requests; });
-      go = true;
-      started = Clock::now();
-    }
-    cv.notify_all();
-    for (auto& t : clients) t.join();
-    f.concurrent_all.push_back(SecondsSince(started));
-    f.failures += failures.load();
+    const AllAtOnce run = RunAllAtOnce(f.requests, [&] { return post().status == 200; });
+    f.concurrent_all.push_back(run.wall_s);
+    f.failures += run.failures;
   }
   f.sequential_s = Median(f.sequential_all);
   f.concurrent_s = Median(f.concurrent_all);

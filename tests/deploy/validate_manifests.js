@@ -13,7 +13,10 @@
 //      every environment variable and flag given to a dnaserve binary is one that binary reads
 //      (its --help lists them); termination grace periods cover the drain budgets; the runner
 //      (issue 12) has its scratch volume and scales on the queue depth, and the gateway holds
-//      no object-store setting and no scratch volume.
+//      no object-store setting and no scratch volume; a Redis Sentinel group (issue 26: the prod
+//      overlay) gets only the network rules it needs, spreads over nodes, has disruption
+//      budgets, and the gateways and runners use it (sentinel pods that exist, the group's name,
+//      password files from the Secret keys the group's pods use).
 //
 //   node validate_manifests.js --gateway BIN --runner BIN --worker BIN OVERLAY_DIR...
 //   node validate_manifests.js --gateway BIN --runner BIN --worker BIN --self-test GOOD_OVERLAY
@@ -315,11 +318,66 @@ function crossErrors(objects, binaries) {
   }
 
   networkPolicyErrors(objects).forEach(add);
+  sentinelGroupErrors(objects, binaries).forEach(add);
   binaryErrors(objects, binaries).forEach(add);
   runnerErrors(objects, binaries).forEach(add);
   trustedProxyErrors(objects).forEach(add);
+  rolloutErrors(objects, binaries).forEach(add);
   return errors;
 }
+
+// A rollout or a node drain must not be seen by clients: every Deployment running a dnaserve
+// binary surges a new pod before taking an old one down (maxUnavailable 0, maxSurge > 0) and has
+// a PodDisruptionBudget; a gateway is taken out of the Service by its readiness (/ready) and
+// keeps serving through a preStop pause while endpoints and ingresses catch up. A queue write
+// that waits for Redis replicas needs replicas: the in-cluster Redis without sentinels has none.
+function rolloutErrors(objects, binaries) {
+  const errors = [];
+  const isZero = (v) => v === 0 || v === "0" || v === "0%";
+  const budgets = objects.filter((x) => x.kind === "PodDisruptionBudget");
+  for (const w of objects.filter((x) => x.kind === "Deployment")) {
+    const cs = podSpec(w).containers || [];
+    if (!cs.some((c) => binaries[c.name])) continue;
+    const strategy = (w.spec || {}).strategy || {};
+    const rolling = strategy.rollingUpdate || {};
+    if (strategy.type === "Recreate" || !isZero(rolling.maxUnavailable) ||
+        rolling.maxSurge === undefined || isZero(rolling.maxSurge)) {
+      errors.push(`${describe(w)}: a rollout must surge before it takes a pod down ` +
+                  `(RollingUpdate with maxUnavailable 0 and maxSurge > 0)`);
+    }
+    if (!budgets.some((b) => selects(b.spec.selector, podLabels(w)))) {
+      errors.push(`${describe(w)}: no PodDisruptionBudget selects its pods`);
+    }
+    for (const c of cs.filter((x) => x.name === "gateway")) {
+      const probe = (c.readinessProbe || {}).httpGet || {};
+      if (probe.path !== "/ready") {
+        errors.push(`${describe(w)} container gateway: readiness is not /ready (it drops when the ` +
+                    `gateway drains)`);
+      }
+      const preStop = ((((c.lifecycle || {}).preStop || {}).exec || {}).command || []);
+      if (!(preStop[0] === "sleep" && Number(preStop[1]) >= 5)) {
+        errors.push(`${describe(w)} container gateway: no preStop pause of at least 5 s before ` +
+                    `the drain (routers still send requests to a terminating pod)`);
+      }
+    }
+    for (const c of cs.filter((x) => binaries[x.name])) {
+      const env = containerEnv(objects, c);
+      const value = (name) => (env.get(name) || {}).value || "";
+      const sentinelGroup = objects.some((o) => o.kind === "StatefulSet" &&
+                                               podLabels(o)["app.kubernetes.io/component"] === "redis-sentinel");
+      if (Number(value("DNASERVE_REDIS_WAIT_REPLICAS")) > 0 && value("DNASERVE_REDIS_SENTINELS") === "" &&
+          !sentinelGroup) {
+        const host = (/^redis:\/\/(?:[^@/]*@)?([^:/]+)/.exec(value("DNASERVE_REDIS_URL")) || [])[1];
+        if (host && byKindName(objects, "Service", host)) {
+          errors.push(`${describe(w)} container ${c.name}: DNASERVE_REDIS_WAIT_REPLICAS > 0 with the ` +
+                      `in-cluster Redis '${host}', which has no replicas: every job would be refused`);
+        }
+      }
+    }
+  }
+  return errors;
+}
+
 
 // DNASERVE_TRUSTED_PROXIES (wherever a ConfigMap or a container sets it) names the ingress
 // controller's addresses, narrowly: a client that can reach the gateway from a trusted address
@@ -407,6 +465,11 @@ function networkPolicyErrors(objects) {
     }
     return out;
   };
+  // "gateways and runners", "gateways, runners, Redis data nodes and redis-sentinels"
+  const namePods = (components) => {
+    const names = components.map((c) => (c === "redis" ? "Redis data nodes" : `${c}s`));
+    return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+  };
   const describeSources = (s) => [s.any ? "anyone" : "", s.namespaces ? "other namespaces" : "",
                                    ...[...s.components].sort()].filter((x) => x).join(", ") || "nobody";
   const ofComponent = (comp) => {
@@ -421,13 +484,20 @@ function networkPolicyErrors(objects) {
       const s = sources(w, portName);
       const allowed = [...s.components].sort().join(", ");
       if (s.any || s.namespaces > 0 || allowed !== want) {
-        errors.push(`${describe(w)} port ${portName} must be reachable from ${components.map((c) => `${c}s`).join(" and ")} ` +
+        errors.push(`${describe(w)} port ${portName} must be reachable from ${namePods(components)} ` +
                     `only; allowed: ${describeSources(s)}`);
       }
     }
   };
   expectOnlyFrom("worker", "grpc", ["gateway", "runner"]);
-  expectOnlyFrom("redis", "redis", ["gateway", "runner"]);
+  // A Sentinel group (redis-sentinel pods): replicas reach the primary, sentinels every data
+  // node and each other, a data node's entrypoint the sentinels; clients ask the sentinels.
+  const sentinelGroup = workloads(objects).some((w) => component(w) === "redis-sentinel");
+  expectOnlyFrom("redis", "redis", sentinelGroup ? ["gateway", "runner", "redis", "redis-sentinel"]
+                                                 : ["gateway", "runner"]);
+  if (sentinelGroup) {
+    expectOnlyFrom("redis-sentinel", "sentinel", ["gateway", "runner", "redis", "redis-sentinel"]);
+  }
   for (const w of ofComponent("runner")) {
     const s = sources(w, "admin");
     if (s.any || s.components.size > 0 || s.namespaces === 0) {
@@ -461,7 +531,10 @@ function networkPolicyErrors(objects) {
     }
     return out;
   };
-  const mayReach = { gateway: ["redis", "worker"], runner: ["redis", "worker"], worker: [], redis: [] };
+  const mayReach = sentinelGroup
+    ? { gateway: ["redis", "redis-sentinel", "worker"], runner: ["redis", "redis-sentinel", "worker"],
+        worker: [], redis: ["redis", "redis-sentinel"], "redis-sentinel": ["redis", "redis-sentinel"] }
+    : { gateway: ["redis", "worker"], runner: ["redis", "worker"], worker: [], redis: [] };
   for (const w of workloads(objects)) {
     const comp = component(w);
     const d = destinations(w);
@@ -476,10 +549,116 @@ function networkPolicyErrors(objects) {
     if (comp === "runner" && !d.outside.some((o) => !o.startsWith("another namespace"))) {
       errors.push(`${describe(w)}: no egress rule lets runners reach the object store (an ipBlock)`);
     }
+    // In a Sentinel group every connection it needs must be allowed too (egress rules are
+    // additive, so a policy left out of an overlay silently cuts one).
+    for (const needed of sentinelGroup ? (mayReach[comp] || []).filter((c) => c.startsWith("redis")) : []) {
+      if (!d.components.has(needed)) {
+        errors.push(`${describe(w)}: no egress rule lets it reach ${needed} pods (the Sentinel group needs it)`);
+      }
+    }
     const extra = [...d.components].filter((c) => !(mayReach[comp] || []).includes(c));
     if (extra.length > 0) {
       errors.push(`${describe(w)}: egress to ${extra.join(", ")} pods is not needed (${comp}s reach only ` +
                   `[${(mayReach[comp] || []).join(", ")}])`);
+    }
+  }
+  return errors;
+}
+
+// A Redis Sentinel group (a StatefulSet of redis-sentinel pods beside the redis data nodes):
+// gateways and runners use it (DNASERVE_REDIS_SENTINELS names sentinel pods that exist, on their
+// port; the group's name is the sentinels'), their two password files come from the Secret keys
+// the data nodes and the sentinels take theirs from, and both StatefulSets spread over nodes
+// (required anti-affinity on the hostname) and have a PodDisruptionBudget.
+function sentinelGroupErrors(objects, binaries) {
+  const errors = [];
+  const component = (w) => podLabels(w)["app.kubernetes.io/component"];
+  const sentinelSets = objects.filter((o) => o.kind === "StatefulSet" && component(o) === "redis-sentinel");
+  if (sentinelSets.length === 0) return errors;
+  const dataSets = objects.filter((o) => o.kind === "StatefulSet" && component(o) === "redis");
+  const budgets = objects.filter((x) => x.kind === "PodDisruptionBudget");
+  for (const set of [...dataSets, ...sentinelSets]) {
+    const required = ((((podSpec(set).affinity || {}).podAntiAffinity || {})
+                       .requiredDuringSchedulingIgnoredDuringExecution) || []);
+    if (!required.some((t) => t.topologyKey === "kubernetes.io/hostname" &&
+                              selects(t.labelSelector, podLabels(set)))) {
+      errors.push(`${describe(set)}: no required pod anti-affinity on kubernetes.io/hostname for its ` +
+                  `own pods (one node lost must not take two of the group's pods)`);
+    }
+    if (!budgets.some((b) => selects(b.spec.selector, podLabels(set)))) {
+      errors.push(`${describe(set)}: no PodDisruptionBudget selects its pods`);
+    }
+  }
+  // The Secret key a file path of a container comes from: "secret/key", or null.
+  const secretOf = (w, c, file) => {
+    if (!file) return null;
+    const volumes = new Map((podSpec(w).volumes || []).map((v) => [v.name, v]));
+    for (const m of c.volumeMounts || []) {
+      const prefix = m.mountPath.replace(/\/$/, "") + "/";
+      const v = volumes.get(m.name);
+      if (!file.startsWith(prefix) || !v || !v.secret) continue;
+      const relative = file.slice(prefix.length);
+      const item = (v.secret.items || []).find((i) => i.path === relative);
+      if (v.secret.items && !item) return null;
+      return `${v.secret.secretName}/${item ? item.key : relative}`;
+    }
+    return null;
+  };
+  const fromEnv = (w, c, name) => (containerEnv(objects, c).get(name) || {}).value;
+  // Sentinel pod names (<set>-<i>.<serviceName>[.<namespace>.svc...]) and their port.
+  const sentinelHosts = new Map();
+  let groupName;
+  let sentinelSecret;
+  let dataSecret;
+  for (const set of sentinelSets) {
+    for (let i = 0; i < (set.spec.replicas === undefined ? 1 : set.spec.replicas); ++i) {
+      sentinelHosts.set(`${set.metadata.name}-${i}.${set.spec.serviceName}`, set);
+    }
+    for (const c of podSpec(set).containers || []) {
+      groupName = groupName || fromEnv(set, c, "PRIMARY_NAME");
+      sentinelSecret = sentinelSecret || secretOf(set, c, fromEnv(set, c, "SENTINEL_PASSWORD_FILE"));
+    }
+  }
+  for (const set of dataSets) {
+    for (const c of podSpec(set).containers || []) {
+      dataSecret = dataSecret || secretOf(set, c, fromEnv(set, c, "REDIS_PASSWORD_FILE"));
+    }
+  }
+  for (const w of workloads(objects)) {
+    for (const c of podSpec(w).containers || []) {
+      if (c.name !== "gateway" && c.name !== "runner") continue;
+      const where = `${describe(w)} container ${c.name}`;
+      const list = fromEnv(w, c, "DNASERVE_REDIS_SENTINELS") || "";
+      if (!list) {
+        errors.push(`${where}: DNASERVE_REDIS_SENTINELS is empty while a Sentinel group runs: it would ` +
+                    `use one Redis address (a replica would refuse its writes; a failover is not followed)`);
+      }
+      for (const entry of list.split(",").map((x) => x.trim()).filter((x) => x)) {
+        const [host, port] = [entry.slice(0, entry.lastIndexOf(":")), Number(entry.slice(entry.lastIndexOf(":") + 1))];
+        const pod = [...sentinelHosts.keys()].find((h) => host === h || host.startsWith(h + "."));
+        const set = pod && sentinelHosts.get(pod);
+        if (!set) {
+          errors.push(`${where}: DNASERVE_REDIS_SENTINELS entry ${entry} is no sentinel pod ` +
+                      `(${[...sentinelHosts.keys()].join(", ")})`);
+        } else if (!portExists(set, port)) {
+          errors.push(`${where}: DNASERVE_REDIS_SENTINELS entry ${entry}: ${describe(set)} has no port ${port}`);
+        }
+      }
+      const name = fromEnv(w, c, "DNASERVE_REDIS_PRIMARY_NAME");
+      if (groupName && name !== groupName) {
+        errors.push(`${where}: DNASERVE_REDIS_PRIMARY_NAME is '${name || ""}' but the sentinels watch '${groupName}'`);
+      }
+      for (const [setting, want, what] of [
+               ["DNASERVE_REDIS_SENTINEL_PASSWORD_FILE", sentinelSecret, "the sentinels'"],
+               ["DNASERVE_REDIS_PASSWORD_FILE", dataSecret, "the data nodes'"]]) {
+        if (!want) continue;
+        const file = fromEnv(w, c, setting);
+        const got = secretOf(w, c, file);
+        if (got !== want) {
+          errors.push(`${where}: ${setting} ${file ? `'${file}' is ${got ? `Secret key ${got}` : "no mounted Secret key"}` : "is not set"}` +
+                      ` but ${what} password is Secret key ${want}`);
+        }
+      }
     }
   }
   return errors;
@@ -519,7 +698,8 @@ function runnerErrors(objects, binaries) {
       }
       runners.push(w);
       // Gateways queue jobs in the Redis runners read, and both bound a client's queue.
-      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_MAX_QUEUED_JOBS"]) {
+      for (const name of ["DNASERVE_REDIS_URL", "DNASERVE_REDIS_SENTINELS", "DNASERVE_REDIS_PRIMARY_NAME",
+                          "DNASERVE_REDIS_WAIT_REPLICAS", "DNASERVE_MAX_QUEUED_JOBS"]) {
         const mine = (env.get(name) || {}).value;
         for (const g of gatewayEnvs) {
           const theirs = (g.get(name) || {}).value;
@@ -692,7 +872,7 @@ function mutations() {
      (o) => { policy(o, "dnaserve-worker").spec.ingress[0].from[0].podSelector = {}; }],
     ["workers closed to runners", /^cross: Deployment\/dnaserve-worker-\w+ port grpc must be reachable from gateways and runners only; allowed: gateway$/,
      (o) => { policy(o, "dnaserve-worker").spec.ingress[0].from.pop(); }],
-    ["Redis open to workers too", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways and runners only/,
+    ["Redis open to workers too", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways, runners, Redis data nodes and redis-sentinels only; allowed: .*worker/,
      (o) => { policy(o, "dnaserve-redis").spec.ingress[0].from.push(
          { podSelector: { matchLabels: { "app.kubernetes.io/component": "worker" } } }); }],
     ["the runners' admin port open to every pod", /^cross: Deployment\/dnaserve-runner port admin must be reachable from the monitoring namespace only/,
@@ -718,7 +898,7 @@ function mutations() {
     ["a runner without its scratch volume", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_VARIANT_WORK_DIR \S+ is not a writable emptyDir/,
      (o) => { const pod = runner(o).spec.template.spec; pod.volumes = []; pod.containers[0].volumeMounts = []; }],
     ["a runner scratch volume without a size limit", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_VARIANT_WORK_DIR \S+ is not a writable emptyDir/,
-     (o) => { runner(o).spec.template.spec.volumes[0].emptyDir = {}; }],
+     (o) => { runner(o).spec.template.spec.volumes.find((v) => v.name === "variant-work").emptyDir = {}; }],
     ["every runner with the same id", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_RUNNER_ID must be unique/,
      (o) => { runner(o).spec.template.spec.containers[0].env = [{ name: "DNASERVE_RUNNER_ID", value: "runner" }]; }],
     ["no runner", /^cross: no runner Deployment/,
@@ -746,11 +926,59 @@ function mutations() {
     ["a grace period shorter than the drain", /^cross: Deployment\/dnaserve-gateway: terminationGracePeriodSeconds 30/,
      (o) => { gateway(o).spec.template.spec.terminationGracePeriodSeconds = 30; }],
     ["a missing Secret", /^cross: Deployment\/dnaserve-gateway: volume 'keys' names Secret 'dnaserve-keyz'/,
-     (o) => { gateway(o).spec.template.spec.volumes[0].secret.secretName = "dnaserve-keyz"; }],
+     (o) => { gateway(o).spec.template.spec.volumes.find((v) => v.name === "keys").secret.secretName = "dnaserve-keyz"; }],
     ["X-Forwarded-For trusted from a whole private range",
      /^cross: ConfigMap\/dnaserve-gateway-config[-\w]*: DNASERVE_TRUSTED_PROXIES entry 10\.0\.0\.0\/8 is wider/,
      (o) => { o.find((x) => x.kind === "ConfigMap" && x.metadata.name.startsWith("dnaserve-gateway-config"))
                 .data.DNASERVE_TRUSTED_PROXIES = "192.0.2.0/24,10.0.0.0/8"; }],
+    ["a gateway rollout that takes a pod down first", /^cross: Deployment\/dnaserve-gateway: a rollout must surge/,
+     (o) => { gateway(o).spec.strategy.rollingUpdate = { maxUnavailable: 1, maxSurge: 0 }; }],
+    ["runners without a PodDisruptionBudget", /^cross: Deployment\/dnaserve-runner: no PodDisruptionBudget/,
+     (o) => { o.splice(o.indexOf(find(o, "PodDisruptionBudget", "dnaserve-runner")), 1); }],
+    ["a gateway without its preStop pause", /^cross: Deployment\/dnaserve-gateway container gateway: no preStop pause/,
+     (o) => { delete gateway(o).spec.template.spec.containers[0].lifecycle; }],
+    ["a gateway ready while draining", /^cross: Deployment\/dnaserve-gateway container gateway: readiness is not \/ready/,
+     (o) => { gateway(o).spec.template.spec.containers[0].readinessProbe.httpGet.path = "/health"; }],
+    ["WAIT for replicas the in-cluster Redis lacks", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_WAIT_REPLICAS > 0 with the in-cluster Redis 'dnaserve-redis'/,
+     (o) => { o.splice(o.indexOf(find(o, "StatefulSet", "dnaserve-redis-sentinel")), 1);
+              config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_SENTINELS = "";
+              config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_WAIT_REPLICAS = "1"; }],
+    // The Sentinel group of the prod overlay (redis-ha.yaml, redis-ha-patches.yaml).
+    ["Redis replicas closed to each other", /^cross: StatefulSet\/dnaserve-redis port redis must be reachable from gateways, runners, Redis data nodes and redis-sentinels only; allowed: gateway, redis-sentinel, runner$/,
+     (o) => { policy(o, "dnaserve-redis-replication").spec.ingress[0].from.shift(); }],
+    ["sentinels open to workers", /^cross: StatefulSet\/dnaserve-redis-sentinel port sentinel must be reachable from gateways, runners, Redis data nodes and redis-sentinels only; allowed: .*worker/,
+     (o) => { policy(o, "dnaserve-redis-sentinel").spec.ingress[0].from.push(
+         { podSelector: { matchLabels: { "app.kubernetes.io/name": "dnaserve", "app.kubernetes.io/component": "worker" } } }); }],
+    ["sentinels open to every pod", /^cross: StatefulSet\/dnaserve-redis-sentinel port sentinel must be reachable .*; allowed: anyone/,
+     (o) => { delete policy(o, "dnaserve-redis-sentinel").spec.ingress[0].from; }],
+    ["sentinels closed to runners", /^cross: StatefulSet\/dnaserve-redis-sentinel port sentinel must be reachable .*; allowed: gateway, redis, redis-sentinel$/,
+     (o) => { policy(o, "dnaserve-redis-sentinel").spec.ingress[0].from.splice(1, 1); }],
+    ["runners without egress to the sentinels", /^cross: Deployment\/dnaserve-runner: no egress rule lets it reach redis-sentinel pods/,
+     (o) => { o.splice(o.indexOf(policy(o, "dnaserve-runner-to-sentinels")), 1); }],
+    ["Redis data nodes with egress to the workers", /^cross: StatefulSet\/dnaserve-redis: egress to worker pods is not needed/,
+     (o) => { policy(o, "dnaserve-redis-replication").spec.egress.push({ to: [{ podSelector: { matchLabels:
+         { "app.kubernetes.io/name": "dnaserve", "app.kubernetes.io/component": "worker" } } }] }); }],
+    ["sentinels with egress out of the namespace", /^cross: StatefulSet\/dnaserve-redis-sentinel: only runners may reach the object store.*0\.0\.0\.0\/0/,
+     (o) => { policy(o, "dnaserve-redis-sentinel").spec.egress.push({ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }); }],
+    ["gateways not using the sentinels", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_SENTINELS is empty while a Sentinel group runs/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_SENTINELS = ""; }],
+    ["a sentinel pod that does not exist", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_REDIS_SENTINELS entry dnaserve-redis-sentinel-3\.dnaserve-redis-sentinel:26379 is no sentinel pod/,
+     (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_REDIS_SENTINELS += ",dnaserve-redis-sentinel-3.dnaserve-redis-sentinel:26379"; }],
+    ["the data port given for a sentinel", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_SENTINELS entry dnaserve-redis-sentinel-0\.dnaserve-redis-sentinel:6379: StatefulSet\/dnaserve-redis-sentinel has no port 6379/,
+     (o) => { const c = config(o, "dnaserve-gateway-config");
+              c.data.DNASERVE_REDIS_SENTINELS = c.data.DNASERVE_REDIS_SENTINELS.replace(":26379", ":6379"); }],
+    ["a group name the sentinels do not watch", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_PRIMARY_NAME is 'mymaster' but the sentinels watch 'dnaserve'/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_PRIMARY_NAME = "mymaster"; }],
+    ["the data nodes' password given as the sentinels'", /^cross: Deployment\/dnaserve-gateway container gateway: DNASERVE_REDIS_SENTINEL_PASSWORD_FILE '\/etc\/dnaserve\/redis\/redis-password' is Secret key dnaserve-redis-auth[-\w]*\/redis-password but the sentinels' password is Secret key dnaserve-redis-auth[-\w]*\/sentinel-password/,
+     (o) => { config(o, "dnaserve-gateway-config").data.DNASERVE_REDIS_SENTINEL_PASSWORD_FILE = "/etc/dnaserve/redis/redis-password"; }],
+    ["runners without the data nodes' password", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_REDIS_PASSWORD_FILE is not set but the data nodes' password/,
+     (o) => { delete config(o, "dnaserve-runner-config").data.DNASERVE_REDIS_PASSWORD_FILE; }],
+    ["a password file on no mounted Secret", /^cross: Deployment\/dnaserve-runner container runner: DNASERVE_REDIS_SENTINEL_PASSWORD_FILE '\/etc\/redis\/sentinel-password' is no mounted Secret key/,
+     (o) => { config(o, "dnaserve-runner-config").data.DNASERVE_REDIS_SENTINEL_PASSWORD_FILE = "/etc/redis/sentinel-password"; }],
+    ["sentinels without anti-affinity", /^cross: StatefulSet\/dnaserve-redis-sentinel: no required pod anti-affinity/,
+     (o) => { delete find(o, "StatefulSet", "dnaserve-redis-sentinel").spec.template.spec.affinity; }],
+    ["Redis data nodes without a PodDisruptionBudget", /^cross: StatefulSet\/dnaserve-redis: no PodDisruptionBudget/,
+     (o) => { o.splice(o.indexOf(find(o, "PodDisruptionBudget", "dnaserve-redis")), 1); }],
     ["an HPA scaling nothing", /^cross: HorizontalPodAutoscaler\/dnaserve-gateway: scales Deployment\/dnaserve-gatway/,
      (o) => { find(o, "HorizontalPodAutoscaler", "dnaserve-gateway").spec.scaleTargetRef.name = "dnaserve-gatway"; }],
   ];

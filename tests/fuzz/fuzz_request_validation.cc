@@ -1,23 +1,29 @@
 // Request bodies as the gateway admits them: every predict task's validator, the find-genes
 // workflow's, and output-format negotiation, on arbitrary bytes. Beyond "no crash, no sanitizer
 // report" the outcome must be one the contract allows: ok with a sequence inside the task's
-// bounds, 400 bad_request (not JSON, or beyond the shape limits) or 422 validation_failed with
-// at least one field error; never an internal error.
+// bounds, 400 bad_request (not JSON, beyond the shape limits, or a key repeated in an object) or
+// 422 validation_failed with at least one field error; never an internal error. Repeated keys
+// are also found here independently (a set of keys per object, recursively): a body holding one
+// is never accepted nor answered 422, and the duplicate_key refusal names a key that is repeated.
 //
 // Input: byte 0 picks the operation (a task, the workflow, or negotiation); the rest is the body
 // (for negotiation: "<format query>\n<Accept header>").
+#include <rapidjson/document.h>
+
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "common/task.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/predict_request.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/json_shape.h"
+#include "core/validation/predict_request.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::core;
 
 namespace {
 
@@ -25,6 +31,50 @@ namespace {
   std::fprintf(stderr, "contract violation: %s (%s: %s)\n", what,
                std::string(ErrorCodeName(status.code())).c_str(), status.message().c_str());
   std::abort();
+}
+
+// Whether `v` holds, at any depth, an object with a key twice; the repeated keys go in `keys`.
+// Recursive: only called on bodies within the shape limits (32 levels).
+bool HasRepeatedKey(const rapidjson::Value& v, std::set<std::string>* keys) {
+  bool found = false;
+  if (v.IsObject()) {
+    std::set<std::string> seen;
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      std::string key(m->name.GetString(), m->name.GetStringLength());
+      if (!seen.insert(key).second) {
+        keys->insert(key);
+        found = true;
+      }
+      found = HasRepeatedKey(m->value, keys) || found;
+    }
+  } else if (v.IsArray()) {
+    for (const auto& item : v.GetArray()) found = HasRepeatedKey(item, keys) || found;
+  }
+  return found;
+}
+
+// The outcome agrees with an independent search for repeated keys in `body`.
+void CheckRepeatedKeys(std::string_view body, const Status& status) {
+  const auto* details = std::get_if<ValidationDetails>(&status.details());
+  const bool says_repeated = status.code() == ErrorCode::kBadRequest && details &&
+                             details->errors.size() == 1 &&
+                             details->errors[0].type == "duplicate_key";
+  if (!CheckJsonShape(body).ok()) {
+    if (says_repeated) Violation("duplicate_key beyond the shape limits", status);
+    return;
+  }
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag>(body.data(),
+                                                                                    body.size());
+  std::set<std::string> repeated;
+  const bool has_repeat = !doc.HasParseError() && HasRepeatedKey(doc, &repeated);
+  if (has_repeat != says_repeated) Violation("repeated key missed or invented", status);
+  if (says_repeated) {
+    const auto& loc = details->errors[0].loc;
+    if (loc.size() < 2 || loc[0] != "body" || repeated.count(loc.back()) == 0) {
+      Violation("duplicate_key names a key that is not repeated", status);
+    }
+  }
 }
 
 void CheckRefusal(const Status& status) {
@@ -39,8 +89,9 @@ void CheckRefusal(const Status& status) {
 
 void ValidatePredict(Task task, std::string_view body) {
   auto result = ValidatePredictBody(task, body);
+  CheckRepeatedKeys(body, result.status());
   if (!result.ok()) return CheckRefusal(result.status());
-  const ValidatedPredict& v = *result;
+  const core::ValidatedPredict& v = *result;
   if (v.task != task) Violation("task changed", Status::Ok());
   if (v.sequence_length < MinSequenceBp(task) || v.sequence_length > kMaxSequenceBp) {
     Violation("accepted sequence length out of bounds", Status::Ok());
@@ -54,8 +105,9 @@ void ValidatePredict(Task task, std::string_view body) {
 
 void ValidateFindGenes(std::string_view body) {
   auto result = ValidateFindGenesBody(body);
+  CheckRepeatedKeys(body, result.status());
   if (!result.ok()) return CheckRefusal(result.status());
-  if (result->sequence_length < kFindGenesMinSequenceBp ||
+  if (result->sequence_length < core::kFindGenesMinSequenceBp ||
       result->sequence_length > kMaxSequenceBp) {
     Violation("accepted workflow sequence out of bounds", Status::Ok());
   }
@@ -72,7 +124,7 @@ void Negotiate(Task task, std::string_view input) {
     if (newline > 0) query = std::string(input.substr(0, newline));
     accept = std::string(input.substr(newline + 1));
   }
-  auto format = NegotiateFormat(task, query, accept);
+  auto format = core::NegotiateFormat(task, query, accept);
   if (!format.ok() && format.status().code() != ErrorCode::kUnsupportedFormat) {
     Violation("negotiation failed with an unexpected code", format.status());
   }

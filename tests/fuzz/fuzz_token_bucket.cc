@@ -1,4 +1,4 @@
-// The token bucket behind every quota (gateway/ratelimit/token_bucket.h) and the edge per-IP
+// The token bucket behind every quota (core/quota/token_bucket.h) and the edge per-IP
 // limiter built on it, driven by arbitrary configurations (any a keys file or the flags accept)
 // and arbitrary clocks, including clocks that jump backwards (another replica's clock ahead of
 // ours). Invariants:
@@ -16,8 +16,9 @@
 #include <string>
 
 #include "gateway/ratelimit/ip_rate_limiter.h"
-#include "gateway/ratelimit/token_bucket.h"
+#include "core/quota/token_bucket.h"
 
+using namespace dnaserve;
 using namespace dnaserve::gateway;
 
 namespace {
@@ -50,7 +51,7 @@ class Bytes {
   std::abort();
 }
 
-void CheckDecision(const BucketConfig& config, const BucketDecision& d) {
+void CheckDecision(const core::BucketConfig& config, const core::BucketDecision& d) {
   if (d.limit != config.capacity) Violation("limit is not the capacity");
   if (d.remaining < 0 || d.remaining > config.capacity) Violation("remaining out of range");
   if (d.reset_seconds < 0) Violation("negative reset");
@@ -61,11 +62,11 @@ void CheckDecision(const BucketConfig& config, const BucketDecision& d) {
 // The per-key bucket, as BucketConfigForRate makes it for a keys file's rate_per_minute.
 void FuzzKeyBucket(Bytes& in) {
   const int64_t rate_per_minute = 1 + static_cast<int64_t>(in.Take(3) % 6'000'000);
-  const BucketConfig config = BucketConfigForRate(rate_per_minute);
+  const core::BucketConfig config = core::BucketConfigForRate(rate_per_minute);
   const int64_t start = static_cast<int64_t>(in.Take(6));
   int64_t now = start;
   int64_t latest = start;
-  BucketState state = FullBucket(config, now);
+  core::BucketState state = core::FullBucket(config, now);
   int64_t admitted = 0;
   while (!in.empty()) {
     const uint64_t op = in.Take(1);
@@ -76,13 +77,13 @@ void FuzzKeyBucket(Bytes& in) {
     latest = std::max(latest, now);
     switch (op % 3) {
       case 0: {
-        BucketDecision d = TakeToken(config, now, &state);
+        core::BucketDecision d = core::TakeToken(config, now, &state);
         CheckDecision(config, d);
         if (d.admitted) ++admitted;
         break;
       }
       case 1:
-        CheckDecision(config, PeekBucket(config, now, &state));
+        CheckDecision(config, core::PeekBucket(config, now, &state));
         break;
       default:
         if (MsUntilFull(config, state) < 0) Violation("negative time until full");
@@ -95,7 +96,7 @@ void FuzzKeyBucket(Bytes& in) {
                             static_cast<double>(config.refill_period_ms);
     // Slack for the epsilon the bucket allows per decision (kTokenEpsilon) and for rounding.
     const double allowed = static_cast<double>(config.capacity) + refilled;
-    const double slack = 1e-6 + 2 * kTokenEpsilon * static_cast<double>(admitted) + 1e-12 * allowed;
+    const double slack = 1e-6 + 2 * core::kTokenEpsilon * static_cast<double>(admitted) + 1e-12 * allowed;
     if (static_cast<double>(admitted) > allowed + slack) {
       Violation("more admissions than capacity plus refill");
     }
@@ -111,7 +112,7 @@ void FuzzIpLimiter(Bytes& in) {
   }
   options.burst = 1 + static_cast<int64_t>(in.Take(4) % 1'000'000);
   options.max_entries = 1 + in.Take(1) % 16;
-  ManualClock clock(static_cast<int64_t>(in.Take(6)));
+  core::ManualClock clock(static_cast<int64_t>(in.Take(6)));
   IpRateLimiter limiter(options, &clock);
   while (!in.empty()) {
     const uint64_t op = in.Take(1);

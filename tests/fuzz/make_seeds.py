@@ -180,7 +180,8 @@ write("fuzz_vcf_reader", "annotated.vcf",
       HEADER.replace("#CHROM", '##INFO=<ID=GEX_ANN,Number=.,Type=String,Description="x">\n#CHROM')
       + records)
 write("fuzz_vcf_reader", "truncated.vcf.gz", gzip.compress(plain.encode(), mtime=0)[:-9])
-# --- fuzz_http_ingress: byte 0 even = chunked body (limit/64, split seed, bytes); odd = address ---
+# --- fuzz_http_ingress: byte 0 % 4 == 0 = chunked body (limit/64, split seed, bytes); odd = address
+# (byte 0 % 4 == 2, header blocks, below) ---
 write("fuzz_http_ingress", "chunked-valid", b"\x00\x10\x07" + b"5\r\nhello\r\n1a\r\n" + b"x" * 26
       + b"\r\n0\r\nTrailer: 1\r\n\r\nGET / HTTP/1.1\r\n")
 write("fuzz_http_ingress", "chunked-bad-crlf", b"\x00\x10\x03" + b"5\r\nhelloXX")
@@ -190,4 +191,50 @@ write("fuzz_http_ingress", "address-trusted",
       b"X-Forwarded-For: 6.6.6.6\r\nx-forwarded-for: 198.51.100.7, [2001:db8::5]:443\r\n")
 write("fuzz_http_ingress", "address-untrusted",
       b"\x01" + b"192.168.0.1\n::ffff:203.0.113.9\nX-Forwarded-For: 1.2.3.4:80\r\n")
+
+# --- repeated JSON keys (fuzz_request_validation): top level, nested, escaped, in an array ---
+# (Written last, with no further draws from rng, so that the seeds above stay byte for byte.)
+promoter = json.dumps(bodies["promoter"])
+write("fuzz_request_validation", "duplicate-top",
+      bytes([0]) + promoter[:-1].encode() + b', "sequence": "ACGT"}')
+write("fuzz_request_validation", "duplicate-nested",
+      bytes([0]) + promoter.replace('"threshold": 0.5', '"threshold": 0.5, "threshold": 0.9').encode())
+write("fuzz_request_validation", "duplicate-escaped",
+      bytes([1]) + b'{"sequence": "ACGT", "\\u0073equence": "TTTT"}')
+write("fuzz_request_validation", "duplicate-in-array",
+      bytes([12]) + b'{"sequence": "ACGT", "x": [1, {"a": 1, "b": {"a": 2, "a": 3}}]}')
+
+# --- fuzz_http_ingress, byte 0 % 4 == 2: header blocks, one per RFC 9112 rule ---
+post = b"POST /v1/tasks/promoter/predict HTTP/1.1\r\nHost: gw.example:8080\r\n"
+blocks = {
+    "head-valid": post + b"Content-Type: application/json\r\nContent-Length: 42\r\n"
+                  b"X-Forwarded-For: 1.2.3.4\r\nAuthorization: Bearer k\r\n\r\n",
+    "head-chunked-forms": post + b"Transfer-Encoding: , Chunked \r\nTransfer-Encoding:\r\n\r\n",
+    "head-http10": b"GET /health HTTP/1.0\r\nContent-Length: 0\r\n\r\n",
+    "head-two-lengths": post + b"Content-Length: 2\r\nContent-Length: 40\r\n\r\n",
+    "head-length-list": post + b"Content-Length: 2, 2\r\n\r\n",
+    "head-length-sign": post + b"Content-Length: +2\r\n\r\n",
+    "head-length-overflow": post + b"Content-Length: 18446744073709551616\r\n\r\n",
+    "head-length-and-chunked": post + b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "head-gzip-last": post + b"Transfer-Encoding: chunked, gzip\r\n\r\n",
+    "head-chunked-twice": post + b"Transfer-Encoding: chunked\r\ntransfer-encoding: chunked\r\n\r\n",
+    "head-chunked-http10": b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+    "head-space-colon": post + b"Content-Length : 2\r\n\r\n",
+    "head-obs-fold": post + b"X-A: 1\r\n 2\r\n\r\n",
+    "head-bare-cr": post + b"X-A: 1\r2\r\n\r\n",
+    "head-bare-lf": post + b"X-A: 1\nX-B: 2\r\n\r\n",
+    "head-no-host": b"GET / HTTP/1.1\r\nAccept: */*\r\n\r\n",
+    "head-two-hosts": b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    "head-bad-request-line": b"GET  /x HTTP/1.1\r\nHost: a\r\n\r\n",
+    "head-bad-version": b"GET /x HTTP/2.0\r\nHost: a\r\n\r\n",
+}
+for name, block in blocks.items():
+    write("fuzz_http_ingress", name, b"\x02" + block)
+
+# --- fuzz_http_ingress, byte 0 % 4 == 0: chunked bodies at the RFC's edges ---
+write("fuzz_http_ingress", "chunked-leading-zeros",
+      b"\x00\x10\x05" + b"0005\r\nhello\r\n000\r\nX-T: \xff\r\n\r\n")
+write("fuzz_http_ingress", "chunked-bad-trailers",
+      b"\x00\x10\x02" + b"1\r\na\r\n0\r\nX-T : 1\r\n 2\r\nNoColon\r\n\r\n")
+write("fuzz_http_ingress", "chunked-extension", b"\x00\x10\x04" + b"1;a=\"b\"\r\na\r\n0\r\n\r\n")
 print("seeds written under", os.path.join(HERE, "corpus"), file=sys.stderr)

@@ -1,6 +1,10 @@
 // Error paths over real HTTP: admission failures, size limits, models, quotas, failing workers.
-#include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <thread>
 
 #include "tests/integration/service_fixture.h"
@@ -15,7 +19,62 @@ std::string Code(const HttpResult& r) {
   return (*doc)["error"]["code"].GetString();
 }
 
+// Sends `bytes` to the gateway on a fresh connection; what it answers until it closes the
+// connection (or 10 s pass), and whether it closed it.
+std::pair<std::string, bool> RawExchange(const std::string& base_url, const std::string& bytes) {
+  const int port = std::stoi(base_url.substr(base_url.rfind(':') + 1));
+  const int fd = ConnectLoopback(port, std::chrono::seconds(10));
+  REQUIRE(fd >= 0);
+  send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string reply;
+  bool closed = false;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      closed = n == 0;
+      break;
+    }
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return {reply, closed};
+}
+
 }  // namespace
+
+TEST_CASE("framing errors and repeated JSON keys are 400 bad_request", "[integration]") {
+  DNASERVE_REQUIRE_SERVICE(svc);
+  const std::string key = svc->keys().alice;
+
+  SECTION("two different Content-Length values: refused, the connection closed") {
+    // Read by its first length, this body would be 422 (not a valid predict body); a proxy in
+    // front may have read 40 bytes as the body, so the gateway must not pick either.
+    const auto [reply, closed] = RawExchange(
+        svc->base_url(),
+        "POST /v1/tasks/promoter/predict HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+            "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            "Content-Length: 40\r\n\r\n{}");
+    INFO(reply);
+    CHECK(reply.rfind("HTTP/1.1 400 ", 0) == 0);
+    CHECK(reply.find("\"code\":\"bad_request\"") != std::string::npos);
+    CHECK(reply.find("more than one Content-Length") != std::string::npos);
+    CHECK(closed);
+  }
+  SECTION("a key twice in the body, named with its location") {
+    auto r = svc->Post(
+        "/v1/tasks/promoter/predict",
+        "{\"sequence\": \"" + RandomDna(400) + "\", \"sequence\": \"" + RandomDna(400, 9) + "\"}",
+        key);
+    REQUIRE(r.status == 400);
+    CHECK(Code(r) == "bad_request");
+    auto doc = ParseJson(r.body);
+    const auto& err = (*doc)["error"]["details"]["errors"][0];
+    CHECK(std::string(err["type"].GetString()) == "duplicate_key");
+    REQUIRE(err["loc"].Size() == 2);
+    CHECK(std::string(err["loc"][1].GetString()) == "sequence");
+  }
+}
 
 TEST_CASE("admission errors", "[integration]") {
   DNASERVE_REQUIRE_SERVICE(svc);

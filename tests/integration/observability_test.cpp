@@ -98,8 +98,8 @@ TEST_CASE("gateway and worker /metrics move with real traffic and hold no per-ke
   CHECK(Sample(Scrape(svc->runner_admin_url()), "dnaserve_queue_depth") >= 1);
   CHECK(AwaitJob(svc, JobId(running), keys.single).status == 200);
   const std::string runner_after = Scrape(svc->runner_admin_url());
-  CHECK(Sample(runner_after, "dnaserve_runner_jobs_finished_total{kind=\"predict\",status=\"2xx\"}") -
-            Sample(runner_before, "dnaserve_runner_jobs_finished_total{kind=\"predict\",status=\"2xx\"}") ==
+  CHECK(Sample(runner_after, "dnaserve_runner_jobs_finished_total{kind=\"predict\",code=\"ok\"}") -
+            Sample(runner_before, "dnaserve_runner_jobs_finished_total{kind=\"predict\",code=\"ok\"}") ==
         1);
 
   const std::string gw = Scrape(svc->gateway_admin_url());

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "gateway/jobs/result_codec.h"
+#include "core/jobs/result_codec.h"
 #include "tests/integration/service_fixture.h"
 
 namespace dnaserve::testing {
@@ -108,7 +108,7 @@ TEST_CASE("a finished job is served as stored gzip to a client accepting it, dec
   CHECK(static_cast<unsigned char>(gz.body[0]) == 0x1f);
   CHECK(static_cast<unsigned char>(gz.body[1]) == 0x8b);
   CHECK(gz.body.size() * 4 < plain.body.size());
-  auto inflated = gateway::GzipDecompress(gz.body);
+  auto inflated = core::GzipDecompress(gz.body);
   REQUIRE(inflated.ok());
   CHECK(*inflated == plain.body);
 

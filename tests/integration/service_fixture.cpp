@@ -4,11 +4,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -270,6 +272,66 @@ std::string MinimalBody(const std::string& task, size_t length) {
     length = task == "annotation" ? 3000 : task == "splice" ? 2000 : 1200;
   }
   return "{\"sequence\": \"" + RandomDna(length) + "\"}";
+}
+
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason) {
+  WorkerLaunch splice;
+  splice.task = "splice";
+  splice.models_dir = dir + "/models";
+  splice.log_path = dir + "/worker-splice.log";
+  if (std::system(("mkdir -p " + splice.models_dir + " && cp -r " + SourceDir() +
+                   "/worker/packages/splice-human " + splice.models_dir + "/")
+                      .c_str()) != 0 ||
+      !worker->Start(std::move(splice)) || !worker->WaitUntilListening()) {
+    *reason = "the splice worker did not start; see " + dir + "/worker-splice.log";
+    return false;
+  }
+  return true;
+}
+
+std::string WorkersWithSplice(const Service& svc, const std::string& splice_address) {
+  std::string workers;
+  std::istringstream entries(svc.workers_spec());
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    if (entry.rfind("splice=", 0) == 0) entry = "splice=" + splice_address;
+    workers += (workers.empty() ? "" : ",") + entry;
+  }
+  return workers;
+}
+
+bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
+                         const BuiltCatalogue& reference, const std::string& roster_task,
+                         const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
+                         std::string* reason) {
+  const std::string redis = svc.redis_url() + "/" + std::to_string(db);
+  const std::string worker_spec = workers.empty() ? svc.workers_spec() : workers;
+  const std::map<std::string, std::string> runner_env = {
+      {"DNASERVE_GRCH37_CATALOGUE", reference.catalogue},
+      {"DNASERVE_GRCH37_FASTA", reference.fasta},
+      {"DNASERVE_VARIANT_WORK_DIR", dir + "/runner-scratch"}};
+  std::error_code ignored;  // StartRunner's failure below says what went wrong
+  std::filesystem::create_directories(dir + "/runner-scratch", ignored);
+  if (!StartRunner(runner, redis, worker_spec, dir + "/runner.log", runner_env)) {
+    *reason = "the runner did not start; see " + dir + "/runner.log";
+    return false;
+  }
+  GatewayLaunch launch = svc.AnotherGateway(dir + "/gateway.log");
+  launch.redis_url = redis;
+  launch.workers = worker_spec;
+  // Its /viewer too (the locus and variant boxes need a runner that holds a reference).
+  launch.env["DNASERVE_DOCS_DIR"] = SourceDir() + "/gateway/docs/node_modules";
+  gateway->Start(std::move(launch));
+  if (!gateway->WaitUntilListening(std::chrono::seconds(30))) {
+    *reason = "the gateway did not start; see " + dir + "/gateway.log";
+    return false;
+  }
+  for (int i = 0; i < 300; ++i) {
+    const auto models =
+        HttpRequest("GET", gateway->base_url() + "/v1/tasks/" + roster_task + "/models", {}, "");
+    if (models.status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return LoadGatewayDocument(gateway->base_url(), reason);
 }
 
 }  // namespace dnaserve::testing

@@ -17,6 +17,7 @@
 #include "tests/support/key_entries.h"
 #include "tests/support/service_launcher.h"
 #include "tests/support/test_env.h"
+#include "tests/support/variant_data.h"
 
 namespace dnaserve::testing {
 
@@ -101,6 +102,23 @@ HttpResult GatewayRequest(const std::string& method, const std::string& base_url
 // Fixtures call it once their gateway is ready, so a broken document stops them at once rather
 // than leaving their requests unchecked.
 bool LoadGatewayDocument(const std::string& base_url, std::string* error);
+// A runner that holds `reference` (GRCh37 chr20 and its catalogue) and a gateway of its own,
+// both on database `db` of `svc`'s Redis (the service's own runner holds no reference), calling
+// `workers` ("" = the service's). Ready once the gateway lists `roster_task`'s models and its
+// OpenAPI document is loaded; logs and scratch in `dir`. False with the reason. Callers own both
+// processes: stop them at exit (a fixture left running leaves two processes behind every test
+// process).
+bool StartReferenceStack(const Service& svc, int db, const std::string& workers,
+                         const BuiltCatalogue& reference, const std::string& roster_task,
+                         const std::string& dir, ChildProcess* runner, LaunchedGateway* gateway,
+                         std::string* reason);
+// Starts the bundled splice-human package (the service's splice default: per-base, char tokens,
+// a 1,000 bp flank; not the integration service's generated tiny one) in a worker of its own,
+// its package copied under `dir`/models, its log `dir`/worker-splice.log. False with the reason.
+bool StartBundledSpliceWorker(const std::string& dir, LaunchedWorker* worker, std::string* reason);
+// `svc`'s workers spec with its splice entry pointed at `splice_address`.
+std::string WorkersWithSplice(const Service& svc, const std::string& splice_address);
+
 // Fails the current test for every answer found undocumented on another thread since the last
 // request on the test's thread. Tests whose requests run on threads of their own end with it
 // (UndocumentedElsewhereGuard does that when their scope ends).

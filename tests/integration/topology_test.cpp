@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "gateway/auth/key_store.h"
-#include "gateway/dispatch/worker_client.h"
-#include "gateway/validation/predict_request.h"
+#include "core/dispatch/worker_client.h"
+#include "core/validation/predict_request.h"
 #include "tests/integration/service_fixture.h"
 #include "tests/support/test_files.h"
 
@@ -472,15 +472,15 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
           "[topology]") {
   REQUIRE_TOPOLOGY(t);
   // What a Kubernetes headless Service gives the gateway: one name, every pod's address.
-  dnaserve::gateway::GrpcInferenceBackend::Options options;
+  dnaserve::core::GrpcInferenceBackend::Options options;
   options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->both_workers_target()};
-  dnaserve::gateway::GrpcInferenceBackend backend(options);
+  dnaserve::core::GrpcInferenceBackend backend(options);
   auto validated =
-      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+      dnaserve::core::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
   REQUIRE(validated.ok());
   const auto& request = validated->request;
   auto call = [&](int i) {
-    dnaserve::gateway::CallContext context;
+    dnaserve::core::CallContext context;
     context.request_id = "headless-" + std::to_string(i);
     return backend.Predict(dnaserve::Task::kPromoter, request, context, nullptr);
   };
@@ -514,7 +514,7 @@ TEST_CASE("one address naming several workers spreads calls over them and skips 
 TEST_CASE("a worker call ends at its deadline even when the worker never answers", "[topology]") {
   REQUIRE_TOPOLOGY(t);
   auto validated =
-      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+      dnaserve::core::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
   REQUIRE(validated.ok());
   struct Case {
     const char* what;
@@ -530,11 +530,11 @@ TEST_CASE("a worker call ends at its deadline even when the worker never answers
   };
   for (const Case& c : cases) {
     INFO(c.what);
-    dnaserve::gateway::GrpcInferenceBackend::Options options;
+    dnaserve::core::GrpcInferenceBackend::Options options;
     options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->worker_address(1)};
     options.predict_deadline = c.per_call_cap;
-    dnaserve::gateway::GrpcInferenceBackend backend(options);
-    dnaserve::gateway::CallContext context;
+    dnaserve::core::GrpcInferenceBackend backend(options);
+    dnaserve::core::CallContext context;
     context.request_id = "deadline-test";
     REQUIRE(backend.Predict(dnaserve::Task::kPromoter, validated->request, context, nullptr).ok());
 
@@ -560,17 +560,17 @@ TEST_CASE("a worker call ends at its deadline even when the worker never answers
 
 TEST_CASE("a call that never reached a worker goes to the other replica", "[topology]") {
   REQUIRE_TOPOLOGY(t);
-  dnaserve::gateway::GrpcInferenceBackend::Options options;
+  dnaserve::core::GrpcInferenceBackend::Options options;
   options.endpoints.addresses[dnaserve::Task::kPromoter] = {t->worker_address(0),
                                                             t->worker_address(1)};
   // One health round at start-up and none after: only calls can find the dead worker.
   options.health_interval = std::chrono::hours(1);
-  dnaserve::gateway::GrpcInferenceBackend backend(options);
+  dnaserve::core::GrpcInferenceBackend backend(options);
   auto validated =
-      dnaserve::gateway::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
+      dnaserve::core::ValidatePredictBody(dnaserve::Task::kPromoter, MinimalBody("promoter"));
   REQUIRE(validated.ok());
   auto call = [&](int i) {
-    dnaserve::gateway::CallContext context;
+    dnaserve::core::CallContext context;
     context.request_id = "retry-" + std::to_string(i);
     return backend.Predict(dnaserve::Task::kPromoter, validated->request, context, nullptr);
   };

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -1132,4 +1133,86 @@ TEST_CASE("variant workflow: tenants: another client's object is refused as a mi
     ++signed_by_a;
   }
   CHECK(signed_by_a >= 3);  // HEAD, header sniff, GET, PUT
+}
+
+TEST_CASE("variant workflow: POST /v1/variants/score's expression scorer publishes the numbers "
+          "the workflow writes for the same variants and contexts",
+          "[integration][variant]") {
+  VARIANT_SERVICE_OR_SKIP(v);
+  const std::string alice = v->svc->keys().alice;
+  // The records the workflow annotates (SNVs on both sides of two start sites, a deletion over
+  // a third TSS, a multi-allelic record), and the same contexts by id, CURIE and free text.
+  BuiltVcf vcf = BuildChr20Vcf(*v);
+  const std::vector<std::string> contexts = {"E066", "UBERON:0002048", "heart"};
+  const std::string uri = v->Upload("runs/2026/score-equality.vcf.gz",
+                                    Bgzip(v->dir, "score-equality.vcf", vcf.text));
+  auto done = v->Poll(
+      JobId(v->Post(Body(uri, R"(, "tissues": ["E066", "UBERON:0002048", "heart"])"), alice)),
+      alice);
+  INFO(done.body);
+  REQUIRE(done.status == 200);
+  auto doc = ParseJson(done.body);
+  const std::string out = SaveOutput(*v, *doc, "score-equality.annotated.vcf.gz");
+  // What the workflow wrote: by "CHROM:POS:REF:ALT", each (gene id, context) -> the text.
+  std::map<std::string, std::map<std::pair<std::string, size_t>, std::string>> written;
+  for (const auto& row :
+       Lines(Bcftools({"query", "-f", "%CHROM:%POS:%REF:%ALT\t%INFO/GEX_ANN\n", out}))) {
+    const auto f = Split(row, '\t');
+    if (f[1] == ".") continue;
+    for (const auto& entry_text : Split(f[1], ',')) {
+      const auto entry = Split(entry_text, '|');
+      REQUIRE(entry.size() == 7 + contexts.size() + 1);
+      // The ALT of this entry (a multi-allelic record lists each ALT's entries).
+      const auto key = Split(f[0], ':');
+      const std::string variant = key[0] + ":" + key[1] + ":" + key[2] + ":" + entry[0];
+      for (size_t c = 0; c < contexts.size(); ++c) {
+        written[variant][{entry[2], c}] = entry[7 + c];
+      }
+    }
+  }
+  REQUIRE(written.size() >= 5);
+
+  // The same variants scored directly, the workflow's window (5,000 bp) and contexts.
+  std::string variants;
+  std::vector<std::string> order;
+  for (const auto& [variant, unused] : written) {
+    order.push_back(variant);
+    variants += (variants.empty() ? "\"" : ", \"") + variant + "\"";
+  }
+  const std::string body = "{\"variants\": [" + variants +
+                           "], \"scorers\": {\"expression\": {\"contexts\": [\"E066\", "
+                           "\"UBERON:0002048\", \"heart\"], \"window\": 5000}}}";
+  auto scored = GatewayRequest("POST", v->base, "/v1/variants/score",
+                               {"Authorization: Bearer " + alice, "Content-Type: application/json"},
+                               body, 300);
+  INFO(scored.body.substr(0, 2000));
+  REQUIRE(scored.status == 200);
+  auto sdoc = ParseJson(scored.body);
+  const auto& data = (*sdoc)["data"];
+  CHECK(std::string(data["scorers"]["expression"]["model"].GetString()) ==
+        std::string((*doc)["meta"]["model"].GetString()));
+  const auto& results = data["results"];
+  REQUIRE(results.Size() == order.size());
+  size_t compared = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    INFO(order[i]);
+    REQUIRE(results[i].HasMember("expression"));
+    std::map<std::pair<std::string, size_t>, std::string> published;
+    for (const auto& gene : results[i]["expression"].GetArray()) {
+      const auto& per_context = gene["contexts"];
+      REQUIRE(per_context.Size() == contexts.size());
+      for (size_t c = 0; c < contexts.size(); ++c) {
+        CHECK(std::string(per_context[c]["context"].GetString()) == contexts[c]);
+        // The published number, in the workflow's notation (5 significant digits).
+        char text[32];
+        std::snprintf(text, sizeof text, "%.5g",
+                      per_context[c]["log2_fold_change"].GetDouble());
+        published[{gene["gene_id"].GetString(), c}] = text;
+      }
+    }
+    // The same genes, and for each gene and context the same number.
+    CHECK(published == written[order[i]]);
+    compared += published.size();
+  }
+  CHECK(compared >= 15);
 }

@@ -73,7 +73,7 @@ async function step(name, fn) {
 const EXPECTED_TOOLS = [
   "predict_promoter", "predict_splice", "predict_enhancer", "predict_chromatin",
   "predict_annotation", "predict_expression", "find_genes_and_predict_expression",
-  "get_job", "list_jobs", "list_models",
+  "score_variants", "get_job", "list_jobs", "list_models", "list_contexts",
 ];
 const REST_PATH = {
   predict_promoter: "/v1/tasks/promoter/predict",

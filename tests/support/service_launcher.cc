@@ -78,7 +78,8 @@ bool LaunchedWorker::WaitUntilListening(std::chrono::milliseconds timeout) const
 }
 
 bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
-                 const std::string& log_path, const std::map<std::string, std::string>& extra) {
+                 const std::string& log_path, const std::map<std::string, std::string>& extra,
+                 const std::string& binary) {
   static int counter = 0;
   std::map<std::string, std::string> env = {
       {"DNASERVE_REDIS_URL", redis_url},
@@ -88,7 +89,7 @@ bool StartRunner(ChildProcess* process, const std::string& redis_url, const std:
       // Quick hand-overs, so that the runner-death tests take seconds, not minutes.
       {"DNASERVE_RUNNER_CLAIM_TIMEOUT", "3"}};
   for (const auto& [k, v] : extra) env[k] = v;
-  return process->Start({RunnerBinary()}, env, log_path);
+  return process->Start({binary.empty() ? RunnerBinary() : binary}, env, log_path);
 }
 
 bool LaunchedGateway::Start(GatewayLaunch launch) {

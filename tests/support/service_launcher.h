@@ -66,8 +66,10 @@ class LaunchedWorker {
 
 // Starts a dnaserve-runner taking jobs from `redis_url` and calling `workers` (a DNASERVE_WORKERS
 // value), its output in `log_path`; `extra` settings are added to (and override) the defaults.
+// `binary` "" is this build's RunnerBinary().
 bool StartRunner(ChildProcess* process, const std::string& redis_url, const std::string& workers,
-                 const std::string& log_path, const std::map<std::string, std::string>& extra = {});
+                 const std::string& log_path, const std::map<std::string, std::string>& extra = {},
+                 const std::string& binary = "");
 
 // How to start one dnaserve-gateway.
 struct GatewayLaunch {

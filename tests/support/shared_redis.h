@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "gateway/redis/redis_connection.h"
+#include "core/redis/redis_connection.h"
 #include "tests/support/test_env.h"
 
 namespace dnaserve::testing {
@@ -20,8 +20,8 @@ inline RedisServer& SharedRedis() {
   return *server;
 }
 
-inline std::shared_ptr<gateway::RedisConnection> ConnectRedis(const std::string& url) {
-  auto conn = gateway::RedisConnection::Create(url);
+inline std::shared_ptr<core::RedisConnection> ConnectRedis(const std::string& url) {
+  auto conn = core::RedisConnection::Create(url);
   REQUIRE(conn.ok());
   return *conn;
 }

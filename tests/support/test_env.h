@@ -25,6 +25,9 @@ void RemoveAtExit(const std::string& path);
 int FreePort();
 // Polls until something accepts on 127.0.0.1:port, or the timeout passes.
 bool WaitForPort(int port, std::chrono::milliseconds timeout);
+// A TCP connection to 127.0.0.1:`port` whose reads give up after `receive_timeout` (raw-bytes
+// tests of a server's framing); the caller closes it. -1 when it cannot connect.
+int ConnectLoopback(int port, std::chrono::milliseconds receive_timeout);
 
 // A child process started with execve; SIGTERM (then SIGKILL after 5 s) on Stop/destruction.
 class ChildProcess {

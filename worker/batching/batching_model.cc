@@ -17,14 +17,26 @@ constexpr int64_t kOverloadedRetryAfterSeconds = 1;
 // (tens of ms and up) and cheap: the check is an atomic read in gRPC.
 constexpr auto kCancelPollInterval = std::chrono::milliseconds(10);
 
+// The inputs cut into pieces of at most `piece_rows` rows, in order.
+std::vector<std::vector<IdTensor>> Pieces(const std::vector<IdTensor>& inputs, int64_t rows,
+                                          int64_t piece_rows) {
+  std::vector<std::vector<IdTensor>> pieces;
+  for (int64_t first = 0; first < rows; first += piece_rows) {
+    pieces.push_back(SliceRows(inputs, first, std::min(piece_rows, rows - first)));
+  }
+  return pieces;
+}
+
 }  // namespace
 
 struct BatchingModel::Call {
+  const void* submission = nullptr;  // the Submit that queued it (its caller waits for it)
   const std::vector<IdTensor>* inputs = nullptr;
   RowSignature signature;
   int64_t rows = 1;
   int64_t bases = 0;
   Clock::time_point enqueued;
+  int64_t service = 0;   // rows its request queued before it (the length-aware order)
   bool running = false;  // in a pass: can no longer be withdrawn
   bool done = false;
   std::optional<StatusOr<std::vector<FloatTensor>>> result;
@@ -100,22 +112,22 @@ void BatchingModel::Release(Seat* seat) {
   seat->admitted = false;
 }
 
-Status BatchingModel::Admit(const Call& call, Seat* seat) {
+Status BatchingModel::Admit(int64_t call_bases, Seat* seat) {
   if (seat->admitted) {
     // An admitted request is never refused halfway; a larger call just widens its seat.
-    if (call.bases > seat->bases) {
-      admitted_bases_ += call.bases - seat->bases;
-      seat->bases = call.bases;
+    if (call_bases > seat->bases) {
+      admitted_bases_ += call_bases - seat->bases;
+      seat->bases = call_bases;
     }
     return Status::Ok();
   }
-  if (admitted_requests_ > 0 && admitted_bases_ + call.bases > options_.max_queue_bases) {
+  if (admitted_requests_ > 0 && admitted_bases_ + call_bases > options_.max_queue_bases) {
     ++stats_.refused;
-    return OverloadedStatus(call.bases);
+    return OverloadedStatus(call_bases);
   }
   seat->admitted = true;
-  seat->bases = call.bases;
-  admitted_bases_ += call.bases;
+  seat->bases = call_bases;
+  admitted_bases_ += call_bases;
   ++admitted_requests_;
   return Status::Ok();
 }
@@ -124,53 +136,78 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
                                                          const CancelCheck& cancelled,
                                                          Seat* seat) {
   if (cancelled && cancelled()) return ForwardCancelledStatus();
-  Call call;
-  call.inputs = &inputs;
-  call.signature = SignatureOf(inputs);
-  if (call.signature.mergeable) {
-    call.rows = call.signature.rows;
+  const RowSignature signature = SignatureOf(inputs);
+  int64_t rows = 1;
+  if (signature.mergeable) {
+    rows = signature.rows;
   } else if (!inputs.empty() && !inputs[0].shape.empty() && inputs[0].shape[0] > 0) {
-    call.rows = inputs[0].shape[0];
+    rows = inputs[0].shape[0];
   }
-  call.bases = call.rows * std::max<int64_t>(1, options_.bases_per_row);
+  const int64_t bases_per_row = std::max<int64_t>(1, options_.bases_per_row);
+  // The call's pieces: one, the call itself, unless it is longer than max_call_rows.
+  std::vector<std::vector<IdTensor>> piece_inputs;
+  if (options_.max_call_rows > 0 && signature.mergeable && rows > options_.max_call_rows) {
+    piece_inputs = Pieces(inputs, rows, options_.max_call_rows);
+  }
+  std::vector<Call> calls(piece_inputs.empty() ? 1 : piece_inputs.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& call = calls[i];
+    call.submission = &calls;
+    call.inputs = piece_inputs.empty() ? &inputs : &piece_inputs[i];
+    call.signature = piece_inputs.empty() ? signature : SignatureOf(piece_inputs[i]);
+    call.rows = piece_inputs.empty() ? rows : call.signature.rows;
+    call.bases = call.rows * bases_per_row;
+  }
 
   std::unique_lock<std::mutex> lock(mu_);
-  if (Status admitted = Admit(call, seat); !admitted.ok()) {
+  if (Status admitted = Admit(rows * bases_per_row, seat); !admitted.ok()) {
     lock.unlock();
     log::Warn("batch_queue_full", {{"model", options_.model_id},
-                                   {"call_bases", call.bases},
+                                   {"call_bases", rows * bases_per_row},
                                    {"max_queue_bases", options_.max_queue_bases}});
     return admitted;
   }
-  call.enqueued = Clock::now();
+  const Clock::time_point now = Clock::now();
+  for (Call& call : calls) {
+    call.enqueued = now;
+    // Least attained service first: the rows this request queued before this piece.
+    call.service = seat->rows_queued;
+    seat->rows_queued += call.rows;
+  }
   const int max_passes = std::max(1, options_.max_passes);
-  if (queue_.empty() && running_passes_ < max_passes && options_.max_wait.count() == 0) {
+  if (calls.size() == 1 && queue_.empty() && running_passes_ < max_passes &&
+      options_.max_wait.count() == 0) {
     // The fast path: nobody to wait for and nobody waiting, so the call is its own pass, run on
     // this thread with its own tensors (no stacking, no hand-off to another thread).
-    std::vector<Call*> pass{&call};
+    std::vector<Call*> pass{&calls[0]};
     StartPass(pass);
     ++stats_.direct_passes;
     RunPassUnlocked(pass, lock);
-    return std::move(*call.result);
+    return std::move(*calls[0].result);
   }
 
-  queue_.push_back(&call);
-  queued_bases_ += call.bases;
+  for (Call& call : calls) {
+    queue_.push_back(&call);
+    queued_bases_ += call.bases;
+  }
   changed_.notify_all();  // a head waiting for company may now be full
+  bool withdrawn = false;
   while (true) {
-    if (call.done) return std::move(*call.result);
+    const bool all_done = std::all_of(calls.begin(), calls.end(),
+                                      [](const Call& call) { return call.done; });
+    if (all_done) break;
     std::optional<Clock::time_point> wake;  // none: until notified
-    if (!call.running && queue_.front() == &call && running_passes_ < max_passes) {
+    if (!queue_.empty() && running_passes_ < max_passes && Head()->submission == &calls) {
       Clock::time_point until;
       if (!HeadWaitsForCompany(&until)) {
         std::vector<Call*> pass = TakePass();
         if (!queue_.empty()) changed_.notify_all();  // the next head may take another free slot
         RunPassUnlocked(pass, lock);
-        continue;  // this call was in the pass: done
+        continue;
       }
       wake = until;
     }
-    if (cancelled) {
+    if (cancelled && !withdrawn) {
       const Clock::time_point poll = Clock::now() + kCancelPollInterval;
       wake = wake ? std::min(*wake, poll) : poll;
     }
@@ -179,23 +216,57 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
     } else {
       changed_.wait(lock);
     }
-    if (!cancelled || call.running || call.done) continue;
+    if (!cancelled || withdrawn) continue;
+    const bool waiting = std::any_of(calls.begin(), calls.end(),
+                                     [](const Call& call) { return !call.running && !call.done; });
+    if (!waiting) continue;
     // The check may take gRPC's locks: never call it under ours.
     lock.unlock();
     const bool gone = cancelled();
     lock.lock();
-    if (gone && !call.running && !call.done) {
+    if (!gone) continue;
+    // Withdraw what still waits; pieces already in a pass finish (they hold this stack's calls).
+    for (Call& call : calls) {
+      if (call.running || call.done) continue;
       queue_.erase(std::find(queue_.begin(), queue_.end(), &call));
       queued_bases_ -= call.bases;
+      call.done = true;
       ++stats_.withdrawn;
-      changed_.notify_all();  // the head of the queue may have changed
-      return ForwardCancelledStatus();
+    }
+    withdrawn = true;
+    changed_.notify_all();  // the head of the queue may have changed
+  }
+  if (withdrawn) return ForwardCancelledStatus();
+  if (calls.size() == 1) return std::move(*calls[0].result);
+  return JoinPieces(calls);
+}
+
+StatusOr<std::vector<FloatTensor>> BatchingModel::JoinPieces(std::vector<Call>& pieces) const {
+  std::vector<FloatTensor> outputs;
+  for (Call& piece : pieces) {
+    if (!piece.result->ok()) return piece.result->status();
+    if (Status appended =
+            AppendRows(std::move(*piece.result).value(), piece.rows, piece.rows, &outputs);
+        !appended.ok()) {
+      return Internal("model '" + options_.model_id + "': " + appended.message());
     }
   }
+  return outputs;
+}
+
+BatchingModel::Call* BatchingModel::Head() const {
+  if (options_.max_call_rows <= 0) return queue_.front();
+  // Length-aware order: the piece whose request has had the fewest rows queued before it; the
+  // oldest among equals (the queue is in arrival order and the scan keeps the first minimum).
+  Call* head = queue_.front();
+  for (Call* call : queue_) {
+    if (call->service < head->service) head = call;
+  }
+  return head;
 }
 
 bool BatchingModel::HeadWaitsForCompany(Clock::time_point* until) const {
-  const Call* head = queue_.front();
+  const Call* head = Head();
   if (options_.max_wait.count() <= 0 || !head->signature.mergeable) return false;
   int64_t bases = 0;
   PassFromHead(&bases);
@@ -205,13 +276,12 @@ bool BatchingModel::HeadWaitsForCompany(Clock::time_point* until) const {
 }
 
 std::vector<BatchingModel::Call*> BatchingModel::PassFromHead(int64_t* bases) const {
-  Call* head = queue_.front();
+  Call* head = Head();
   std::vector<Call*> pass{head};
   *bases = head->bases;
   if (!head->signature.mergeable) return pass;
-  for (size_t i = 1; i < queue_.size(); ++i) {
-    Call* other = queue_[i];
-    if (other->signature.MergesWith(head->signature) &&
+  for (Call* other : queue_) {
+    if (other != head && other->signature.MergesWith(head->signature) &&
         *bases + other->bases <= options_.max_batch_bases) {
       pass.push_back(other);
       *bases += other->bases;

@@ -29,6 +29,14 @@
 // * Cancellation: a request whose check turns true while one of its calls still waits gets
 //   ForwardCancelledStatus() and the call's rows are removed; they never reach the model. A call
 //   already in a running pass finishes and its caller gets the result.
+// * Length-aware order (max_call_rows > 0; the fairness of issue 28): a call of more rows is
+//   queued as pieces of at most max_call_rows rows, and the next pass is built around the
+//   waiting piece whose request has had the fewest rows queued before it (least attained
+//   service; the oldest among equals) instead of the oldest. A short request arriving behind a
+//   100 kb one thus waits only for the pieces already running, then goes first; requests of
+//   equal size take turns piece by piece. The caller gets all its rows back in order, and the
+//   request's seat is taken for the whole call before its first piece queues. (A stream of new
+//   short requests can hold a long one back: admission, max_queue_bases, bounds that stream.)
 // * Errors of a pass reach every call in it.
 #pragma once
 
@@ -54,6 +62,7 @@ struct BatchingOptions {
   int64_t max_queue_bases = 1048576;      // seats of admitted requests beyond which new ones wait
   std::chrono::microseconds max_wait{0};  // how long a pass below budget waits for company
   int max_passes = 1;                     // passes running at once (each on a caller's thread)
+  int64_t max_call_rows = 0;              // longer calls queue in pieces of these rows; 0 = whole
   // Optional: told the size of every pass as it starts (metrics). Runs under the queue's lock,
   // so it must be quick and must not call back into the model.
   std::function<void(size_t calls, int64_t rows)> on_pass;
@@ -96,6 +105,7 @@ class BatchingModel final : public Model {
   struct Seat {
     bool admitted = false;
     int64_t bases = 0;
+    int64_t rows_queued = 0;  // rows of all its calls so far: its attained service
   };
   using Clock = std::chrono::steady_clock;
 
@@ -103,9 +113,14 @@ class BatchingModel final : public Model {
   // pass whenever this call heads the queue and a slot is free.
   StatusOr<std::vector<FloatTensor>> Submit(const std::vector<IdTensor>& inputs,
                                             const CancelCheck& cancelled, Seat* seat);
+  // The outputs of a call's pieces, all done, joined back into the call's rows in order.
+  StatusOr<std::vector<FloatTensor>> JoinPieces(std::vector<Call>& pieces) const;
+  // REQUIRES mu_ held, queue non-empty. The call the next pass is built around: the oldest, or
+  // with max_call_rows the one whose request has had the fewest rows queued before it.
+  Call* Head() const;
   void Release(Seat* seat);
   // REQUIRES mu_ held. Admits the request at its first call, or says why not.
-  Status Admit(const Call& call, Seat* seat);
+  Status Admit(int64_t call_bases, Seat* seat);
   // REQUIRES mu_ held. True when the head of the queue should wait for company until `until`.
   bool HeadWaitsForCompany(Clock::time_point* until) const;
   // REQUIRES mu_ held, queue non-empty. The head of the queue and, when it stacks, the waiting

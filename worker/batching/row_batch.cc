@@ -1,5 +1,6 @@
 #include "worker/batching/row_batch.h"
 
+#include <algorithm>
 #include <string>
 
 namespace dnaserve::worker {
@@ -94,6 +95,70 @@ StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(std::vector<FloatTenso
     per_call[0].push_back(std::move(out));
   }
   return per_call;
+}
+
+std::vector<IdTensor> SliceRows(const std::vector<IdTensor>& inputs, int64_t first,
+                                int64_t count) {
+  std::vector<IdTensor> sliced(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const IdTensor& in = inputs[k];
+    const size_t row_values = static_cast<size_t>(Elements(in.shape, 1));
+    sliced[k].shape = in.shape;
+    sliced[k].shape[0] = count;
+    const auto begin = in.data.begin() + static_cast<std::ptrdiff_t>(row_values * first);
+    sliced[k].data.assign(begin, begin + static_cast<std::ptrdiff_t>(row_values * count));
+  }
+  return sliced;
+}
+
+std::vector<IdTensor> PadRows(std::vector<IdTensor> inputs, int64_t rows) {
+  for (IdTensor& in : inputs) {
+    const size_t row_values = static_cast<size_t>(Elements(in.shape, 1));
+    // A copy of the first row: inserting a vector's own range into it is undefined behaviour.
+    const std::vector<int64_t> filler(in.data.begin(),
+                                      in.data.begin() + static_cast<std::ptrdiff_t>(row_values));
+    in.data.reserve(row_values * static_cast<size_t>(rows));
+    for (int64_t r = in.shape[0]; r < rows; ++r) {
+      in.data.insert(in.data.end(), filler.begin(), filler.end());
+    }
+    in.shape[0] = rows;
+  }
+  return inputs;
+}
+
+Status AppendRows(std::vector<FloatTensor> part, int64_t rows, int64_t keep,
+                  std::vector<FloatTensor>* into) {
+  if (!into->empty() && into->size() != part.size()) {
+    return Internal("a forward pass returned " + std::to_string(part.size()) +
+                    " outputs, the previous one " + std::to_string(into->size()));
+  }
+  for (size_t k = 0; k < part.size(); ++k) {
+    FloatTensor& out = part[k];
+    const int64_t elements = Elements(out.shape, 0);
+    if (out.shape.empty() || out.shape[0] != rows || elements < 0 ||
+        static_cast<size_t>(elements) != out.data.size()) {
+      return Internal("output " + std::to_string(k) + " of a forward pass has shape " +
+                      ShapeText(out.shape) + "; expected " + std::to_string(rows) +
+                      " rows first, one per input row");
+    }
+    const size_t row_values = static_cast<size_t>(Elements(out.shape, 1));
+    out.data.resize(row_values * static_cast<size_t>(keep));
+    out.shape[0] = keep;
+    if (k >= into->size()) {
+      into->push_back(std::move(out));
+      continue;
+    }
+    FloatTensor& whole = (*into)[k];
+    if (!std::equal(whole.shape.begin() + 1, whole.shape.end(), out.shape.begin() + 1,
+                    out.shape.end())) {
+      return Internal("output " + std::to_string(k) + " changed its row shape from " +
+                      ShapeText(whole.shape) + " to " + ShapeText(out.shape) +
+                      " between forward passes");
+    }
+    whole.data.insert(whole.data.end(), out.data.begin(), out.data.end());
+    whole.shape[0] += keep;
+  }
+  return Status::Ok();
 }
 
 }  // namespace dnaserve::worker

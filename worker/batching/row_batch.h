@@ -39,4 +39,18 @@ std::vector<IdTensor> StackRows(const std::vector<const std::vector<IdTensor>*>&
 StatusOr<std::vector<std::vector<FloatTensor>>> SplitRows(std::vector<FloatTensor> outputs,
                                                           const std::vector<int64_t>& rows);
 
+// Rows [first, first + count) of every input. REQUIRES: SignatureOf(inputs).mergeable and the
+// range within its rows.
+std::vector<IdTensor> SliceRows(const std::vector<IdTensor>& inputs, int64_t first, int64_t count);
+
+// The inputs grown to `rows` rows: their own rows, then copies of their first row as filler.
+// REQUIRES: SignatureOf(inputs).mergeable with at most `rows` rows.
+std::vector<IdTensor> PadRows(std::vector<IdTensor> inputs, int64_t rows);
+
+// Appends the first `keep` rows of each output of a forward pass of `rows` rows to the matching
+// output in `into` (empty: the first part). Every output must be batch-major with `rows` rows,
+// and parts must agree in output count and row shapes; otherwise an internal error.
+Status AppendRows(std::vector<FloatTensor> part, int64_t rows, int64_t keep,
+                  std::vector<FloatTensor>* into);
+
 }  // namespace dnaserve::worker

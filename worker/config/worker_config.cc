@@ -53,6 +53,13 @@ StatusOr<WorkerConfig> ParseWorkerConfig(int argc, char** argv, bool* exit_now) 
                  "forward passes running at once, per model (0 = CPUs / --threads)")
       ->envname("DNASERVE_WORKER_BATCH_EXECUTORS")
       ->check(CLI::Range(0, 64));
+  app.add_option("--batch-rows-per-pass", batching.rows_per_pass,
+                 "rows of every forward pass, so results never depend on what shares a batch; "
+                 "longer calls queue in pieces of it (-1 = the package's batch_rows_per_pass, "
+                 "else by task: 1 for splice and expression, 4 otherwise; 0 = any size, results "
+                 "may differ in the last bits)")
+      ->envname("DNASERVE_WORKER_BATCH_ROWS_PER_PASS")
+      ->check(CLI::Range(int64_t{-1}, int64_t{4096}));
   app.add_option("--queue-max-bases", batching.max_queue_bases,
                  "bases that admitted requests may hold per model; beyond it new requests get "
                  "503 + Retry-After")

@@ -8,13 +8,16 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/digest.h"
 #include "common/file_text.h"
+#include "worker/manifest/variant_background.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
 namespace {
 
 constexpr int64_t kMaxContextBp = 1000000;
+constexpr int64_t kMaxRowsPerPass = 4096;  // far above any batch a worker forms
 constexpr int kMaxTextTokens = 4096;
 
 Status Invalid(const std::string& message) {
@@ -439,10 +442,26 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   return Status::Ok();
 }
 
+// description_contexts.free_text: {"method": "content-trigram-cosine", "threshold",
+// "generic_words"} (scripts/training/expression_ontology.py writes it).
+StatusOr<FreeTextRule> ParseFreeTextRule(const rapidjson::Value& value) {
+  if (!value.IsObject()) return Invalid("'description_contexts.free_text' must be an object");
+  Fields f(value, "description_contexts.free_text.");
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "generic_words"}));
+  std::string method;
+  DNASERVE_RETURN_IF_ERROR(f.String("method", &method));
+  if (method != "content-trigram-cosine") return f.Wrong("method", "\"content-trigram-cosine\"");
+  FreeTextRule rule;
+  if (!f.Has("threshold")) return f.Missing("threshold");
+  DNASERVE_RETURN_IF_ERROR(f.Number("threshold", &rule.threshold, 0.0, 1.0));
+  DNASERVE_RETURN_IF_ERROR(f.StringList("generic_words", &rule.generic_words));
+  return rule;
+}
+
 StatusOr<DescriptionContexts> ParseDescriptionContexts(const rapidjson::Value& value) {
   if (!value.IsObject()) return Invalid("'description_contexts' must be an object");
   Fields f(value, "description_contexts.");
-  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "contexts"}));
+  DNASERVE_RETURN_IF_ERROR(f.OnlyKeys({"method", "threshold", "contexts", "free_text"}));
   DescriptionContexts out;
   DNASERVE_RETURN_IF_ERROR(f.String("method", &out.method));
   if (out.method != "char-trigram-cosine") return f.Wrong("method", "\"char-trigram-cosine\"");
@@ -454,12 +473,22 @@ StatusOr<DescriptionContexts> ParseDescriptionContexts(const rapidjson::Value& v
   for (const auto& item : value["contexts"].GetArray()) {
     if (!item.IsObject()) return f.Wrong("contexts", "an array of objects");
     Fields c(item, "description_contexts.contexts[].");
-    DNASERVE_RETURN_IF_ERROR(c.OnlyKeys({"id", "name", "wordings"}));
+    DNASERVE_RETURN_IF_ERROR(
+        c.OnlyKeys({"id", "name", "wordings", "curie", "label", "group", "synonyms"}));
     DescriptionContext context;
     DNASERVE_RETURN_IF_ERROR(c.String("id", &context.id));
     DNASERVE_RETURN_IF_ERROR(c.String("name", &context.name));
     DNASERVE_RETURN_IF_ERROR(c.StringList("wordings", &context.wordings));
+    DNASERVE_RETURN_IF_ERROR(c.String("curie", &context.curie, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.String("label", &context.label, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.String("group", &context.group, /*required=*/false));
+    DNASERVE_RETURN_IF_ERROR(c.StringList("synonyms", &context.synonyms, /*required=*/false));
     out.contexts.push_back(std::move(context));
+  }
+  if (f.Has("free_text")) {
+    auto rule = ParseFreeTextRule(value["free_text"]);
+    if (!rule.ok()) return rule.status();
+    out.free_text = std::move(*rule);
   }
   return out;
 }
@@ -482,7 +511,8 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
                   "strand_complete_labels", "neighbour_bp",
                   "text_tokenizer", "description_contexts", "trained", "seed", "weights",
-                  "model_card"}));
+                  "model_card", "precision", "batch_rows_per_pass",
+                  "variant_background"}));
 
   ModelManifest m;
   int64_t version = 0;
@@ -528,6 +558,22 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
     DNASERVE_RETURN_IF_ERROR(f.Int("seed", &seed, 0, INT64_MAX));
     m.seed = seed;
   }
+  if (f.Has("precision")) {
+    // Named with the package: a worker serving many packages logs which one it refused.
+    const auto& value = doc["precision"];
+    std::string name = value.IsString() ? value.GetString() : "";
+    if (!PrecisionFromName(name)) {
+      return Invalid("'precision' of package '" + m.id +
+                     "' must be one of \"fp32\", \"bf16\", \"int8\"" +
+                     (name.empty() ? std::string() : " (got \"" + name + "\")"));
+    }
+    m.precision = *PrecisionFromName(name);
+  }
+  if (f.Has("batch_rows_per_pass")) {
+    int64_t rows = 0;
+    DNASERVE_RETURN_IF_ERROR(f.Int("batch_rows_per_pass", &rows, 0, kMaxRowsPerPass));
+    m.batch_rows_per_pass = rows;
+  }
   DNASERVE_RETURN_IF_ERROR(f.String("weights", &m.weights_file));
   if (!IsPlainFileName(m.weights_file)) return f.Wrong("weights", "a file name inside the package");
   DNASERVE_RETURN_IF_ERROR(f.String("model_card", &m.model_card_file));
@@ -550,6 +596,10 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
     auto contexts = ParseDescriptionContexts(doc["description_contexts"]);
     if (!contexts.ok()) return contexts.status();
     m.description_contexts = std::move(contexts).value();
+  }
+  if (f.Has("variant_background")) {  // checked here; read by LoadPackageBackground
+    auto background = ParseVariantBackgroundEntry(doc["variant_background"]);
+    if (!background.ok()) return background.status();
   }
   DNASERVE_RETURN_IF_ERROR(ValidateForTask(f, &m));
   return m;
@@ -580,6 +630,20 @@ StatusOr<ModelManifest> LoadManifest(const std::string& package_dir) {
                                             "coding model", LoadCodingModel, &m.decoder.coding));
   DNASERVE_RETURN_IF_ERROR(LoadDecoderTable(package_dir, m.decoder.splice_signal, "splice_signal",
                                             "splice signal", LoadSpliceSignal, &m.decoder.signal));
+  // Hashed once here, so ListModels never touches the disk; streamed, because weights of a
+  // transformer-size package are hundreds of MB to GB and must not be held twice at load.
+  IncrementalDigest digest(DigestAlgorithm::kSha256);
+  digest.Update(*text);
+  if (!digest.UpdateFromFile(m.WeightsPath())) {
+    return Invalid("weights file '" + m.weights_file + "' cannot be read");
+  }
+  // The background moves published quantiles, so a package with another one is another package.
+  auto background = LoadPackageBackground(package_dir, *text);
+  if (!background.ok()) return background.status();
+  if (*background && !digest.UpdateFromFile(package_dir + "/" + (*background)->file)) {
+    return Invalid("variant_background '" + (*background)->file + "' cannot be read");
+  }
+  m.package_digest = "sha256:" + digest.FinishHex();
   return m;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "common/task.h"
+#include "worker/manifest/precision.h"
 #include "worker/windowing/annotation_decode.h"
 
 namespace dnaserve::worker {
@@ -41,12 +42,25 @@ struct DescriptionContext {
   std::string id;    // e.g. "E066"
   std::string name;  // e.g. "Liver"
   std::vector<std::string> wordings;  // the descriptions the model was trained with
+  // From the package's curated ontology table (context_ontology.tsv); empty in packages
+  // without one.
+  std::string curie;  // e.g. "UBERON:0002107"
+  std::string label;  // the term's label, e.g. "liver"
+  std::string group;  // Roadmap group, e.g. "Other"
+  std::vector<std::string> synonyms;  // plain names of this very sample
+};
+
+// The served free-text rule (worker/tasks/context_resolve.h), when the package has one.
+struct FreeTextRule {
+  double threshold = 0.5;                  // best score below it: matched = false
+  std::vector<std::string> generic_words;  // dropped from both sides before comparing
 };
 
 struct DescriptionContexts {
   std::string method = "char-trigram-cosine";  // the only method this worker computes
   double threshold = 0.5;  // best similarity below it: matched = false
   std::vector<DescriptionContext> contexts;
+  std::optional<FreeTextRule> free_text;  // absent: the model's own rule above is served
 };
 
 struct ModelManifest {
@@ -83,9 +97,18 @@ struct ModelManifest {
   std::optional<DescriptionContexts> description_contexts;  // expression only, optional
   bool trained = false;
   std::optional<int64_t> seed;
+  Precision precision = Precision::kFp32;  // "precision"; absent: fp32 (worker/README.md)
+  // "batch_rows_per_pass": the rows of every forward pass this package wants (0: passes of any
+  // size); absent: the worker's setting, by task (worker/README.md, "Execution"). A package whose
+  // windows are each a large forward (a base-size transformer) names 1: a one-row pass costs it
+  // no speed, and rows of filler would.
+  std::optional<int64_t> batch_rows_per_pass;
   std::string weights_file;     // as written in the manifest (a plain file name)
   std::string model_card_file;  // as written in the manifest
   std::string package_dir;      // directory the manifest was read from ("" when parsed from text)
+  // "sha256:<hex>" of manifest.json's bytes followed by the weights file's (LoadManifest; empty
+  // when parsed from text): ListModels publishes it so answers name the exact package.
+  std::string package_digest;
 
   std::string WeightsPath() const { return package_dir + "/" + weights_file; }
 };

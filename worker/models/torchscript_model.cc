@@ -4,6 +4,8 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include "worker/models/reduced_precision.h"
+
 #include <exception>
 #include <string>
 #include <utility>
@@ -60,12 +62,14 @@ void ApplyThreadCountOnThisThread() {
 
 class TorchScriptModel final : public Model {
  public:
-  explicit TorchScriptModel(torch::jit::Module module) : module_(std::move(module)) {}
+  TorchScriptModel(torch::jit::Module module, std::optional<at::ScalarType> cuda_autocast)
+      : module_(std::move(module)), cuda_autocast_(cuda_autocast) {}
 
   StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override {
     try {
       ApplyThreadCountOnThisThread();
       c10::InferenceMode guard;
+      CudaAutocastScope autocast(cuda_autocast_);  // reduced precision on CUDA; CPU: nothing
       std::vector<c10::IValue> args;
       args.reserve(inputs.size());
       for (const auto& input : inputs) {
@@ -86,15 +90,24 @@ class TorchScriptModel final : public Model {
 
  private:
   torch::jit::Module module_;
+  std::optional<at::ScalarType> cuda_autocast_;
 };
 
 }  // namespace
 
-StatusOr<std::shared_ptr<Model>> LoadTorchScriptModel(const std::string& path) {
+StatusOr<std::shared_ptr<Model>> LoadTorchScriptModel(const std::string& path,
+                                                      Precision precision,
+                                                      const std::string& model_id) {
   try {
+    const PrecisionSupport support = DetectPrecisionSupport();
+    DNASERVE_RETURN_IF_ERROR(
+        CheckPrecisionSupported(precision, support, model_id.empty() ? path : model_id));
     torch::jit::Module module = torch::jit::load(path);
     module.eval();
-    return std::shared_ptr<Model>(std::make_shared<TorchScriptModel>(std::move(module)));
+    auto applied = ApplyReducedPrecision(&module, precision, support, path);
+    if (!applied.ok()) return applied.status();
+    return std::shared_ptr<Model>(
+        std::make_shared<TorchScriptModel>(std::move(module), applied->cuda_autocast));
   } catch (const c10::Error& e) {
     return Internal("cannot load TorchScript file " + path + ": " +
                     FirstLine(e.what_without_backtrace()));

@@ -6,13 +6,18 @@
 #include <string>
 
 #include "common/status.h"
+#include "worker/manifest/precision.h"
 #include "worker/models/model.h"
 
 namespace dnaserve::worker {
 
 // torch::jit::load + eval. Every c10::Error / std::exception is caught here and returned as an
 // internal error whose message names the file (the exception text is kept for the logs).
-StatusOr<std::shared_ptr<Model>> LoadTorchScriptModel(const std::string& path);
+// `precision` is the package's setting (worker/models/reduced_precision.h): a setting this
+// machine cannot honour, or weights that do not match it, fail the load.
+StatusOr<std::shared_ptr<Model>> LoadTorchScriptModel(const std::string& path,
+                                                      Precision precision = Precision::kFp32,
+                                                      const std::string& model_id = "");
 
 // LibTorch intra-op threads (at::set_num_threads); n <= 0 leaves the default.
 void SetTorchThreads(int n);

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include "common/file_text.h"
+#include "worker/manifest/variant_background.h"
+
 namespace dnaserve::worker {
 namespace {
 
@@ -70,6 +73,17 @@ StatusOr<CardFile> ReadCardFile(const ModelManifest& manifest, std::string_view 
   auto card = ReadBounded(card_path, kMaxModelCardBytes, "the model card");
   if (!card.ok()) return card.status();
   if (file.empty()) return CardFile{"text/markdown; charset=utf-8", std::move(*card)};
+  if (file == kVariantBackgroundCardFile) {  // the file the manifest names, not the caller
+    auto manifest_text = ReadFileText(manifest.package_dir + "/manifest.json");
+    if (!manifest_text) return Internal("the manifest of model '" + manifest.id + "' is unreadable");
+    auto background = LoadPackageBackground(manifest.package_dir, *manifest_text);
+    if (!background.ok()) return background.status();
+    if (!*background) {
+      return NotFound("the package of model '" + manifest.id + "' ships no variant background");
+    }
+    return CardFile{"application/json",
+                    VariantBackgroundJson(**background, manifest.id, manifest.package_digest)};
+  }
   const auto figures = CardFigureNames(*card);
   if (!IsFigureName(file) || std::find(figures.begin(), figures.end(), file) == figures.end()) {
     return NotFound("the card of model '" + manifest.id + "' embeds no such figure");

@@ -1,5 +1,7 @@
 // The files of a model's card that a worker serves (GetModelCard): the package's model card
-// (MODEL_CARD.md) and the PNG figures that card embeds, nothing else. A requested figure name is
+// (MODEL_CARD.md), the PNG figures that card embeds and, when the package ships one, its variant
+// background as JSON (variant_background.json, worker/manifest/variant_background.h), nothing
+// else. A requested figure name is
 // matched against the names the card itself links (`![caption](name.png)`, plain names of
 // [A-Za-z0-9_.-] ending in .png, no leading dot), so no caller-chosen path ever reaches the
 // filesystem; the file must be a regular file inside the package (a symlink is refused) and
@@ -21,7 +23,7 @@ inline constexpr int64_t kMaxCardFigureBytes = 1024 * 1024;
 inline constexpr size_t kMaxCardFigureNameLength = 128;
 
 struct CardFile {
-  std::string content_type;  // "text/markdown; charset=utf-8" or "image/png"
+  std::string content_type;  // "text/markdown; charset=utf-8", "image/png", "application/json"
   std::string content;
 };
 

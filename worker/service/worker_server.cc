@@ -15,6 +15,7 @@
 #include "common/observability/admin_server.h"
 #include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
+#include "worker/batching/fixed_rows_model.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/host_memory.h"
 #include "worker/models/model_registry.h"
@@ -39,15 +40,28 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
                                                  const BatchingConfig& batching,
                                                  WorkerMetrics* metrics) {
   const auto started = std::chrono::steady_clock::now();
-  auto model = LoadTorchScriptModel(manifest.WeightsPath());
+  auto model = LoadTorchScriptModel(manifest.WeightsPath(), manifest.precision,
+                                    manifest.id);
   metrics->ModelLoaded(
       manifest.id, model.ok(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  if (!model.ok() || !batching.enabled) return model;
+  if (!model.ok()) return model;
+  const int64_t rows_per_pass = RowsPerPassFor(manifest, batching.rows_per_pass);
+  if (rows_per_pass > 0) {
+    model = std::shared_ptr<Model>(
+        std::make_shared<FixedRowsModel>(std::move(model).value(), rows_per_pass));
+  }
+  if (!batching.enabled) return model;
   BatchingOptions options;
   options.model_id = manifest.id;
   options.bases_per_row = manifest.context_window_bp;
   options.max_batch_bases = batching.max_batch_bases;
+  if (rows_per_pass > 0) {
+    // A pass is one forward of the fixed shape: stacking more would only make the calls in it
+    // wait for each other, and long calls queue in pieces of it.
+    options.max_batch_bases = rows_per_pass * std::max<int64_t>(1, manifest.context_window_bp);
+    options.max_call_rows = rows_per_pass;
+  }
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
   options.max_passes = batching.executors;
@@ -75,6 +89,15 @@ std::map<std::string, observability::AdminHandler> WorkerAdminRoutes(
 
 }  // namespace
 
+int64_t DefaultRowsPerPass(Task task) {
+  return task == Task::kSplice || task == Task::kExpression ? 1 : 4;
+}
+
+int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured) {
+  if (configured >= 0) return configured;
+  return manifest.batch_rows_per_pass.value_or(DefaultRowsPerPass(manifest.task));
+}
+
 int RunWorkerServer(const WorkerConfig& config) {
   // Block the termination signals before gRPC and LibTorch start threads (they inherit the mask),
   // so that only the waiter thread below ever receives them.
@@ -91,6 +114,8 @@ int RunWorkerServer(const WorkerConfig& config) {
     log::Info("model_package_found", {{"model", m.id},
                                       {"is_default", m.is_default},
                                       {"trained", m.trained},
+                                      {"batch_rows_per_pass",
+                                       RowsPerPassFor(m, config.batching.rows_per_pass)},
                                       {"context_window_bp", m.context_window_bp}});
   }
   if (scan.models.empty()) {
@@ -157,6 +182,7 @@ int RunWorkerServer(const WorkerConfig& config) {
                                  {"batch_max_bases", batching.max_batch_bases},
                                  {"batch_max_wait_us", batching.max_wait_us},
                                  {"batch_executors", batching.executors},
+                                 {"batch_rows_per_pass", batching.rows_per_pass},
                                  {"queue_max_bases", batching.max_queue_bases},
                                  {"malloc_policy", malloc_policy.applied},
                                  {"malloc_arenas", malloc_policy.max_arenas}});

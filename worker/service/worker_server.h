@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/task.h"
+#include "worker/manifest/manifest.h"
 
 namespace dnaserve::worker {
 
@@ -18,6 +19,12 @@ struct BatchingConfig {
   int64_t max_queue_bases = 1048576;  // admitted requests' seats per model; then 503 + Retry-After
   int max_wait_us = 0;                // how long a pass below budget waits for company
   int executors = 0;                  // passes running at once per model; 0 = CPUs / torch threads
+  // Rows of every forward pass (worker/batching/fixed_rows_model.h): a prediction's numbers are
+  // then the same alone or batched with any others, and a long request's calls queue in pieces
+  // of these rows (fairness). 0 = passes of any size (results may differ in the last bits);
+  // kRowsPerPassByTask = the package's "batch_rows_per_pass", else DefaultRowsPerPass(task).
+  int64_t rows_per_pass = kRowsPerPassByTask;
+  static constexpr int64_t kRowsPerPassByTask = -1;
 };
 
 struct WorkerConfig {
@@ -34,6 +41,19 @@ struct WorkerConfig {
   int max_connection_age_seconds = 0;
   BatchingConfig batching;
 };
+
+// The rows per pass a worker of `task` uses unless told otherwise: 1 where the task's runner
+// calls the model one window at a time (splice, expression), so a lone request never computes
+// filler rows; 4 elsewhere: on CPU the bundled packages cost least per window at 2-4 rows, and
+// passes of 1 or 2 rows made a lone 10 kb chromatin request up to twice as slow as passes of 16
+// (BENCHMARKS.md, "Deterministic, length-aware batching").
+int64_t DefaultRowsPerPass(Task task);
+
+// The rows per forward pass `manifest`'s model runs with: `configured` when the operator set it
+// (>= 0: one setting for every model of the worker), else the package's "batch_rows_per_pass",
+// else DefaultRowsPerPass of its task. Every replica serving a package must agree on it
+// (worker/README.md, "Execution"), which the package's own value guarantees.
+int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured);
 
 // Blocks until a termination signal has been handled; returns the process exit code
 // (0 after a clean shutdown, 1 when the server could not start).

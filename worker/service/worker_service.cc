@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "proto/call_metadata.h"
 #include "proto/status_codec.h"
+#include "worker/manifest/model_facts.h"
 #include "worker/service/model_card_files.h"
 #include "worker/tasks/task_runner.h"
 
@@ -75,6 +76,23 @@ v1::ModelInfo ToModelInfo(const ModelManifest& manifest) {
   info.set_tokenizer(TokenizerLabel(manifest.tokenizer));
   for (const auto& label : manifest.output_labels) info.add_output_labels(label);
   info.set_trained(manifest.trained);
+  info.set_package_digest(manifest.package_digest);
+  info.set_flank_bp(manifest.flank_bp);
+  info.set_resolution(Resolution(manifest));
+  info.set_outputs(OutputsLine(manifest));
+  if (manifest.description_contexts) {
+    for (const auto& context : manifest.description_contexts->contexts) {
+      auto* c = info.add_contexts();
+      c->set_id(context.id);
+      c->set_name(context.name);
+      c->set_curie(context.curie);
+      c->set_label(context.label);
+      c->set_group(context.group);
+    }
+    if (manifest.description_contexts->free_text) {
+      info.set_free_text_threshold(manifest.description_contexts->free_text->threshold);
+    }
+  }
   return info;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "worker/tasks/annotation_passes.h"
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/annotation_decode.h"
 #include "worker/windowing/gene_groups.h"
@@ -167,8 +168,11 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
       }
     }
   }
-  (*result.mutable_formats())["bed"] = WriteBed(bed);
-  (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, offset, offset + length}}, gff);
+  const ReplyParts parts = ReplyParts::For(request);
+  if (parts.Format("bed")) (*result.mutable_formats())["bed"] = WriteBed(bed);
+  if (parts.Format("gff3")) {
+    (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, offset, offset + length}}, gff);
+  }
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/task.h"
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/chromatin_features.h"
 #include "worker/writers/bed.h"
@@ -83,8 +84,9 @@ StatusOr<v1::PredictResult> RunChromatin(Model& model, const ModelManifest& mani
   chromatin->set_features_total(features);
   for (auto name : kChromatinCategories) chromatin->add_categories(std::string(name));
   result.set_windows_processed(total);
-  (*result.mutable_formats())["bed"] = WriteBed(bed);
-  for (size_t c = 0; c < tracks.size(); ++c) {
+  const ReplyParts parts = ReplyParts::For(request);
+  if (parts.Format("bed")) (*result.mutable_formats())["bed"] = WriteBed(bed);
+  for (size_t c = 0; parts.Tracks() && c < tracks.size(); ++c) {
     if (category_used[c]) (*result.mutable_tracks())[tracks[c].name] = WriteBedGraph(tracks[c]);
   }
   return result;

@@ -1,4 +1,5 @@
 // Enhancer: developmental and housekeeping activity per consecutive, non-overlapping window.
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/writers/bedgraph.h"
 
@@ -42,9 +43,14 @@ StatusOr<v1::PredictResult> RunEnhancer(Model& model, const ModelManifest& manif
     ReportProgress(hooks, last, total);
   }
   result.set_windows_processed(total);
-  (*result.mutable_formats())["bedgraph"] = WriteBedGraphs({dev, hk});
-  (*result.mutable_tracks())["dev"] = WriteBedGraph(dev);
-  (*result.mutable_tracks())["hk"] = WriteBedGraph(hk);
+  const ReplyParts parts = ReplyParts::For(request);
+  if (parts.Format("bedgraph")) {
+    (*result.mutable_formats())["bedgraph"] = WriteBedGraphs({dev, hk});
+  }
+  if (parts.Tracks()) {
+    (*result.mutable_tracks())["dev"] = WriteBedGraph(dev);
+    (*result.mutable_tracks())["hk"] = WriteBedGraph(hk);
+  }
   return result;
 }
 

@@ -1,5 +1,6 @@
 // Promoter: probability per context window (manifest stride), regions = runs of windows at or
 // above the threshold.
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/promoter_regions.h"
 #include "worker/writers/bed.h"
@@ -53,10 +54,13 @@ StatusOr<v1::PredictResult> RunPromoter(Model& model, const ModelManifest& manif
     w->set_is_promoter(scores[i] >= threshold);
     track.values.push_back({owned[i].start, owned[i].end, scores[i]});
   }
-  const std::string bedgraph = WriteBedGraph(track);
-  (*result.mutable_formats())["bed"] = WriteBed(bed);
-  (*result.mutable_formats())["bedgraph"] = bedgraph;
-  (*result.mutable_tracks())["promoter"] = bedgraph;
+  const ReplyParts parts = ReplyParts::For(request);
+  if (parts.Format("bed")) (*result.mutable_formats())["bed"] = WriteBed(bed);
+  if (parts.Format("bedgraph")) {
+    std::string& bedgraph = (*result.mutable_formats())["bedgraph"];
+    bedgraph = WriteBedGraph(track);
+    if (parts.PromoterTrackCopy()) (*result.mutable_tracks())["promoter"] = bedgraph;
+  }
   return result;
 }
 

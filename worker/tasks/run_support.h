@@ -19,6 +19,8 @@ namespace dnaserve::worker {
 // Windows per forward pass, sized so one batch stays around 10-20k bases.
 inline constexpr int kPromoterBatchWindows = 8;
 inline constexpr int kSpliceBatchWindows = 1;
+// Rows per forward call of packed variant-scoring blocks (SpliceOptions.packed_window_bp).
+inline constexpr int kSplicePackedBatchRows = 32;
 inline constexpr int kEnhancerBatchWindows = 64;
 inline constexpr int kChromatinBatchWindows = 16;
 

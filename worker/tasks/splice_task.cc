@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/task.h"
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/splice_sites.h"
 #include "worker/writers/bed.h"
@@ -56,6 +57,69 @@ StatusOr<IdTensor> FlankedInput(std::string_view sequence, const std::vector<Win
   return tensor;
 }
 
+// Packed inputs (SpliceOptions.packed_window_bp, variant scoring): the sequence is a run of
+// independent model inputs of `block` bases each; block i scores its central bases
+// [i * block + flank, (i + 1) * block - flank), its flanks being its own context. Every row has
+// the same shape whatever the request holds, so a block's scores depend only on its own bases
+// (with the worker's fixed-shape passes, not on its companions either).
+std::vector<WindowSpan> PlanPackedWindows(int64_t length, int64_t block, int64_t flank) {
+  std::vector<WindowSpan> windows;
+  for (int64_t start = 0; start + block <= length; start += block) {
+    windows.push_back({static_cast<int>(windows.size()), start + flank, start + block - flank, 0});
+  }
+  return windows;
+}
+
+Status CheckPacked(int64_t block, int64_t length, const ModelManifest& manifest) {
+  if (block == 0) return Status::Ok();
+  if (manifest.flank_bp <= 0 || block < 0) {
+    return ValidationFailed({"body", "options", "packed_window_bp"},
+                            "options.packed_window_bp needs a flanked per-base model ('" +
+                                manifest.id + "' has no flank_bp) and a positive width",
+                            "value_error");
+  }
+  if (block <= 2 * manifest.flank_bp || block > manifest.context_window_bp) {
+    return ValidationFailed({"body", "options", "packed_window_bp"},
+                            "options.packed_window_bp must be above twice the model's flank (" +
+                                std::to_string(2 * manifest.flank_bp) +
+                                ") and at most its context (" +
+                                std::to_string(manifest.context_window_bp) + "), not " +
+                                std::to_string(block),
+                            "value_error");
+  }
+  if (length % block != 0) {
+    return ValidationFailed({"body", "sequence"},
+                            "a packed sequence is whole blocks of options.packed_window_bp (" +
+                                std::to_string(block) + "): " + std::to_string(length) +
+                                " bases is not",
+                            "value_error");
+  }
+  return Status::Ok();
+}
+
+StatusOr<IdTensor> PackedInput(std::string_view sequence, const std::vector<WindowSpan>& windows,
+                               int first, int last, int64_t block, const ModelManifest& manifest,
+                               const Tokenizer& tokenizer,
+                               std::vector<std::vector<Token>>* spans) {
+  IdTensor tensor;
+  tensor.shape = {last - first, block};
+  tensor.data.reserve(static_cast<size_t>((last - first) * block));
+  spans->assign(static_cast<size_t>(last - first), {});
+  const int64_t scored = block - 2 * manifest.flank_bp;
+  for (int i = first; i < last; ++i) {
+    const int64_t input_start = windows[i].start - manifest.flank_bp;
+    tokenizer.EncodeIds(sequence.substr(static_cast<size_t>(input_start), block), &tensor.data);
+    (*spans)[i - first] = tokenizer.Encode(sequence.substr(windows[i].start, scored));
+    if ((*spans)[i - first].size() != static_cast<size_t>(scored)) {
+      return Internal("model '" + manifest.id + "': a flanked model needs one token per base");
+    }
+  }
+  if (tensor.data.size() != static_cast<size_t>((last - first) * block)) {
+    return Internal("model '" + manifest.id + "': a flanked model needs one token per base");
+  }
+  return tensor;
+}
+
 }  // namespace
 
 StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifest,
@@ -66,28 +130,41 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
   const int64_t length = static_cast<int64_t>(sequence.size());
   const int64_t context = manifest.context_window_bp;
   const bool flanked = manifest.flank_bp > 0;
+  const int64_t packed = request.has_splice() ? request.splice().packed_window_bp() : 0;
+  DNASERVE_RETURN_IF_ERROR(CheckPacked(packed, length, manifest));
   const auto windows =
-      flanked ? PlanFlankedWindows(length, manifest.output_window_bp, manifest.flank_bp)
-              : PlanWindows(length, context, context);
+      packed > 0 ? PlanPackedWindows(length, packed, manifest.flank_bp)
+      : flanked  ? PlanFlankedWindows(length, manifest.output_window_bp, manifest.flank_bp)
+                 : PlanWindows(length, context, context);
   const int columns = static_cast<int>(manifest.output_labels.size());
   const int donor_column = LabelIndex(manifest, "donor");
   const int acceptor_column = LabelIndex(manifest, "acceptor");
   const int total = static_cast<int>(windows.size());
   const std::string seqid = TrackSeqid(request);
 
+  const ReplyParts parts = ReplyParts::For(request);
+  const bool render_tracks = parts.Tracks();
   SpliceSiteCollector collector(options, length);
   v1::PredictResult result;
   auto* splice = result.mutable_splice();
   // Rendered window by window: per-base models give a row per base.
   BedGraphWriter donor_track("donor", manifest.id + " donor score per token", seqid);
   BedGraphWriter acceptor_track("acceptor", manifest.id + " acceptor score per token", seqid);
-  for (auto [first, last] : Batches(total, kSpliceBatchWindows)) {
+  // Packed blocks are short and many: several rows per forward (the model's fixed-shape passes
+  // still cut them into passes of its rows-per-pass).
+  const int rows_per_forward = packed > 0 ? kSplicePackedBatchRows : kSpliceBatchWindows;
+  for (auto [first, last] : Batches(total, rows_per_forward)) {
     if (ShouldStop(hooks)) return RunCancelledStatus();
     // Token spans of each window: BPE tokens vary in length and count, so sites and tracks are
     // placed from the spans, never from a fixed token width.
     std::vector<std::vector<Token>> window_tokens;
     IdTensor input;
-    if (flanked) {
+    if (packed > 0) {
+      auto packed_input = PackedInput(sequence, windows, first, last, packed, manifest, tokenizer,
+                                      &window_tokens);
+      if (!packed_input.ok()) return packed_input.status();
+      input = std::move(packed_input).value();
+    } else if (flanked) {
       auto flanked_input =
           FlankedInput(sequence, windows, first, last, manifest, tokenizer, &window_tokens);
       if (!flanked_input.ok()) return flanked_input.status();
@@ -97,7 +174,9 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
     }
     // Output rows per window: the scored bases of a flanked model; otherwise the batch's longest
     // window (shorter ones are padded).
-    const int64_t tokens = flanked ? manifest.output_window_bp : input.shape[1];
+    const int64_t tokens = packed > 0 ? packed - 2 * manifest.flank_bp
+                           : flanked  ? manifest.output_window_bp
+                                      : input.shape[1];
     auto out =
         ForwardChecked(model, manifest, {std::move(input)}, {{last - first, tokens, columns}});
     if (!out.ok()) return out.status();
@@ -121,6 +200,7 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
       w->set_padded_bp(windows[i].padded_bp);
       w->set_tokens(static_cast<int32_t>(spans.size()));
       w->set_sites(*added);
+      if (!render_tracks) continue;  // per-base scores only: no bedGraph text to build
       for (const TokenSlice& slice : TrackSlices(windows[i], spans, length)) {
         const float* row = window_scores + slice.token_index * columns;
         donor_track.Add(slice.start, slice.end, row[donor_column]);
@@ -161,10 +241,14 @@ StatusOr<v1::PredictResult> RunSplice(Model& model, const ModelManifest& manifes
     gff.push_back(std::move(f));
   }
   result.set_windows_processed(total);
-  (*result.mutable_formats())["bed"] = WriteBed(bed);
-  (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, 0, length}}, gff);
-  (*result.mutable_tracks())["donor"] = donor_track.Take();
-  (*result.mutable_tracks())["acceptor"] = acceptor_track.Take();
+  if (parts.Format("bed")) (*result.mutable_formats())["bed"] = WriteBed(bed);
+  if (parts.Format("gff3")) {
+    (*result.mutable_formats())["gff3"] = WriteGff3({{seqid, 0, length}}, gff);
+  }
+  if (parts.Tracks()) {
+    (*result.mutable_tracks())["donor"] = donor_track.Take();
+    (*result.mutable_tracks())["acceptor"] = acceptor_track.Take();
+  }
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "worker/tasks/task_runner.h"
 
+#include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 
 namespace dnaserve::worker {
@@ -24,6 +25,26 @@ v1::PredictRequest::OptionsCase OptionsCaseFor(Task task) {
       return v1::PredictRequest::kExpression;
   }
   return v1::PredictRequest::OPTIONS_NOT_SET;
+}
+
+StatusOr<v1::PredictResult> RunTask(Model& model, const ModelManifest& manifest,
+                                    const Tokenizer& tokenizer, const v1::PredictRequest& request,
+                                    const RunHooks& hooks) {
+  switch (manifest.task) {
+    case Task::kPromoter:
+      return RunPromoter(model, manifest, tokenizer, request, hooks);
+    case Task::kSplice:
+      return RunSplice(model, manifest, tokenizer, request, hooks);
+    case Task::kEnhancer:
+      return RunEnhancer(model, manifest, tokenizer, request, hooks);
+    case Task::kChromatin:
+      return RunChromatin(model, manifest, tokenizer, request, hooks);
+    case Task::kAnnotation:
+      return RunAnnotation(model, manifest, tokenizer, request, hooks);
+    case Task::kExpression:
+      return RunExpression(model, manifest, tokenizer, request, hooks);
+  }
+  return Internal("unknown task");
 }
 
 }  // namespace
@@ -57,21 +78,11 @@ StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& man
                   details);
   }
   DNASERVE_RETURN_IF_ERROR(CheckSequence(request.sequence()));
-  switch (manifest.task) {
-    case Task::kPromoter:
-      return RunPromoter(model, manifest, tokenizer, request, hooks);
-    case Task::kSplice:
-      return RunSplice(model, manifest, tokenizer, request, hooks);
-    case Task::kEnhancer:
-      return RunEnhancer(model, manifest, tokenizer, request, hooks);
-    case Task::kChromatin:
-      return RunChromatin(model, manifest, tokenizer, request, hooks);
-    case Task::kAnnotation:
-      return RunAnnotation(model, manifest, tokenizer, request, hooks);
-    case Task::kExpression:
-      return RunExpression(model, manifest, tokenizer, request, hooks);
-  }
-  return Internal("unknown task");
+  DNASERVE_RETURN_IF_ERROR(CheckResultFormat(manifest.task, request));
+  auto result = RunTask(model, manifest, tokenizer, request, hooks);
+  // A text format's reply is that text: the structured result would send the scores again.
+  if (result.ok() && !ReplyParts::For(request).Structured()) result->clear_result();
+  return result;
 }
 
 }  // namespace dnaserve::worker

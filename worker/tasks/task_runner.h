@@ -20,11 +20,13 @@ struct RunHooks {
   std::function<void(int done, int total)> progress;
 };
 
-// Fills windows_processed, the task's result message, `formats` (every text format the task
-// supports, common/task.h SupportedFormats) and `tracks`. The caller adds model, cold_start and
-// timings. Request options of another task -> task_not_supported_by_model; options left unset ->
-// the contract's defaults; a sequence outside ACGTN or of the wrong length -> validation_failed;
-// model failures and malformed model outputs -> internal_error.
+// Fills windows_processed, the task's result message, `formats` (the text formats the task
+// supports, common/task.h SupportedFormats) and `tracks`, as far as request.result_format asks
+// for them (worker/tasks/reply_parts.h; unset -> all of it). The caller adds model, cold_start
+// and timings. Request options of another task -> task_not_supported_by_model; options left
+// unset -> the contract's defaults; a sequence outside ACGTN or of the wrong length, or a
+// result_format naming a text format the task lacks -> validation_failed; model failures and
+// malformed model outputs -> internal_error.
 StatusOr<v1::PredictResult> RunPrediction(Model& model, const ModelManifest& manifest,
                                           const Tokenizer& tokenizer,
                                           const v1::PredictRequest& request, const RunHooks& hooks);

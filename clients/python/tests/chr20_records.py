@@ -2,7 +2,8 @@
 
     chr20_records.py 20.fa.gz OUT.fa --count 6 --length 10000 [--start 31000001] [--step 250000]
 
-20.fa.gz is the chromosome from Debian's vt-examples (tests/support/variant_data finds it).
+20.fa.gz is the chromosome from Debian's vt-examples (tests/support/variant_data finds it); a
+plain (uncompressed) FASTA works as well: gzip is told apart by its magic bytes, not the name.
 Records are named by their UCSC region, `chr20:<start>-<end>` (1-based, inclusive), and any
 window holding an N is skipped, so every record is real sequence.
 """
@@ -10,6 +11,12 @@ window holding an N is skipped, so every record is real sequence.
 import argparse
 import gzip
 import sys
+
+
+def open_fasta(path: str):
+    with open(path, "rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt") if gzipped else open(path, "rt")
 
 
 def main() -> int:
@@ -23,7 +30,7 @@ def main() -> int:
     parser.add_argument("--lengths", default="", help="comma-separated lengths, overriding "
                         "--length record by record (cycled)")
     args = parser.parse_args()
-    with gzip.open(args.fasta, "rt") as handle:
+    with open_fasta(args.fasta) as handle:
         header = handle.readline()
         if not header.startswith(">"):
             print(f"{args.fasta}: not a FASTA", file=sys.stderr)

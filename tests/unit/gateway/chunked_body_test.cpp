@@ -38,22 +38,39 @@ TEST_CASE("well-formed chunked bodies, whole or split anywhere", "[chunked]") {
   CHECK(reader.Feed("more") == Verdict::kComplete);
   CHECK(reader.consumed() == 0);
   CHECK(ChunkedBodyReader(0).Feed("0\r\n\r\n") == Verdict::kComplete);
+  // Leading zeros are part of the grammar (chunk-size = 1*HEXDIG), so is an empty trailer value
+  // and obs-text in one.
+  ChunkedBodyReader zeros(16);
+  CHECK(zeros.Feed("0000000000000005\r\nhello\r\n000\r\nX-A:\r\nX-B: \xff\r\n\r\n") ==
+        Verdict::kComplete);
+  CHECK(zeros.body_bytes() == 5);
 }
 
 TEST_CASE("malformed framing is refused where it shows", "[chunked]") {
   for (const std::string bad : {
-           std::string("\r\n"),                       // no size
-           std::string("G\r\n"),                      // not hex
-           std::string("5 x\r\n"),                    // junk after the size
-           std::string("5\n"),                        // bare LF
-           std::string("5\rX"),                       // CR without LF
-           std::string("5\r\nhelloXX"),               // data not followed by CRLF
-           std::string("5\r\nhello\r\r"),             //
-           std::string("5;name=value\r\n"),          // extensions (Pistache refuses them)
-           std::string("0 \r\n\r\n"),                // whitespace after the size
-           std::string("0\r\nTrailer\x02\r\n"),       // control byte in a trailer
-           std::string("0\r\nA: b\rX"),               // trailer CR without LF
+           std::string("\r\n"),                            // no size
+           std::string("G\r\n"),                           // not hex
+           std::string("5 x\r\n"),                         // junk after the size
+           std::string("5\n"),                             // bare LF
+           std::string("5\rX"),                            // CR without LF
+           std::string("5\r\nhelloXX"),                    // data not followed by CRLF
+           std::string("5\r\nhello\r\r"),                  //
+           std::string("5;name=value\r\n"),                // extensions (Pistache refuses them)
+           std::string("0 \r\n\r\n"),                      // whitespace after the size
+           std::string("0\r\nTrailer\x02\r\n"),            // control byte in a trailer
+           std::string("0\r\nA: b\rX"),                    // trailer CR without LF
            std::string("0\r\n") + std::string(5000, 't'),  // endless trailer line
+           std::string("0\r\nNoColon\r\n\r\n"),            // a trailer line without a colon
+           std::string("0\r\nA : b\r\n\r\n"),              // whitespace before the colon
+           std::string("0\r\nA: b\r\n c\r\n\r\n"),         // obsolete line folding
+           std::string("0\r\n A: b\r\n\r\n"),              // a trailer starting with a space
+           std::string("0\r\n: b\r\n\r\n"),                // an empty name
+           std::string("0\r\nA(1): b\r\n\r\n"),            // a name that is no token
+           std::string("0\r\nA: b\n\r\n"),                 // a trailer ended by a bare LF
+           std::string("0\n\r\n"),                         // the last chunk ended by a bare LF
+           std::string("-5\r\n"),                          // a sign
+           std::string("0x5\r\n"),                         // a hex prefix
+           std::string(5000, '0'),                         // an endless run of zeros
        }) {
     INFO(bad.substr(0, 40));
     ChunkedBodyReader reader(1 << 20);

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "core/render/error_envelope.h"
 #include "gateway/http/error_response.h"
 
 using namespace dnaserve;
@@ -96,7 +97,7 @@ TEST_CASE("a 500 never carries the server's own error text", "[gateway]") {
   REQUIRE_FALSE(d.HasParseError());
   CHECK(r.status == 500);
   CHECK(std::string(d["error"]["code"].GetString()) == "internal_error");
-  CHECK(std::string(d["error"]["message"].GetString()) == kInternalErrorMessage);
+  CHECK(std::string(d["error"]["message"].GetString()) == core::kInternalErrorMessage);
   CHECK(std::string(d["error"]["request_id"].GetString()) == "rid-9");
   CHECK(r.body.find("forward failed") == std::string::npos);
   CHECK(r.body.find("/usr/lib") == std::string::npos);

@@ -6,13 +6,13 @@
 #include <limits>
 #include <string>
 
-#include "gateway/ratelimit/clock.h"
+#include "core/quota/clock.h"
 
 namespace dnaserve::gateway {
 namespace {
 
 TEST_CASE("defaults: a burst of 20, then 10 per second", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiter limiter({}, &clock);
   CHECK(limiter.config().capacity == 20);
   for (int i = 0; i < 20; ++i) {
@@ -41,7 +41,7 @@ TEST_CASE("defaults: a burst of 20, then 10 per second", "[ip]") {
 }
 
 TEST_CASE("addresses are limited independently", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiter limiter({}, &clock);
   for (int i = 0; i < 20; ++i) REQUIRE(limiter.Admit("192.0.2.1").admitted);
   CHECK_FALSE(limiter.Admit("192.0.2.1").admitted);
@@ -50,7 +50,7 @@ TEST_CASE("addresses are limited independently", "[ip]") {
 }
 
 TEST_CASE("IPv6 clients are counted by their /64", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiter limiter({}, &clock);
   // 20 requests, each from another interface id (and spelling) of one /64.
   for (int i = 0; i < 20; ++i) {
@@ -66,7 +66,7 @@ TEST_CASE("IPv6 clients are counted by their /64", "[ip]") {
 }
 
 TEST_CASE("IPv4 stays per address, and ::ffff:a.b.c.d is a.b.c.d", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiter limiter({}, &clock);
   for (int i = 0; i < 10; ++i) REQUIRE(limiter.Admit("198.51.100.7").admitted);
   for (int i = 0; i < 10; ++i) REQUIRE(limiter.Admit("::ffff:198.51.100.7").admitted);
@@ -78,7 +78,7 @@ TEST_CASE("IPv4 stays per address, and ::ffff:a.b.c.d is a.b.c.d", "[ip]") {
 }
 
 TEST_CASE("rate and burst are configurable, retry-after follows the rate", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiterOptions options;
   options.requests_per_second = 0.25;  // one every 4 s
   options.burst = 2;
@@ -97,7 +97,7 @@ TEST_CASE("rate and burst are configurable, retry-after follows the rate", "[ip]
 }
 
 TEST_CASE("nonsensical options still give a working limiter", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiterOptions options;
   options.requests_per_second = 0;
   options.burst = 0;
@@ -109,7 +109,7 @@ TEST_CASE("nonsensical options still give a working limiter", "[ip]") {
 }
 
 TEST_CASE("idle addresses are forgotten once their bucket is full again", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiter limiter({}, &clock);  // empty to full takes 2 s
   for (int i = 0; i < 100; ++i) limiter.Admit("10.0.0." + std::to_string(i));
   CHECK(limiter.size() == 100);
@@ -122,7 +122,7 @@ TEST_CASE("idle addresses are forgotten once their bucket is full again", "[ip]"
 }
 
 TEST_CASE("the table never exceeds its cap, the least recently seen goes first", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiterOptions options;
   options.max_entries = 3;
   IpRateLimiter limiter(options, &clock);
@@ -141,7 +141,7 @@ TEST_CASE("the table never exceeds its cap, the least recently seen goes first",
 
 // Found by tests/fuzz/fuzz_token_bucket: a refill this slow made the time computations overflow.
 TEST_CASE("a vanishingly small rate saturates its times instead of overflowing", "[ip]") {
-  ManualClock clock;
+  core::ManualClock clock;
   IpRateLimiterOptions options;
   options.requests_per_second = 1e-300;
   options.burst = 2;

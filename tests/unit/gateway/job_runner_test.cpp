@@ -1,4 +1,4 @@
-// The JobRunner with jobs of its own kind (gateway/jobs/job.h): progress reaches the store,
+// The JobRunner with jobs of its own kind (core/jobs/job.h): progress reaches the store,
 // heartbeats renew leases, Stop cancels long work promptly, a sync job whose client went away
 // is cancelled at once, a throwing job is contained, a sync job's worker calls get its remaining
 // budget.
@@ -11,18 +11,38 @@
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/error_response.h"
-#include "gateway/jobs/in_memory_job_store.h"
+#include "tests/support/in_memory_job_store.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
 
 namespace {
 
-// Counts lease renewals and releases; admits everything.
-class CountingQuotaStore : public QuotaStore {
+// Counts progress writes; Finish waits for `finish_gate` when one is set.
+class WatchedJobStore : public core::InMemoryJobStore {
  public:
-  QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
-  RateLimitInfo Peek(const Principal&) override { return {}; }
+  using core::InMemoryJobStore::InMemoryJobStore;
+  Status UpdateProgress(const std::string& job_id, double percent,
+                        const std::string& message) override {
+    ++progress_writes;
+    return core::InMemoryJobStore::UpdateProgress(job_id, percent, message);
+  }
+  Status Finish(const std::string& job_id, ErrorCode code, const std::string& content_type,
+                const std::string& body) override {
+    // Bounded: a test that fails before opening the gate must not hang the run.
+    if (finish_gate) finish_gate->wait_for(std::chrono::seconds(15));
+    return core::InMemoryJobStore::Finish(job_id, code, content_type, body);
+  }
+  std::atomic<int> progress_writes{0};
+  std::shared_future<void>* finish_gate = nullptr;
+};
+
+// Counts lease renewals and releases; admits everything.
+class CountingQuotaStore : public core::QuotaStore {
+ public:
+  core::QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
+  core::RateLimitInfo Peek(const Principal&) override { return {}; }
   void Release(const Principal&, const std::string&) override { ++released; }
   void Renew(const Principal&, const std::string&, int64_t) override { ++renewed; }
   std::atomic<int> renewed{0};
@@ -30,17 +50,17 @@ class CountingQuotaStore : public QuotaStore {
 };
 
 // Reports progress, then waits for `release` (or cancellation) before answering.
-class GatedJob : public Job {
+class GatedJob : public core::Job {
  public:
   explicit GatedJob(std::shared_future<void> release) : release_(std::move(release)) {}
-  HttpResponse Run(const JobContext& context) override {
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     context.Progress(40, "stage one: 2 of 5");
     while (release_.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
       if (context.Cancelled()) {
-        return ErrorResponse(Unavailable("cancelled mid-way"), context.call.request_id);
+        return Unavailable("cancelled mid-way");
       }
     }
-    HttpResponse done;
+    core::JobOutput done;
     done.body = "{\"data\":{},\"meta\":{\"job_id\":\"" + context.call.job_id + "\"}}";
     return done;
   }
@@ -50,44 +70,62 @@ class GatedJob : public Job {
 };
 
 // Blocks like a worker call does (not polling): only the cancellation's callback wakes it.
-class BlockedJob : public Job {
+class BlockedJob : public core::Job {
  public:
-  HttpResponse Run(const JobContext& context) override {
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     auto woken = std::make_shared<std::promise<void>>();
     REQUIRE(context.call.cancellation != nullptr);
     Cancellation::Registration registration =
         context.call.cancellation->OnCancel([woken] { woken->set_value(); });
     started.set_value();
     if (woken->get_future().wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-      HttpResponse finished;  // never woken: the test sees a 200 and fails
-      return finished;
+      return core::JobOutput{};  // never woken: the test sees a success and fails
     }
-    return ErrorResponse(Unavailable("the worker call was cancelled"), context.call.request_id);
+    return Unavailable("the worker call was cancelled");
   }
   std::promise<void> started;
 };
 
-class ThrowingJob : public Job {
+class ThrowingJob : public core::Job {
  public:
-  HttpResponse Run(const JobContext&) override { throw std::runtime_error("boom"); }
+  StatusOr<core::JobOutput> Run(const core::JobContext&) override { throw std::runtime_error("boom"); }
 };
 
-class ValidationFailingJob : public Job {
+class ValidationFailingJob : public core::Job {
  public:
-  HttpResponse Run(const JobContext& context) override {
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     while (!context.Cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return ErrorResponse(ValidationFailed({"body"}, "bad", "value_error"), context.call.request_id);
+    return ValidationFailed({"body"}, "bad", "value_error");
   }
 };
 
+// Reports progress every 10 ms until `release`.
+class ProgressingJob : public core::Job {
+ public:
+  explicit ProgressingJob(std::shared_future<void> release) : release_(std::move(release)) {}
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
+    for (int step = 1; release_.wait_for(std::chrono::milliseconds(10)) !=
+                       std::future_status::ready;
+         ++step) {
+      context.Progress(std::min(step, 99), "step " + std::to_string(step));
+    }
+    core::JobOutput done;
+    done.body = "{}";
+    return done;
+  }
+
+ private:
+  std::shared_future<void> release_;
+};
+
 // Reports the deadline its worker calls would be given, then answers at once.
-class DeadlineProbe : public Job {
+class DeadlineProbe : public core::Job {
  public:
   using Seen = std::promise<std::optional<std::chrono::steady_clock::time_point>>;
   explicit DeadlineProbe(Seen* seen) : seen_(seen) {}
-  HttpResponse Run(const JobContext& context) override {
+  StatusOr<core::JobOutput> Run(const core::JobContext& context) override {
     seen_->set_value(context.call.deadline);
-    HttpResponse done;
+    core::JobOutput done;
     done.body = "{}";
     return done;
   }
@@ -97,24 +135,28 @@ class DeadlineProbe : public Job {
 };
 
 struct Harness {
-  ManualClock clock;
-  InMemoryJobStore jobs{&clock};
+  core::ManualClock clock;
+  WatchedJobStore jobs{&clock};
   CountingQuotaStore quotas;
-  Executor executor{2, 4};
+  core::Executor executor{2, 4};
   JobRunner runner{&jobs, &executor, std::chrono::seconds(1)};
   int next = 0;
 
-  Harness() { runner.Start(); }
+  // Sync jobs' progress is written from their start (quiet period 0) unless a test says not.
+  explicit Harness(std::chrono::milliseconds sync_quiet_period = std::chrono::milliseconds(0)) {
+    runner.set_sync_quiet_period(sync_quiet_period);
+    runner.Start();
+  }
   ~Harness() {
     runner.Stop();
     executor.Shutdown();
   }
 
   // Creates the record and submits `work`; returns the job id.
-  std::string Submit(std::unique_ptr<Job> work, std::function<void(HttpResponse)> on_done = {},
+  std::string Submit(std::unique_ptr<core::Job> work, std::function<void(HttpResponse)> on_done = {},
                      std::shared_ptr<Cancellation> client_gone = nullptr) {
     std::string id = "00000000-0000-4000-8000-00000000000" + std::to_string(++next);
-    JobRecord record;
+    core::JobRecord record;
     record.job_id = id;
     record.request_id = "req-" + id;
     record.owner = "alice";
@@ -132,11 +174,11 @@ struct Harness {
     return id;
   }
 
-  JobRecord WaitForState(const std::string& id, bool finished) {
+  core::JobRecord WaitForState(const std::string& id, bool finished) {
     for (int i = 0; i < 2000; ++i) {
       auto job = jobs.Get(id, "alice");
       REQUIRE(job.ok());
-      const bool done = job->state == JobState::kCompleted || job->state == JobState::kFailed;
+      const bool done = job->state == core::JobState::kCompleted || job->state == core::JobState::kFailed;
       if (done == finished && (finished || job->progress_percent > 0)) return *job;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -153,8 +195,8 @@ TEST_CASE("a job's progress reaches the store and its response is stored verbati
   std::promise<HttpResponse> answered;
   std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
                             [&](HttpResponse r) { answered.set_value(std::move(r)); });
-  JobRecord running = h.WaitForState(id, /*finished=*/false);
-  CHECK(running.state == JobState::kRunning);
+  core::JobRecord running = h.WaitForState(id, /*finished=*/false);
+  CHECK(running.state == core::JobState::kRunning);
   CHECK(running.progress_percent == 40);
   CHECK(running.progress_message == "stage one: 2 of 5");
 
@@ -164,8 +206,8 @@ TEST_CASE("a job's progress reaches the store and its response is stored verbati
   HttpResponse response = future.get();
   CHECK(response.status == 200);
   CHECK(*response.FindHeader("X-Job-Id") == id);
-  JobRecord done = h.WaitForState(id, /*finished=*/true);
-  CHECK(done.state == JobState::kCompleted);
+  core::JobRecord done = h.WaitForState(id, /*finished=*/true);
+  CHECK(done.state == core::JobState::kCompleted);
   CHECK(done.body == response.body);
   CHECK(h.quotas.released == 1);  // the lease went with the job
 }
@@ -177,7 +219,7 @@ TEST_CASE("heartbeats keep a long job alive and renew its lease", "[jobs]") {
   h.WaitForState(id, /*finished=*/false);
   // Far past the stale-job timeout by the store's clock, but heartbeats keep arriving.
   for (int step = 0; step < 3; ++step) {
-    h.clock.AdvanceMs(kJobHeartbeatTimeoutSeconds * 1000 - 5000);
+    h.clock.AdvanceMs(core::kJobHeartbeatTimeoutSeconds * 1000 - 5000);
     int before = h.quotas.renewed;
     for (int i = 0; i < 1000 && h.quotas.renewed == before; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -185,11 +227,11 @@ TEST_CASE("heartbeats keep a long job alive and renew its lease", "[jobs]") {
     REQUIRE(h.quotas.renewed > before);
     auto job = h.jobs.Get(id, "alice");
     REQUIRE(job.ok());
-    CHECK(job->state == JobState::kRunning);
+    CHECK(job->state == core::JobState::kRunning);
     CHECK(job->progress_message == "stage one: 2 of 5");
   }
   release.set_value();
-  CHECK(h.WaitForState(id, /*finished=*/true).http_status == 200);
+  CHECK(h.WaitForState(id, /*finished=*/true).code == ErrorCode::kOk);
 }
 
 TEST_CASE("Stop cancels running and queued jobs, they ask the client to resubmit", "[jobs]") {
@@ -209,8 +251,8 @@ TEST_CASE("Stop cancels running and queued jobs, they ask the client to resubmit
     INFO(id);
     auto job = h.jobs.Get(id, "alice");
     REQUIRE(job.ok());
-    CHECK(job->state == JobState::kFailed);
-    CHECK(job->http_status == 503);
+    CHECK(job->state == core::JobState::kFailed);
+    CHECK(job->code == ErrorCode::kServiceUnavailable);
     CHECK(job->body.find("service_unavailable") != std::string::npos);
     CHECK(job->body.find("resubmit") != std::string::npos);
   }
@@ -235,8 +277,8 @@ TEST_CASE("a sync job whose client goes away is cancelled at once and stored as 
   const HttpResponse response = reply.get();
   CHECK(response.status == 503);
   CHECK(response.body.find("closed its connection") != std::string::npos);
-  JobRecord stored = h.WaitForState(id, /*finished=*/true);
-  CHECK(stored.http_status == 503);
+  core::JobRecord stored = h.WaitForState(id, /*finished=*/true);
+  CHECK(stored.code == ErrorCode::kServiceUnavailable);
   CHECK(stored.body.find("closed its connection") != std::string::npos);
   CHECK(h.quotas.released == 1);
 }
@@ -247,15 +289,15 @@ TEST_CASE("a sync job whose client left while it was queued stops before its wor
   connection->Cancel();
   std::promise<void> never;
   std::string id = h.Submit(std::make_unique<GatedJob>(never.get_future().share()), {}, connection);
-  JobRecord stored = h.WaitForState(id, /*finished=*/true);  // GatedJob would wait forever
-  CHECK(stored.http_status == 503);
+  core::JobRecord stored = h.WaitForState(id, /*finished=*/true);  // GatedJob would wait forever
+  CHECK(stored.code == ErrorCode::kServiceUnavailable);
   CHECK(stored.body.find("closed its connection") != std::string::npos);
   // Another connection's job is untouched.
   std::promise<void> release;
   release.set_value();
   std::string other = h.Submit(std::make_unique<GatedJob>(release.get_future().share()), {},
                                std::make_shared<Cancellation>());
-  CHECK(h.WaitForState(other, /*finished=*/true).http_status == 200);
+  CHECK(h.WaitForState(other, /*finished=*/true).code == ErrorCode::kOk);
 }
 
 TEST_CASE("a 4xx a cancelled job reached is kept as its answer", "[jobs]") {
@@ -263,23 +305,23 @@ TEST_CASE("a 4xx a cancelled job reached is kept as its answer", "[jobs]") {
   std::string id = h.Submit(std::make_unique<ValidationFailingJob>());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   h.runner.Stop();
-  JobRecord done = h.WaitForState(id, /*finished=*/true);
-  CHECK(done.http_status == 422);
+  core::JobRecord done = h.WaitForState(id, /*finished=*/true);
+  CHECK(done.code == ErrorCode::kValidationFailed);
   CHECK(done.body.find("validation_failed") != std::string::npos);
 }
 
 TEST_CASE("a job that throws fails with 500 and the runner keeps working", "[jobs]") {
   Harness h;
   std::string bad = h.Submit(std::make_unique<ThrowingJob>());
-  JobRecord failed = h.WaitForState(bad, /*finished=*/true);
-  CHECK(failed.http_status == 500);
+  core::JobRecord failed = h.WaitForState(bad, /*finished=*/true);
+  CHECK(failed.code == ErrorCode::kInternal);
   CHECK(failed.body.find("internal_error") != std::string::npos);
   CHECK(failed.body.find("boom") == std::string::npos);  // the exception never reaches the wire
 
   std::promise<void> release;
   release.set_value();
   std::string good = h.Submit(std::make_unique<GatedJob>(release.get_future().share()));
-  CHECK(h.WaitForState(good, /*finished=*/true).http_status == 200);
+  CHECK(h.WaitForState(good, /*finished=*/true).code == ErrorCode::kOk);
 }
 
 TEST_CASE("a sync job's worker calls end by its budget counted from submission, queueing included",
@@ -310,4 +352,96 @@ TEST_CASE("a sync job's worker calls end by its budget counted from submission, 
   auto async_future = async_seen.get_future();
   REQUIRE(async_future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
   CHECK_FALSE(async_future.get().has_value());
+}
+
+TEST_CASE("a sync job's client is answered before its result is stored and its lease released",
+          "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;  // the store's Finish blocks until the test opens it
+  std::promise<void> release;
+  release.set_value();
+  std::promise<HttpResponse> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse r) { answered.set_value(std::move(r)); });
+  auto reply = answered.get_future();
+  // With the result stored before the reply, this would wait for the gate: never.
+  REQUIRE(reply.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(reply.get().status == 200);
+  auto before = h.jobs.Get(id, "alice");
+  REQUIRE(before.ok());
+  CHECK(before->state == core::JobState::kRunning);  // a poll now: still running
+  // The lease goes first, ahead of the blocked write.
+  for (int i = 0; i < 1000 && h.quotas.released == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(h.quotas.released == 1);
+  open.set_value();
+  CHECK(h.WaitForState(id, /*finished=*/true).state == core::JobState::kCompleted);
+}
+
+TEST_CASE("a short sync job writes no progress, a longer one does", "[jobs]") {
+  Harness h(/*sync_quiet_period=*/std::chrono::milliseconds(300));
+  std::promise<void> release_now;
+  release_now.set_value();
+  std::promise<void> short_done;
+  h.Submit(std::make_unique<ProgressingJob>(release_now.get_future().share()),
+           [&](HttpResponse) { short_done.set_value(); });
+  REQUIRE(short_done.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(h.jobs.progress_writes == 0);
+
+  // Past the quiet period its progress is written as any job's.
+  std::promise<void> release;
+  std::promise<void> long_done;
+  std::string id = h.Submit(std::make_unique<ProgressingJob>(release.get_future().share()),
+                            [&](HttpResponse) { long_done.set_value(); });
+  for (int i = 0; i < 1000 && h.jobs.progress_writes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(h.jobs.progress_writes > 0);
+  auto running = h.jobs.Get(id, "alice");
+  REQUIRE(running.ok());
+  CHECK(running->progress_percent > 0);
+  release.set_value();
+  REQUIRE(long_done.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+}
+
+TEST_CASE("WaitIdle stores answered sync jobs' results within the drain time", "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;
+  std::promise<void> release;
+  release.set_value();
+  std::promise<void> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse) { answered.set_value(); });
+  REQUIRE(answered.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  // The write is held: a drain that ends first says it left something behind.
+  CHECK_FALSE(h.runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::milliseconds(200)));
+  open.set_value();
+  CHECK(h.WaitForState(id, /*finished=*/true).state == core::JobState::kCompleted);
+}
+
+TEST_CASE("WaitIdle returns once the answered jobs' results are stored", "[jobs]") {
+  Harness h;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  h.jobs.finish_gate = &gate;
+  std::promise<void> release;
+  release.set_value();
+  std::promise<void> answered;
+  std::string id = h.Submit(std::make_unique<GatedJob>(release.get_future().share()),
+                            [&](HttpResponse) { answered.set_value(); });
+  REQUIRE(answered.get_future().wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    open.set_value();
+  });
+  CHECK(h.runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  opener.join();
+  auto stored = h.jobs.Get(id, "alice");  // at once: WaitIdle waited for it
+  REQUIRE(stored.ok());
+  CHECK(stored->state == core::JobState::kCompleted);
 }

@@ -10,16 +10,17 @@
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
-#include "gateway/jobs/in_memory_job_store.h"
+#include "tests/support/in_memory_job_store.h"
 #include "gateway/mcp/json_rpc.h"
 #include "gateway/mcp/mcp_endpoint.h"
 #include "gateway/mcp/tool_catalogue.h"
 #include "gateway/mcp/tool_results.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/in_memory_quota_store.h"
 #include "tests/support/key_entries.h"
 #include "tests/support/pipeline_calls.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
 using namespace dnaserve::gateway::mcp;
 
@@ -52,6 +53,33 @@ TEST_CASE("mcp json-rpc: a body that is not JSON is a parse error (-32700)", "[g
   RpcBody deep = ParseRpcBody(std::string(100, '[') + std::string(100, ']'));
   REQUIRE(deep.error);
   CHECK(deep.error->code == RpcErrorCode::kParseError);
+}
+
+TEST_CASE("mcp json-rpc: a key repeated at any depth is a parse error (-32700) naming it",
+          "[gateway][mcp]") {
+  struct Case {
+    const char* body;
+    const char* says;
+  };
+  for (
+      const Case& c : {
+          Case{R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})",
+               "'id' in the top-level object"},
+          Case{
+              R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"predict_promoter",)"
+              R"("arguments":{"sequence":"ACGT","sequence":"TTTT"}}})",
+              "'sequence' in params.arguments"},
+          Case{
+              R"([{"jsonrpc":"2.0","method":"ping","id":1},{"jsonrpc":"2.0","method":"ping","method":"x"}])",
+              "'method' in [1]"},
+      }) {
+    INFO(c.body);
+    RpcBody b = ParseRpcBody(c.body);
+    REQUIRE(b.error);
+    CHECK(b.error->code == RpcErrorCode::kParseError);
+    CHECK_THAT(b.error->message, Catch::Contains(c.says));
+  }
+  CHECK_FALSE(ParseRpcBody(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"id":1}})").error);
 }
 
 TEST_CASE("mcp json-rpc: JSON that is not a message is an invalid request (-32600)",
@@ -133,16 +161,27 @@ TEST_CASE("mcp tools: one per task plus the workflow and the reads, never the va
   CHECK(names == std::vector<std::string>{"predict_promoter", "predict_splice", "predict_enhancer",
                                           "predict_chromatin", "predict_annotation",
                                           "predict_expression", "find_genes_and_predict_expression",
-                                          "get_job", "list_jobs", "list_models"});
+                                          "score_variants", "get_job", "list_jobs", "list_models",
+                                          "list_contexts"});
   CHECK(FindTool("genomic_variant_interpretation") == nullptr);
 }
 
 TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "[gateway][mcp]") {
-  ModelCatalogue catalogue;
+  auto text_has_region = [](const std::string& text) {
+    return text.find("\"region\"") != std::string::npos &&
+           text.find("\"strand\"") != std::string::npos;
+  };
+  core::ModelCatalogue catalogue;
   auto schema = Parse(InputSchemaJson(catalogue, *FindTool("predict_splice")));
   CHECK(std::string(schema["type"].GetString()) == "object");
   CHECK_FALSE(schema["additionalProperties"].GetBool());
-  CHECK(std::string(schema["required"][0].GetString()) == "sequence");
+  // Exactly one of sequence and interval (a stretch of the reference genome).
+  REQUIRE(schema.HasMember("oneOf"));
+  REQUIRE(schema["oneOf"].Size() == 2);
+  CHECK(std::string(schema["oneOf"][0]["required"][0].GetString()) == "sequence");
+  CHECK(std::string(schema["oneOf"][1]["required"][0].GetString()) == "interval");
+  CHECK(schema["properties"]["interval"].HasMember("anyOf"));
+  CHECK(text_has_region(InputSchemaJson(catalogue, *FindTool("predict_splice"))));
   CHECK(schema["properties"]["sequence"]["minLength"].GetInt() == MinSequenceBp(Task::kSplice));
   // The nested options object is inlined (options is nullable: anyOf [object, null]).
   const auto text = InputSchemaJson(catalogue, *FindTool("predict_splice"));
@@ -151,6 +190,13 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
   CHECK(text.find("site_types") != std::string::npos);
   auto fg = Parse(InputSchemaJson(catalogue, *FindTool("find_genes_and_predict_expression")));
   CHECK(fg["properties"]["sequence"]["minLength"].GetInt() == 1000);
+  // score_variants takes the REST request as it is: variants and each scorer's options.
+  auto score = Parse(InputSchemaJson(catalogue, *FindTool("score_variants")));
+  // (more than 100 run as a batch job, polled with get_job)
+  CHECK(score["properties"]["variants"]["maxItems"].GetInt() == 20000);
+  CHECK(score["properties"]["scorers"]["properties"].HasMember("expression"));
+  CHECK(score["properties"]["scorers"]["properties"]["chromatin"]["properties"]["top"]["default"]
+            .GetInt() == 10);
   auto jobs = Parse(InputSchemaJson(catalogue, *FindTool("list_jobs")));
   CHECK(jobs["properties"]["limit"]["maximum"].GetInt() == 500);
   auto models = Parse(InputSchemaJson(catalogue, *FindTool("list_models")));
@@ -159,12 +205,13 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
 
 TEST_CASE("mcp tools/list: outputSchema and title only for revisions that have them",
           "[gateway][mcp]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   auto modern = Parse(ToolsListJson(catalogue, true));
   auto old = Parse(ToolsListJson(catalogue, false));
   REQUIRE(modern["tools"].Size() == Tools().size());
   for (const auto& t : modern["tools"].GetArray()) {
     CHECK(t.HasMember("outputSchema"));
+    CHECK(t["outputSchema"].IsObject());  // the schema text parses (not null)
     CHECK(t.HasMember("inputSchema"));
     CHECK(std::string(t["description"].GetString()).size() > 40);
   }
@@ -217,10 +264,10 @@ TEST_CASE("mcp results: a REST error is an isError result with the same error ob
 
 namespace {
 
-class EchoBackend : public InferenceBackend {
+class EchoBackend : public core::InferenceBackend {
  public:
-  StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request, const CallContext&,
-                                      const ProgressCallback& on_progress) override {
+  StatusOr<pb::PredictResult> Predict(Task, const pb::PredictRequest& request, const core::CallContext&,
+                                      const core::ProgressCallback& on_progress) override {
     if (gate) {
       pb::Progress p;
       p.set_windows_done(2);
@@ -244,12 +291,12 @@ class EchoBackend : public InferenceBackend {
 const char* kKey = "dns_mcp-unit-key";
 
 struct Endpoint {
-  ManualClock clock;
-  InMemoryJobStore jobs{&clock};
-  InMemoryQuotaStore quotas{&clock};
+  core::ManualClock clock;
+  core::InMemoryJobStore jobs{&clock};
+  core::InMemoryQuotaStore quotas{&clock};
   EchoBackend backend;
-  ModelCatalogue catalogue;
-  Executor executor{2, 8};
+  core::ModelCatalogue catalogue;
+  core::Executor executor{2, 8};
   JobRunner runner{&jobs, &executor};
   DocsHandler docs{"/nonexistent"};
   std::unique_ptr<KeyStore> keys;
@@ -272,6 +319,7 @@ struct Endpoint {
     s.docs = &docs;
     s.runner = &runner;
     pipeline = std::make_unique<RequestPipeline>(s, BuildRoutes(s));
+    runner.Start();  // as main does: heartbeats and the writes after a sync reply
   }
   ~Endpoint() {
     runner.Stop();
@@ -320,6 +368,9 @@ TEST_CASE("mcp endpoint: HTTP-level refusals", "[gateway][mcp]") {
   CHECK(e.Post(ping, {{"mcp-protocol-version", "1999-01-01"}}).status == 400);
   CHECK(e.Post("{oops").status == 400);
   CHECK(ErrorCodeOf(e.Post("{oops").body) == -32700);
+  const std::string twice = R"({"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"})";
+  CHECK(e.Post(twice).status == 400);
+  CHECK(ErrorCodeOf(e.Post(twice).body) == -32700);
   // Batches exist in 2025-03-26 only.
   const std::string batch = "[" + ping + "]";
   CHECK(e.Post(batch, {{"mcp-protocol-version", "2025-03-26"}}).status == 200);
@@ -361,9 +412,14 @@ TEST_CASE("mcp endpoint: a tool call is a metered job in the store", "[gateway][
   CHECK_FALSE(result["isError"].GetBool());
   const std::string job_id = result["structuredContent"]["job_id"].GetString();
   auto record = e.jobs.Get(job_id, "agent");
+  // The stored copy is written just after the answer.
+  for (int i = 0; i < 1000 && record.ok() && record->state == core::JobState::kRunning; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    record = e.jobs.Get(job_id, "agent");
+  }
   REQUIRE(record.ok());
   CHECK(record->task == "enhancer");
-  CHECK(record->state == JobState::kCompleted);
+  CHECK(record->state == core::JobState::kCompleted);
   // Bad input: REST's validation error, as an isError result.
   r = e.Post(Call(2, "predict_enhancer", R"({"sequence":"ACGTX"})"),
              {{"mcp-protocol-version", "2025-06-18"}});

@@ -7,9 +7,10 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "gateway/dispatch/model_catalogue.h"
+#include "core/dispatch/model_catalogue.h"
 #include "gateway/openapi/openapi.h"
-#include "gateway/render/predict_response.h"
+#include "gateway/render/job_response.h"
+#include "core/render/predict_response.h"
 #include "tests/support/variant_data.h"
 
 namespace dnaserve::gateway {
@@ -22,7 +23,7 @@ using testing::OpenApiCheck;
 const OpenApiCheck& Checker() {
   static const std::unique_ptr<OpenApiCheck> check = [] {
     std::string error;
-    auto c = OpenApiCheck::FromDocument(BuildOpenApiDocument(ModelCatalogue(), "test"), &error);
+    auto c = OpenApiCheck::FromDocument(BuildOpenApiDocument(core::ModelCatalogue(), "test"), &error);
     INFO(error);
     REQUIRE(c != nullptr);
     return c;
@@ -38,8 +39,8 @@ HttpResult Json(long status, std::string body) {
   return r;
 }
 
-ValidatedPredict Input(Task task) {
-  ValidatedPredict input;
+core::ValidatedPredict Input(Task task) {
+  core::ValidatedPredict input;
   input.task = task;
   input.sequence_name = "chr20:10194847-10204045";
   input.sequence_length = 9198;
@@ -124,7 +125,7 @@ std::string PredictPath(Task task) { return "/v1/tasks/" + std::string(TaskName(
 TEST_CASE("every task's rendered response is valid against its documented 200", "[openapi]") {
   for (Task task : kAllTasks) {
     INFO(TaskName(task));
-    const std::string body = RenderPredictJson(Input(task), Result(task), {"job-1", "req-1"});
+    const std::string body = core::RenderPredictJson(Input(task), Result(task), {"job-1", "req-1"});
     CHECK(Checker().Check("POST", PredictPath(task), Json(200, body)) == "");
     // A completed poll returns the same body.
     CHECK(Checker().Check("GET", "/v1/tasks/jobs/job-1", Json(200, body)) == "");
@@ -134,11 +135,11 @@ TEST_CASE("every task's rendered response is valid against its documented 200", 
 TEST_CASE("job and model renderings are valid against the documented bodies", "[openapi]") {
   CHECK(Checker().Check("POST", PredictPath(Task::kPromoter),
                         Json(202, RenderJobSubmitted("job-1", "promoter"))) == "");
-  JobRecord job;
+  core::JobRecord job;
   job.job_id = "job-1";
   job.task = "annotation";
   job.mode = "async";
-  job.state = JobState::kRunning;
+  job.state = core::JobState::kRunning;
   CHECK(Checker().Check("GET", "/v1/tasks/jobs/job-1", Json(202, RenderJobProgress(job, 1000))) ==
         "");
   CHECK(Checker().Check("GET", "/v1/tasks/jobs?limit=5", Json(200, RenderJobList({job}))) == "");
@@ -150,7 +151,7 @@ TEST_CASE("job and model renderings are valid against the documented bodies", "[
 }
 
 TEST_CASE("the merged document keeps no placeholder of the base", "[openapi]") {
-  const std::string document = BuildOpenApiDocument(ModelCatalogue(), "test");
+  const std::string document = BuildOpenApiDocument(core::ModelCatalogue(), "test");
   CHECK(document.find("@MCP_") == std::string::npos);
   CHECK(document.find("predict_promoter") != std::string::npos);  // the MCP tool list
 }
@@ -162,7 +163,7 @@ TEST_CASE("a field the document does not describe fails the check", "[openapi]")
       Checker().Check("GET", "/health", Json(200, R"({"status":"healthy","version":"v","x":1})"));
   CHECK(extra.find("does not match") != std::string::npos);
   // A wrong type deep inside a task's data.
-  std::string body = RenderPredictJson(Input(Task::kEnhancer), Result(Task::kEnhancer), {"j", "r"});
+  std::string body = core::RenderPredictJson(Input(Task::kEnhancer), Result(Task::kEnhancer), {"j", "r"});
   const std::string dev = "\"dev\":1.2";
   REQUIRE(body.find(dev) != std::string::npos);
   body.replace(body.find(dev), dev.size(), "\"dev\":\"1.2\"");
@@ -191,7 +192,7 @@ TEST_CASE("an undocumented status, media type or route fails the check", "[opena
 
 TEST_CASE("gzip-encoded job results are checked after inflating", "[openapi]") {
   const std::string body =
-      RenderPredictJson(Input(Task::kExpression), Result(Task::kExpression), {"j", "r"});
+      core::RenderPredictJson(Input(Task::kExpression), Result(Task::kExpression), {"j", "r"});
   HttpResult r = Json(200, testing::GzipMember(body));
   r.headers["content-encoding"] = "gzip";
   CHECK(Checker().Check("GET", "/v1/tasks/jobs/j", r) == "");

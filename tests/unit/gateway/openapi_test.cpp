@@ -14,11 +14,12 @@
 #include <vector>
 
 #include "common/task.h"
-#include "gateway/dispatch/model_catalogue.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/predict_request.h"
-#include "gateway/validation/request_schema.h"
-#include "gateway/validation/variant_request.h"
+#include "core/dispatch/model_catalogue.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/predict_request.h"
+#include "core/validation/genome_interval.h"
+#include "core/validation/request_schema.h"
+#include "core/validation/variant_request.h"
 
 namespace dnaserve::gateway {
 namespace {
@@ -38,7 +39,7 @@ struct Parsed {
   explicit Parsed(const std::string& text) { doc.Parse(text.c_str(), text.size()); }
 };
 
-Parsed Build(const ModelCatalogue& catalogue) {
+Parsed Build(const core::ModelCatalogue& catalogue) {
   return Parsed(BuildOpenApiDocument(catalogue, kVersion));
 }
 
@@ -94,19 +95,19 @@ std::set<std::string> TypesOf(const Value& schema) {
   return out;
 }
 
-std::string ExpectedType(FieldType type) {
+std::string ExpectedType(core::FieldType type) {
   switch (type) {
-    case FieldType::kString:
+    case core::FieldType::kString:
       return "string";
-    case FieldType::kNumber:
+    case core::FieldType::kNumber:
       return "number";
-    case FieldType::kInteger:
+    case core::FieldType::kInteger:
       return "integer";
-    case FieldType::kBoolean:
+    case core::FieldType::kBoolean:
       return "boolean";
-    case FieldType::kStringArray:
+    case core::FieldType::kStringArray:
       return "array";
-    case FieldType::kObject:
+    case core::FieldType::kObject:
       return "object";
   }
   return "";
@@ -114,7 +115,7 @@ std::string ExpectedType(FieldType type) {
 
 // Checks one generated object schema against its table entry, recursing into nested objects.
 void CheckObjectAgainstTable(const rapidjson::Document& doc, const Value& schema,
-                             const ObjectSpec& spec) {
+                             const core::ObjectSpec& spec) {
   CATCH_INFO("schema " << spec.title);
   CATCH_CHECK(S(Member(schema, "type")) == "object");
   CATCH_CHECK(S(Member(schema, "title")) == spec.title);
@@ -129,16 +130,16 @@ void CheckObjectAgainstTable(const rapidjson::Document& doc, const Value& schema
     for (const auto& r : schema["required"].GetArray()) required_in_doc.insert(S(r));
   }
   std::set<std::string> required_in_table;
-  for (const FieldSpec& f : spec.fields) {
+  for (const core::FieldSpec& f : spec.fields) {
     if (f.required) required_in_table.insert(f.name);
   }
   CATCH_CHECK(required_in_doc == required_in_table);
 
-  for (const FieldSpec& f : spec.fields) {
+  for (const core::FieldSpec& f : spec.fields) {
     CATCH_INFO("field " << f.name);
     const Value& p = Member(props, f.name);
     CATCH_CHECK_FALSE(S(Member(p, "description")).empty());
-    if (f.type == FieldType::kObject) {
+    if (f.type == core::FieldType::kObject) {
       const Value* ref_holder = &p;
       if (f.nullable) {
         const Value& any = Member(p, "anyOf");
@@ -223,7 +224,7 @@ std::string Security(const Value& op) {
 // ------------------------------------------------------------------ tests
 
 CATCH_TEST_CASE("the document is OpenAPI 3.1 JSON with the root facts", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   CATCH_REQUIRE_FALSE(p.doc.HasParseError());
   CATCH_REQUIRE(p.doc.IsObject());
@@ -244,14 +245,16 @@ CATCH_TEST_CASE("the document is OpenAPI 3.1 JSON with the root facts", "[openap
 }
 
 CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& paths = Member(p.doc, "paths");
   std::vector<std::pair<std::string, std::string>> routes = {
       {"/health", "get"},
       {"/v1/tasks/{task}/models", "get"},
+      {"/v1/tasks/expression/contexts", "get"},
       {"/v1/tasks/jobs", "get"},
       {"/v1/tasks/jobs/{job_id}", "get"},
+      {"/v1/tasks/jobs/{job_id}/files/{name}", "get"},
       {"/docs", "get"},
       {"/redoc", "get"},
       {"/v1/openapi.json", "get"},
@@ -267,6 +270,9 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
   }
   routes.push_back({"/v1/workflows/find-genes-and-predict-expression", "post"});
   routes.push_back({"/v1/workflows/genomic-variant-interpretation", "post"});
+  routes.push_back({"/v1/variants/score", "post"});
+  routes.push_back({"/v1/ism", "post"});
+  routes.push_back({"/v1/genomes", "get"});
   routes.push_back({"/mcp", "post"});
   std::set<std::string> operation_ids;
   for (const auto& [path, method] : routes) {
@@ -279,7 +285,7 @@ CATCH_TEST_CASE("every route of the interface is described", "[openapi]") {
 }
 
 CATCH_TEST_CASE("every $ref in the document resolves", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   std::vector<std::string> refs;
   CollectRefs(p.doc, &refs);
@@ -292,19 +298,19 @@ CATCH_TEST_CASE("every $ref in the document resolves", "[openapi]") {
 }
 
 CATCH_TEST_CASE("request schemas are the validation table, closed, field by field", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   std::set<std::string> titles;
   for (Task task : kAllTasks) {
     CATCH_INFO(TaskName(task));
-    const ObjectSpec& table = PredictRequestSchema(task);
+    const core::ObjectSpec& table = core::PredictRequestSchema(task);
     const Value& schema = RequestSchemaOf(p.doc, task);
     CheckObjectAgainstTable(p.doc, schema, table);
     titles.insert(table.title);
     // The options schema of this task is its own component.
-    const FieldSpec* options = table.Find("options");
+    const core::FieldSpec* options = table.Find("options");
     CATCH_REQUIRE(options != nullptr);
-    CATCH_CHECK(options->object == &PredictOptionsSchema(task));
+    CATCH_CHECK(options->object == &core::PredictOptionsSchema(task));
     titles.insert(options->object->title);
   }
   CATCH_CHECK(titles.size() == 12);  // no shared request model
@@ -312,13 +318,18 @@ CATCH_TEST_CASE("request schemas are the validation table, closed, field by fiel
   const Value& enhancer_options =
       Member(Member(Member(p.doc, "components"), "schemas"), "EnhancerOptions");
   CATCH_CHECK(Member(enhancer_options, "properties").MemberCount() == 0);
-  CATCH_CHECK(PredictRequestSchema(Task::kExpression).fields.size() == 5);
-  CATCH_CHECK(PredictRequestSchema(Task::kPromoter).fields.size() == 4);
+  // sequence or interval (exactly one: published as oneOf), then the task's own fields.
+  CATCH_CHECK(core::PredictRequestSchema(Task::kExpression).fields.size() == 6);
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).fields.size() == 5);
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).Find("interval")->object ==
+              &core::GenomeIntervalSchema());
+  CATCH_CHECK(core::PredictRequestSchema(Task::kPromoter).exactly_one_of ==
+              std::vector<std::string>{"sequence", "interval"});
 }
 
 CATCH_TEST_CASE("the sequence schema publishes the pattern and post-stripping bounds",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   for (Task task : kAllTasks) {
     CATCH_INFO(TaskName(task));
@@ -337,7 +348,7 @@ CATCH_TEST_CASE("the sequence schema publishes the pattern and post-stripping bo
 }
 
 CATCH_TEST_CASE("predict operations: format enum, Prefer, responses, security", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const std::vector<std::string> codes = {"200", "202", "400", "401", "403", "404", "409",
                                           "410", "413", "415", "422", "429", "500", "503"};
@@ -403,7 +414,7 @@ CATCH_TEST_CASE("predict operations: format enum, Prefer, responses, security", 
 
 CATCH_TEST_CASE("x-models publishes each task's roster and default from the catalogue",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   catalogue.SetModels(Task::kPromoter, {Model("promoter-a", false), Model("promoter-b", true)});
   catalogue.SetModels(Task::kChromatin, {});
   Parsed p = Build(catalogue);
@@ -432,7 +443,7 @@ CATCH_TEST_CASE("x-models publishes each task's roster and default from the cata
 
 CATCH_TEST_CASE("security: public routes, the optional models route, bearer elsewhere",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& paths = Member(p.doc, "paths");
   for (std::string path : {"/health", "/docs", "/redoc", "/v1/openapi.json"}) {
@@ -450,7 +461,7 @@ CATCH_TEST_CASE("security: public routes, the optional models route, bearer else
 }
 
 CATCH_TEST_CASE("jobs list limit is an integer 1-500, default 50", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = Member(Member(Member(p.doc, "paths"), "/v1/tasks/jobs"), "get");
   const Value& params = Member(op, "parameters");
@@ -467,7 +478,7 @@ CATCH_TEST_CASE("jobs list limit is an integer 1-500, default 50", "[openapi]") 
 // A body built only from the published document: a sequence of x-min-bp bases, every required
 // option a short string. Then each published numeric/length bound is probed on the validator.
 CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   for (Task task : kAllTasks) {
     CATCH_INFO(TaskName(task));
@@ -493,7 +504,7 @@ CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces"
       if (!top_json.empty()) b += "," + top_json;
       return b + "}";
     };
-    CATCH_REQUIRE(ValidatePredictBody(task, body("", "")).ok());
+    CATCH_REQUIRE(core::ValidatePredictBody(task, body("", "")).ok());
 
     for (auto m = Member(options_schema, "properties").MemberBegin();
          m != options_schema["properties"].MemberEnd(); ++m) {
@@ -501,7 +512,7 @@ CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces"
       const Value& field = m->value;
       CATCH_INFO("option " << name);
       const std::vector<std::string> loc = {"body", "options", name};
-      auto expect_error_at = [&](const StatusOr<ValidatedPredict>& r) {
+      auto expect_error_at = [&](const StatusOr<core::ValidatedPredict>& r) {
         CATCH_REQUIRE_FALSE(r.ok());
         const auto& errors = std::get<ValidationDetails>(r.status().details()).errors;
         CATCH_REQUIRE(errors.size() == 1);
@@ -511,30 +522,30 @@ CATCH_TEST_CASE("published bounds are exactly the bounds the validator enforces"
         double max = field["maximum"].GetDouble();
         double step = TypesOf(field).count("integer") ? 1.0 : 0.001;
         CATCH_CHECK(
-            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max), "")).ok());
+            core::ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max), "")).ok());
         expect_error_at(
-            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max + step), "")));
+            core::ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(max + step), "")));
       }
       if (HasMember(field, "minimum")) {
         double min = field["minimum"].GetDouble();
         double step = TypesOf(field).count("integer") ? 1.0 : 0.001;
         CATCH_CHECK(
-            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min), "")).ok());
+            core::ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min), "")).ok());
         expect_error_at(
-            ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min - step), "")));
+            core::ValidatePredictBody(task, body("\"" + name + "\":" + std::to_string(min - step), "")));
       }
     }
     for (std::string name : {"model", "sequence_name"}) {
       CATCH_INFO(name);
       const int64_t max = Member(Member(props, name), "maxLength").GetInt64();
       const std::string at_max(static_cast<size_t>(max), 'n');
-      CATCH_CHECK(ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "\"")).ok());
+      CATCH_CHECK(core::ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "\"")).ok());
       CATCH_CHECK_FALSE(
-          ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "n\"")).ok());
+          core::ValidatePredictBody(task, body("", "\"" + name + "\":\"" + at_max + "n\"")).ok());
     }
     // Any key the schema does not list is refused, at both levels.
-    CATCH_CHECK_FALSE(ValidatePredictBody(task, body("", "\"unlisted\":1")).ok());
-    CATCH_CHECK_FALSE(ValidatePredictBody(task, body("\"unlisted\":1", "")).ok());
+    CATCH_CHECK_FALSE(core::ValidatePredictBody(task, body("", "\"unlisted\":1")).ok());
+    CATCH_CHECK_FALSE(core::ValidatePredictBody(task, body("\"unlisted\":1", "")).ok());
   }
 }
 
@@ -546,15 +557,16 @@ const Value& FindGenesOperation(const rapidjson::Document& doc) {
 }
 
 CATCH_TEST_CASE("find-genes: request schema is its validation table, closed", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = FindGenesOperation(p.doc);
   const Value& schema = Resolve(
       p.doc,
       Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
-  CheckObjectAgainstTable(p.doc, schema, FindGenesRequestSchema());
-  CATCH_CHECK(FindGenesRequestSchema().fields.size() == 3);  // sequence, sequence_name, options
-  CATCH_CHECK(FindGenesRequestSchema().Find("options")->object == &FindGenesOptionsSchema());
+  CheckObjectAgainstTable(p.doc, schema, core::FindGenesRequestSchema());
+  // sequence or interval, sequence_name, options
+  CATCH_CHECK(core::FindGenesRequestSchema().fields.size() == 4);
+  CATCH_CHECK(core::FindGenesRequestSchema().Find("options")->object == &core::FindGenesOptionsSchema());
   const Value& seq = Member(Member(schema, "properties"), "sequence");
   CATCH_CHECK(Member(seq, "x-min-bp").GetInt64() == 1000);
   CATCH_CHECK(Member(seq, "x-max-bp").GetInt64() == 500000);
@@ -573,7 +585,7 @@ CATCH_TEST_CASE("find-genes: request schema is its validation table, closed", "[
 
 CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job poll",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = FindGenesOperation(p.doc);
   CATCH_CHECK(S(Member(op, "operationId")) == "findGenesAndPredictExpression");
@@ -632,7 +644,7 @@ CATCH_TEST_CASE("find-genes: operation, sync cap, JSON-only responses and job po
 
 CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enforces",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& options =
       Resolve(p.doc, Member(Member(Member(Member(p.doc, "components"), "schemas"),
@@ -648,22 +660,22 @@ CATCH_TEST_CASE("find-genes: published bounds are the bounds the validator enfor
     return "{\"sequence\":\"" + std::string(static_cast<size_t>(bp), 'A') +
            "\",\"options\":{\"description\":\"x\"" + option + "}}";
   };
-  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, "")).ok());
-  CATCH_CHECK_FALSE(ValidateFindGenesBody(body(min_bp - 1, "")).ok());
+  CATCH_CHECK(core::ValidateFindGenesBody(body(min_bp, "")).ok());
+  CATCH_CHECK_FALSE(core::ValidateFindGenesBody(body(min_bp - 1, "")).ok());
   const int64_t max = batch["maximum"].GetInt64();
   const int64_t min = batch["minimum"].GetInt64();
-  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max))).ok());
+  CATCH_CHECK(core::ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max))).ok());
   CATCH_CHECK_FALSE(
-      ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max + 1))).ok());
-  CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min))).ok());
+      core::ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(max + 1))).ok());
+  CATCH_CHECK(core::ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min))).ok());
   CATCH_CHECK_FALSE(
-      ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min - 1))).ok());
+      core::ValidateFindGenesBody(body(min_bp, ",\"batch_size\":" + std::to_string(min - 1))).ok());
   for (std::string name : {"annotation_model", "expression_model"}) {
     const int64_t max_length = Member(Member(options, "properties"), name)["maxLength"].GetInt64();
     const std::string at_max(static_cast<size_t>(max_length), 'm');
-    CATCH_CHECK(ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "\"")).ok());
+    CATCH_CHECK(core::ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "\"")).ok());
     CATCH_CHECK_FALSE(
-        ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "m\"")).ok());
+        core::ValidateFindGenesBody(body(min_bp, ",\"" + name + "\":\"" + at_max + "m\"")).ok());
   }
 }
 
@@ -676,15 +688,15 @@ const Value& VariantOperation(const rapidjson::Document& doc) {
 
 CATCH_TEST_CASE("variant: request schema is its validation table, closed at every level",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = VariantOperation(p.doc);
   const Value& schema = Resolve(
       p.doc,
       Member(Member(Member(Member(op, "requestBody"), "content"), "application/json"), "schema"));
-  CheckObjectAgainstTable(p.doc, schema, VariantRequestSchema());  // recurses into input, options
-  CATCH_CHECK(VariantRequestSchema().Find("input")->object == &VariantInputSchema());
-  CATCH_CHECK(VariantRequestSchema().Find("options")->object == &VariantOptionsSchema());
+  CheckObjectAgainstTable(p.doc, schema, core::VariantRequestSchema());  // recurses into input, options
+  CATCH_CHECK(core::VariantRequestSchema().Find("input")->object == &core::VariantInputSchema());
+  CATCH_CHECK(core::VariantRequestSchema().Find("options")->object == &core::VariantOptionsSchema());
   const Value& input = Resolve(p.doc, Member(Member(schema, "properties"), "input"));
   const Value& uri = Member(Member(input, "properties"), "uri");
   CATCH_CHECK(S(Member(uri, "pattern")) == "^s3://[^/]+/.+");
@@ -707,7 +719,7 @@ CATCH_TEST_CASE("variant: request schema is its validation table, closed at ever
 
 CATCH_TEST_CASE("variant: Prefer is required, the 202 and errors are listed, the poll's body",
                 "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& op = VariantOperation(p.doc);
   CATCH_CHECK(S(Member(op, "operationId")) == "genomicVariantInterpretation");
@@ -761,7 +773,7 @@ CATCH_TEST_CASE("variant: Prefer is required, the 202 and errors are listed, the
 }
 
 CATCH_TEST_CASE("variant: published bounds are the bounds the validator enforces", "[openapi]") {
-  ModelCatalogue catalogue;
+  core::ModelCatalogue catalogue;
   Parsed p = Build(catalogue);
   const Value& schemas = Member(Member(p.doc, "components"), "schemas");
   const Value& options = Member(Member(schemas, "VariantOptions"), "properties");
@@ -780,14 +792,14 @@ CATCH_TEST_CASE("variant: published bounds are the bounds the validator enforces
   const std::string uri = "s3://inputs/a.vcf";
   const Value& window = Member(options, "window");
   for (int64_t w : {window["minimum"].GetInt64(), window["maximum"].GetInt64()}) {
-    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"window\":" + std::to_string(w))).ok());
+    CATCH_CHECK(core::ValidateVariantBody(body(uri, ",\"window\":" + std::to_string(w))).ok());
   }
   CATCH_CHECK_FALSE(
-      ValidateVariantBody(
+      core::ValidateVariantBody(
           body(uri, ",\"window\":" + std::to_string(window["minimum"].GetInt64() - 1)))
           .ok());
   CATCH_CHECK_FALSE(
-      ValidateVariantBody(
+      core::ValidateVariantBody(
           body(uri, ",\"window\":" + std::to_string(window["maximum"].GetInt64() + 1)))
           .ok());
   for (std::string name : {"tissues", "genes"}) {
@@ -795,23 +807,23 @@ CATCH_TEST_CASE("variant: published bounds are the bounds the validator enforces
     const Value& field = Member(options, name);
     const int64_t lo = field["minItems"].GetInt64();
     const int64_t hi = field["maxItems"].GetInt64();
-    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo))).ok());
-    CATCH_CHECK(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi))).ok());
-    CATCH_CHECK_FALSE(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo - 1))).ok());
-    CATCH_CHECK_FALSE(ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi + 1))).ok());
+    CATCH_CHECK(core::ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo))).ok());
+    CATCH_CHECK(core::ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi))).ok());
+    CATCH_CHECK_FALSE(core::ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(lo - 1))).ok());
+    CATCH_CHECK_FALSE(core::ValidateVariantBody(body(uri, ",\"" + name + "\":" + list(hi + 1))).ok());
   }
   const Value& uri_field = Member(input, "uri");
   const auto min_uri = static_cast<size_t>(uri_field["minLength"].GetInt64());
   const auto max_uri = static_cast<size_t>(uri_field["maxLength"].GetInt64());
-  CATCH_CHECK(ValidateVariantBody(body("s3://a/" + std::string(min_uri - 7, 'k'), "")).ok());
-  CATCH_CHECK_FALSE(ValidateVariantBody(body("s3://a/" + std::string(min_uri - 8, 'k'), "")).ok());
-  CATCH_CHECK(ValidateVariantBody(body("s3://a/" + std::string(max_uri - 7, 'k'), "")).ok());
-  CATCH_CHECK_FALSE(ValidateVariantBody(body("s3://a/" + std::string(max_uri - 6, 'k'), "")).ok());
+  CATCH_CHECK(core::ValidateVariantBody(body("s3://a/" + std::string(min_uri - 7, 'k'), "")).ok());
+  CATCH_CHECK_FALSE(core::ValidateVariantBody(body("s3://a/" + std::string(min_uri - 8, 'k'), "")).ok());
+  CATCH_CHECK(core::ValidateVariantBody(body("s3://a/" + std::string(max_uri - 7, 'k'), "")).ok());
+  CATCH_CHECK_FALSE(core::ValidateVariantBody(body("s3://a/" + std::string(max_uri - 6, 'k'), "")).ok());
   const auto max_ref = static_cast<size_t>(Member(request, "client_ref")["maxLength"].GetInt64());
   CATCH_CHECK(
-      ValidateVariantBody(body(uri, "", ",\"client_ref\":\"" + std::string(max_ref, 'r') + "\""))
+      core::ValidateVariantBody(body(uri, "", ",\"client_ref\":\"" + std::string(max_ref, 'r') + "\""))
           .ok());
-  CATCH_CHECK_FALSE(ValidateVariantBody(
+  CATCH_CHECK_FALSE(core::ValidateVariantBody(
                         body(uri, "", ",\"client_ref\":\"" + std::string(max_ref + 1, 'r') + "\""))
                         .ok());
 }

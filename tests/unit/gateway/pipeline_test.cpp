@@ -3,36 +3,44 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/handlers/job_waiter.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/redis_job_store.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/redis_admit_and_create.h"
+#include "core/jobs/redis_job_store.h"
+#include "core/quota/redis_quota_store.h"
 #include "runner/queue_runner.h"
 #include "tests/support/key_entries.h"
 #include "tests/support/pipeline_calls.h"
 #include "tests/support/test_env.h"
 #include "gateway/http/routes.h"
-#include "gateway/jobs/in_memory_job_store.h"
+#include "tests/support/in_memory_job_store.h"
 #include "gateway/observability/gateway_metrics.h"
 #include "gateway/observability/metered_backend.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/in_memory_quota_store.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 
 namespace {
 
 namespace pb = dnaserve::worker::v1;
 
-class ScriptedBackend : public InferenceBackend {
+class ScriptedBackend : public core::InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task task, const pb::PredictRequest& request,
-                                      const CallContext& context,
-                                      const ProgressCallback& on_progress) override {
+                                      const core::CallContext& context,
+                                      const core::ProgressCallback& on_progress) override {
     {
       std::lock_guard<std::mutex> lock(mu);
       calls++;
@@ -67,6 +75,7 @@ class ScriptedBackend : public InferenceBackend {
       expression_windows.push_back(request.sequence());
       result.mutable_expression()->set_expression_log_tpm(1.25);
     }
+    if (on_answer) on_answer();
     return result;
   }
   StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override { return Unavailable("n/a"); }
@@ -78,6 +87,7 @@ class ScriptedBackend : public InferenceBackend {
   Status next_error;
   std::shared_future<void>* gate = nullptr;
   std::vector<std::string> expression_windows;
+  std::function<void()> on_answer;  // called as the worker's answer is returned
 };
 
 const char* kAliceKey = "dns_alice-test-key";
@@ -85,16 +95,19 @@ const char* kSingleKey = "dns_single-test-key";
 const char* kOffKey = "dns_off-test-key";
 
 // The gateway's pipeline in process. `with_runner`: plus a real redis-server holding jobs and
-// the queue, and a runner taking jobs from it, as the workflows need.
+// the queue, and a runner taking jobs from it, as the workflows need. `redis_stores`: jobs and
+// quotas in a real redis-server, as a gateway keeps them (no runner).
 struct Harness {
-  ManualClock clock;
+  core::ManualClock clock;
   std::optional<testing::RedisServer> redis;
-  std::unique_ptr<RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
-  std::unique_ptr<JobStore> jobs;
-  InMemoryQuotaStore quotas{&clock};
+  std::unique_ptr<core::RedisJobQueue> queue;  // before `jobs`: MakeJobs sets it
+  std::unique_ptr<core::JobStore> jobs;
+  core::InMemoryQuotaStore quotas{&clock};
+  std::unique_ptr<core::RedisQuotaStore> redis_quotas;  // `redis_stores` only
+  std::unique_ptr<core::RedisAdmitAndCreate> admit_and_create;  // `redis_stores` only
   ScriptedBackend backend;
-  ModelCatalogue catalogue;
-  Executor executor{4, 16};
+  core::ModelCatalogue catalogue;
+  core::Executor executor{4, 16};
   std::unique_ptr<JobRunner> runner_holder;
   JobRunner& runner;
   std::unique_ptr<JobWaiter> waiter;
@@ -107,8 +120,10 @@ struct Harness {
   std::unique_ptr<RequestPipeline> pipeline;
   int ip_refusals_left = 0;
 
-  explicit Harness(bool with_runner = false)
-      : jobs(MakeJobs(with_runner)),
+  // `redis_wait_replicas`: the queue's writes wait for that many replicas (RedisOptions).
+  explicit Harness(bool with_runner = false, bool redis_stores = false,
+                   int redis_wait_replicas = 0)
+      : jobs(MakeJobs(with_runner || redis_stores, redis_wait_replicas)),
         runner_holder(std::make_unique<JobRunner>(jobs.get(), &executor)),
         runner(*runner_holder) {
     keys = testing::KeyStoreOf({testing::KeyEntry(kAliceKey, "alice", true, 600, 4),
@@ -130,6 +145,15 @@ struct Harness {
     GatewayServices s;
     s.keys = keys.get();
     s.quotas = &quotas;
+    if (redis_stores) {
+      redis_quotas = std::make_unique<core::RedisQuotaStore>(*core::RedisConnection::Create(redis->url()));
+      s.quotas = redis_quotas.get();
+      // As main wires it: a sync job's quota and record in one script.
+      admit_and_create = std::make_unique<core::RedisAdmitAndCreate>(
+          *core::RedisConnection::Create(redis->url()), redis_quotas.get(),
+          dynamic_cast<core::RedisJobStore*>(jobs.get()));
+      s.admit_and_create = admit_and_create.get();
+    }
     s.jobs = jobs.get();
     s.backend = &metered;
     s.catalogue = &catalogue;
@@ -153,12 +177,13 @@ struct Harness {
       job_runner->Start();
     }
     runner.set_metrics(&metrics);
-    s.admit_ip = [this](const std::string&) -> std::optional<QuotaDecision> {
+    runner.Start();  // as main does: heartbeats and the writes after a sync reply
+    s.admit_ip = [this](const std::string&) -> std::optional<core::QuotaDecision> {
       if (ip_refusals_left > 0) {
         --ip_refusals_left;
         Status refused(ErrorCode::kTooManyRequests, "too many requests from this address");
         refused.set_retry_after_seconds(3);
-        return QuotaDecision{refused, RateLimitInfo{20, 0, 2, 2}, RateLimitCause::kEdgeIp};
+        return core::QuotaDecision{refused, core::RateLimitInfo{20, 0, 2, 2}, core::RateLimitCause::kEdgeIp};
       }
       return std::nullopt;
     };
@@ -171,14 +196,17 @@ struct Harness {
     executor.Shutdown();
   }
 
-  std::unique_ptr<JobStore> MakeJobs(bool with_runner) {
-    if (!with_runner) return std::make_unique<InMemoryJobStore>(&clock);
+  std::unique_ptr<core::JobStore> MakeJobs(bool in_redis, int wait_replicas) {
+    if (!in_redis) return std::make_unique<core::InMemoryJobStore>(&clock);
     redis = testing::RedisServer::Start();
     REQUIRE(redis.has_value());
-    auto connection = RedisConnection::Create(redis->url());
+    core::RedisOptions options;
+    options.wait_replicas = wait_replicas;
+    options.wait_timeout = std::chrono::milliseconds(200);
+    auto connection = core::RedisConnection::Create(redis->url(), options);
     REQUIRE(connection.ok());
-    queue = std::make_unique<RedisJobQueue>(*connection);
-    return std::make_unique<RedisJobStore>(*connection);
+    queue = std::make_unique<core::RedisJobQueue>(*connection);
+    return std::make_unique<core::RedisJobStore>(*connection);
   }
 
   HttpResponse Call(const std::string& method, const std::string& path, const std::string& key,
@@ -200,6 +228,17 @@ struct Harness {
     return testing::CallPipeline(*pipeline, std::move(req));
   }
   int counter = 0;
+
+  // A sync job's result is stored after its reply: polls until it is no longer running.
+  HttpResponse PollFinished(const std::string& job_id, const std::string& key) {
+    HttpResponse poll;
+    for (int i = 0; i < 2000; ++i) {
+      poll = Call("GET", "/v1/tasks/jobs/" + job_id, key);
+      if (poll.status != 202) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return poll;
+  }
 };
 
 rapidjson::Document Json(const HttpResponse& r) {
@@ -263,11 +302,13 @@ TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway]
   CHECK(std::string(d["meta"]["model"].GetString()) == "enhancer-test");
   CHECK(h.backend.last_request.model() == "enhancer-test");
   CHECK(h.backend.last_request.sequence() == std::string(300, 'A'));
+  // The negotiated format travels to the worker, which renders only what it needs.
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_JSON);
   CHECK(h.backend.last_request_id == std::string(d["meta"]["request_id"].GetString()));
   CHECK(r.FindHeader("RateLimit-Limit"));
   CHECK(*r.FindHeader("RateLimit-Policy") == "100;w=60");
 
-  auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+  auto poll = h.PollFinished(job_id, kAliceKey);
   CHECK(poll.status == 200);
   CHECK(poll.body == r.body);
 
@@ -275,6 +316,7 @@ TEST_CASE("a sync predict runs on the worker and is stored as a job", "[gateway]
   CHECK(text.status == 200);
   CHECK(text.content_type == "text/x-bedgraph");
   CHECK(text.body == "sequence\t0\t249\t0.5\n");
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_BEDGRAPH);
 }
 
 TEST_CASE("admission failures create no job and call no worker", "[gateway][pipeline]") {
@@ -330,6 +372,7 @@ TEST_CASE("async jobs: 202, progress while running, result when done", "[gateway
   }
   REQUIRE(done.status == 200);
   CHECK(std::string(Json(done)["meta"]["job_id"].GetString()) == job_id);
+  CHECK(h.backend.last_request.result_format() == pb::RESULT_FORMAT_JSON);
   h.backend.gate = nullptr;
   CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
 }
@@ -342,7 +385,7 @@ TEST_CASE("worker errors reach the client and the job as their own envelope", "[
     CHECK(r.status == 503);
     CHECK(Code(r) == "service_unavailable");
     std::string job_id = *r.FindHeader("X-Job-Id");
-    auto poll = h.Call("GET", "/v1/tasks/jobs/" + job_id, kAliceKey);
+    auto poll = h.PollFinished(job_id, kAliceKey);
     CHECK(poll.status == 503);
     CHECK(poll.body == r.body);
   }
@@ -484,6 +527,35 @@ TEST_CASE("find-genes: above the sync cap the identical body runs as a job", "[g
   CHECK(h.Call("POST", kFindGenesPath, kSingleKey, FindGenesBody(1000)).status == 200);
 }
 
+TEST_CASE("a job no Redis replica confirms in time is refused 503 with Retry-After, not "
+          "half-accepted",
+          "[gateway][pipeline]") {
+  // The Redis has no replica and the queue waits for one (DNASERVE_REDIS_WAIT_REPLICAS=1).
+  Harness h(/*with_runner=*/true, /*redis_stores=*/false, /*redis_wait_replicas=*/1);
+  // A runner that took the entry during the wait cannot finish it before the refusal.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  auto submit = h.Call("POST", kFindGenesPath, kSingleKey, FindGenesBody(60000),
+                       {{"prefer", "respond-async"}});
+  release.set_value();
+  REQUIRE(submit.status == 503);
+  CHECK(Code(submit) == "service_unavailable");
+  REQUIRE(submit.FindHeader("Retry-After"));
+  CHECK(*submit.FindHeader("Retry-After") == "1");
+  REQUIRE(submit.FindHeader("X-Job-Id"));
+  const std::string job_id = *submit.FindHeader("X-Job-Id");
+  // Nothing waits in the queue, and the job's record says what the client was told.
+  CHECK(h.queue->ActiveClients()->empty());
+  auto record = h.PollFinished(job_id, kSingleKey);
+  CHECK(record.status == 503);
+  CHECK(Code(record) == "service_unavailable");
+  h.backend.gate = nullptr;
+  // The key's only concurrency seat was given back: a prediction this gateway runs itself (no
+  // queue) is admitted.
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody).status == 200);
+}
+
 TEST_CASE("find-genes: a worker error reaches the client and the job as its own envelope",
           "[gateway][pipeline]") {
   Harness h(/*with_runner=*/true);
@@ -565,5 +637,215 @@ TEST_CASE("metrics count requests by route pattern and status, 429s by cause, an
   std::string text = h.registry.Render();
   for (const char* secret : {"alice", "single", kAliceKey, kSingleKey}) {
     CHECK(text.find(secret) == std::string::npos);
+  }
+}
+
+namespace {
+
+std::string InPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// `redis-cli MONITOR` on the harness's Redis: the commands clients send, in the order Redis
+// runs them (the commands scripts run inside are left out). Markers are ECHO commands sent on a
+// connection of the test's own, so a test can tell what came between two moments.
+class RedisMonitor {
+ public:
+  explicit RedisMonitor(const testing::RedisServer& redis) {
+    const std::string cli = InPath("redis-cli");
+    REQUIRE_FALSE(cli.empty());
+    log_ = testing::MakeTempDir("redis-monitor") + "/monitor.log";
+    REQUIRE(process_.Start({cli, "-p", std::to_string(redis.port()), "MONITOR"}, {}, log_));
+    auto connection = core::RedisConnection::Create(redis.url());
+    REQUIRE(connection.ok());
+    marker_ = *connection;
+    for (int i = 0; i < 500 && !Has("\"monitor-ready\""); ++i) {
+      Mark("monitor-ready");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(Has("\"monitor-ready\""));
+  }
+
+  void Mark(const std::string& name) { REQUIRE(marker_->Command({"ECHO", name}).ok()); }
+  // A read of the test's own; HGETs are left out of Between.
+  core::RedisReply Query(const std::vector<std::string>& hget) {
+    auto reply = marker_->Command(hget);
+    REQUIRE(reply.ok());
+    return *reply;
+  }
+
+  // The client commands between the markers `from` and `to` (markers excluded); waits until
+  // `to` has been logged.
+  std::vector<std::string> Between(const std::string& from, const std::string& to) {
+    const std::string to_line = "\"ECHO\" \"" + to + "\"";
+    for (int i = 0; i < 500 && !Has(to_line); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::vector<std::string> out;
+    bool inside = false;
+    for (const std::string& line : Lines()) {
+      if (line.find("\"ECHO\" \"" + from + "\"") != std::string::npos) {
+        inside = true;
+      } else if (line.find(to_line) != std::string::npos) {
+        return out;
+      } else if (inside && line.find("\"ECHO\"") == std::string::npos &&
+                 line.find("\"HGET\"") == std::string::npos &&
+                 line.find(" lua]") == std::string::npos) {
+        out.push_back(line);
+      }
+    }
+    FAIL("marker " << to << " not in the MONITOR log");
+    return out;
+  }
+
+ private:
+  std::vector<std::string> Lines() {
+    std::ifstream in(log_);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+  bool Has(const std::string& text) {
+    for (const std::string& line : Lines()) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  std::string log_;
+  testing::ChildProcess process_;
+  std::shared_ptr<core::RedisConnection> marker_;
+};
+
+bool AllRelease(const std::vector<std::string>& commands) {
+  for (const std::string& c : commands) {
+    if (c.find("\"release\"") == std::string::npos) return false;
+  }
+  return true;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l.substr(0, 200) + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a sync predict: no Redis call between the worker's answer and the reply",
+          "[gateway][pipeline][redis]") {
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  RedisMonitor monitor(*h.redis);
+  // Warm: connections open, scripts loaded (a first EVALSHA falls back to EVAL).
+  auto warm = h.Call("POST", "/v1/tasks/enhancer/predict", kAliceKey, kEnhancerBody);
+  REQUIRE(warm.status == 200);
+  REQUIRE(h.PollFinished(*warm.FindHeader("X-Job-Id"), kAliceKey).status == 200);
+
+  h.backend.on_answer = [&] { monitor.Mark("answered"); };
+  monitor.Mark("start");
+  HttpRequest req;
+  req.method = "POST";
+  req.path = "/v1/tasks/enhancer/predict";
+  req.headers["authorization"] = std::string("Bearer ") + kAliceKey;
+  req.body = kEnhancerBody;
+  req.request_id = "req-monitored";
+  req.peer_ip = "10.0.0.1";
+  auto replied = std::make_shared<std::promise<HttpResponse>>();
+  auto reply = replied->get_future();
+  h.pipeline->Handle(std::move(req), [&monitor, replied](HttpResponse response) {
+    monitor.Mark("replied");  // on the thread that hands the response to the client
+    replied->set_value(std::move(response));
+  });
+  REQUIRE(reply.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  HttpResponse response = reply.get();
+  REQUIRE(response.status == 200);
+  // The stored copy comes after the reply: wait for it (the test's HGETs are not counted).
+  const std::string job_key = "dnaserve:job:" + *response.FindHeader("X-Job-Id");
+  std::string state;
+  for (int i = 0; i < 1000 && state != "completed"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    state = monitor.Query({"HGET", job_key, "state"}).str;
+  }
+  REQUIRE(state == "completed");
+  monitor.Mark("end");
+  h.backend.on_answer = nullptr;
+
+  const auto before_worker = monitor.Between("start", "answered");
+  const auto answered_to_reply = monitor.Between("answered", "replied");
+  const auto after_reply = monitor.Between("replied", "end");
+  INFO("before the worker call:\n" << Joined(before_worker) << "between answer and reply:\n"
+                                   << Joined(answered_to_reply) << "after the reply:\n"
+                                   << Joined(after_reply));
+  // Admission (quota) and the job record, in one script: the record must exist before the
+  // worker call, so that a poll finds the job running; no progress write for a call this short.
+  CHECK(before_worker.size() == 1);
+  for (const std::string& line : before_worker) {
+    CHECK(line.find(":leases\"") != std::string::npos);  // the quota's keys...
+    CHECK(line.find("\"dnaserve:job:") != std::string::npos);  // ...and the job's, together
+  }
+  // Nothing is waited for between the answer and the reply. The writer thread may already be
+  // releasing the lease meanwhile (it is handed over just before the reply); nothing else.
+  CHECK(AllRelease(answered_to_reply));
+  CHECK(answered_to_reply.size() <= 1);
+  // After it: the lease release (unless it came before) and the stored result.
+  CHECK(answered_to_reply.size() + after_reply.size() == 2);
+  CHECK(before_worker.size() + answered_to_reply.size() + after_reply.size() == 3);
+
+  auto poll = h.PollFinished(*response.FindHeader("X-Job-Id"), kAliceKey);
+  CHECK(poll.status == 200);
+  CHECK(poll.body == response.body);
+}
+
+TEST_CASE("the quota taken with the job record: a refusal is 429 and creates no record",
+          "[gateway][pipeline][redis]") {
+  // Redis stores as a gateway has them: the quota and the record come from one script.
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  h.backend.gate = &gate;
+  // Single's one seat is held by a job run here (no queue in this harness).
+  auto held = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody,
+                     {{"prefer", "respond-async"}});
+  REQUIRE(held.status == 202);
+  auto refused = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+  CHECK(refused.status == 429);
+  CHECK(refused.FindHeader("Retry-After"));
+  REQUIRE(refused.FindHeader("RateLimit-Limit"));
+  CHECK(*refused.FindHeader("RateLimit-Limit") == "100");
+  // Refused whatever the body: the quota still answers before the body's error.
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, "{").status == 429);
+  release.set_value();
+  h.backend.gate = nullptr;
+  auto list = Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey));
+  CHECK(list["count"].GetInt() == 1);  // only the held one
+  // A body refused by the admission after the quota admitted it: 400, no record, seat free.
+  REQUIRE(h.PollFinished(*held.FindHeader("X-Job-Id"), kSingleKey).status == 200);
+  CHECK(h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, "{").status == 400);
+  CHECK(Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey))["count"].GetInt() == 1);
+  auto admitted = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+  CHECK(admitted.status == 200);
+  CHECK(admitted.FindHeader("RateLimit-Remaining"));
+  CHECK(Json(h.Call("GET", "/v1/tasks/jobs", kSingleKey))["count"].GetInt() == 2);
+}
+
+TEST_CASE("a sync call with one concurrency seat can be sent again the moment it is answered",
+          "[gateway][pipeline][redis]") {
+  // The lease of an answered call is released after its reply; the client's next call must
+  // not be refused by it (Redis quotas, as a gateway has them).
+  Harness h(/*with_runner=*/false, /*redis_stores=*/true);
+  for (int i = 0; i < 50; ++i) {
+    auto r = h.Call("POST", "/v1/tasks/enhancer/predict", kSingleKey, kEnhancerBody);
+    INFO("call " << i << ": " << r.body);
+    REQUIRE(r.status == 200);
   }
 }

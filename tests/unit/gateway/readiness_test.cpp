@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "gateway/jobs/redis_job_store.h"
-#include "gateway/observability/readiness.h"
-#include "gateway/redis/redis_connection.h"
+#include "core/jobs/redis_job_store.h"
+#include "core/ops/readiness.h"
+#include "gateway/observability/gateway_metrics.h"
+#include "core/redis/redis_connection.h"
 #include "tests/support/test_env.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
 
 namespace {
@@ -33,14 +35,15 @@ worker::v1::ModelInfo Model(const std::string& id) {
 
 TEST_CASE("readiness: starting, ready, Redis down after start, draining", "[gateway][readiness]") {
   // A port nothing listens on: Redis has never answered.
-  auto never = RedisConnection::Create("redis://127.0.0.1:" + std::to_string(testing::FreePort()));
+  auto never = core::RedisConnection::Create("redis://127.0.0.1:" + std::to_string(testing::FreePort()));
   REQUIRE(never.ok());
-  RedisJobStore unreachable(*never);
-  ModelCatalogue catalogue;
+  core::RedisJobStore unreachable(*never);
+  core::ModelCatalogue catalogue;
   metrics::Registry registry;
   GatewayMetrics metrics(&registry);
   {
-    Readiness readiness(&unreachable, &catalogue, {Task::kPromoter}, &metrics);
+    core::Readiness readiness(&unreachable, &catalogue, {Task::kPromoter},
+                              [&metrics](bool up) { metrics.SetRedisUp(up); });
     catalogue.SetModels(Task::kPromoter, {Model("p")});
     auto r = readiness.Check();
     CHECK(r.status == 503);
@@ -51,10 +54,11 @@ TEST_CASE("readiness: starting, ready, Redis down after start, draining", "[gate
 
   auto server = testing::RedisServer::Start();
   REQUIRE(server.has_value());
-  auto conn = RedisConnection::Create(server->url());
+  auto conn = core::RedisConnection::Create(server->url());
   REQUIRE(conn.ok());
-  RedisJobStore jobs(*conn);
-  Readiness readiness(&jobs, &catalogue, {Task::kPromoter, Task::kSplice}, &metrics);
+  core::RedisJobStore jobs(*conn);
+  core::Readiness readiness(&jobs, &catalogue, {Task::kPromoter, Task::kSplice},
+                            [&metrics](bool up) { metrics.SetRedisUp(up); });
 
   // Redis answers but the splice family has not reported its models yet.
   auto waiting = readiness.Check();

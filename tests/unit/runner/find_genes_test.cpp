@@ -9,12 +9,13 @@
 
 #include "common/sequence.h"
 #include "runner/workflows/find_genes_response.h"
-#include "gateway/validation/find_genes_request.h"
-#include "gateway/validation/request_schema.h"
+#include "core/validation/find_genes_request.h"
+#include "core/validation/request_schema.h"
 #include "runner/workflows/find_genes.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::core;
+using namespace dnaserve::runner;
 
 namespace {
 
@@ -45,7 +46,7 @@ const std::vector<FieldError>& Errors(const Status& status) {
 }
 
 // The single 422 error, asserted to be at `loc` with `type`.
-void OnlyError(const StatusOr<ValidatedFindGenes>& result, const std::vector<std::string>& loc,
+void OnlyError(const StatusOr<core::ValidatedFindGenes>& result, const std::vector<std::string>& loc,
                const std::string& type) {
   INFO(result.status().ToString());
   REQUIRE_FALSE(result.ok());
@@ -71,11 +72,11 @@ pb::Transcript MakeTranscript(const std::string& id, const std::string& strand, 
   return t;
 }
 
-class FakeBackend : public InferenceBackend {
+class FakeBackend : public core::InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task task, const pb::PredictRequest& request,
-                                      const CallContext& context,
-                                      const ProgressCallback& on_progress) override {
+                                      const core::CallContext& context,
+                                      const core::ProgressCallback& on_progress) override {
     std::lock_guard<std::mutex> lock(mu);
     if (task == Task::kAnnotation) {
       annotation_requests.push_back(request);
@@ -134,16 +135,16 @@ class FakeBackend : public InferenceBackend {
 struct Run {
   std::atomic<bool> cancelled{false};
   std::vector<std::pair<double, std::string>> progress;
-  JobContext context;
+  core::JobContext context;
   Run() {
-    context.call = CallContext{"req-1", "job-1", &cancelled};
+    context.call = core::CallContext{"req-1", "job-1", &cancelled};
     context.report_progress = [this](double p, const std::string& m) { progress.emplace_back(p, m); };
   }
 };
 
-ValidatedFindGenes Input(int64_t length, const std::string& options = kOptions,
+core::ValidatedFindGenes Input(int64_t length, const std::string& options = kOptions,
                          const std::string& extra = "") {
-  auto input = ValidateFindGenesBody(Body(Bases(length), options, extra));
+  auto input = core::ValidateFindGenesBody(Body(Bases(length), options, extra));
   INFO(input.status().ToString());
   REQUIRE(input.ok());
   return *input;
@@ -156,7 +157,7 @@ const FindGenesModels kModels{"annotation-m", "expression-m"};
 // ------------------------------------------------------------------ validation
 
 TEST_CASE("find-genes: a minimal body takes every default from the table", "[find_genes]") {
-  auto v = ValidateFindGenesBody(Body(Bases(1000), kOptions));
+  auto v = core::ValidateFindGenesBody(Body(Bases(1000), kOptions));
   REQUIRE(v.ok());
   CHECK(v->sequence_length == 1000);
   CHECK(v->sequence_name == "sequence");
@@ -167,11 +168,11 @@ TEST_CASE("find-genes: a minimal body takes every default from the table", "[fin
   CHECK(v->annotation.reverse_complement());
   CHECK(v->annotation.coordinate_offset() == 0);
   CHECK(v->annotation.seqid() == "sequence");
-  CHECK(DefaultInteger(*FindGenesOptionsSchema().Find("batch_size")) == 8);
+  CHECK(DefaultInteger(*core::FindGenesOptionsSchema().Find("batch_size")) == 8);
 }
 
 TEST_CASE("find-genes: every option is read", "[find_genes]") {
-  auto v = ValidateFindGenesBody(Body(
+  auto v = core::ValidateFindGenesBody(Body(
       Bases(2000),
       R"({"description":"heart","annotation_model":"a1","expression_model":"e1","batch_size":128,"shift_coordinates":"ucsc"})",
       R"(,"sequence_name":"chr2:1,001-3,000")"));
@@ -184,7 +185,7 @@ TEST_CASE("find-genes: every option is read", "[find_genes]") {
   CHECK(v->annotation.seqid() == "chr2");
   CHECK(v->sequence_name == "chr2:1,001-3,000");
   // null models mean the defaults
-  auto nulls = ValidateFindGenesBody(
+  auto nulls = core::ValidateFindGenesBody(
       Body(Bases(1000), R"({"description":"x","annotation_model":null,"expression_model":null,"shift_coordinates":null})"));
   REQUIRE(nulls.ok());
   CHECK_FALSE(nulls->annotation_model);
@@ -193,45 +194,45 @@ TEST_CASE("find-genes: every option is read", "[find_genes]") {
 
 TEST_CASE("find-genes: options and options.description are required and non-empty",
           "[find_genes]") {
-  OnlyError(ValidateFindGenesBody("{\"sequence\":\"" + Bases(1000) + "\"}"), {"body", "options"},
+  OnlyError(core::ValidateFindGenesBody("{\"sequence\":\"" + Bases(1000) + "\"}"), {"body", "options"},
             "missing");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), "null")), {"body", "options"},
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), "null")), {"body", "options"},
             "model_attributes_type");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), "{}")), {"body", "options", "description"},
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), "{}")), {"body", "options", "description"},
             "missing");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), R"({"description":""})")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), R"({"description":""})")),
             {"body", "options", "description"}, "string_too_short");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), R"({"description":null})")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), R"({"description":null})")),
             {"body", "options", "description"}, "string_type");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), R"({"description":7})")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), R"({"description":7})")),
             {"body", "options", "description"}, "string_type");
 }
 
 TEST_CASE("find-genes: the body and options are closed", "[find_genes]") {
   // A top-level model (the tasks' field) is unknown here: models are chosen in options.
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"model":"m")")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"model":"m")")),
             {"body", "model"}, "extra_forbidden");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"strand":"+")")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"strand":"+")")),
             {"body", "strand"}, "extra_forbidden");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"tss_index":4599)")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), kOptions, R"(,"tss_index":4599)")),
             {"body", "tss_index"}, "extra_forbidden");
   // The annotation task's reverse_complement is not a workflow option.
   OnlyError(
-      ValidateFindGenesBody(Body(Bases(1000), R"({"description":"x","reverse_complement":false})")),
+      core::ValidateFindGenesBody(Body(Bases(1000), R"({"description":"x","reverse_complement":false})")),
       {"body", "options", "reverse_complement"}, "extra_forbidden");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), R"({"description":"x","model":"m"})")),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), R"({"description":"x","model":"m"})")),
             {"body", "options", "model"}, "extra_forbidden");
 }
 
 TEST_CASE("find-genes: sequence bounds are 1,000-500,000 bp after whitespace stripping",
           "[find_genes]") {
-  OnlyError(ValidateFindGenesBody(Body(Bases(999), kOptions)), {"body", "sequence"},
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(999), kOptions)), {"body", "sequence"},
             "string_too_short");
-  auto too_short = ValidateFindGenesBody(Body(Bases(999), kOptions));
+  auto too_short = core::ValidateFindGenesBody(Body(Bases(999), kOptions));
   CHECK(Errors(too_short.status()).front().msg.find("1000") != std::string::npos);
-  CHECK(ValidateFindGenesBody(Body(Bases(1000), kOptions)).ok());
-  CHECK(ValidateFindGenesBody(Body(Bases(500000), kOptions)).ok());
-  OnlyError(ValidateFindGenesBody(Body(Bases(500001), kOptions)), {"body", "sequence"},
+  CHECK(core::ValidateFindGenesBody(Body(Bases(1000), kOptions)).ok());
+  CHECK(core::ValidateFindGenesBody(Body(Bases(500000), kOptions)).ok());
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(500001), kOptions)), {"body", "sequence"},
             "string_too_long");
   // 1,200 characters of which 400 are whitespace: 800 bp.
   std::string spaced;
@@ -239,17 +240,17 @@ TEST_CASE("find-genes: sequence bounds are 1,000-500,000 bp after whitespace str
     spaced += c;
     if (spaced.size() % 3 == 2) spaced += "\\n";
   }
-  OnlyError(ValidateFindGenesBody(Body(spaced, kOptions)), {"body", "sequence"},
+  OnlyError(core::ValidateFindGenesBody(Body(spaced, kOptions)), {"body", "sequence"},
             "string_too_short");
   std::string lower_wrapped = Bases(1000);
   for (char& c : lower_wrapped) c = static_cast<char>(c - 'A' + 'a');
-  auto ok = ValidateFindGenesBody(Body(lower_wrapped.substr(0, 500) + "\\n " +
+  auto ok = core::ValidateFindGenesBody(Body(lower_wrapped.substr(0, 500) + "\\n " +
                                            lower_wrapped.substr(500), kOptions));
   REQUIRE(ok.ok());
   CHECK(ok->sequence == Bases(1000));
-  OnlyError(ValidateFindGenesBody(Body(">chr1\\n" + Bases(1000), kOptions)), {"body", "sequence"},
+  OnlyError(core::ValidateFindGenesBody(Body(">chr1\\n" + Bases(1000), kOptions)), {"body", "sequence"},
             "string_pattern_mismatch");
-  OnlyError(ValidateFindGenesBody(Body(Bases(999) + "X", kOptions)), {"body", "sequence"},
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(999) + "X", kOptions)), {"body", "sequence"},
             "string_pattern_mismatch");
 }
 
@@ -258,30 +259,30 @@ TEST_CASE("find-genes: batch_size, model ids, sequence_name and shift_coordinate
   auto options = [](const std::string& extra) {
     return std::string(R"({"description":"x",)") + extra + "}";
   };
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":0)"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":0)"))),
             {"body", "options", "batch_size"}, "greater_than_equal");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":129)"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":129)"))),
             {"body", "options", "batch_size"}, "less_than_equal");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":2.5)"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":2.5)"))),
             {"body", "options", "batch_size"}, "int_from_float");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":"8")"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("batch_size":"8")"))),
             {"body", "options", "batch_size"}, "int_type");
   const std::string long_id(129, 'm');
-  OnlyError(ValidateFindGenesBody(
+  OnlyError(core::ValidateFindGenesBody(
                 Body(Bases(1000), options("\"annotation_model\":\"" + long_id + "\""))),
             {"body", "options", "annotation_model"}, "string_too_long");
-  OnlyError(ValidateFindGenesBody(
+  OnlyError(core::ValidateFindGenesBody(
                 Body(Bases(1000), options("\"expression_model\":\"" + long_id + "\""))),
             {"body", "options", "expression_model"}, "string_too_long");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), kOptions,
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), kOptions,
                                        ",\"sequence_name\":\"" + std::string(129, 's') + "\"")),
             {"body", "sequence_name"}, "string_too_long");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"hg19")"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"hg19")"))),
             {"body", "options", "shift_coordinates"}, "literal_error");
   // shift_coordinates needs a region label in sequence_name.
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"UCSC")"))),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"UCSC")"))),
             {"body", "sequence_name"}, "value_error");
-  OnlyError(ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"UCSC")"),
+  OnlyError(core::ValidateFindGenesBody(Body(Bases(1000), options(R"("shift_coordinates":"UCSC")"),
                                        R"(,"sequence_name":"chr1:500-100")")),
             {"body", "sequence_name"}, "value_error");
 }
@@ -289,12 +290,12 @@ TEST_CASE("find-genes: batch_size, model ids, sequence_name and shift_coordinate
 TEST_CASE("find-genes: malformed JSON is 400, a non-object body 422, errors are all reported",
           "[find_genes]") {
   for (std::string body : {"", "{", "{\"sequence\": }", "nul"}) {
-    auto r = ValidateFindGenesBody(body);
+    auto r = core::ValidateFindGenesBody(body);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == ErrorCode::kBadRequest);
   }
-  OnlyError(ValidateFindGenesBody("[]"), {"body"}, "model_attributes_type");
-  auto many = ValidateFindGenesBody(
+  OnlyError(core::ValidateFindGenesBody("[]"), {"body"}, "model_attributes_type");
+  auto many = core::ValidateFindGenesBody(
       R"({"sequence":"ACGT","options":{"description":"","batch_size":0},"colour":1})");
   REQUIRE_FALSE(many.ok());
   CHECK(Errors(many.status()).size() == 4);
@@ -307,7 +308,7 @@ TEST_CASE("find-genes: annotation, then one expression call per gene on its sens
           "[find_genes]") {
   FakeBackend backend;
   backend.transcripts = {MakeTranscript("tx_1", "+", 6000), MakeTranscript("tx_2", "-", 9000)};
-  ValidatedFindGenes input = Input(20000, R"({"description":"adult liver","batch_size":4})");
+  core::ValidatedFindGenes input = Input(20000, R"({"description":"adult liver","batch_size":4})");
   Run run;
   auto result = RunFindGenes(input, kModels, backend, run.context);
   INFO(result.status().ToString());
@@ -319,10 +320,13 @@ TEST_CASE("find-genes: annotation, then one expression call per gene on its sens
   CHECK(annotation.sequence() == input.sequence);
   CHECK(annotation.annotation().batch_size() == 4);
   CHECK(annotation.annotation().reverse_complement());
+  // The response embeds the annotation's JSON data (formats included); expression sends numbers.
+  CHECK(annotation.result_format() == pb::RESULT_FORMAT_JSON);
 
   REQUIRE(backend.expression_requests.size() == 2);
   for (const auto& r : backend.expression_requests) {
     CHECK(r.model() == "expression-m");
+    CHECK(r.result_format() == pb::RESULT_FORMAT_JSON);
     CHECK(r.expression().description() == "adult liver");
     CHECK(static_cast<int64_t>(r.sequence().size()) == kExpressionWindowBp);
   }
@@ -373,7 +377,7 @@ TEST_CASE("find-genes: windows past the region's ends are N-padded, never droppe
   // 8,000 bp region, shorter than the window: a '+' TSS at 3,999 covers plus [-600, 8598).
   backend.transcripts = {MakeTranscript("tx_1", "+", 3999), MakeTranscript("tx_2", "+", 100),
                          MakeTranscript("tx_3", "-", 7999)};
-  ValidatedFindGenes input = Input(8000);
+  core::ValidatedFindGenes input = Input(8000);
   Run run;
   auto result = RunFindGenes(input, kModels, backend, run.context);
   REQUIRE(result.ok());
@@ -415,7 +419,7 @@ TEST_CASE("find-genes: shift_coordinates rebases the reported TSS before cutting
           "[find_genes]") {
   FakeBackend backend;
   backend.transcripts = {MakeTranscript("tx_1", "-", 2'000'000 + 9000)};
-  ValidatedFindGenes input = Input(20000, R"({"description":"x","shift_coordinates":"UCSC"})",
+  core::ValidatedFindGenes input = Input(20000, R"({"description":"x","shift_coordinates":"UCSC"})",
                                    R"(,"sequence_name":"chr7:2,000,001-2,020,000")");
   REQUIRE(input.annotation.coordinate_offset() == 2'000'000);
   Run run;
@@ -489,7 +493,7 @@ TEST_CASE("find-genes: meta.description_match is the expression worker's, from t
   FakeBackend backend;
   backend.report_match = true;
   backend.transcripts = {MakeTranscript("tx_1", "+", 6000), MakeTranscript("tx_3", "-", 9000)};
-  ValidatedFindGenes input = Input(20000, R"({"description":"adult liver"})");
+  core::ValidatedFindGenes input = Input(20000, R"({"description":"adult liver"})");
   Run run;
   auto result = RunFindGenes(input, kModels, backend, run.context);
   REQUIRE(result.ok());
@@ -524,7 +528,7 @@ TEST_CASE("find-genes: the rendered body has the contract's fields and invariant
   // tx_2's TSS lies outside the region (a defensive case): skipped, with its reason.
   backend.transcripts = {MakeTranscript("tx_1", "+", 6000), MakeTranscript("tx_2", "+", 20100),
                          MakeTranscript("tx_3", "-", 9000)};
-  ValidatedFindGenes input = Input(20000, R"({"description":"adult liver"})",
+  core::ValidatedFindGenes input = Input(20000, R"({"description":"adult liver"})",
                                    R"(,"sequence_name":"region-7")");
   Run run;
   auto result = RunFindGenes(input, kModels, backend, run.context);
@@ -640,7 +644,7 @@ TEST_CASE("find-genes: warm stages report no load time and a false cold_start",
   result.annotation.set_cold_start(false);
   result.annotation.set_model_load_time_ms(1234);  // a worker's stale figure must not leak
   result.annotation_timings.Add(result.annotation);
-  ValidatedFindGenes input = Input(1000);
+  core::ValidatedFindGenes input = Input(1000);
   rapidjson::Document d;
   d.Parse(RenderFindGenesJson(input, result, {"j", "r"}).c_str());
   REQUIRE_FALSE(d.HasParseError());

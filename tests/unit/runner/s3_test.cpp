@@ -46,8 +46,8 @@ S3Server& SharedS3() {
   return *server;
 }
 
-S3Config TestConfig(const S3Server& server) {
-  S3Config config;
+s3::S3Config TestConfig(const S3Server& server) {
+  s3::S3Config config;
   config.endpoint = server.endpoint();
   config.region = S3Server::kRegion;
   config.access_key_id = S3Server::kAccessKey;
@@ -56,8 +56,8 @@ S3Config TestConfig(const S3Server& server) {
   return config;
 }
 
-std::unique_ptr<S3Client> Client(const S3Config& config) {
-  auto client = S3Client::Create(config);
+std::unique_ptr<s3::S3Client> Client(const s3::S3Config& config) {
+  auto client = s3::S3Client::Create(config);
   REQUIRE(client.ok());
   return std::move(*client);
 }
@@ -68,7 +68,7 @@ void CheckNoSecrets(const Status& status) {
 }
 
 TEST_CASE("variant input URIs follow the spec's rule", "[s3]") {
-  auto ok = ParseVcfObjectUri("s3://my-bucket/cohort/sample.vcf.gz");
+  auto ok = s3::ParseVcfObjectUri("s3://my-bucket/cohort/sample.vcf.gz");
   REQUIRE(ok.ok());
   CHECK(ok->bucket == "my-bucket");
   CHECK(ok->key == "cohort/sample.vcf.gz");
@@ -76,9 +76,9 @@ TEST_CASE("variant input URIs follow the spec's rule", "[s3]") {
   for (const std::string good : {"s3://abc/x.vcf", "s3://a.b-c/d/e f+g.vcf.bgz", "s3://abc/%41.vcf",
                                  "s3://abc/dir/../x.vcf"}) {
     CAPTURE(good);
-    CHECK(ParseVcfObjectUri(good).ok());
+    CHECK(s3::ParseVcfObjectUri(good).ok());
   }
-  CHECK(ParseVcfObjectUri("s3://abc/%41.vcf")->key == "%41.vcf");  // never decoded
+  CHECK(s3::ParseVcfObjectUri("s3://abc/%41.vcf")->key == "%41.vcf");  // never decoded
 
   struct Bad {
     std::string uri;
@@ -109,7 +109,7 @@ TEST_CASE("variant input URIs follow the spec's rule", "[s3]") {
            {"s3://abc/line\nbreak.vcf", "control character"},
        }) {
     CAPTURE(bad.uri);
-    auto parsed = ParseVcfObjectUri(bad.uri);
+    auto parsed = s3::ParseVcfObjectUri(bad.uri);
     REQUIRE_FALSE(parsed.ok());
     CHECK(parsed.status().code() == ErrorCode::kBadRequest);
     CHECK_THAT(parsed.status().message(), Catch::Contains(bad.says));
@@ -126,53 +126,53 @@ TEST_CASE("the annotated copy is named after the input and the job, in the same 
            {"sample.vcf.gz", "sample.annotated.0f1e2d3c.vcf.gz"},
            {"x/cohort.v2.vcf.bgz", "x/cohort.v2.annotated.0f1e2d3c.vcf.gz"},
        }) {
-    auto out = AnnotatedOutputUri(S3ObjectUri{"bkt", c.in}, job);
+    auto out = s3::AnnotatedOutputUri(s3::S3ObjectUri{"bkt", c.in}, job);
     REQUIRE(out.ok());
     CHECK(out->bucket == "bkt");
     CHECK(out->key == c.out);
   }
-  CHECK_FALSE(AnnotatedOutputUri(S3ObjectUri{"bkt", "x.txt"}, job).ok());
-  auto too_long = AnnotatedOutputUri(S3ObjectUri{"bkt", std::string(1010, 'k') + ".vcf"}, job);
+  CHECK_FALSE(s3::AnnotatedOutputUri(s3::S3ObjectUri{"bkt", "x.txt"}, job).ok());
+  auto too_long = s3::AnnotatedOutputUri(s3::S3ObjectUri{"bkt", std::string(1010, 'k') + ".vcf"}, job);
   REQUIRE_FALSE(too_long.ok());
   CHECK_THAT(too_long.status().message(), Catch::Contains("1,024"));
 }
 
 TEST_CASE("S3 answers map to statuses a user can act on", "[s3]") {
-  S3ObjectUri obj{"bkt", "dir/s.vcf"};
+  s3::S3ObjectUri obj{"bkt", "dir/s.vcf"};
   // Missing, in a missing bucket or refused: one answer per direction, the one an object outside
   // the caller's grants gets (so no answer tells existence apart).
   const std::string unreadable = S3ObjectUnreadable("s3://bkt/dir/s.vcf").message();
   for (auto [status, code] : std::vector<std::pair<long, std::string>>{
            {404, ""}, {404, "NoSuchKey"}, {404, "NoSuchBucket"}, {403, ""}, {403, "AccessDenied"}}) {
     CAPTURE(status, code);
-    for (auto op : {S3Operation::kHead, S3Operation::kGet}) {
-      auto refused = S3HttpError(op, obj, status, code);
+    for (auto op : {s3::S3Operation::kHead, s3::S3Operation::kGet}) {
+      auto refused = s3::S3HttpError(op, obj, status, code);
       CHECK(refused.code() == ErrorCode::kBadRequest);
       CHECK(refused.message() == unreadable);
     }
-    auto denied_write = S3HttpError(S3Operation::kPut, obj, status, code);
+    auto denied_write = s3::S3HttpError(s3::S3Operation::kPut, obj, status, code);
     CHECK(denied_write.code() == ErrorCode::kBadRequest);
     CHECK(denied_write.message() == S3PrefixUnwritable("s3://bkt/dir/").message());
   }
-  auto credentials = S3HttpError(S3Operation::kGet, obj, 403, "SignatureDoesNotMatch");
+  auto credentials = s3::S3HttpError(s3::S3Operation::kGet, obj, 403, "SignatureDoesNotMatch");
   CHECK(credentials.code() == ErrorCode::kInternal);
   CHECK_THAT(credentials.message(), Catch::Contains("operator"));
-  CHECK(S3HttpError(S3Operation::kGet, obj, 412, "PreconditionFailed").code() ==
+  CHECK(s3::S3HttpError(s3::S3Operation::kGet, obj, 412, "PreconditionFailed").code() ==
         ErrorCode::kBadRequest);
-  auto busy = S3HttpError(S3Operation::kPut, obj, 503, "SlowDown");
+  auto busy = s3::S3HttpError(s3::S3Operation::kPut, obj, 503, "SlowDown");
   CHECK(busy.code() == ErrorCode::kServiceUnavailable);
   CHECK(busy.retry_after_seconds().has_value());
-  CHECK(S3HttpError(S3Operation::kGet, obj, 301, "PermanentRedirect").code() ==
+  CHECK(s3::S3HttpError(s3::S3Operation::kGet, obj, 301, "PermanentRedirect").code() ==
         ErrorCode::kBadRequest);
-  CHECK(S3TransportError(S3Operation::kGet, obj, S3TransportFailure::kUnreachable, "").code() ==
+  CHECK(s3::S3TransportError(s3::S3Operation::kGet, obj, s3::S3TransportFailure::kUnreachable, "").code() ==
         ErrorCode::kServiceUnavailable);
-  CHECK(S3ErrorCode("<?xml?><Error><Code>NoSuchKey</Code><Message>x</Message></Error>") ==
+  CHECK(s3::S3ErrorCode("<?xml?><Error><Code>NoSuchKey</Code><Message>x</Message></Error>") ==
         "NoSuchKey");
-  CHECK(S3ErrorCode("not xml").empty());
+  CHECK(s3::S3ErrorCode("not xml").empty());
 }
 
 TEST_CASE("S3 configuration is checked and URLs stay on the configured endpoint", "[s3]") {
-  S3Config config;
+  s3::S3Config config;
   config.endpoint = "https://s3.eu-west-1.amazonaws.com";
   config.region = "eu-west-1";
   config.access_key_id = "AKID";
@@ -197,16 +197,16 @@ TEST_CASE("S3 configuration is checked and URLs stay on the configured endpoint"
                                 "http://host/path", "http://host?x=1", ""}) {
     CAPTURE(bad);
     config.endpoint = bad;
-    auto client = S3Client::Create(config);
+    auto client = s3::S3Client::Create(config);
     REQUIRE_FALSE(client.ok());
     CHECK(client.status().message().find("pw") == std::string::npos);
   }
   config.endpoint = "http://127.0.0.1:9000";
-  CHECK_FALSE(S3Client::Create(config).ok());  // virtual-hosted needs a DNS name
+  CHECK_FALSE(s3::S3Client::Create(config).ok());  // virtual-hosted needs a DNS name
   config.path_style = true;
-  CHECK(S3Client::Create(config).ok());
+  CHECK(s3::S3Client::Create(config).ok());
   config.secret_access_key.clear();
-  CHECK_FALSE(S3Client::Create(config).ok());
+  CHECK_FALSE(s3::S3Client::Create(config).ok());
 }
 
 TEST_CASE("HEAD and GET read size, ETag and bytes of a real object", "[s3]") {
@@ -228,7 +228,7 @@ TEST_CASE("HEAD and GET read size, ETag and bytes of a real object", "[s3]") {
   CHECK(got->size == head->size);
 
   // If-Match with the current ETag succeeds; a replaced object fails instead of mixing versions.
-  S3GetOptions same;
+  s3::S3GetOptions same;
   same.if_match = head->etag;
   CHECK(client->GetObject({"inputs", "dir/head.vcf"}, dir + "/same.vcf", same).ok());
   REQUIRE(server.PutObject("inputs", "dir/head.vcf", body + "20\t1\t.\tA\tG\t.\t.\t.\n") == 200);
@@ -239,7 +239,7 @@ TEST_CASE("HEAD and GET read size, ETag and bytes of a real object", "[s3]") {
   CHECK_FALSE(Exists(dir + "/old.vcf"));
 
   // The first bytes only (the pre-acceptance header sniff), with the whole size.
-  S3GetOptions prefix;
+  s3::S3GetOptions prefix;
   prefix.prefix_bytes = 10;
   auto sniff = client->GetObject({"inputs", "dir/head.vcf"}, dir + "/prefix", prefix);
   REQUIRE(sniff.ok());
@@ -274,7 +274,7 @@ TEST_CASE("missing objects, missing buckets and a wrong secret are clear errors"
         S3ObjectUnreadable("s3://no-such-bucket/x.vcf").message());
 
   REQUIRE(server.PutObject("inputs", "signed.vcf", "data") == 200);
-  S3Config wrong = TestConfig(server);
+  s3::S3Config wrong = TestConfig(server);
   wrong.secret_access_key = "not-the-secret";
   auto refused = Client(wrong)->HeadObject({"inputs", "signed.vcf"});
   REQUIRE_FALSE(refused.ok());
@@ -288,7 +288,7 @@ TEST_CASE("missing objects, missing buckets and a wrong secret are clear errors"
   // The right secret reads the same object: the refusal was the signature's.
   CHECK(client->GetObject({"inputs", "signed.vcf"}, dir + "/r.vcf").ok());
 
-  S3Config unknown_key = TestConfig(server);
+  s3::S3Config unknown_key = TestConfig(server);
   unknown_key.access_key_id = "AKIDUNKNOWN";
   auto unknown = Client(unknown_key)->GetObject({"inputs", "signed.vcf"}, dir + "/u.vcf");
   REQUIRE_FALSE(unknown.ok());
@@ -305,7 +305,7 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
   WriteFile(dir + "/up.bin", data);
 
   std::atomic<int64_t> last_up{0};
-  S3PutOptions put_options;
+  s3::S3PutOptions put_options;
   put_options.content_type = "application/gzip";
   put_options.control.on_progress = [&](int64_t done, int64_t) { last_up = done; };
   auto start = std::chrono::steady_clock::now();
@@ -324,7 +324,7 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
 
   int64_t previous = -1;
   bool monotonic = true;
-  S3GetOptions get_options;
+  s3::S3GetOptions get_options;
   get_options.control.on_progress = [&](int64_t done, int64_t) {
     if (done < previous) monotonic = false;
     previous = done;
@@ -341,7 +341,7 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
   CHECK(ReadFile(dir + "/down.bin") == data);
   WARN("24 MiB over loopback: PUT " << put_ms << " ms, GET " << get_ms << " ms");
 
-  S3GetOptions limited;
+  s3::S3GetOptions limited;
   limited.max_bytes = 1 << 20;
   auto too_big = client->GetObject({"inputs", "big/sample.annotated.12345678.vcf.gz"},
                                    dir + "/limited.bin", limited);
@@ -351,7 +351,7 @@ TEST_CASE("a large-ish object streams up and down intact, with progress and a si
   CHECK_FALSE(Exists(dir + "/limited.bin"));
 
   std::atomic<bool> cancel{false};
-  S3GetOptions cancelled;
+  s3::S3GetOptions cancelled;
   cancelled.control.cancelled = &cancel;
   cancelled.control.on_progress = [&](int64_t done, int64_t) {
     if (done > 0) cancel = true;
@@ -381,7 +381,7 @@ TEST_CASE("PUT refuses a missing local file and a missing bucket", "[s3]") {
 }
 
 TEST_CASE("an unreachable or silent object store fails within the timeouts", "[s3]") {
-  S3Config config;
+  s3::S3Config config;
   config.region = "us-east-1";
   config.access_key_id = "AKID";
   config.secret_access_key = "secret";

@@ -8,7 +8,7 @@
 #include "runner/workflows/tss_window.h"
 
 using namespace dnaserve;
-using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 
 namespace {
 

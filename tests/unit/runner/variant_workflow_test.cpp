@@ -22,19 +22,20 @@
 #include <sys/stat.h>
 
 #include "common/s3_grants.h"
+#include "core/admission/commands.h"
 #include "runner/config/runner_config.h"
 #include "runner/jobs/runner_jobs.h"
 #include "runner/s3/client_credentials.h"
 #include "runner/queue_runner.h"
 #include "gateway/handlers/job_waiter.h"
-#include "gateway/jobs/job_queue.h"
-#include "gateway/jobs/redis_job_store.h"
+#include "core/jobs/job_queue.h"
+#include "core/jobs/redis_job_store.h"
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/routes.h"
-#include "gateway/jobs/in_memory_job_store.h"
-#include "gateway/ratelimit/in_memory_quota_store.h"
+#include "tests/support/in_memory_job_store.h"
+#include "tests/support/in_memory_quota_store.h"
 #include "runner/workflows/variant_response.h"
-#include "gateway/validation/variant_request.h"
+#include "core/validation/variant_request.h"
 #include "runner/workflows/backend_expression_scorer.h"
 #include "runner/workflows/variant_interpretation.h"
 #include "runner/workflows/variant_resources.h"
@@ -45,7 +46,9 @@
 #include "tests/support/variant_data.h"
 
 using namespace dnaserve;
+using namespace dnaserve::core;
 using namespace dnaserve::gateway;
+using namespace dnaserve::runner;
 using testing::S3Server;
 
 namespace {
@@ -69,7 +72,7 @@ const std::vector<FieldError>& Errors(const Status& status) {
 
 void OnlyError(const std::string& body, const std::vector<std::string>& loc,
                const std::string& type) {
-  auto result = ValidateVariantBody(body);
+  auto result = core::ValidateVariantBody(body);
   INFO(body << " -> " << result.status().ToString());
   REQUIRE_FALSE(result.ok());
   REQUIRE(result.status().code() == ErrorCode::kValidationFailed);
@@ -163,8 +166,8 @@ S3Server& SharedS3() {
   return *server;
 }
 
-S3Config StoreConfig(const std::string& secret = S3Server::kSecretKey) {
-  S3Config config;
+s3::S3Config StoreConfig(const std::string& secret = S3Server::kSecretKey) {
+  s3::S3Config config;
   config.endpoint = SharedS3().endpoint();
   config.region = S3Server::kRegion;
   config.access_key_id = S3Server::kAccessKey;
@@ -178,11 +181,11 @@ std::string WorkDir() {
 }
 
 std::unique_ptr<VariantResources> Resources(bool with_store = true, bool with_genome = true,
-                                            const S3Config& store = StoreConfig(),
-                                            int64_t max_bytes = kMaxVcfObjectBytes) {
-  std::unique_ptr<S3Client> client;
+                                            const s3::S3Config& store = StoreConfig(),
+                                            int64_t max_bytes = core::kMaxVcfObjectBytes) {
+  std::unique_ptr<s3::S3Client> client;
   if (with_store) {
-    auto created = S3Client::Create(store);
+    auto created = s3::S3Client::Create(store);
     REQUIRE(created.ok());
     client = std::move(created).value();
   }
@@ -203,8 +206,8 @@ std::string Put(const std::string& key, const std::string& body) {
   return "s3://inputs/" + key;
 }
 
-ValidatedVariant Request(const std::string& uri) {
-  ValidatedVariant r;
+core::ValidatedVariant Request(const std::string& uri) {
+  core::ValidatedVariant r;
   r.uri = uri;
   r.genome_build = "GRCh37";
   r.tissues = {"heart", "liver"};
@@ -256,11 +259,11 @@ class GcScorer : public variant::ExpressionScorer {
   std::atomic<bool>* flag = nullptr;
 };
 
-class FakeExpressionBackend : public InferenceBackend {
+class FakeExpressionBackend : public core::InferenceBackend {
  public:
   StatusOr<pb::PredictResult> Predict(Task task, const pb::PredictRequest& request,
-                                      const CallContext& context,
-                                      const ProgressCallback&) override {
+                                      const core::CallContext& context,
+                                      const core::ProgressCallback&) override {
     int now = ++in_flight;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -274,6 +277,10 @@ class FakeExpressionBackend : public InferenceBackend {
     --in_flight;
     if (task != Task::kExpression) return Internal("not an expression call");
     if (request.sequence().size() != 9198) return Internal("not a 9,198 bp window");
+    // The scorer reads numbers only, so it asks for no text (every variant test fails without).
+    if (request.result_format() != pb::RESULT_FORMAT_JSON) {
+      return Internal("not result_format JSON");
+    }
     if (!fail_with.ok() && request.expression().description() == fail_on) return fail_with;
     pb::PredictResult result;
     result.set_model(request.model());
@@ -296,7 +303,7 @@ class FakeExpressionBackend : public InferenceBackend {
 };
 
 // A catalogue whose expression roster is one default model.
-struct ExpressionCatalogue : ModelCatalogue {
+struct ExpressionCatalogue : core::ModelCatalogue {
   ExpressionCatalogue() {
     pb::ModelInfo model;
     model.set_id("expression-test");
@@ -310,7 +317,7 @@ struct ExpressionCatalogue : ModelCatalogue {
 // ================================================================== validation
 
 TEST_CASE("variant request: the minimal body takes the documented defaults", "[variant-wf]") {
-  auto r = ValidateVariantBody(Body());
+  auto r = core::ValidateVariantBody(Body());
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   CHECK(r->uri == "s3://inputs/cohort/sample.vcf");
@@ -320,7 +327,7 @@ TEST_CASE("variant request: the minimal body takes the documented defaults", "[v
   CHECK_FALSE(r->genes.has_value());
   CHECK_FALSE(r->client_ref.has_value());
 
-  auto full = ValidateVariantBody(Body(
+  auto full = core::ValidateVariantBody(Body(
       R"({"genome_build":"GRCh37","window":1,"tissues":["liver","heart","liver"],"genes":["tp53","ENSG00000141510.17"]})",
       "s3://inputs/a.vcf.gz", R"(,"client_ref":"batch-7")"));
   INFO(full.status().ToString());
@@ -331,16 +338,16 @@ TEST_CASE("variant request: the minimal body takes the documented defaults", "[v
   CHECK(*full->genes == std::vector<std::string>{"tp53", "ENSG00000141510.17"});
   CHECK(*full->client_ref == "batch-7");
 
-  auto nulls = ValidateVariantBody(Body(R"({"genome_build":"GRCh37","genes":null})",
+  auto nulls = core::ValidateVariantBody(Body(R"({"genome_build":"GRCh37","genes":null})",
                                         "s3://inputs/a.vcf", R"(,"client_ref":null)"));
   REQUIRE(nulls.ok());
   CHECK_FALSE(nulls->genes.has_value());
   CHECK_FALSE(nulls->client_ref.has_value());
-  CHECK(ValidateVariantBody(Body(R"({"genome_build":"GRCh37","window":100000})")).ok());
-  CHECK(ValidateVariantBody(
+  CHECK(core::ValidateVariantBody(Body(R"({"genome_build":"GRCh37","window":100000})")).ok());
+  CHECK(core::ValidateVariantBody(
             Body(R"({"genome_build":"GRCh37","tissues":)" + JsonStrings(16, "t") + "}"))
             .ok());
-  CHECK(ValidateVariantBody(
+  CHECK(core::ValidateVariantBody(
             Body(R"({"genome_build":"GRCh37","genes":)" + JsonStrings(1000, "g") + "}"))
             .ok());
 }
@@ -402,15 +409,15 @@ TEST_CASE("variant request: every schema rule is a 422 at its location", "[varia
   // client_ref <= 128.
   OnlyError(Body(o + "}", "s3://inputs/a.vcf", R"(,"client_ref":")" + std::string(129, 'r') + "\""),
             {"body", "client_ref"}, "string_too_long");
-  CHECK(ValidateVariantBody(
+  CHECK(core::ValidateVariantBody(
             Body(o + "}", "s3://inputs/a.vcf", R"(,"client_ref":")" + std::string(128, 'r') + "\""))
             .ok());
   // Several errors at once are all reported.
-  auto many = ValidateVariantBody(Body(R"({"window":0,"genes":[]})", "x"));
+  auto many = core::ValidateVariantBody(Body(R"({"window":0,"genes":[]})", "x"));
   REQUIRE_FALSE(many.ok());
   CHECK(Errors(many.status()).size() == 4);  // uri length, genome_build, window, genes
   // Not JSON at all: 400.
-  CHECK(ValidateVariantBody("{\"input\":").status().code() == ErrorCode::kBadRequest);
+  CHECK(core::ValidateVariantBody("{\"input\":").status().code() == ErrorCode::kBadRequest);
 }
 
 // ================================================================== operator settings
@@ -562,11 +569,11 @@ TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wro
   const std::string good = Put(FreshKey("good"), TinyVcf());
   struct Case {
     std::string what;
-    ValidatedVariant request;
+    core::ValidatedVariant request;
     std::string says;
   };
-  auto with = [&](std::function<void(ValidatedVariant&)> edit) {
-    ValidatedVariant r = Request(good);
+  auto with = [&](std::function<void(core::ValidatedVariant&)> edit) {
+    core::ValidatedVariant r = Request(good);
     edit(r);
     return r;
   };
@@ -587,11 +594,11 @@ TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wro
       {"too large", Request(Put(FreshKey("big"), big)), "2 GiB"},
       {"not a VCF", Request(Put(FreshKey("text"), "hello world\n")), "not a VCF"},
       {"already annotated", Request(Put(FreshKey("gex"), gex_vcf)), "GEX_"},
-      {"unknown genes", with([](ValidatedVariant& r) {
+      {"unknown genes", with([](core::ValidatedVariant& r) {
          r.genes = std::vector<std::string>{"GENEA", "NOPE1", "ENSG00000000002.4", "NOPE2"};
        }),
        "NOPE1"},
-      {"unknown build", with([](ValidatedVariant& r) { r.genome_build = "GRCh38"; }),
+      {"unknown build", with([](core::ValidatedVariant& r) { r.genome_build = "GRCh38"; }),
        "no start-site catalogue"},
       {"output name too long", Request("s3://inputs/" + long_key), "1,024"},
   };
@@ -609,7 +616,7 @@ TEST_CASE("pre-acceptance: each check is a 400 bad_request that says what is wro
   auto genes = AdmitVariantCase(cases[11].request, *resources, kJobId, Tenant());
   CHECK_THAT(genes.status().message(), Catch::Contains("NOPE2"));
   // A resolved panel becomes Ensembl ids in request order.
-  auto panel = AdmitVariantCase(with([](ValidatedVariant& r) {
+  auto panel = AdmitVariantCase(with([](core::ValidatedVariant& r) {
                                   r.genes = std::vector<std::string>{"geneb", "ENSG00000000001.9"};
                                 }),
                                 *resources, kJobId, Tenant());
@@ -630,7 +637,7 @@ TEST_CASE("pre-acceptance: the store's own failures keep their codes", "[variant
   CHECK(AdmitVariantCase(Request(good), *wrong_secret, kJobId, Tenant()).status().code() ==
         ErrorCode::kInternal);
   // The store unreachable: 503 with Retry-After.
-  S3Config closed = StoreConfig();
+  s3::S3Config closed = StoreConfig();
   closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   auto unreachable = Resources(true, true, closed);
   auto down = AdmitVariantCase(Request(good), *unreachable, kJobId, Tenant());
@@ -654,7 +661,7 @@ std::string Template(const Status& status, const std::string& uri) {
 TEST_CASE("grants: an object outside them is refused as a missing one, before any store request",
           "[variant-wf][grants]") {
   // A store nobody listens on: any request would be a 503, so a 400 proves none was made.
-  S3Config closed = StoreConfig();
+  s3::S3Config closed = StoreConfig();
   closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   auto unreachable = Resources(true, true, closed);
   const std::string theirs = Put("tenant-b/" + FreshKey("private"), TinyVcf());
@@ -716,8 +723,8 @@ TEST_CASE("grants: the job checks them again before it downloads or uploads",
   GcScorer scorer;
   scorer.cancel_after_calls = 1 << 30;  // counts calls, never cancels
   std::atomic<bool> cancelled{false};
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   VariantCase no_read = *c;
   no_read.access.grants.read.clear();
   auto refused = RunVariantInterpretation(no_read, *resources, scorer, context);
@@ -736,7 +743,7 @@ TEST_CASE("per-client credentials: a client's requests are signed with its own",
           "[variant-wf][grants]") {
   // The service's own secret is wrong; alice has working credentials of her own.
   auto resources = Resources(true, true, StoreConfig("not-the-secret"));
-  auto own = S3Client::Create(StoreConfig());
+  auto own = s3::S3Client::Create(StoreConfig());
   REQUIRE(own.ok());
   resources->SetClientStore("alice", std::move(own).value());
   const std::string uri = Put(FreshKey("own-credentials"), TinyVcf());
@@ -749,7 +756,7 @@ TEST_CASE("per-client credentials: a client's requests are signed with its own",
 
 TEST_CASE("per-client credentials file: parsed strictly, secrets never in messages",
           "[variant-wf][grants]") {
-  auto parsed = ParseS3ClientCredentials(
+  auto parsed = s3::ParseS3ClientCredentials(
       R"({"alice": {"access_key_id": "AKIDALICE", "secret_access_key": "s3cr3t-a"},
           "bob": {"access_key_id": "AKIDBOB", "secret_access_key": "s3cr3t-b",
                   "session_token": "tok"}})");
@@ -765,7 +772,7 @@ TEST_CASE("per-client credentials file: parsed strictly, secrets never in messag
         R"({"": {"access_key_id": "A", "secret_access_key": "s3cr3t-x"}})",
         R"({"alice": {"access_key_id": "A", "secret_access_key": "s3cr3t-x")"}) {
     CAPTURE(bad);
-    auto refused = ParseS3ClientCredentials(bad);
+    auto refused = s3::ParseS3ClientCredentials(bad);
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.status().code() == ErrorCode::kBadRequest);
     CHECK(refused.status().message().find("s3cr3t") == std::string::npos);
@@ -776,12 +783,12 @@ TEST_CASE("per-client credentials file: parsed strictly, secrets never in messag
   std::ofstream(path) << R"({"alice": {"access_key_id": "A", "secret_access_key": "s"}})";
   REQUIRE(chmod(path.c_str(), 0640) == 0);
   bool too_open = false;
-  REQUIRE(LoadS3ClientCredentials(path, &too_open).ok());
+  REQUIRE(s3::LoadS3ClientCredentials(path, &too_open).ok());
   CHECK(too_open);
   REQUIRE(chmod(path.c_str(), 0600) == 0);
-  REQUIRE(LoadS3ClientCredentials(path, &too_open).ok());
+  REQUIRE(s3::LoadS3ClientCredentials(path, &too_open).ok());
   CHECK_FALSE(too_open);
-  CHECK_FALSE(LoadS3ClientCredentials(dir + "/absent.json", &too_open).ok());
+  CHECK_FALSE(s3::LoadS3ClientCredentials(dir + "/absent.json", &too_open).ok());
   // Through the settings: each client gets a client of its own.
   VariantSettings settings;
   settings.store = StoreConfig();
@@ -843,10 +850,10 @@ TEST_CASE("scorer: one expression call per window, in order, spread over the exe
           "[variant-wf]") {
   FakeExpressionBackend backend;
   ExpressionCatalogue catalogue;
-  Executor executor(4, 16);
+  core::Executor executor(4, 16);
   std::atomic<bool> cancelled{false};
   BackendExpressionScorer scorer(&backend, &catalogue, &executor, 4,
-                                 CallContext{"req-1", "job-1", &cancelled});
+                                 core::CallContext{"req-1", "job-1", &cancelled});
   auto model = scorer.ModelId();
   REQUIRE(model.ok());
   CHECK(*model == "expression-test");
@@ -875,7 +882,7 @@ TEST_CASE("scorer: one expression call per window, in order, spread over the exe
   // Without an executor the calls are made one at a time on the caller's thread.
   FakeExpressionBackend serial_backend;
   BackendExpressionScorer serial(&serial_backend, &catalogue, nullptr, 4,
-                                 CallContext{"req-2", "job-2", &cancelled});
+                                 core::CallContext{"req-2", "job-2", &cancelled});
   REQUIRE(serial.Score(batch, &cancelled).ok());
   CHECK(serial_backend.max_in_flight == 1);
   executor.Shutdown();
@@ -884,7 +891,7 @@ TEST_CASE("scorer: one expression call per window, in order, spread over the exe
 TEST_CASE("scorer: a worker error fails the batch with its code, cancellation stops it",
           "[variant-wf]") {
   ExpressionCatalogue catalogue;
-  Executor executor(4, 16);
+  core::Executor executor(4, 16);
   std::atomic<bool> cancelled{false};
   std::vector<std::string> windows(12, std::string(9198, 'G'));
   std::vector<variant::ScoreRequest> batch;
@@ -894,7 +901,7 @@ TEST_CASE("scorer: a worker error fails the batch with its code, cancellation st
   backend.fail_with = Unavailable("no expression worker is reachable").set_retry_after_seconds(5);
   backend.fail_on = "bad";
   BackendExpressionScorer scorer(&backend, &catalogue, &executor, 2,
-                                 CallContext{"req", "job", &cancelled});
+                                 core::CallContext{"req", "job", &cancelled});
   auto failed = scorer.Score(batch, &cancelled);
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.status().code() == ErrorCode::kServiceUnavailable);
@@ -903,16 +910,16 @@ TEST_CASE("scorer: a worker error fails the batch with its code, cancellation st
   // Cancelled before the batch: no call at all.
   FakeExpressionBackend idle;
   BackendExpressionScorer cancelled_scorer(&idle, &catalogue, &executor, 2,
-                                           CallContext{"req", "job", &cancelled});
+                                           core::CallContext{"req", "job", &cancelled});
   cancelled = true;
   CHECK(cancelled_scorer.Score(batch, &cancelled).status().code() ==
         ErrorCode::kServiceUnavailable);
   CHECK(idle.calls == 0);
 
   // The expression roster not known yet: 503 from the catalogue, nothing called.
-  ModelCatalogue unknown;
+  core::ModelCatalogue unknown;
   std::atomic<bool> live{false};
-  BackendExpressionScorer no_roster(&idle, &unknown, &executor, 2, CallContext{"r", "j", &live});
+  BackendExpressionScorer no_roster(&idle, &unknown, &executor, 2, core::CallContext{"r", "j", &live});
   CHECK(no_roster.ModelId().status().code() == ErrorCode::kServiceUnavailable);
   CHECK(no_roster.Score(batch, &live).status().code() == ErrorCode::kServiceUnavailable);
   executor.Shutdown();
@@ -926,7 +933,7 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   const std::string vcf = TinyVcf();
   const std::string key = FreshKey("cohort");
   const std::string uri = Put(key, vcf);
-  ValidatedVariant request = Request(uri);
+  core::ValidatedVariant request = Request(uri);
   request.window = 100;
   auto c = AdmitVariantCase(request, *resources, kJobId, Tenant());
   REQUIRE(c.ok());
@@ -934,8 +941,8 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   GcScorer scorer;
   std::atomic<bool> cancelled{false};
   std::vector<std::pair<double, std::string>> progress;
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   context.report_progress = [&](double p, const std::string& m) { progress.emplace_back(p, m); };
   auto run = RunVariantInterpretation(*c, *resources, scorer, context);
   INFO(run.status().ToString());
@@ -986,7 +993,7 @@ TEST_CASE("run: the annotated copy is uploaded beside the input, temp files remo
   CHECK(FilesIn(WorkDir()) == 0);
 
   // Nothing to score (no start site near any record): no model, no ##GEXModel.
-  ValidatedVariant far_request = Request(Put(FreshKey("far"), TinyVcf()));
+  core::ValidatedVariant far_request = Request(Put(FreshKey("far"), TinyVcf()));
   far_request.window = 1;
   auto far = AdmitVariantCase(far_request, *resources, "1f1e2d3c-4b5a-4697-8877-665544332211", Tenant());
   REQUIRE(far.ok());
@@ -1032,8 +1039,8 @@ TEST_CASE("run: bad VCF content fails the job naming the record, nothing is writ
     REQUIRE(c.ok());  // admission only reads the header
     GcScorer scorer;
     std::atomic<bool> cancelled{false};
-    JobContext context;
-    context.call = CallContext{"req", kJobId, &cancelled};
+    core::JobContext context;
+    context.call = core::CallContext{"req", kJobId, &cancelled};
     auto run = RunVariantInterpretation(*c, *resources, scorer, context);
     REQUIRE_FALSE(run.ok());
     CHECK(run.status().code() == ErrorCode::kBadRequest);
@@ -1050,8 +1057,8 @@ TEST_CASE("run: bad VCF content fails the job naming the record, nothing is writ
   Put(key, TinyVcf() + "20\t10070\ty\t" + std::string(1, Tiny().At(10070)) + "\tT\t.\tPASS\t.\n");
   GcScorer scorer;
   std::atomic<bool> cancelled{false};
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   auto replaced = RunVariantInterpretation(*c, *resources, scorer, context);
   CHECK(replaced.status().code() == ErrorCode::kBadRequest);
   CHECK_FALSE(SharedS3().StoredObject("inputs", c->output.key).has_value());
@@ -1083,16 +1090,16 @@ TEST_CASE("settings and run: the VCF bounds are runner settings and end the job 
   CHECK_FALSE(Parse({"--vcf-max-records", "0"}).ok());
 
   // The job reads its VCF within the resources' bounds: TinyVcf has 5 records.
-  std::unique_ptr<S3Client> client = std::move(S3Client::Create(StoreConfig())).value();
-  VariantResources resources(std::move(client), TinyAssets(), WorkDir(), 3, kMaxVcfObjectBytes,
+  std::unique_ptr<s3::S3Client> client = std::move(s3::S3Client::Create(StoreConfig())).value();
+  VariantResources resources(std::move(client), TinyAssets(), WorkDir(), 3, core::kMaxVcfObjectBytes,
                              limits);
   const std::string key = FreshKey("bounded");
   auto admitted = AdmitVariantCase(Request(Put(key, TinyVcf())), resources, kJobId, Tenant());
   REQUIRE(admitted.ok());
   GcScorer scorer;
   std::atomic<bool> cancelled{false};
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   auto run = RunVariantInterpretation(*admitted, resources, scorer, context);
   REQUIRE_FALSE(run.ok());
   CHECK(run.status().code() == ErrorCode::kBadRequest);
@@ -1109,8 +1116,8 @@ TEST_CASE("run: cancellation stops the job with 503 and leaves nothing behind", 
   GcScorer scorer;
   scorer.cancel_after_calls = 0;  // the first scoring call raises the flag
   scorer.flag = &cancelled;
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   auto run = RunVariantInterpretation(*c, *resources, scorer, context);
   REQUIRE_FALSE(run.ok());
   CHECK(run.status().code() == ErrorCode::kServiceUnavailable);
@@ -1123,11 +1130,11 @@ TEST_CASE("run: a failed upload stores nothing and leaves nothing behind", "[var
   std::string why;
   std::optional<S3Server> store = S3Server::Start({"inputs"}, &why);
   if (!store) FAIL(why);
-  S3Config config = StoreConfig();
+  s3::S3Config config = StoreConfig();
   config.endpoint = store->endpoint();
   auto resources = Resources(true, true, config);
   REQUIRE(store->PutObject("inputs", "cohort/upload.vcf", TinyVcf()) == 200);
-  ValidatedVariant request = Request("s3://inputs/cohort/upload.vcf");
+  core::ValidatedVariant request = Request("s3://inputs/cohort/upload.vcf");
   request.window = 100;
   auto c = AdmitVariantCase(request, *resources, kJobId, Tenant());
   REQUIRE(c.ok());
@@ -1142,8 +1149,8 @@ TEST_CASE("run: a failed upload stores nothing and leaves nothing behind", "[var
   } scorer;
   scorer.on_first_call = [&] { store->Stop(); };
   std::atomic<bool> cancelled{false};
-  JobContext context;
-  context.call = CallContext{"req", kJobId, &cancelled};
+  core::JobContext context;
+  context.call = core::CallContext{"req", kJobId, &cancelled};
   auto run = RunVariantInterpretation(*c, *resources, scorer, context);
   REQUIRE_FALSE(run.ok());
   INFO(run.status().ToString());
@@ -1250,14 +1257,14 @@ const char* kCarolKey = "dns_carol-variant-key";
 // in production: the gateway queues, the runner admits and runs.
 struct RouteHarness {
   std::optional<testing::RedisServer> redis = testing::RedisServer::Start();
-  std::shared_ptr<RedisConnection> connection = Connect();
-  std::unique_ptr<RedisJobStore> jobs = std::make_unique<RedisJobStore>(connection);
-  std::unique_ptr<RedisJobQueue> queue = std::make_unique<RedisJobQueue>(connection);
-  ManualClock clock;
-  InMemoryQuotaStore quotas{&clock};
+  std::shared_ptr<core::RedisConnection> connection = Connect();
+  std::unique_ptr<core::RedisJobStore> jobs = std::make_unique<core::RedisJobStore>(connection);
+  std::unique_ptr<core::RedisJobQueue> queue = std::make_unique<core::RedisJobQueue>(connection);
+  core::ManualClock clock;
+  core::InMemoryQuotaStore quotas{&clock};
   FakeExpressionBackend backend;
   ExpressionCatalogue catalogue;
-  Executor executor{4, 32};
+  core::Executor executor{4, 32};
   JobRunner runner{jobs.get(), &executor};
   JobWaiter waiter{jobs.get(), queue.get()};
   DocsHandler docs{"/nonexistent"};
@@ -1267,9 +1274,9 @@ struct RouteHarness {
   std::unique_ptr<RequestPipeline> pipeline;
   int counter = 0;
 
-  std::shared_ptr<RedisConnection> Connect() {
+  std::shared_ptr<core::RedisConnection> Connect() {
     REQUIRE(redis.has_value());
-    auto c = RedisConnection::Create(redis->url());
+    auto c = core::RedisConnection::Create(redis->url());
     REQUIRE(c.ok());
     return *c;
   }
@@ -1465,17 +1472,19 @@ TEST_CASE("route: the gateway refuses an object outside the caller's grants by i
 TEST_CASE("grants: a queued job is built only with the grants its gateway queued it with",
           "[variant-wf][grants]") {
   // A store nobody listens on: a 400 (not a 503) means no request was made.
-  S3Config closed = StoreConfig();
+  s3::S3Config closed = StoreConfig();
   closed.endpoint = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   auto unreachable = Resources(true, true, closed);
   runner::JobServices services;
   services.variant = unreachable.get();
-  QueuedJob queued;
+  core::QueuedJob queued;
   queued.job_id = kJobId;
   queued.client_id = "alice";
   queued.kind = "variant";
   const std::string uri = "s3://inputs/alice/x.vcf";
-  queued.body = RouteBody(uri);
+  auto validated = core::ValidateVariantBody(RouteBody(uri));
+  REQUIRE(validated.ok());
+  queued.command = core::VariantCommandFor(*validated).SerializeAsString();
   // No grants travelled with it (an older gateway, a damaged entry): nothing is read.
   auto bare = runner::BuildJob(queued, services);
   REQUIRE_FALSE(bare.ok());

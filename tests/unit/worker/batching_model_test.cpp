@@ -2,6 +2,7 @@
 // model inside a pass so that the queue can be filled deterministically: nothing here depends on
 // timing except generous "must not hang" guards.
 #include "worker/batching/batching_model.h"
+#include "worker/batching/fixed_rows_model.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -584,6 +585,118 @@ CATCH_TEST_CASE("model: the default ForwardUnlessCancelled checks once, then run
   CATCH_CHECK(fake.ForwardUnlessCancelled(inputs, [] { return false; }).ok());
   CATCH_CHECK(fake.ForwardUnlessCancelled(inputs, nullptr).ok());
   CATCH_CHECK(fake.passes().size() == 2);
+}
+
+
+// Length-aware batching (max_call_rows, issue 28's fairness) and fixed-shape passes (issue 25).
+
+std::vector<int64_t> PassRows(RecordingModel& fake) {
+  std::vector<int64_t> rows;
+  for (const auto& pass : fake.passes()) rows.push_back(pass.shapes[0][0]);
+  return rows;
+}
+
+CATCH_TEST_CASE("batching: a call longer than max_call_rows runs in pieces, its rows back in order",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  BatchingOptions options = Options();
+  options.max_call_rows = 2;
+  options.max_batch_bases = 20;  // one piece per pass
+  BatchingModel model(fake, options);
+  Caller caller = Start(model, 1, CallerInputs(1, 5, {4, 3}));
+  CheckOwnRows(caller, Await(caller, *fake));
+  CATCH_CHECK(PassRows(*fake) == std::vector<int64_t>{2, 2, 1});
+  CATCH_CHECK(model.stats().calls_run == 3);
+  CATCH_CHECK(model.stats().admitted_requests == 0);  // the seat was given back
+}
+
+CATCH_TEST_CASE("batching: a short request behind a long one runs before the long one's next "
+                "pieces",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  BatchingOptions options = Options();
+  options.max_call_rows = 1;
+  options.max_batch_bases = 10;  // one row per pass
+  BatchingModel model(fake, options);
+  // The long request has had one call of 3 rows; its second call has 4.
+  auto long_request = model.ForRequest(nullptr);
+  Caller first = StartOn(*long_request, 1, CallerInputs(1, 3));
+  CheckOwnRows(first, Await(first, *fake));
+  fake->CloseGate();
+  Caller second = StartOn(*long_request, 2, CallerInputs(2, 4));
+  fake->WaitForPasses(4);  // its first piece is in the model, three wait
+  Caller short_call = Start(model, 3, CallerInputs(3, 2));
+  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 5; });
+  fake->OpenGate();
+  CheckOwnRows(second, Await(second, *fake));
+  CheckOwnRows(short_call, Await(short_call, *fake));
+  std::vector<int64_t> order;
+  for (const auto& pass : fake->passes()) order.push_back(pass.row_ids[0]);
+  // Both rows of the short request ran right after the piece that was running when it came.
+  CATCH_CHECK(order ==
+              std::vector<int64_t>{100, 101, 102, 200, 300, 301, 201, 202, 203});
+}
+
+CATCH_TEST_CASE("batching: a cancelled request's waiting pieces are withdrawn, none runs",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  BatchingOptions options = Options();
+  options.max_call_rows = 1;
+  options.max_batch_bases = 10;
+  BatchingModel model(fake, options);
+  fake->CloseGate();
+  Caller blocker = Start(model, 1, CallerInputs(1, 1));
+  fake->WaitForPasses(1);
+  std::atomic<bool> gone{false};
+  Caller cancelled = Start(model, 2, CallerInputs(2, 3), [&gone] { return gone.load(); });
+  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 3; });
+  gone = true;
+  WaitForQueue(model, *fake, [](const BatchingStats& s) { return s.queued_calls == 0; });
+  fake->OpenGate();
+  CheckOwnRows(blocker, Await(blocker, *fake));
+  CATCH_CHECK(Model::IsForwardCancelled(Await(cancelled, *fake).status()));
+  CATCH_CHECK(fake->passes().size() == 1);
+  CATCH_CHECK(model.stats().withdrawn == 3);
+}
+
+CATCH_TEST_CASE("fixed rows: every pass has the fixed rows, filled with copies of a real row",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  FixedRowsModel model(fake, 4);
+  const std::vector<IdTensor> six = CallerInputs(1, 6, {4, 3});
+  Caller caller = StartCall(1, six, [&model](const std::vector<IdTensor>& in) {
+    return model.Forward(in);
+  });
+  CheckOwnRows(caller, Await(caller, *fake));
+  auto passes = fake->passes();
+  CATCH_REQUIRE(passes.size() == 2);
+  CATCH_CHECK(passes[0].shapes == std::vector<std::vector<int64_t>>{{4, 4}, {4, 3}});
+  CATCH_CHECK(passes[1].shapes == std::vector<std::vector<int64_t>>{{4, 4}, {4, 3}});
+  CATCH_CHECK(passes[0].row_ids == std::vector<int64_t>{100, 101, 102, 103});
+  CATCH_CHECK(passes[1].row_ids == std::vector<int64_t>{104, 105, 104, 104});
+  // A call of exactly the fixed rows goes straight through; so does one that is not batch-major.
+  Caller exact = StartCall(2, CallerInputs(2, 4), [&model](const std::vector<IdTensor>& in) {
+    return model.Forward(in);
+  });
+  CheckOwnRows(exact, Await(exact, *fake));
+  std::vector<IdTensor> ragged = CallerInputs(3, 2);
+  ragged.push_back(CallerInputs(3, 3)[0]);  // inputs disagree on dim 0
+  CATCH_CHECK(model.Forward(ragged).ok());
+  passes = fake->passes();
+  CATCH_REQUIRE(passes.size() == 4);
+  CATCH_CHECK(passes[2].shapes[0][0] == 4);
+  CATCH_CHECK(passes[3].shapes[0][0] == 2);
+}
+
+CATCH_TEST_CASE("fixed rows: a model that drops the batch dimension is an internal error",
+                "[batching]") {
+  auto fake = std::make_shared<RecordingModel>();
+  fake->ReturnPooledOutput();
+  FixedRowsModel model(fake, 2);
+  const auto out = model.Forward(CallerInputs(1, 3));
+  CATCH_REQUIRE_FALSE(out.ok());
+  CATCH_CHECK(out.status().code() == ErrorCode::kInternal);
+  CATCH_CHECK(out.status().message().find("rows first") != std::string::npos);
 }
 
 }  // namespace

@@ -460,6 +460,42 @@ def check_variant(work, tok, variant, seed):
             "weights_format": variant["weights"], "package": package}
 
 
+def check_bf16_export(work, tok):
+    """`--precision bf16` re-exports promoter-bert-tiny's checkpoint as a whole-bf16 module: the
+    manifest says so, the module computes in bf16 (padded rows too: no NaN) and stays within the
+    documented drift of the fp32 package, and the card reports the drift."""
+    source = os.path.join(work, "models", "promoter-bert-tiny")
+    package = os.path.join(work, "models-bf16", "promoter-bert-tiny-bf16")
+    code, output = run_exporter(["--checkpoint", os.path.join(work, "checkpoints",
+                                                              "promoter-bert-tiny"),
+                                 "--task", "promoter", "--out", package, "--untrained",
+                                 "--seed", "100", "--context-bp", "300", "--stride-bp", "150",
+                                 "--precision", "bf16"])
+    if not check(code == 0, f"bf16 export failed:\n{output}"):
+        return None
+    with open(os.path.join(package, "manifest.json"), encoding="utf-8") as handle:
+        manifest = json.load(handle)
+    check(manifest.get("precision") == "bf16", f"bf16 manifest precision {manifest.get('precision')}")
+    check(manifest.get("batch_rows_per_pass") == 1, "bf16 manifest lacks batch_rows_per_pass 1")
+    with open(os.path.join(package, "MODEL_CARD.md"), encoding="utf-8") as handle:
+        check("Exported in bfloat16" in handle.read(), "bf16 card does not say how it was made")
+    fp32 = torch.jit.load(os.path.join(source, "model.pt")).eval()
+    bf16 = torch.jit.load(os.path.join(package, "model.pt")).eval()
+    pad = special_id(tok, "[PAD]")
+    specials = {t["content"] for t in tok.get("added_tokens") or []} | set(SPECIALS)
+    ordinary = [i for t, i in tok["model"]["vocab"].items() if t not in specials]
+    g = torch.Generator().manual_seed(7)
+    dna = torch.tensor(ordinary)[torch.randint(0, len(ordinary), (4, 40), generator=g)]
+    dna[-1, 30:] = pad
+    with torch.no_grad():
+        want, got = fp32(dna), bf16(dna)
+    check(got.dtype == torch.bfloat16, f"bf16 export computes in {got.dtype}")
+    drift = float((got.float() - want).abs().max())
+    check(not torch.isnan(got.float()).any(), "bf16 export gives NaN (padded keys)")
+    check(0.0 < drift <= 0.02, f"bf16 export drift {drift:.3g} (0 < drift <= 0.02 expected)")
+    return {"package": package, "max_abs_diff": drift}
+
+
 def check_refusals(work, tok):
     """Broken checkpoints: the exporter exits 1 with a message naming the problem."""
     pad = special_id(tok, "[PAD]")
@@ -539,6 +575,7 @@ def main():
         result = check_variant(work, tok, variant, seed=100 + n)
         if result:
             summary["variants"].append(result)
+    summary["bf16"] = check_bf16_export(work, tok)
     summary["refusals"] = check_refusals(work, tok)
     summary["failures"] = FAILURES
     with open(os.path.join(work, "summary.json"), "w", encoding="utf-8") as handle:

@@ -27,6 +27,7 @@
 #include "tests/unit/worker/worker_process.h"
 #include "tests/unit/worker/worker_test_support.h"
 #include "worker/manifest/manifest.h"
+#include "worker/models/reduced_precision.h"
 #include "worker/models/torchscript_model.h"
 #include "worker/tokenize/tokenizer.h"
 #include "worker/windowing/window_plan.h"
@@ -173,6 +174,44 @@ CATCH_TEST_CASE("HF BERT export: packages pass the worker's manifest, tokenizer 
                   std::vector<int64_t>{1, static_cast<int64_t>(manifest->output_labels.size())});
     }
   }
+}
+
+CATCH_TEST_CASE("HF BERT export: a bf16 export runs as exported, within the drift of fp32",
+                "[hf_export][precision]") {
+  REQUIRE_EXPORT_OR_SKIP(run);
+  const std::string bf16_dir = run.dir + "/models-bf16/promoter-bert-tiny-bf16";
+  auto manifest = LoadManifest(bf16_dir);
+  CATCH_REQUIRE(manifest.ok());
+  CATCH_CHECK(manifest->precision == Precision::kBf16);
+  CATCH_CHECK(manifest->batch_rows_per_pass == 1);
+  // The weights are bfloat16: a manifest that says otherwise is refused, naming the fix.
+  auto as_fp32 = LoadTorchScriptModel(manifest->WeightsPath(), Precision::kFp32, manifest->id);
+  CATCH_REQUIRE_FALSE(as_fp32.ok());
+  CATCH_CHECK(as_fp32.status().message().find("holds bfloat16 weights") != std::string::npos);
+  if (!CheckPrecisionSupported(Precision::kBf16, DetectPrecisionSupport(), manifest->id).ok()) {
+    CATCH_WARN("this machine cannot run bf16: the bf16 export's outputs are not checked");
+    return;
+  }
+  auto bf16 = LoadTorchScriptModel(manifest->WeightsPath(), Precision::kBf16, manifest->id);
+  CATCH_REQUIRE(bf16.ok());
+  auto fp32 = LoadTorchScriptModel(run.dir + "/models/promoter-bert-tiny/model.pt");
+  CATCH_REQUIRE(fp32.ok());
+  auto tokenizer = LoadTokenizer(*manifest);
+  CATCH_REQUIRE(tokenizer.ok());
+  std::vector<int64_t> ids;
+  (*tokenizer)->EncodeIds(RandomBases(120, 5), &ids);
+  IdTensor input{{1, static_cast<int64_t>(ids.size())}, ids};
+  auto a = (*fp32)->Forward({input});
+  auto b = (*bf16)->Forward({input});
+  CATCH_REQUIRE(a.ok());
+  CATCH_REQUIRE(b.ok());
+  CATCH_REQUIRE((*a)[0].data.size() == (*b)[0].data.size());
+  float drift = 0;
+  for (size_t i = 0; i < (*a)[0].data.size(); ++i) {
+    drift = std::max(drift, std::abs((*a)[0].data[i] - (*b)[0].data[i]));
+  }
+  CATCH_CHECK(drift > 0.0f);    // it did run in bf16
+  CATCH_CHECK(drift <= 0.01f);  // worker/README.md, "Reduced precision"
 }
 
 using testing::WorkerProcess;

@@ -63,6 +63,22 @@ CATCH_TEST_CASE("a valid promoter manifest parses into every field", "[manifest]
   CATCH_CHECK(m.seed == 7);
   CATCH_CHECK(m.weights_file == "model.pt");
   CATCH_CHECK(TokenizerLabel(m.tokenizer) == "char");
+  CATCH_CHECK_FALSE(m.batch_rows_per_pass.has_value());  // absent: the worker's default
+}
+
+CATCH_TEST_CASE("a package may name its rows per forward pass", "[manifest]") {
+  auto one = ParseManifest(With("\"seed\": 7,", "\"seed\": 7, \"batch_rows_per_pass\": 1,"));
+  CATCH_REQUIRE(one.ok());
+  CATCH_CHECK(one->batch_rows_per_pass == 1);
+  auto any = ParseManifest(With("\"seed\": 7,", "\"seed\": 7, \"batch_rows_per_pass\": 0,"));
+  CATCH_REQUIRE(any.ok());
+  CATCH_CHECK(any->batch_rows_per_pass == 0);
+  for (const char* bad : {"-1", "4097", "1.5", "\"1\"", "null"}) {
+    CATCH_INFO(bad);
+    CATCH_CHECK(Contains(
+        ErrorOf(With("\"seed\": 7,", std::string("\"seed\": 7, \"batch_rows_per_pass\": ") + bad + ",")),
+        "batch_rows_per_pass"));
+  }
 }
 
 CATCH_TEST_CASE("manifest errors name the offending field", "[manifest]") {

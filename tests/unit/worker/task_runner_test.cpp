@@ -3,6 +3,8 @@
 #include "worker/tasks/task_runner.h"
 
 #include <algorithm>
+#include <google/protobuf/util/message_differencer.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <set>
@@ -525,6 +527,196 @@ CATCH_TEST_CASE("expression: one window, the description is model input", "[task
   CATCH_REQUIRE_FALSE(empty.result.ok());
   CATCH_CHECK(empty.result.status().code() == ErrorCode::kValidationFailed);
   CATCH_CHECK(model.calls == 2);  // the invalid requests never reached the model
+}
+
+// ---------------------------------------------------------------- result_format
+
+// A fake model and a request that finds something for each task (so that every text payload
+// the task renders is non-empty), as in the per-task tests above.
+FakeModel FakeFor(Task task) {
+  switch (task) {
+    case Task::kPromoter:
+      return PromoterFake();
+    case Task::kSplice:
+      return SpliceFake();
+    case Task::kEnhancer:
+      return FakeModel([](const std::vector<IdTensor>& in) -> Outputs {
+        FloatTensor out{{in[0].shape[0], 2}, {}};
+        for (int64_t b = 0; b < in[0].shape[0]; ++b) {
+          out.data.push_back(static_cast<float>(Count(in[0], b, kA)));
+          out.data.push_back(-static_cast<float>(Count(in[0], b, kN)));
+        }
+        return std::vector<FloatTensor>{out};
+      });
+    case Task::kChromatin:
+      return FakeModel([](const std::vector<IdTensor>& in) -> Outputs {
+        FloatTensor out{{in[0].shape[0], 5}, {}};
+        for (int64_t b = 0; b < in[0].shape[0]; ++b) {
+          float g = static_cast<float>(Count(in[0], b, kG)) / 1000.0f;
+          out.data.insert(out.data.end(), {g, 0.9f, 0.1f, 0.5f, 0.3f});
+        }
+        return std::vector<FloatTensor>{out};
+      });
+    case Task::kAnnotation:
+      return AnnotationFake(true, true, 0.7f);
+    case Task::kExpression:
+      return ExpressionFake();
+  }
+  return PromoterFake();
+}
+
+v1::PredictRequest FindingRequest(Task task) {
+  v1::PredictRequest request;
+  switch (task) {
+    case Task::kPromoter:
+      request.set_sequence(std::string(3000, 'G') + std::string(7000, 'A'));
+      request.mutable_promoter()->set_threshold(0.5);
+      break;
+    case Task::kSplice: {
+      request.set_sequence(SpliceSequence());
+      auto* options = request.mutable_splice();
+      options->set_threshold(0.5);
+      options->add_site_types(v1::SPLICE_SITE_TYPE_DONOR);
+      options->add_site_types(v1::SPLICE_SITE_TYPE_ACCEPTOR);
+      break;
+    }
+    case Task::kEnhancer:
+      request.set_sequence(std::string(249, 'A') + std::string(251, 'C'));
+      request.mutable_enhancer();
+      break;
+    case Task::kChromatin:
+      request.set_sequence(std::string(800, 'G') + std::string(700, 'T'));
+      request.mutable_chromatin()->set_threshold(0.5);
+      break;
+    case Task::kAnnotation:
+      request = AnnotationRequest(false, 8);
+      break;
+    case Task::kExpression:
+      request.set_sequence(std::string(9198, 'G'));
+      request.mutable_expression()->set_description("liver");
+      break;
+  }
+  return request;
+}
+
+StatusOr<v1::PredictResult> PredictAs(Task task, v1::ResultFormat format) {
+  FakeModel model = FakeFor(task);
+  v1::PredictRequest request = FindingRequest(task);
+  request.set_result_format(format);
+  return Predict(model, TestManifest(task), request).result;
+}
+
+std::set<std::string> TrackKeys(const v1::PredictResult& r) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : r.tracks()) keys.insert(k);
+  return keys;
+}
+
+v1::ResultFormat ResultFormatOf(OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kBed:
+      return v1::RESULT_FORMAT_BED;
+    case OutputFormat::kBedGraph:
+      return v1::RESULT_FORMAT_BEDGRAPH;
+    case OutputFormat::kGff3:
+      return v1::RESULT_FORMAT_GFF3;
+    case OutputFormat::kJson:
+      return v1::RESULT_FORMAT_JSON;
+  }
+  return v1::RESULT_FORMAT_UNSPECIFIED;
+}
+
+CATCH_TEST_CASE("result_format unset: every format, every track, the structured result",
+                "[tasks][result_format]") {
+  // What callers older than the field read: promoter's bedGraph twice, as before.
+  for (Task task : kAllTasks) {
+    CATCH_INFO("task " << TaskName(task));
+    auto r = PredictAs(task, v1::RESULT_FORMAT_UNSPECIFIED);
+    CATCH_REQUIRE(r.ok());
+    CATCH_CHECK(FormatKeys(*r) == ExpectedFormats(task));
+    for (const auto& [name, text] : r->formats()) CATCH_CHECK_FALSE(text.empty());
+    CATCH_CHECK(r->result_case() ==
+                static_cast<v1::PredictResult::ResultCase>(static_cast<int>(task) + 10));
+  }
+  auto promoter = PredictAs(Task::kPromoter, v1::RESULT_FORMAT_UNSPECIFIED);
+  CATCH_REQUIRE(promoter.ok());
+  CATCH_CHECK(TrackKeys(*promoter) == std::set<std::string>{"promoter"});
+  CATCH_CHECK(promoter->tracks().at("promoter") == promoter->formats().at("bedgraph"));
+  auto splice = PredictAs(Task::kSplice, v1::RESULT_FORMAT_UNSPECIFIED);
+  CATCH_REQUIRE(splice.ok());
+  CATCH_CHECK(TrackKeys(*splice) == std::set<std::string>{"acceptor", "donor"});
+  auto enhancer = PredictAs(Task::kEnhancer, v1::RESULT_FORMAT_UNSPECIFIED);
+  CATCH_REQUIRE(enhancer.ok());
+  CATCH_CHECK(TrackKeys(*enhancer) == std::set<std::string>{"dev", "hk"});
+}
+
+CATCH_TEST_CASE("result_format JSON: what the JSON data publishes, and nothing else",
+                "[tasks][result_format]") {
+  // data.formats carries every text format; data.tracks exists for splice, enhancer and
+  // chromatin only. So the reply is the unset one less promoter's copy of its bedGraph.
+  for (Task task : kAllTasks) {
+    CATCH_INFO("task " << TaskName(task));
+    auto before = PredictAs(task, v1::RESULT_FORMAT_UNSPECIFIED);
+    auto json = PredictAs(task, v1::RESULT_FORMAT_JSON);
+    CATCH_REQUIRE(before.ok());
+    CATCH_REQUIRE(json.ok());
+    v1::PredictResult expected = *before;
+    if (task == Task::kPromoter) expected.mutable_tracks()->erase("promoter");
+    CATCH_CHECK(google::protobuf::util::MessageDifferencer::Equals(*json, expected));
+  }
+  auto promoter = PredictAs(Task::kPromoter, v1::RESULT_FORMAT_JSON);
+  CATCH_REQUIRE(promoter.ok());
+  CATCH_CHECK(promoter->tracks().empty());
+  CATCH_CHECK(FormatKeys(*promoter) == std::set<std::string>{"bed", "bedgraph"});
+  CATCH_CHECK(promoter->promoter().windows_size() == 9);
+  auto chromatin = PredictAs(Task::kChromatin, v1::RESULT_FORMAT_JSON);
+  CATCH_REQUIRE(chromatin.ok());
+  CATCH_CHECK(TrackKeys(*chromatin) ==
+              std::set<std::string>{"CTCF", "DNase", "H3K27ac", "Other", "Pol2"});
+}
+
+CATCH_TEST_CASE("result_format text: that one format, no tracks, no structured result",
+                "[tasks][result_format]") {
+  for (Task task : kAllTasks) {
+    auto before = PredictAs(task, v1::RESULT_FORMAT_UNSPECIFIED);
+    CATCH_REQUIRE(before.ok());
+    for (OutputFormat format : SupportedFormats(task)) {
+      if (format == OutputFormat::kJson) continue;
+      const std::string name(FormatName(format));
+      CATCH_INFO("task " << TaskName(task) << ", " << name);
+      auto text = PredictAs(task, ResultFormatOf(format));
+      CATCH_REQUIRE(text.ok());
+      CATCH_CHECK(FormatKeys(*text) == std::set<std::string>{name});
+      CATCH_CHECK(text->formats().at(name) == before->formats().at(name));  // the same bytes
+      CATCH_CHECK(text->tracks().empty());
+      CATCH_CHECK(text->result_case() == v1::PredictResult::RESULT_NOT_SET);
+      CATCH_CHECK(text->windows_processed() == before->windows_processed());
+    }
+  }
+}
+
+CATCH_TEST_CASE("result_format: a text format the task lacks is refused before the model runs",
+                "[tasks][result_format]") {
+  const std::vector<std::pair<Task, v1::ResultFormat>> refused = {
+      {Task::kPromoter, v1::RESULT_FORMAT_GFF3},
+      {Task::kSplice, v1::RESULT_FORMAT_BEDGRAPH},
+      {Task::kEnhancer, v1::RESULT_FORMAT_BED},
+      {Task::kChromatin, v1::RESULT_FORMAT_GFF3},
+      {Task::kAnnotation, v1::RESULT_FORMAT_BEDGRAPH},
+      {Task::kExpression, v1::RESULT_FORMAT_BED},
+      {Task::kPromoter, static_cast<v1::ResultFormat>(99)},  // a value of a newer proto
+  };
+  for (const auto& [task, format] : refused) {
+    CATCH_INFO("task " << TaskName(task) << ", result_format " << static_cast<int>(format));
+    FakeModel model = FakeFor(task);
+    v1::PredictRequest request = FindingRequest(task);
+    request.set_result_format(format);
+    auto r = Predict(model, TestManifest(task), request).result;
+    CATCH_REQUIRE_FALSE(r.ok());
+    CATCH_CHECK(r.status().code() == ErrorCode::kValidationFailed);
+    CATCH_CHECK(r.status().message().find("result_format") != std::string::npos);
+    CATCH_CHECK(model.calls == 0);
+  }
 }
 
 CATCH_TEST_CASE("runner errors: wrong task, bad sequence, bad model output, cancellation",

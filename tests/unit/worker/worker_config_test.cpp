@@ -56,6 +56,39 @@ CATCH_TEST_CASE("worker settings: flags, defaults and environment variables", "[
   CATCH_CHECK(from_env->batching.enabled);
 }
 
+CATCH_TEST_CASE("worker settings: rows per pass, by task unless set, 0 turns it off",
+                "[worker-config]") {
+  auto by_task = Parse(kRequired);
+  CATCH_REQUIRE(by_task.ok());
+  CATCH_CHECK(by_task->batching.rows_per_pass == BatchingConfig::kRowsPerPassByTask);
+  CATCH_CHECK(DefaultRowsPerPass(Task::kSplice) == 1);
+  CATCH_CHECK(DefaultRowsPerPass(Task::kExpression) == 1);
+  for (Task task : {Task::kPromoter, Task::kChromatin, Task::kEnhancer, Task::kAnnotation}) {
+    CATCH_CHECK(DefaultRowsPerPass(task) == 4);
+  }
+  auto set = Parse(With({"--batch-rows-per-pass", "8"}));
+  CATCH_REQUIRE(set.ok());
+  CATCH_CHECK(set->batching.rows_per_pass == 8);
+  setenv("DNASERVE_WORKER_BATCH_ROWS_PER_PASS", "0", 1);
+  auto off = Parse(kRequired);
+  unsetenv("DNASERVE_WORKER_BATCH_ROWS_PER_PASS");
+  CATCH_REQUIRE(off.ok());
+  CATCH_CHECK(off->batching.rows_per_pass == 0);
+  // Whose R a model gets: the operator's setting, else its package's, else its task's.
+  ModelManifest transformer;
+  transformer.task = Task::kPromoter;
+  transformer.batch_rows_per_pass = 1;
+  ModelManifest plain;
+  plain.task = Task::kChromatin;
+  CATCH_CHECK(RowsPerPassFor(transformer, BatchingConfig::kRowsPerPassByTask) == 1);
+  CATCH_CHECK(RowsPerPassFor(plain, BatchingConfig::kRowsPerPassByTask) == 4);
+  CATCH_CHECK(RowsPerPassFor(transformer, 8) == 8);
+  CATCH_CHECK(RowsPerPassFor(transformer, 0) == 0);
+  auto bad = Parse(With({"--batch-rows-per-pass", "-2"}));
+  CATCH_REQUIRE_FALSE(bad.ok());
+  CATCH_CHECK(bad.status().message().find("--batch-rows-per-pass") != std::string::npos);
+}
+
 CATCH_TEST_CASE("worker settings: a missing or bad value is a bad_request naming the flag",
                 "[worker-config]") {
   auto no_task = Parse({"--models-dir", "/m", "--listen", "127.0.0.1:1"});

@@ -1,0 +1,2 @@
+// Must not compile: the core is below the runner.
+#include "runner/queue_runner.h"
