@@ -263,6 +263,18 @@ PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_me
 # retrained: exon F1 0.390-0.408, CDS-exon F1 0.513-0.521, transcripts 236-271, gene-start
 # recall 0.578-0.596; a figure outside it (above included) stops it, and the figures are
 # reported instead. The held-out region is evaluated once, for the taken candidate only.
+# Results (DECODER_TUNING, shipped decoder; /tmp scripts composing NET.pt as `redecode
+# --network` does, evaluate_module on the block, 2026-11-28 23:39-00:20 UTC), exon F1 / CDS-exon
+# F1 / transcripts / gene-start recall / precision / exact chains / intron F1:
+#  (a) smoothed TSS, strand-complete: 0.403 / 0.608 / 54 / 0.556 / 0.463 / 5 / 0.457: exon F1
+#      and CDS-exon F1 below their bounds (0.404, 0.611): does not qualify;
+#  (b) TSS in both passes: 0.404 / 0.608 / 54 / 0.533 / 0.444 / 5 / 0.455: CDS-exon F1 below
+#      0.611: does not qualify.
+# Neither qualifies, so nothing ships: the package stays the one composed before (both
+# networks in both passes; annotation_sites.SERVED_OPTIONS None) and the held-out region was
+# not evaluated for either. Both lose about 0.013 CDS-exon F1 with the splice-site channels
+# from the forward pass alone (with real neighbours), smoothed TSS or not, which suggests the
+# splice channels, more than the TSS track, are what the reverse pass's second cut still adds.
 # Card metrics other runs record: the previous package's figures (its own evaluation) and the
 # find-genes workflow through the running service (find_genes_eval.py, `redecode
 # --find-genes`). scripts/evaluate-models carries them over rather than recomputing them.
@@ -275,7 +287,7 @@ DECODER = {"exon_chain": True, "emission_weight": 0.01, "exon_weight": 0.01,
            "site_pass_weight": 1.0, "min_exon_mean": 0.1, "site_min": 0.003,
            "terminal_block_bp": 100, "length_weight": 0.5, "max_intron_bp": 100000,
            "max_exon_bp": 20000, **SEGMENT_LENGTH_PRIORS,
-           "alternative_starts": True, "alternative_start_min": 0.6,
+           "alternative_starts": True, "alternative_start_min": 0.4,
            "alternative_start_spacing_bp": 2000, "alternative_span_bp": 200000,
            "coding_model": CODING_MODEL_FILE, "coding_weight": 0.3,
            "splice_signal": SPLICE_SIGNAL_FILE, "signal_weight": 0.1}
@@ -572,9 +584,9 @@ PROVISIONAL_METRICS = {key: 0.0 for key in (
     "model_transcript_predicted", "model_gene_start_recall", "model_gene_start_precision")}
 
 
-def manifest(seed: int, metrics: Dict[str, float], strand_complete: bool = True) -> Dict:
+def manifest(seed: int, metrics: Dict[str, float], strand_complete: bool = False) -> Dict:
     """The package's manifest; `strand_complete`: its module is annotation_sites.strand_complete
-    (every module this file composes now; redecode may rewrite an older package's)."""
+    composed with SERVED_OPTIONS (annotation_sites.served)."""
     return {
         "format_version": common.FORMAT_VERSION,
         "id": MODEL_ID,
@@ -614,7 +626,7 @@ def manifest(seed: int, metrics: Dict[str, float], strand_complete: bool = True)
         "output_labels": labels.LABELS,
         "transcript_types": labels.TRANSCRIPT_TYPES,
         "decoder": DECODER,
-        **({"strand_complete_labels": sites.STRAND_COMPLETE_LABELS,
+        **({"strand_complete_labels": sites.served_labels(),
             "neighbour_bp": sites.NEIGHBOUR_BP} if strand_complete else {}),
         "trained": True,
         "seed": seed,
@@ -639,16 +651,15 @@ def package(out_dir: str, seed: int, network, seconds: float, log=print) -> List
     log(f"annotation: splice-site channels from {splice_dir}")
     promoter_dir = sites.promoter_package(out_dir)
     log(f"annotation: TSS channels from {promoter_dir}")
-    scripted = sites.strand_complete(network, splice_dir, promoter_dir,
-                                     neighbour=sites.NEIGHBOUR_BP)
-    provisional = manifest(seed, PROVISIONAL_METRICS)
+    scripted = sites.served(network, splice_dir, promoter_dir)
+    provisional = manifest(seed, PROVISIONAL_METRICS, sites.takes_wanted(scripted))
     coding_text = coding_model_text()
     signal_text = splice_signal_text()
     with plots.capture() as captured:
         metrics = evaluate_module(scripted, provisional, log,
                                   options=decoder_options(provisional, coding_text=coding_text,
                                                           signal_text=signal_text))
-    final = manifest(seed, metrics)
+    final = manifest(seed, metrics, sites.takes_wanted(scripted))
     written = common.write_package(out_dir, final, scripted,
                                    model_card(final, metrics, seconds, splice_dir),
                                    {CODING_MODEL_FILE: coding_text.encode("ascii"),
@@ -735,14 +746,16 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         tiers.append(f"| {tier}: {meaning} | {metrics[f'model_recovered_{tier}']:.0f} |"
                      + (f" {metrics[f'previous_model_recovered_{tier}']:.0f} |"
                         if has_previous else ""))
+    complete = bool(manifest_json.get("strand_complete_labels"))
     lines = card_head(MODEL_ID, manifest_json["description"], "annotation") + [
         f"| input | char ids [B, {CONTEXT_BP}] (plus strand; the worker pads the last window "
-        "with N and also runs the reverse complement) and, the manifest's "
-        "`strand_complete_labels` being set, [B] int64 per row: 1 = every channel, 0 = the "
-        "structure network alone (the TSS and splice-site channels, which every pass computes "
-        "for both strands, are then 0; the worker's reverse-complement pass); with "
-        "`neighbour_bp` also [B, 2 x neighbour_bp] char ids, the window's real neighbouring "
-        "bases (those before it, then those after it; N beyond the sequence) |",
+        "with N and also runs the reverse complement)"
+        + (" and, the manifest's "
+           "`strand_complete_labels` being set, [B] int64 per row: 1 = every channel, 0 = the "
+           "listed channels, which every pass computes for both strands, are not needed (then "
+           "0; the worker's reverse-complement pass); with `neighbour_bp` also [B, 2 x "
+           "neighbour_bp] char ids, the window's real neighbouring bases (those before it, then "
+           "those after it; N beyond the sequence)" if complete else "") + " |",
         f"| outputs | [B, {CONTEXT_BP}, 17] per-base probabilities "
         f"({', '.join(labels.LABELS)}): the first 13 sigmoid outputs of the annotation "
         "network, the last 4 the splice network's softmax (see Architecture); [B, 2] "
@@ -754,12 +767,12 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         f"{os.environ.get('DNASERVE_TRAIN_THREADS', '2')} thread(s) |",
         "| forward, one window, one thread | "
         f"{metrics.get('forward_ms_one_window_one_thread', float('nan')):.1f} ms CPU (TorchScript, "
-        "Python, all three networks: the worker's forward pass)"
-        + (f"; {metrics['forward_ms_reverse_pass_one_window_one_thread']:.1f} ms with 0 as the "
-           "second input (the structure network alone: the worker's reverse-complement pass)"
-           if "forward_ms_reverse_pass_one_window_one_thread" in metrics else
-           "; the worker runs two per window, the second on the reverse complement")
-        + " |",
+        + ("Python, all three networks: the worker's forward pass)"
+           f"; {metrics['forward_ms_reverse_pass_one_window_one_thread']:.1f} ms with 0 as the "
+           "second input (the worker's reverse-complement pass) |"
+           if complete and "forward_ms_reverse_pass_one_window_one_thread" in metrics else
+           "Python, both networks; the worker runs two per window, the second on the reverse "
+           "complement) |"),
         f"| code revision | {common.git_revision()} |",
         "",
         "## Architecture",
@@ -794,6 +807,7 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         "promoter network trained on chr20 before the tuning block and chose its epoch count on "
         "the tuning block (never on the held-out region).",
         "",
+    ] + ([
         "The module is strand-complete (`annotation_sites.strand_complete`; the manifest's "
         "`strand_complete_labels` and `neighbour_bp`, worker/README.md): every forward pass "
         "computes the TSS and splice-site channels for both strands, so the worker's "
@@ -802,13 +816,10 @@ def model_card(manifest_json: Dict, metrics: Dict[str, float], seconds: float,
         f"{sites.NEIGHBOUR_BP:,} real neighbouring bases on each side (third input), which the "
         "splice and promoter networks see instead of N. The previous package ran both networks "
         "again in the reverse pass, on windows cut elsewhere, and averaged the two; about 43% "
-        "of its forward time. Without the second pass the TSS track is one grid of promoter "
-        "windows per strand instead of the mean of two offset grids, so its peaks are higher "
-        "and more of them pass alternative_start_min: it was chosen again on the tuning block "
-        "(scripts/training/annotation.py records the settings tried). In the worker, "
-        "annotating 100 kb (warm, over gRPC) took 43% less time and CPU than with the previous "
-        "package, measured side by side on a busy machine (BENCHMARKS.md, section Q).",
+        "of its forward time (BENCHMARKS.md, section Q). scripts/training/annotation.py "
+        "records the tuning-block figures of each way of composing it.",
         "",
+    ] if complete else []) + [
         "## Data and provenance",
         "",
         "- Sequence: GRCh37 chr20 from Debian's `vt-examples` package (MIT), fetched with "
@@ -1122,8 +1133,7 @@ def redecode(package_dir: str, find_genes: Optional[str] = None, seconds: float 
         splice_dir = sites.splice_package(packages_dir)
         promoter_dir = sites.promoter_package(packages_dir)
         log(f"annotation: {network} composed with {splice_dir} and {promoter_dir}")
-        module = sites.strand_complete(torch.jit.load(network).eval(), splice_dir,
-                                       promoter_dir, neighbour=sites.NEIGHBOUR_BP)
+        module = sites.served(torch.jit.load(network).eval(), splice_dir, promoter_dir)
     if promoter_tss:
         promoter_dir = sites.promoter_package(packages_dir)
         log(f"annotation: TSS channels from {promoter_dir}")

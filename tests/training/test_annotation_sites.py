@@ -191,6 +191,75 @@ class StrandCompleteTest(unittest.TestCase):
         self.assertTrue(torch.all(got[:, :, skipped] == 0))
         self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
 
+    def test_the_served_labels_follow_the_served_options(self):
+        saved = self.sites.SERVED_OPTIONS
+        try:
+            self.sites.SERVED_OPTIONS = None
+            self.assertEqual(self.sites.served_labels(), [])
+            self.assertFalse(self.sites.takes_wanted(
+                self.sites.served(self.network, self.splice_dir, self.promoter_dir)))
+            self.sites.SERVED_OPTIONS = {"tss_every_pass": True}
+            self.assertEqual(self.sites.served_labels(), self.sites.TSS_EVERY_PASS_LABELS)
+            self.sites.SERVED_OPTIONS = {"smooth_tss": True}
+            self.assertEqual(self.sites.served_labels(), self.sites.STRAND_COMPLETE_LABELS)
+            self.assertTrue(self.sites.takes_wanted(
+                self.sites.served(self.network, self.splice_dir, self.promoter_dir)))
+        finally:
+            self.sites.SERVED_OPTIONS = saved
+
+    def test_tss_every_pass_skips_only_the_splice_sites(self):
+        stride = 4
+        full = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                          stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride, tss_every_pass=True)
+        expected, expected_types = full(self.ids)
+        tss = list(self.sites.TSS_CHANNELS)
+        splice_sites = [13, 14, 15, 16]
+        self.assertEqual(self.sites.TSS_EVERY_PASS_LABELS,
+                         ["donor_plus", "acceptor_plus", "donor_minus", "acceptor_minus"])
+        got, types = new(self.ids, torch.tensor([0, 1, 0]))
+        self.assertTrue(torch.equal(got[1], expected[1]))
+        self.assertTrue(torch.all(got[[0, 2]][:, :, splice_sites] == 0))
+        self.assertTrue(torch.all(expected[[0, 2]][:, :, splice_sites].sum() > 0))
+        kept = [c for c in range(17) if c not in splice_sites]
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+        self.assertTrue(torch.equal(types, expected_types))
+        got, _ = new(self.ids, torch.zeros(3, dtype=torch.int64))
+        self.assertTrue(torch.equal(got[:, :, tss], expected[:, :, tss]))
+
+    def test_smoothed_tss_mixes_each_block_with_its_nearer_neighbour(self):
+        stride = 4
+        raw = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride, smooth_tss=True)
+        expected, expected_types = raw(self.ids)
+        got, types = new(self.ids)
+        n = self.ids.size(1)  # 12: three whole blocks on either strand
+
+        def smoothed(track):
+            # track: one block's value on each of its bases, in the strand's own order.
+            out = []
+            for k in range(n):
+                block, offset = divmod(k, stride)
+                nearer = block - 1 if offset < stride // 2 else block + 1
+                nearer = min(max(nearer, 0), n // stride - 1)
+                out.append(0.75 * track[block * stride] + 0.25 * track[nearer * stride])
+            return torch.tensor(out)
+
+        plus, minus = self.sites.TSS_CHANNELS
+        for row in range(self.ids.size(0)):
+            want_plus = smoothed(expected[row, :, plus].tolist())
+            want_minus = smoothed(expected[row, :, minus].flip(0).tolist()).flip(0)
+            self.assertTrue(torch.allclose(got[row, :, plus], want_plus, atol=1e-6))
+            self.assertTrue(torch.allclose(got[row, :, minus], want_minus, atol=1e-6))
+        # The raw track differs between blocks, so smoothing changed it; nothing else changed.
+        self.assertFalse(torch.equal(got[:, :, plus], expected[:, :, plus]))
+        others = [c for c in range(17) if c not in (plus, minus)]
+        self.assertTrue(torch.equal(got[:, :, others], expected[:, :, others]))
+        self.assertTrue(torch.equal(types, expected_types))
+
     def test_neighbours_are_what_the_networks_see_beyond_the_window(self):
         import numpy as np
         from training import annotation_decode as decoding
