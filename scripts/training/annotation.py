@@ -264,8 +264,8 @@ PREVIOUS_TSS_DECODER = {"start_cost": 24.0, "terminal_weight": 3.0, "min_exon_me
 # recall 0.578-0.596; a figure outside it (above included) stops it, and the figures are
 # reported instead. The held-out region is evaluated once, for the taken candidate only.
 # Results (DECODER_TUNING, shipped decoder; /tmp scripts composing NET.pt as `redecode
-# --network` does, evaluate_module on the block, 2026-11-28 23:39-00:20 UTC), exon F1 / CDS-exon
-# F1 / transcripts / gene-start recall / precision / exact chains / intron F1:
+# --network` does, evaluate_module on the block, 2026-11-28 23:39 to 11-29 00:20 UTC), exon
+# F1 / CDS-exon F1 / transcripts / gene-start recall / precision / exact chains / intron F1:
 #  (a) smoothed TSS, strand-complete: 0.403 / 0.608 / 54 / 0.556 / 0.463 / 5 / 0.457: exon F1
 #      and CDS-exon F1 below their bounds (0.404, 0.611): does not qualify;
 #  (b) TSS in both passes: 0.404 / 0.608 / 54 / 0.533 / 0.444 / 5 / 0.455: CDS-exon F1 below
