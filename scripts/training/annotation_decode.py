@@ -125,9 +125,23 @@ def _edge_weights(real: int) -> np.ndarray:
     return np.minimum(1.0, (distance + 1) / EDGE_RAMP_BP).astype(np.float32)
 
 
-def run_pass(module, ids: np.ndarray, context: int, batch_size: int, reverse: bool):
+def neighbour_ids(source: np.ndarray, start: int, context: int, neighbour: int) -> np.ndarray:
+    """The `neighbour` ids before a window starting at `start` and the `neighbour` after its
+    `context` bases, N (5) beyond the sequence (worker: NeighbourIds)."""
+    left = source[max(0, start - neighbour):start]
+    right = source[start + context:start + context + neighbour]
+    out = np.full(2 * neighbour, 5, dtype=np.int64)
+    out[neighbour - len(left):neighbour] = left
+    out[neighbour:neighbour + len(right)] = right
+    return out
+
+
+def run_pass(module, ids: np.ndarray, context: int, batch_size: int, reverse: bool,
+             wanted: Optional[int] = None, neighbour: int = 0):
     """One pass of the runner: ([L, 13] scores in plus-strand coordinates and channels,
-    [L] row weights, [(span, type probabilities)])."""
+    [L] row weights, [(span, type probabilities)]). `wanted` (a strand-complete module's second
+    input, the same for every row; None: not sent) and `neighbour` (its third input's bases on
+    each side of a window; 0: not sent)."""
     import torch
     length = len(ids)
     source = COMPLEMENT_IDS[ids[::-1]] if reverse else ids
@@ -141,7 +155,13 @@ def run_pass(module, ids: np.ndarray, context: int, batch_size: int, reverse: bo
         for row, (s, e) in enumerate(chunk):
             batch[row, :e - s] = source[s:e]
         with torch.no_grad():
-            labels, kinds = module(torch.from_numpy(batch))
+            inputs = [torch.from_numpy(batch)]
+            if wanted is not None:
+                inputs.append(torch.full((len(chunk),), wanted, dtype=torch.int64))
+            if wanted is not None and neighbour > 0:
+                inputs.append(torch.from_numpy(np.stack(
+                    [neighbour_ids(source, s, context, neighbour) for s, _ in chunk])))
+            labels, kinds = module(*inputs)
         labels, kinds = labels.numpy(), kinds.numpy()
         for row, (s, e) in enumerate(chunk):
             real = e - s
@@ -159,13 +179,33 @@ def run_pass(module, ids: np.ndarray, context: int, batch_size: int, reverse: bo
     return scores, weights, types
 
 
+def neighbour_bp(manifest_json) -> int:
+    """The manifest's neighbour_bp (0 when absent)."""
+    return int(manifest_json.get("neighbour_bp", 0))
+
+
+def strand_complete_channels(manifest_json) -> List[int]:
+    """Indices of the manifest's strand_complete_labels (StrandCompleteChannels)."""
+    listed = manifest_json.get("strand_complete_labels") or []
+    return [i for i, label in enumerate(manifest_json["output_labels"]) if label in listed]
+
+
 def stitch(module, ids: np.ndarray, context: int, batch_size: int = 8,
-           reverse_complement: bool = True):
-    """The runner's stitched per-base scores [L, 13] and window type probabilities."""
-    scores, weights, types = run_pass(module, ids, context, batch_size, False)
+           reverse_complement: bool = True, strand_complete: Sequence[int] = (),
+           neighbour: int = 0):
+    """The runner's stitched per-base scores [L, 13] and window type probabilities (worker:
+    RunAnnotationPasses). With `strand_complete` channels (strand_complete_channels) the module
+    takes its second input, 1 on the forward pass and 0 on the reverse pass, and those channels
+    come from the forward pass alone; `neighbour` > 0 also sends each window's neighbours."""
+    complete = list(strand_complete)
+    scores, weights, types = run_pass(module, ids, context, batch_size, False,
+                                      1 if complete else None, neighbour)
     if reverse_complement:
-        rc_scores, rc_weights, rc_types = run_pass(module, ids, context, batch_size, True)
+        rc_scores, rc_weights, rc_types = run_pass(module, ids, context, batch_size, True,
+                                                   0 if complete else None, neighbour)
+        forward = scores[:, complete].copy()
         scores = weighted_average(scores, weights, rc_scores, rc_weights)
+        scores[:, complete] = forward
         types += rc_types
     return scores, types
 

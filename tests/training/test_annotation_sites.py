@@ -135,5 +135,180 @@ class PromoterTssTest(unittest.TestCase):
         self.assertTrue(torch.all(out[:, :, plus] > 0))
 
 
+
+if torch is not None:
+    class VaryingAnnotation(nn.Module):
+        """Structure channels that depend on the base (so rows differ), types per row."""
+
+        def forward(self, ids: torch.Tensor):
+            values = ids.float().unsqueeze(2) / 10.0 + torch.arange(17).float() / 100.0
+            return values, torch.stack([ids[:, 0].float(), ids[:, -1].float()], 1)
+
+
+@unittest.skipIf(torch is None, "skipped: /usr/bin/python3 cannot import torch")
+class StrandCompleteTest(unittest.TestCase):
+    """annotation_sites.strand_complete: the two composites' computation in one module, with
+    a second input that leaves the TSS and splice-site channels out per row."""
+
+    def setUp(self):
+        from training import annotation_sites
+        self.sites = annotation_sites
+        self.splice_dir, self.promoter_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
+        torch.jit.script(FakeSplice()).save(os.path.join(self.splice_dir, "model.pt"))
+        with open(os.path.join(self.splice_dir, "manifest.json"), "w", encoding="utf-8") as h:
+            json.dump({"weights": "model.pt", "flank_bp": FLANK,
+                       "output_labels": ["neither", "acceptor", "donor"]}, h)
+        torch.jit.script(FakePromoter()).save(os.path.join(self.promoter_dir, "model.pt"))
+        with open(os.path.join(self.promoter_dir, "manifest.json"), "w", encoding="utf-8") as h:
+            json.dump({"weights": "model.pt", "context_window_bp": 6,
+                       "output_labels": ["promoter"]}, h)
+        self.network = torch.jit.freeze(torch.jit.script(VaryingAnnotation().eval()))
+        self.ids = torch.tensor([[A, C, G, T, G, A, C, T, N, C, A, G],
+                                 [G, G, A, T, C, A, A, T, C, G, T, A],
+                                 [T, T, G, A, C, C, A, G, N, N, A, C]])
+
+    def test_equals_the_two_composites_and_skips_rows_asked_to(self):
+        stride = 4
+        old = self.sites.with_promoter_tss(
+            self.sites.composite(self.network, self.splice_dir), self.promoter_dir, stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride)
+        self.assertTrue(self.sites.takes_wanted(new))
+        self.assertFalse(self.sites.takes_wanted(old))
+        expected, expected_types = old(self.ids)
+        for wanted in (None, torch.ones(3, dtype=torch.int64)):
+            got, types = new(self.ids) if wanted is None else new(self.ids, wanted)
+            self.assertTrue(torch.equal(got, expected))
+            self.assertTrue(torch.equal(types, expected_types))
+        skipped = [self.sites.TSS_CHANNELS[0], self.sites.TSS_CHANNELS[1], 13, 14, 15, 16]
+        kept = [c for c in range(17) if c not in skipped]
+        got, types = new(self.ids, torch.tensor([0, 1, 0]))
+        self.assertTrue(torch.equal(got[1], expected[1]))
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+        self.assertTrue(torch.all(got[[0, 2]][:, :, skipped] == 0))
+        self.assertTrue(torch.equal(types, expected_types))
+        got, _ = new(self.ids, torch.zeros(3, dtype=torch.int64))
+        self.assertTrue(torch.all(got[:, :, skipped] == 0))
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+
+    def test_the_served_labels_follow_the_served_options(self):
+        saved = self.sites.SERVED_OPTIONS
+        try:
+            self.sites.SERVED_OPTIONS = None
+            self.assertEqual(self.sites.served_labels(), [])
+            self.assertFalse(self.sites.takes_wanted(
+                self.sites.served(self.network, self.splice_dir, self.promoter_dir)))
+            self.sites.SERVED_OPTIONS = {"tss_every_pass": True}
+            self.assertEqual(self.sites.served_labels(), self.sites.TSS_EVERY_PASS_LABELS)
+            self.sites.SERVED_OPTIONS = {"smooth_tss": True}
+            self.assertEqual(self.sites.served_labels(), self.sites.STRAND_COMPLETE_LABELS)
+            self.assertTrue(self.sites.takes_wanted(
+                self.sites.served(self.network, self.splice_dir, self.promoter_dir)))
+        finally:
+            self.sites.SERVED_OPTIONS = saved
+
+    def test_tss_every_pass_skips_only_the_splice_sites(self):
+        stride = 4
+        full = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                          stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride, tss_every_pass=True)
+        expected, expected_types = full(self.ids)
+        tss = list(self.sites.TSS_CHANNELS)
+        splice_sites = [13, 14, 15, 16]
+        self.assertEqual(self.sites.TSS_EVERY_PASS_LABELS,
+                         ["donor_plus", "acceptor_plus", "donor_minus", "acceptor_minus"])
+        got, types = new(self.ids, torch.tensor([0, 1, 0]))
+        self.assertTrue(torch.equal(got[1], expected[1]))
+        self.assertTrue(torch.all(got[[0, 2]][:, :, splice_sites] == 0))
+        self.assertTrue(torch.all(expected[[0, 2]][:, :, splice_sites].sum() > 0))
+        kept = [c for c in range(17) if c not in splice_sites]
+        self.assertTrue(torch.equal(got[:, :, kept], expected[:, :, kept]))
+        self.assertTrue(torch.equal(types, expected_types))
+        got, _ = new(self.ids, torch.zeros(3, dtype=torch.int64))
+        self.assertTrue(torch.equal(got[:, :, tss], expected[:, :, tss]))
+
+    def test_smoothed_tss_mixes_each_block_with_its_nearer_neighbour(self):
+        stride = 4
+        raw = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride)
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir,
+                                         stride, smooth_tss=True)
+        expected, expected_types = raw(self.ids)
+        got, types = new(self.ids)
+        n = self.ids.size(1)  # 12: three whole blocks on either strand
+
+        def smoothed(track):
+            # track: one block's value on each of its bases, in the strand's own order.
+            out = []
+            for k in range(n):
+                block, offset = divmod(k, stride)
+                nearer = block - 1 if offset < stride // 2 else block + 1
+                nearer = min(max(nearer, 0), n // stride - 1)
+                out.append(0.75 * track[block * stride] + 0.25 * track[nearer * stride])
+            return torch.tensor(out)
+
+        plus, minus = self.sites.TSS_CHANNELS
+        for row in range(self.ids.size(0)):
+            want_plus = smoothed(expected[row, :, plus].tolist())
+            want_minus = smoothed(expected[row, :, minus].flip(0).tolist()).flip(0)
+            self.assertTrue(torch.allclose(got[row, :, plus], want_plus, atol=1e-6))
+            self.assertTrue(torch.allclose(got[row, :, minus], want_minus, atol=1e-6))
+        # The raw track differs between blocks, so smoothing changed it; nothing else changed.
+        self.assertFalse(torch.equal(got[:, :, plus], expected[:, :, plus]))
+        others = [c for c in range(17) if c not in (plus, minus)]
+        self.assertTrue(torch.equal(got[:, :, others], expected[:, :, others]))
+        self.assertTrue(torch.equal(types, expected_types))
+
+    def test_neighbours_are_what_the_networks_see_beyond_the_window(self):
+        import numpy as np
+        from training import annotation_decode as decoding
+        # 10 bases, TSS blocks of 4: the third block's window is centred on base 10, one past
+        # the window: the first neighbour after it, or N without neighbours.
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir, 4,
+                                         neighbour=2)
+        ids = torch.tensor([[A, C, G, T, G, A, C, T, N, C]])
+        after = torch.tensor([[G, G, T, A]])  # 2 before the window (G, G), 2 after it (T, A)
+        with_neighbours, _ = new(ids, torch.ones(1, dtype=torch.int64), after)
+        without, _ = new(ids)
+        plus = self.sites.TSS_CHANNELS[0]
+        self.assertAlmostEqual(float(with_neighbours[0, 9, plus]), T / 10, 6)
+        self.assertAlmostEqual(float(without[0, 9, plus]), N / 10, 6)
+        self.assertTrue(torch.equal(with_neighbours[0, :8, plus], without[0, :8, plus]))
+        # '-' reads the reverse complement: its third block's centre is one base before the
+        # window, the last neighbour before it (G), complemented.
+        minus = self.sites.TSS_CHANNELS[1]
+        self.assertAlmostEqual(float(with_neighbours[0, 0, minus]), C / 10, 6)
+        self.assertAlmostEqual(float(without[0, 0, minus]), N / 10, 6)
+        others = [c for c in range(17) if c not in self.sites.TSS_CHANNELS]
+        self.assertTrue(torch.equal(with_neighbours[0, :, others], without[0, :, others]))
+        # The mirror cuts them from the pass's sequence, N beyond it.
+        source = np.array([A, C, G, T, G, A, C, T, N, C, A, G], dtype=np.int64)
+        self.assertEqual(decoding.neighbour_ids(source, 0, 4, 2).tolist(), [N, N, G, A])
+        self.assertEqual(decoding.neighbour_ids(source, 4, 4, 2).tolist(), [G, T, N, C])
+        self.assertEqual(decoding.neighbour_ids(source, 8, 4, 2).tolist(), [C, T, N, N])
+
+    def test_the_mirror_takes_them_from_the_forward_pass(self):
+        import numpy as np
+        from training import annotation_data, annotation_decode as decoding
+        labels = annotation_data.LABELS
+        manifest = {"output_labels": labels,
+                    "strand_complete_labels": self.sites.STRAND_COMPLETE_LABELS}
+        complete = decoding.strand_complete_channels(manifest)
+        self.assertEqual(complete, [labels.index(x) for x in labels
+                                    if x in self.sites.STRAND_COMPLETE_LABELS])
+        self.assertEqual(decoding.strand_complete_channels({"output_labels": labels}), [])
+        new = self.sites.strand_complete(self.network, self.splice_dir, self.promoter_dir, 4)
+        rng = np.random.default_rng(5)
+        ids = rng.integers(1, 5, 50).astype(np.int64)  # windows of 16: cut at 16, 32, 48
+        forward, _ = decoding.stitch(new, ids, 16, reverse_complement=False,
+                                     strand_complete=complete)
+        both, _ = decoding.stitch(new, ids, 16, strand_complete=complete)
+        full, _ = decoding.stitch(new, ids, 16)
+        others = [c for c in range(17) if c not in complete]
+        self.assertTrue(np.array_equal(both[:, complete], forward[:, complete]))
+        self.assertTrue(np.array_equal(both[:, others], full[:, others]))
+        self.assertFalse(np.array_equal(full[:, complete], forward[:, complete]))
+
 if __name__ == "__main__":
     unittest.main()

@@ -376,6 +376,12 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
   if (m->task != Task::kAnnotation && f.Has("decoder")) {
     return Invalid("'decoder' is only valid for annotation models");
   }
+  if (m->task != Task::kAnnotation && f.Has("strand_complete_labels")) {
+    return Invalid("'strand_complete_labels' is only valid for annotation models");
+  }
+  if (m->task != Task::kAnnotation && f.Has("neighbour_bp")) {
+    return Invalid("'neighbour_bp' is only valid for annotation models");
+  }
   if (m->task != Task::kExpression && f.Has("description_contexts")) {
     return Invalid("'description_contexts' is only valid for expression models");
   }
@@ -407,6 +413,19 @@ Status ValidateForTask(const Fields& f, ModelManifest* m) {
       if (!channels.ok()) return Invalid(channels.status().message());
       DNASERVE_RETURN_IF_ERROR(f.StringList("transcript_types", &m->transcript_types));
       if (f.Has("decoder")) DNASERVE_RETURN_IF_ERROR(ParseDecoder(f.Value("decoder"), &m->decoder));
+      if (f.Has("strand_complete_labels")) {
+        DNASERVE_RETURN_IF_ERROR(
+            f.StringList("strand_complete_labels", &m->strand_complete_labels));
+        const Status listed =
+            CheckStrandCompleteLabels(m->strand_complete_labels, m->output_labels);
+        if (!listed.ok()) return Invalid(listed.message());
+      }
+      if (f.Has("neighbour_bp") && m->strand_complete_labels.empty()) {
+        return Invalid("'neighbour_bp' needs 'strand_complete_labels' (it is their model's "
+                       "third input)");
+      }
+      DNASERVE_RETURN_IF_ERROR(
+          f.Int("neighbour_bp", &m->neighbour_bp, 1, kMaxContextBp, /*required=*/false));
       break;
     }
     case Task::kExpression: {
@@ -490,6 +509,7 @@ StatusOr<ModelManifest> ParseManifest(std::string_view json, std::string_view ex
       f.OnlyKeys({"format_version", "id", "task", "description", "is_default", "tokenizer",
                   "context_window_bp", "trained_window_bp", "stride_bp", "flank_bp",
                   "output_window_bp", "output_labels", "transcript_types", "decoder",
+                  "strand_complete_labels", "neighbour_bp",
                   "text_tokenizer", "description_contexts", "trained", "seed", "weights",
                   "model_card", "precision", "batch_rows_per_pass",
                   "variant_background"}));

@@ -85,6 +85,14 @@ struct ModelManifest {
   std::vector<std::string> output_labels;
   std::vector<std::string> transcript_types;        // annotation only
   DecodeOptions decoder;  // annotation only: the defaults, overridden by the "decoder" object
+  // Annotation only, optional: channels the model computes for both strands in every forward
+  // pass (CheckStrandCompleteLabels). Non-empty: the model takes a second input, [B] int64, 0
+  // for the rows whose strand-complete channels the worker will ignore (its reverse pass).
+  std::vector<std::string> strand_complete_labels;
+  // Annotation only, optional, with strand_complete_labels: bases of the real sequence on each
+  // side of every window that the model receives as a third input, [B, 2 * neighbour_bp] (the
+  // bases before the window, then those after it; N beyond the sequence). 0: not sent.
+  int64_t neighbour_bp = 0;
   std::optional<TextTokenizerSpec> text_tokenizer;  // expression only
   std::optional<DescriptionContexts> description_contexts;  // expression only, optional
   bool trained = false;

@@ -2,7 +2,7 @@
 // reverse-complement pass averaged in), decoded into transcripts with exons, introns and CDS.
 #include <algorithm>
 
-#include "common/sequence.h"
+#include "worker/tasks/annotation_passes.h"
 #include "worker/tasks/reply_parts.h"
 #include "worker/tasks/run_support.h"
 #include "worker/windowing/annotation_decode.h"
@@ -61,52 +61,17 @@ StatusOr<v1::PredictResult> RunAnnotation(Model& model, const ModelManifest& man
 
   const std::string& sequence = request.sequence();
   const int64_t length = static_cast<int64_t>(sequence.size());
-  const int64_t context = manifest.context_window_bp;
-  const auto windows = PlanWindows(length, context, context);
-  const int types = static_cast<int>(manifest.transcript_types.size());
-  const int passes = options.reverse_complement() ? 2 : 1;
-  const int total = static_cast<int>(windows.size()) * passes;
-
-  std::vector<WindowTypeScores> type_scores;
-  PositionScores stitched;
-  int done = 0;
-  int forward_passes = 0;
-  for (int pass = 0; pass < passes; ++pass) {
-    const bool rc = pass == 1;
-    const std::string rc_sequence = rc ? ReverseComplement(sequence) : std::string();
-    const std::string& input = rc ? rc_sequence : sequence;
-    PositionScores scores(length, channels.count);
-    for (auto [first, last] : Batches(static_cast<int>(windows.size()), batch_size)) {
-      if (ShouldStop(hooks)) return RunCancelledStatus();
-      const int64_t batch = last - first;
-      auto out = ForwardChecked(model, manifest,
-                                {TokenizeWindows(input, windows, first, last, context, tokenizer)},
-                                {{batch, context, channels.count}, {batch, types}});
-      if (!out.ok()) return out.status();
-      ++forward_passes;
-      for (int i = first; i < last; ++i) {
-        const float* rows = (*out)[0].data.data() + (i - first) * context * channels.count;
-        PlaceWindow(windows[i], rows, channels, rc, &scores);
-        const float* type_row = (*out)[1].data.data() + (i - first) * types;
-        Span span = rc ? Span{length - windows[i].end, length - windows[i].start}
-                       : Span{windows[i].start, windows[i].end};
-        type_scores.push_back({span, std::vector<float>(type_row, type_row + types)});
-      }
-      done += static_cast<int>(batch);
-      ReportProgress(hooks, done, total);
-    }
-    if (rc) {
-      AverageInto(&stitched, scores);
-    } else {
-      stitched = std::move(scores);
-    }
-  }
+  auto passes = RunAnnotationPasses(model, manifest, tokenizer, sequence, channels,
+                                    {options.reverse_complement(), batch_size}, hooks);
+  if (!passes.ok()) return passes.status();
+  const PositionScores& stitched = passes->stitched;
+  const std::vector<WindowTypeScores>& type_scores = passes->type_scores;
 
   v1::PredictResult result;
-  result.set_windows_processed(total);
+  result.set_windows_processed(passes->windows_processed);
   auto* annotation = result.mutable_annotation();
-  annotation->set_windows_processed(total);
-  annotation->set_forward_passes(forward_passes);
+  annotation->set_windows_processed(passes->windows_processed);
+  annotation->set_forward_passes(passes->forward_passes);
   std::vector<DecodedTranscript> transcripts =
       DecodeTranscripts(stitched, channels, manifest.decoder, sequence);
   std::vector<TypeCall> type_calls;  // per transcript, for the GFF3 below

@@ -152,19 +152,71 @@ float EdgeWeight(int64_t offset, int64_t real) {
       std::min(1.0, static_cast<double>(distance + 1) / static_cast<double>(kEdgeRampBp)));
 }
 
-void AverageInto(PositionScores* out, const PositionScores& other) {
+void AverageInto(PositionScores* out, const PositionScores& other,
+                 const std::vector<bool>& forward_only) {
   const int64_t length = std::min(out->length, other.length);
   const int channels = std::min(out->channels, other.channels);
+  std::vector<bool> averaged(static_cast<size_t>(channels), true);
+  for (size_t c = 0; c < forward_only.size() && c < averaged.size(); ++c) {
+    averaged[c] = !forward_only[c];
+  }
   for (int64_t i = 0; i < length; ++i) {
     const float w = out->weights[i];
     const float v = other.weights[i];
     const float total = w + v;
     for (int c = 0; c < channels; ++c) {
+      if (!averaged[c]) continue;
       float& a = out->at(i, c);
       a = (a * w + other.at(i, c) * v) / total;
     }
     out->weights[i] = total;
   }
+}
+
+Status CheckStrandCompleteLabels(const std::vector<std::string>& listed,
+                                 const std::vector<std::string>& output_labels) {
+  auto invalid = [](const std::string& message) {
+    return Status(ErrorCode::kInternal, "'strand_complete_labels': " + message);
+  };
+  if (listed.empty()) return invalid("must name at least one label");
+  auto named = [](const std::vector<std::string>& list, const std::string& label) {
+    return std::find(list.begin(), list.end(), label) != list.end();
+  };
+  auto ends_with = [](const std::string& s, std::string_view suffix) {
+    return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
+                                                 suffix.data(), suffix.size()) == 0;
+  };
+  for (const std::string& label : listed) {
+    if (std::count(listed.begin(), listed.end(), label) > 1) {
+      return invalid("\"" + label + "\" is named twice");
+    }
+    if (!named(output_labels, label)) {
+      return invalid("\"" + label + "\" is not one of 'output_labels'");
+    }
+    std::string twin;
+    if (ends_with(label, "_plus")) {
+      twin = label.substr(0, label.size() - 5) + "_minus";
+    } else if (ends_with(label, "_minus")) {
+      twin = label.substr(0, label.size() - 6) + "_plus";
+    } else {
+      return invalid("\"" + label +
+                     "\" names no strand (a strand-complete channel ends in _plus or _minus)");
+    }
+    if (!named(listed, twin)) {
+      return invalid("\"" + label + "\" is listed without its twin \"" + twin +
+                     "\" (one pass computes both strands)");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<bool> StrandCompleteChannels(const std::vector<std::string>& listed,
+                                         const std::vector<std::string>& output_labels) {
+  std::vector<bool> out(output_labels.size(), false);
+  for (size_t c = 0; c < output_labels.size(); ++c) {
+    out[c] = std::find(listed.begin(), listed.end(), output_labels[c]) != listed.end();
+  }
+  return out;
 }
 
 SpliceMotifs FindSpliceMotifs(std::string_view sequence, char strand) {

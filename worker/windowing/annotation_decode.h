@@ -86,8 +86,28 @@ void PlaceWindow(const WindowSpan& window, const float* rows, const AnnotationCh
 // Per base, the weighted mean of the two passes: (w a + w' b) / (w + w') (float arithmetic),
 // so a base near an edge of its forward window takes its value mostly from the reverse pass,
 // whose windows are cut elsewhere (unless the length is a multiple of the context). Equal
-// weights give the plain mean. The weights become w + w'. REQUIRES equal shapes.
-void AverageInto(PositionScores* out, const PositionScores& other);
+// weights give the plain mean. The weights become w + w'. Channels c with `forward_only[c]`
+// keep `out`'s values: the reverse pass did not compute them (StrandCompleteChannels).
+// REQUIRES equal shapes.
+void AverageInto(PositionScores* out, const PositionScores& other,
+                 const std::vector<bool>& forward_only = {});
+
+// Strand-complete channels (the manifest's `strand_complete_labels`, worker/README.md): a model
+// may compute some channels for both strands of its window in every forward pass, e.g. a
+// composite that runs a network on the window and again on its reverse complement. The reverse
+// pass would only compute them again on windows cut elsewhere, so the worker asks the model to
+// skip them there and takes them from the forward pass alone.
+//
+// A manifest's list is valid when it is non-empty, names each label once, names only
+// `output_labels`, and names strand pairs: a label ending in `_plus` or `_minus` whose twin
+// (the other suffix) is listed too, since what one pass computes for both strands is both
+// strands' channels. Fails with a message naming the first offending label.
+Status CheckStrandCompleteLabels(const std::vector<std::string>& listed,
+                                 const std::vector<std::string>& output_labels);
+
+// Per output channel: whether `listed` names it.
+std::vector<bool> StrandCompleteChannels(const std::vector<std::string>& listed,
+                                         const std::vector<std::string>& output_labels);
 
 // Decoding parameters. The costs are in nats (natural-log units) against the per-base log
 // probabilities. These defaults suit a model whose own channels carry every signal; a package

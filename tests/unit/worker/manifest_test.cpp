@@ -242,6 +242,77 @@ CATCH_TEST_CASE("an annotation manifest may set the decoder's costs", "[manifest
                        "'decoder' is only valid for annotation models"));
 }
 
+CATCH_TEST_CASE("an annotation manifest may name its strand-complete channels",
+                "[manifest][annotation]") {
+  std::string annotation = With("\"task\": \"promoter\"", "\"task\": \"annotation\"");
+  annotation.replace(annotation.find("\"stride_bp\": 1000,"), 18, "");
+  annotation.replace(annotation.find("[\"promoter\"]"), 12,
+                     "[\"intergenic\", \"exon_plus\", \"intron_plus\", \"CDS_plus\", "
+                     "\"UTR_plus\", \"TSS_plus\", \"transcript_end_plus\", \"exon_minus\", "
+                     "\"intron_minus\", \"CDS_minus\", \"UTR_minus\", \"TSS_minus\", "
+                     "\"transcript_end_minus\", \"donor_plus\", \"acceptor_plus\", "
+                     "\"donor_minus\", \"acceptor_minus\"], \"transcript_types\": [\"mRNA\"]");
+  auto with_labels = [&](const std::string& labels) {
+    std::string json = annotation;
+    json.replace(json.find("\"trained\""), 0, "\"strand_complete_labels\": " + labels + ", ");
+    return json;
+  };
+  // Without the field (every package before it): no strand-complete channel.
+  auto plain = ParseManifest(annotation);
+  CATCH_REQUIRE(plain.ok());
+  CATCH_CHECK(plain->strand_complete_labels.empty());
+
+  auto listed = ParseManifest(with_labels(
+      R"(["TSS_plus", "TSS_minus", "donor_plus", "acceptor_plus", "donor_minus",
+          "acceptor_minus"])"));
+  CATCH_REQUIRE(listed.ok());
+  CATCH_CHECK(listed->strand_complete_labels ==
+              std::vector<std::string>{"TSS_plus", "TSS_minus", "donor_plus", "acceptor_plus",
+                                       "donor_minus", "acceptor_minus"});
+  const std::vector<bool> mask =
+      StrandCompleteChannels(listed->strand_complete_labels, listed->output_labels);
+  CATCH_REQUIRE(mask.size() == 17);
+  for (size_t c = 0; c < mask.size(); ++c) {
+    CATCH_INFO("channel " << c << " " << listed->output_labels[c]);
+    CATCH_CHECK(mask[c] == (c == 5 || c == 11 || c >= 13));
+  }
+
+  CATCH_CHECK(Contains(ErrorOf(with_labels("[]")), "'strand_complete_labels' must be a non-empty"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels("true")), "'strand_complete_labels' must be a non-empty"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["TSS_plus", 5])")),
+                       "'strand_complete_labels' must be a non-empty array of non-empty strings"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["TSS_plus", "TSS_minus", "TSS_plus"])")),
+                       "\"TSS_plus\" is named twice"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["polyA_plus", "polyA_minus"])")),
+                       "\"polyA_plus\" is not one of 'output_labels'"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["intergenic"])")),
+                       "\"intergenic\" names no strand"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["donor_plus", "acceptor_plus"])")),
+                       "\"donor_plus\" is listed without its twin \"donor_minus\""));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["TSS_minus"])")),
+                       "\"TSS_minus\" is listed without its twin \"TSS_plus\""));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(R"(["TSS_plus"])")), "manifest.json: "));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained\"",
+                                    "\"strand_complete_labels\": [\"a_plus\"], \"trained\"")),
+                       "'strand_complete_labels' is only valid for annotation models"));
+
+  // neighbour_bp: the third input of such a model; never without the labels.
+  const std::string pair = R"(["TSS_plus", "TSS_minus"], "neighbour_bp": )";
+  auto neighbours = ParseManifest(with_labels(pair + "1000"));
+  CATCH_REQUIRE(neighbours.ok());
+  CATCH_CHECK(neighbours->neighbour_bp == 1000);
+  CATCH_CHECK(listed->neighbour_bp == 0);
+  CATCH_CHECK(Contains(ErrorOf(with_labels(pair + "0")),
+                       "'neighbour_bp' must be an integer in [1, 1000000]"));
+  CATCH_CHECK(Contains(ErrorOf(with_labels(pair + "\"1000\"")),
+                       "'neighbour_bp' must be an integer"));
+  std::string without_labels = annotation;
+  without_labels.replace(without_labels.find("\"trained\""), 0, "\"neighbour_bp\": 1000, ");
+  CATCH_CHECK(Contains(ErrorOf(without_labels), "'neighbour_bp' needs 'strand_complete_labels'"));
+  CATCH_CHECK(Contains(ErrorOf(With("\"trained\"", "\"neighbour_bp\": 10, \"trained\"")),
+                       "'neighbour_bp' is only valid for annotation models"));
+}
+
 CATCH_TEST_CASE("an annotation package's coding model is read and checked at load",
                 "[manifest][annotation]") {
   std::string annotation = With("\"task\": \"promoter\"", "\"task\": \"annotation\"");
