@@ -33,7 +33,6 @@ from training import common, nets
 PROMOTER_DISTANCE = 1000  # the service's default promoter distance (variant_score_request.h)
 EXPRESSION_WINDOW = 4599  # the service's default expression window: the model's half window
 CHROMATIN_DISTANCE = 0    # no distance option: one window centred on the variant
-EXPRESSION_PAIRS = 500    # (SNV, gene) rows: 56 contexts x (REF + ALT) forwards each
 _BASES = "ACGT"
 _BATCH = 64
 

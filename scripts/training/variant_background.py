@@ -37,7 +37,7 @@ FILE = "variant_background.tsv"
 SPLICE_COLUMNS = ("DS_AG", "DS_AL", "DS_DG", "DS_DL", "DS_max")
 SECTION = "Variant background (quantiles)"
 # Rows written per task when fewer than SNVS keep the scoring short (training/scorer_backgrounds).
-_DEFAULT_COUNTS = {"expression": 500}
+_DEFAULT_COUNTS = {"expression": 150}
 _BASES = "ACGT"
 
 
