@@ -358,6 +358,11 @@ def heldout_scores(manifest: Dict, module, data: ChromatinData):
     return np.concatenate(scores), labels
 
 
+# The package whose variant background (issue 25 quantiles) evaluate-models recomputes and ships:
+# the task's default (training/scorer_backgrounds.py).
+VARIANT_BACKGROUND = {"chromatin-human"}
+
+
 def evaluate(package_dir: str) -> Dict[str, float]:
     return evaluate_with_table(package_dir)[0]
 

@@ -201,8 +201,13 @@ def cmd_evaluate(args) -> int:
 def run_background(module, path: str, write: bool) -> int:
     """1 when the package's shipped variant background differs from the recomputed one (a
     module with VARIANT_BACKGROUND; --write-cards rewrites it instead)."""
-    if not getattr(module, "VARIANT_BACKGROUND", False):
+    wanted = getattr(module, "VARIANT_BACKGROUND", False)
+    if not wanted:
         return 0
+    if wanted is not True:  # a set of model ids: only those packages ship one
+        with open(os.path.join(path, "manifest.json"), encoding="utf-8") as handle:
+            if json.load(handle).get("id") not in wanted:
+                return 0
     from training import variant_background
     problems = variant_background.run(path, write)
     for line in problems:

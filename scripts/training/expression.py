@@ -803,6 +803,11 @@ def load_package(package_dir: str):
     return module, manifest_json["text_tokenizer"]["max_tokens"]
 
 
+# The package whose variant background (issue 25 quantiles) evaluate-models recomputes and ships:
+# the task's default (training/scorer_backgrounds.py).
+VARIANT_BACKGROUND = {"expression-human"}
+
+
 def evaluate(package_dir: str) -> Dict[str, float]:
     return evaluate_module(*load_package(package_dir))
 

@@ -498,6 +498,11 @@ def _evaluate_yeast(manifest: Dict, module) -> Dict[str, float]:
     return out
 
 
+# The package whose variant background (issue 25 quantiles) evaluate-models recomputes and ships:
+# the task's default (training/scorer_backgrounds.py).
+VARIANT_BACKGROUND = {"promoter-human"}
+
+
 def evaluate(package_dir: str) -> Dict[str, float]:
     nets.set_threads(2)
     manifest, module = nets.load_package(package_dir)

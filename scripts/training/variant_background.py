@@ -16,7 +16,8 @@ DS_DL and DS_max are written rounded to 4 decimals (the service's RoundScore), s
 value and the file compare exactly.
 
 Written by `scripts/evaluate-models --only splice --backgrounds --write-cards` (recomputed and
-compared with the shipped file without --write-cards).
+compared with the shipped file without --write-cards). The default promoter, chromatin and
+expression packages' backgrounds (training/scorer_backgrounds.py) go through `run` as well.
 """
 
 import json
@@ -35,6 +36,8 @@ MARGIN = 6000               # bp kept clear of the held-out region's ends
 FILE = "variant_background.tsv"
 SPLICE_COLUMNS = ("DS_AG", "DS_AL", "DS_DG", "DS_DL", "DS_max")
 SECTION = "Variant background (quantiles)"
+# Rows written per task when fewer than SNVS keep the scoring short (training/scorer_backgrounds).
+_DEFAULT_COUNTS = {"expression": 150}
 _BASES = "ACGT"
 
 
@@ -154,6 +157,10 @@ def run(package: str, write: bool, count: int = SNVS) -> List[str]:
     manifest_path = os.path.join(package, "manifest.json")
     with open(manifest_path, encoding="utf-8") as handle:
         manifest = json.load(handle)
+    if manifest["task"] != "splice":  # promoter, chromatin, expression
+        from training import scorer_backgrounds
+        return scorer_backgrounds.run(package, write, manifest, _DEFAULT_COUNTS.get(
+            manifest["task"], count))
     shipped = manifest.get("variant_background")
     if not write and shipped:
         count = int(shipped["snvs"])

@@ -134,7 +134,7 @@ CATCH_TEST_CASE("the worker serves a package's background as variant_background.
   CATCH_CHECK(ds_max.Size() == 1000);
   CATCH_CHECK(ds_max[ds_max.Size() - 1].GetDouble() >= ds_max[0].GetDouble());
 
-  auto promoter = LoadManifest(packages + "/promoter-human");
+  auto promoter = LoadManifest(packages + "/promoter-fly");  // ships none
   CATCH_REQUIRE(promoter.ok());
   auto none = ReadCardFile(*promoter, kVariantBackgroundCardFile);
   CATCH_REQUIRE_FALSE(none.ok());
