@@ -51,10 +51,10 @@ POSITIVES = 200
 SEED = 2025
 BOOTSTRAP = 1000                    # stratified resamples for the AUROC interval
 # OpenSpliceAI (openspliceai_variants.py) is scored on the first N positives in draw order and
-# their negatives; N = POSITIVES compares the two models on every variant. 39: what the shared
-# machine scored in the hour this had (2026-11-29, about 1 min a junction at load 15-20); raise
+# their negatives; N = POSITIVES compares the two models on every variant. 142: what the shared
+# machine scored in the time this had (2026-11-29, 8-60 s a junction at load 5-20); raise
 # it (or set the variable) to extend the comparison, the cache keeps what is already scored.
-OPENSPLICEAI_POSITIVES = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_VARIANTS", "39"))
+OPENSPLICEAI_POSITIVES = int(os.environ.get("DNASERVE_EVAL_OPENSPLICEAI_VARIANTS", "142"))
 # Sites need this much reference either side inside the held-out region (distance + the largest
 # flank of the packages scored: OpenSpliceAI's 5,000, with room for the negatives' 500 bp).
 _MARGIN = 6000
