@@ -415,8 +415,10 @@ def evaluate(package_dir: str) -> Dict[str, float]:
         if not np.array_equal(ref_labels, sub_labels):
             raise RuntimeError("OpenSpliceAI and splice-human were scored on different positions")
         out.update(_site_metrics("openspliceai_subset_", ref_scores, ref_labels))
-    # Variant effect at junctions (splice_variants.py), OpenSpliceAI beside it when present.
-    out.update(splice_variants.evaluate(manifest, module, openspliceai_package()))
+    # Variant effect at junctions (splice_variants.py), OpenSpliceAI beside it when present (its
+    # checkpoints, run by openspliceai_variants.py on the same variants).
+    checkpoints = OPENSPLICEAI_DIR if openspliceai_package() is not None else None
+    out.update(splice_variants.evaluate(manifest, module, checkpoints))
     example = torch.full((1, manifest["context_window_bp"]), 1, dtype=torch.int64)
     out["forward_ms_one_window_one_thread"] = nets.time_forward(module, (example,), 5)
     return out
