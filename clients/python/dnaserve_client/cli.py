@@ -633,9 +633,6 @@ def cmd_find_genes(client: Client, args) -> int:
                   placements=None)
         return run.execute(intervals)
     _no_interval_options(args)
-    if args.tss_genome_position is not None:
-        raise UsageError("--tss-genome-position names the TSS on an interval of the reference "
-                         "genome (--region); with FASTA files use --tss-index")
     records = _read_records(args.files)
     placements = _placements(args, records)
 
