@@ -86,6 +86,18 @@ def log(*parts):
     print("[drill]", *parts, file=sys.stderr, flush=True)
 
 
+def log_tail(process, lines):
+    """The last lines of a child's log on stderr, so that CI's output shows why it failed."""
+    path = os.path.join(process.log_dir, process.name + ".log")
+    try:
+        with open(path, errors="replace") as f:
+            tail = f.readlines()[-lines:]
+    except OSError as error:
+        tail = [f"(no log: {error})\n"]
+    log(f"--- last {len(tail)} lines of {path}")
+    sys.stderr.write("".join(tail))
+
+
 def redis_cli(port, *args, timeout=3):
     """One command through Debian's redis-cli; its output lines, or None when it failed."""
     try:
@@ -101,11 +113,37 @@ def redis_cli(port, *args, timeout=3):
 class SentinelGroup:
     """A primary, `replicas` replicas and three sentinels (quorum 2) on free loopback ports."""
 
+    @classmethod
+    def started(cls, directory, spawn, down_after_ms, attempts=2):
+        """A settled group. One that does not start or settle (seen once in CI, where its logs
+        were not kept) is reported with the tails of its logs, stopped, and started afresh on
+        new ports in a directory of its own."""
+        for attempt in range(1, attempts + 1):
+            group_dir = directory if attempt == 1 else os.path.join(directory, f"redis-{attempt}")
+            os.makedirs(group_dir, exist_ok=True)
+            group = cls(group_dir, spawn, down_after_ms=down_after_ms)
+            try:
+                group.start()
+                return group
+            except RuntimeError as error:
+                log(f"Redis group, attempt {attempt} of {attempts}: {error}")
+                for process in group.processes:
+                    log_tail(process, lines=15)
+                    process.stop()
+                if attempt == attempts:
+                    raise
+
     def __init__(self, directory, spawn, replicas=2, down_after_ms=2000):
         self.dir, self.spawn = directory, spawn
+        self.replicas, self.down_after_ms = replicas, down_after_ms
         self.servers = {}  # port -> Process
+        self.processes = []  # every process this group spawned, to stop a group that failed
+        self.waiting_for = "nothing checked yet"  # what _settled last found missing
+
+    def start(self):
+        directory, down_after_ms = self.dir, self.down_after_ms
         self.primary_port = self._server()
-        for _ in range(replicas):
+        for _ in range(self.replicas):
             self._server(self.primary_port)
         self.sentinel_ports = []
         for i in range(3):
@@ -117,13 +155,15 @@ class SentinelGroup:
                         f"sentinel down-after-milliseconds {PRIMARY_NAME} {down_after_ms}\n"
                         f"sentinel failover-timeout {PRIMARY_NAME} 10000\n"
                         f"sentinel parallel-syncs {PRIMARY_NAME} 1\n")
-            spawn(f"sentinel-{i}", ["redis-server", conf, "--sentinel"], {})
+            self.processes.append(
+                self.spawn(f"sentinel-{i}", ["redis-server", conf, "--sentinel"], {}))
             self.sentinel_ports.append(port)
         for port in self.sentinel_ports:
             if not wait_for(lambda: socket.create_connection(("127.0.0.1", port), 1), 10):
-                raise RuntimeError("a sentinel did not start")
+                raise RuntimeError(f"the sentinel on port {port} did not start")
         if not wait_for(self._settled, 60, interval=0.5):
-            raise RuntimeError(f"the sentinel group did not settle; see {directory}")
+            raise RuntimeError(f"the sentinel group did not settle in 60 s: {self.waiting_for}; "
+                               f"see {directory}")
 
     def _server(self, primary_port=0, port=None):
         port = port or free_port()
@@ -139,21 +179,27 @@ class SentinelGroup:
             self.servers[port].start()
         else:
             self.servers[port] = self.spawn(f"redis-{port}", argv, {})
+            self.processes.append(self.servers[port])
         if not wait_for(lambda: socket.create_connection(("127.0.0.1", port), 1), 10):
-            raise RuntimeError("redis-server did not start")
+            raise RuntimeError(f"redis-server on port {port} did not start")
         return port
 
     def _settled(self):
         """Every replica online and every sentinel knowing the other two and the replicas."""
         info = redis_cli(self.primary_port, "INFO", "replication") or []
-        if sum("state=online" in line for line in info) < len(self.servers) - 1:
+        online = sum("state=online" in line for line in info)
+        if online < len(self.servers) - 1:
+            self.waiting_for = (f"{online} of {len(self.servers) - 1} replicas online at the "
+                                f"primary {self.primary_port} (its role: "
+                                f"{next((l for l in info if l.startswith('role:')), 'no answer')})")
             return False
         for port in self.sentinel_ports:
             others = redis_cli(port, "SENTINEL", "sentinels", PRIMARY_NAME) or []
             known = redis_cli(port, "SENTINEL", "replicas", PRIMARY_NAME) or []
-            if sum(line == "name" for line in others) < 2:
-                return False
-            if sum(line == "name" for line in known) < len(self.servers) - 1:
+            peers, replicas = (sum(line == "name" for line in out) for out in (others, known))
+            if peers < 2 or replicas < len(self.servers) - 1:
+                self.waiting_for = (f"the sentinel on port {port} knows {peers} of 2 other "
+                                    f"sentinels and {replicas} of {len(self.servers) - 1} replicas")
                 return False
         return True
 
@@ -334,7 +380,7 @@ class Drill:
             raise
 
     def _start(self, directory, args):
-        self.redis = SentinelGroup(directory, self._spawn, down_after_ms=args.down_after_ms)
+        self.redis = SentinelGroup.started(directory, self._spawn, args.down_after_ms)
         self.models = os.environ.get("DNASERVE_TEST_MODELS_DIR") or subprocess.check_output(
             [os.path.join(ROOT, "scripts", "make-models")], text=True).strip()
         workers = []
