@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -323,7 +324,7 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
   for (const auto& group : groups) {
     for (const auto& run : group) {
       index[run.name] = f.series.size();
-      f.series.push_back({run.name, {}, {}, {}, 0});
+      f.series.push_back({run.name, {}, {}, {}, {}, 0});
     }
   }
   f.load = ReadLoad();
@@ -332,9 +333,11 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
       if (round % 2 == 1) std::reverse(group.begin(), group.end());
       for (const auto& run : group) {
         const double cpu_before = ProcessCpuSeconds(run.pid);
+        const double own_before = ProcessCpuSeconds(getpid());
         WrkResult r = run.direct ? RunDirect(edge, *stub, direct_request)
                                  : RunWrk(edge, run.connections, run.url, run.headers, run.script);
         const double cpu = ProcessCpuSeconds(run.pid) - cpu_before;
+        const double own = ProcessCpuSeconds(getpid()) - own_before;
         if (!r.error.empty()) {
           f.error = run.name + ": " + r.error;
           return f;
@@ -344,10 +347,14 @@ EdgeFigures RunEdgeBench(const BenchSettings& settings, const EdgeSettings& edge
         s.p50_us.push_back(r.p50_us);
         const double requests = r.rps * edge.seconds;
         s.cpu_us.push_back(requests > 0 ? cpu * 1e6 / requests : 0);
+        if (run.direct) s.client_cpu_us.push_back(requests > 0 ? own * 1e6 / requests : 0);
         s.errors += r.errors;
         std::fprintf(stderr,
-                     "[bench] edge round %d %s: %.0f req/s, p50 %.0f us, %.1f us CPU/request%s\n",
+                     "[bench] edge round %d %s: %.0f req/s, p50 %.0f us, %.1f us CPU/request%s%s\n",
                      round + 1, run.name.c_str(), r.rps, r.p50_us, s.cpu_us.back(),
+                     run.direct ? (", client " + std::to_string(std::lround(
+                                                      s.client_cpu_us.back())) + " us").c_str()
+                                : "",
                      r.errors ? (" (" + std::to_string(r.errors) + " errors)").c_str() : "");
       }
     }
@@ -438,7 +445,8 @@ std::string EdgeMarkdown(const EdgeSettings& edge, const EdgeFigures& f) {
        << Fixed(PairedRatio(g->rps, p_direct->rps), 2) << "**; added p50 latency, paired median **"
        << Fixed(Median(added), 0) << " µs**; the gateway's CPU per request "
        << Fixed(Median(g->cpu_us), 1) << " µs (the worker's per direct request "
-       << Fixed(Median(p_direct->cpu_us), 1) << " µs)\n";
+       << Fixed(Median(p_direct->cpu_us), 1) << " µs; the gRPC client's per direct call "
+       << Fixed(Median(p_direct->client_cpu_us), 1) << " µs)\n";
   }
   if (p_now && p_before) {
     md << "- predict, gateway / baseline: paired median **"

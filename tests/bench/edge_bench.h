@@ -36,6 +36,10 @@ struct EdgeSeries {
   std::vector<double> cpu_us;
   // Median latency of each round, in µs (wrk's 50th percentile; the direct series' own).
   std::vector<double> p50_us;
+  // The direct series only: the bench's own CPU per call, i.e. what a gRPC client (the sync
+  // API, 8 threads) spends on one Predict. Any gateway pays about this much for its worker call,
+  // so it bounds from below what the gateway's CPU per sync predict can come down to.
+  std::vector<double> client_cpu_us;
   long long errors = 0;      // non-2xx answers and socket errors, all rounds
 };
 
