@@ -90,7 +90,9 @@ void TakeExpressionGene(rapidjson::Document* scorers, ValidatedIsm* out,
   if (!gene.IsString() || gene.GetStringLength() == 0 || gene.GetStringLength() > 64) {
     Report(errors, {{"body", "scorers", "expression", "gene"},
                     "gene is a gene symbol or Ensembl gene id, 1-64 characters",
-                    gene.IsString() ? "string_too_long" : "string_type"});
+                    !gene.IsString()                ? "string_type"
+                    : gene.GetStringLength() == 0 ? "string_too_short"
+                                                  : "string_too_long"});
   } else {
     out->expression_gene.assign(gene.GetString(), gene.GetStringLength());
   }
