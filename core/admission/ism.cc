@@ -17,9 +17,10 @@ StatusOr<AdmittedIsm> AdmitIsm(const CallInput& call, const ModelCatalogue& cata
   if (!input.ok()) return input.status();
   AdmittedIsm admitted;
   admitted.scorer.input = input->options;
-  const Task task = input->scorer == "splice"      ? Task::kSplice
-                    : input->scorer == "chromatin" ? Task::kChromatin
-                                                   : Task::kPromoter;
+  const Task task = input->scorer == "splice"       ? Task::kSplice
+                    : input->scorer == "chromatin"  ? Task::kChromatin
+                    : input->scorer == "expression" ? Task::kExpression
+                                                    : Task::kPromoter;
   auto model = catalogue.Resolve(task, std::nullopt);
   if (!model.ok()) {
     // Said as the scorer's, as variant scoring says it.
@@ -31,12 +32,17 @@ StatusOr<AdmittedIsm> AdmitIsm(const CallInput& call, const ModelCatalogue& cata
     }
     return status;
   }
-  std::string* slot = task == Task::kSplice      ? &admitted.scorer.splice_model
-                      : task == Task::kChromatin ? &admitted.scorer.chromatin_model
-                                                 : &admitted.scorer.promoter_model;
+  std::string* slot = task == Task::kSplice       ? &admitted.scorer.splice_model
+                      : task == Task::kChromatin  ? &admitted.scorer.chromatin_model
+                      : task == Task::kExpression ? &admitted.scorer.expression_model
+                                                  : &admitted.scorer.promoter_model;
   *slot = model->id();
   admitted.input = std::move(input).value();
   return admitted;
+}
+
+int64_t IsmEntryVersion(const AdmittedIsm& admitted) {
+  return admitted.input.scorer == "expression" ? 7 : 0;
 }
 
 jobs::v1::JobCommand IsmCommandFor(const AdmittedIsm& admitted) {
@@ -51,6 +57,7 @@ jobs::v1::JobCommand IsmCommandFor(const AdmittedIsm& admitted) {
   ism->set_window_start(in.window_start);
   ism->set_window_end(in.window_end);
   *ism->mutable_scorer() = VariantScoreCommandFor(admitted.scorer).variant_score();
+  ism->set_expression_gene(in.expression_gene);
   return command;
 }
 
@@ -66,7 +73,11 @@ AdmittedIsm IsmFromCommand(const jobs::v1::IsmCommand& command) {
   in.window_end = command.window_end();
   admitted.scorer = VariantScoreFromCommand(command.scorer());
   in.options = admitted.scorer.input;
-  in.scorer = in.options.splice ? "splice" : in.options.chromatin ? "chromatin" : "promoter";
+  in.scorer = in.options.splice       ? "splice"
+              : in.options.chromatin  ? "chromatin"
+              : in.options.expression ? "expression"
+                                      : "promoter";
+  in.expression_gene = command.expression_gene();
   return admitted;
 }
 

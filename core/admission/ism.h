@@ -21,6 +21,9 @@ struct AdmittedIsm {
 StatusOr<AdmittedIsm> AdmitIsm(const CallInput& call, const ModelCatalogue& catalogue);
 
 jobs::v1::JobCommand IsmCommandFor(const AdmittedIsm& admitted);
+// The queue entry version the command needs beyond its kind's (core/jobs/job_queue.h): 7 for
+// the expression scorer, which a version-6 runner refuses; 0 (the kind's) otherwise.
+int64_t IsmEntryVersion(const AdmittedIsm& admitted);
 AdmittedIsm IsmFromCommand(const jobs::v1::IsmCommand& command);
 
 }  // namespace dnaserve::core

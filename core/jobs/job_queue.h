@@ -56,9 +56,11 @@ namespace dnaserve::core {
 //   6  as 5 for an IntervalCommand whose expression window reaches past its interval
 //      (`tss_genome_position` near an edge: core/admission/interval_commands.h), which a
 //      version-5 runner would cut from the interval's bases alone and fail.
-// A runner reads all six; a version-1 entry's request is admitted by the runner with the
+//   7  as 6 for an IsmCommand whose scorer is expression (runner/workflows/ism_expression.h),
+//      which a version-6 runner refuses as damaged.
+// A runner reads all seven; a version-1 entry's request is admitted by the runner with the
 // core's own code (runner/jobs/runner_jobs.cc).
-inline constexpr int64_t kQueueFormatVersion = 6;
+inline constexpr int64_t kQueueFormatVersion = 7;
 
 // The kind of a queued variant score (QueuedJob::kind): the one kind that needs version 3 (or
 // 4, by its command: QueuedJob::command_version).

@@ -69,13 +69,44 @@ std::string Serialised(const rapidjson::Value& value) {
   return buffer.GetString();
 }
 
+// The expression scorer's ISM-only option `gene` taken out of `scorers` (the variant scorer's
+// validation does not know it), and its variant-scoring `window` refused: ISM's genes are those
+// whose expression window holds the ISM window (ism_request.h).
+void TakeExpressionGene(rapidjson::Document* scorers, ValidatedIsm* out,
+                        std::vector<FieldError>* errors) {
+  if (!scorers->IsObject() || !scorers->HasMember("expression")) return;
+  rapidjson::Value& options = (*scorers)["expression"];
+  if (!options.IsObject()) return;  // the variant scorer's validation says what is wrong
+  if (options.HasMember("window")) {
+    Report(errors, {{"body", "scorers", "expression", "window"},
+                    "ISM's expression scorer takes no window: its gene is one whose expression "
+                    "window holds the ISM window (name it with gene, or leave it to the nearest "
+                    "start site)",
+                    "extra_forbidden"});
+    options.RemoveMember("window");
+  }
+  if (!options.HasMember("gene")) return;
+  const rapidjson::Value& gene = options["gene"];
+  if (!gene.IsString() || gene.GetStringLength() == 0 || gene.GetStringLength() > 64) {
+    Report(errors, {{"body", "scorers", "expression", "gene"},
+                    "gene is a gene symbol or Ensembl gene id, 1-64 characters",
+                    !gene.IsString()                ? "string_type"
+                    : gene.GetStringLength() == 0 ? "string_too_short"
+                                                  : "string_too_long"});
+  } else {
+    out->expression_gene.assign(gene.GetString(), gene.GetStringLength());
+  }
+  options.RemoveMember("gene");
+}
+
 // `scorers` read as POST /v1/variants/score reads it (same options, same errors at the same
-// locations), then held to ISM's rule: exactly one scorer, and not expression.
+// locations), then held to ISM's rule: exactly one scorer, and one context for expression.
 void ReadIsmScorer(const rapidjson::Value* scorers, ValidatedIsm* out,
                    std::vector<FieldError>* errors) {
   if (scorers != nullptr && scorers->IsObject() && scorers->MemberCount() > 1) {
     Report(errors, {{"body", "scorers"},
-                    "ISM scores with exactly one scorer; name one of splice, chromatin, promoter",
+                    "ISM scores with exactly one scorer; name one of splice, chromatin, "
+                    "promoter, expression",
                     "too_long"});
     return;
   }
@@ -93,15 +124,39 @@ void ReadIsmScorer(const rapidjson::Value* scorers, ValidatedIsm* out,
   }
   out->options = std::move(read).value();
   out->options.variants.clear();
-  if (out->options.expression) {
-    Report(errors, {{"body", "scorers", "expression"},
-                    "the expression scorer is not offered for ISM (its answer is a table of "
-                    "genes by contexts, not one number per SNV); ISM scorers are splice, "
-                    "chromatin and promoter",
-                    "extra_forbidden"});
+  if (out->options.expression && out->options.expression_contexts.size() != 1) {
+    Report(errors, {{"body", "scorers", "expression", "contexts"},
+                    "ISM's expression scorer scores one context (each cell is one number); "
+                    "send one request per context",
+                    "too_long"});
     return;
   }
-  out->scorer = out->options.splice ? "splice" : out->options.chromatin ? "chromatin" : "promoter";
+  out->scorer = out->options.splice       ? "splice"
+                : out->options.chromatin  ? "chromatin"
+                : out->options.expression ? "expression"
+                                          : "promoter";
+}
+
+// The expression scorer's context: a sequence is the expression window itself, so it is that
+// long and names no gene (an interval's gene is looked up by the runner).
+void CheckExpressionContext(const ValidatedIsm& out, std::vector<FieldError>* errors) {
+  if (out.scorer != "expression" || out.interval) return;
+  if (!out.expression_gene.empty()) {
+    Report(errors, {{"body", "scorers", "expression", "gene"},
+                    "gene names a gene of an interval's contig; a sequence is the expression "
+                    "window itself (TSS at position " + std::to_string(kExpressionHalfWindowBp + 1) +
+                        "), so send it without gene",
+                    "extra_forbidden"});
+  }
+  if (!out.sequence.empty() && static_cast<int64_t>(out.sequence.size()) != kExpressionWindowBp) {
+    Report(errors, {{"body", "sequence"},
+                    "with the expression scorer the sequence is the expression window: " +
+                        std::to_string(kExpressionWindowBp) + " bp read on the gene's sense "
+                        "strand with the TSS at position " +
+                        std::to_string(kExpressionHalfWindowBp + 1) + " (this one is " +
+                        std::to_string(out.sequence.size()) + " bp); or send an interval",
+                    "value_error"});
+  }
 }
 
 // The window against its context: inside it, at most 200 bp, no N (sequence only: an
@@ -176,7 +231,9 @@ StatusOr<ValidatedIsm> ValidateIsmBody(std::string_view body) {
   if (interval) out.interval = std::move(interval);
   if (const std::string* sequence = checked.String("sequence")) out.sequence = *sequence;
   const CheckedObject* window = checked.Object("window");
+  if (has_scorers) TakeExpressionGene(&scorers, &out, &errors);
   ReadIsmScorer(has_scorers ? &scorers : nullptr, &out, &errors);
+  CheckExpressionContext(out, &errors);
   const bool context_read = out.interval.has_value() || !out.sequence.empty();
   if (window != nullptr && !checked.Failed("window") && context_read) {
     out.window_start = window->Integer("start").value_or(0);

@@ -12,8 +12,14 @@
 // What the gateway refuses here (422 validation_failed): a window longer than 200 bp, a window
 // outside the sequence or the interval, N in the window's bases (sequence; an interval's bases
 // are the runner's to read, and it refuses them the same way), more or fewer than one scorer,
-// an unknown scorer or option, and the expression scorer (not offered for ISM: its answer is a
-// table of genes by contexts, not one number per SNV).
+// an unknown scorer or option.
+//
+// The expression scorer (runner/workflows/ism_expression.h) takes exactly one context
+// (`contexts`: one id, CURIE or free text) and, with an interval, an optional `gene` (symbol or
+// Ensembl id) whose start site's 9,198 bp window must hold the ISM window; its variant-scoring
+// `window` option (which genes count) has no meaning here and is refused. With a sequence the
+// sequence is the expression window itself (9,198 bp, TSS at position 4,600, sense strand), so
+// any other length and any `gene` are refused at their fields.
 //
 // An interval on strand '-' is scored on its reverse complement (what the model sees), and
 // reported as on '+': window positions on the contig, REF and ALT the plus strand's bases, as a
@@ -41,8 +47,9 @@ struct ValidatedIsm {
   std::optional<GenomeInterval> interval;
   int64_t window_start = 0;  // 1-based, inclusive: in the sequence, or on the contig
   int64_t window_end = 0;
-  std::string scorer;              // "splice", "chromatin" or "promoter"
+  std::string scorer;              // "splice", "chromatin", "promoter" or "expression"
   ValidatedVariantScore options;   // that scorer asked for with its options; no variants
+  std::string expression_gene;     // expression with an interval: the gene named; "": nearest
 };
 
 // Malformed JSON -> 400 bad_request; everything else wrong -> 422 validation_failed.

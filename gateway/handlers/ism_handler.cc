@@ -16,6 +16,7 @@ RouteHandler MakeIsmHandler(const GatewayServices& services) {
     start.task = std::string(core::kIsmTask);
     start.async = async;
     start.queued = QueuedFor(std::string(core::kIsmKind), core::IsmCommandFor(*admitted));
+    start.queued->command_version = core::IsmEntryVersion(*admitted);
     return start;
   });
 }

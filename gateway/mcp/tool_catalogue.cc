@@ -228,11 +228,14 @@ std::string OutputSchema(ToolKind kind) {
     case ToolKind::kIsm:
       props += kJobProperties;
       props += R"(,
-        "scorer": {"type": "string", "description": "data.scorer: splice, chromatin or promoter."},
+        "scorer": {"type": "string",
+                   "description": "data.scorer: splice, chromatin, promoter or expression."},
         "options": {"type": "object", "description": "data.options: the scorer's options."},
         "value": {"type": "string", "description": "data.value: what each delta is."},
         "window": {"type": "object",
-                   "description": "data.window: start, end (1-based, inclusive) and length."})";
+                   "description": "data.window: start, end (1-based, inclusive) and length."},
+        "expression": {"type": "object",
+                       "description": "data.expression (expression only): the gene, the context as matched, the REF level."})";
       break;
     case ToolKind::kListContexts:
       props += R"(, "task": {"type": "string"}, "default_model": {"type": ["string", "null"]},
@@ -337,8 +340,15 @@ std::string IsmDescription(const core::ModelCatalogue& catalogue) {
          " with one variant scorer of score_variants and its options: splice (DS_max, model " +
          ScorerModelLine(catalogue, Task::kSplice) +
          "), chromatin (the delta of the feature with the largest |ALT - REF|, model " +
-         ScorerModelLine(catalogue, Task::kChromatin) + ") or promoter (the delta, model " +
+         ScorerModelLine(catalogue, Task::kChromatin) + "), promoter (the delta, model " +
          ScorerModelLine(catalogue, Task::kPromoter) +
+         ") or expression (options {contexts: [one context: id, CURIE or free text], gene: "
+         "optional symbol or Ensembl id, interval only}; each cell the log2 fold change, ALT vs "
+         "REF, of that context's predicted expression of the gene whose 9,198 bp TSS window holds "
+         "the window, the named one or the nearest start site, as score_variants computes it; a "
+         "sequence must be the 9,198 bp expression window, TSS at 4,600; no gene's window holding "
+         "the window is a validation error; model " +
+         ScorerModelLine(catalogue, Task::kExpression) +
          "); none named: splice. Context: sequence (window positions in it) or interval (a "
          "stretch of GRCh37 chr20, window positions on the contig; strand '-' reads the context "
          "reverse-complemented, positions and REF/ALT bases still reported on the plus strand "

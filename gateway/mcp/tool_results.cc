@@ -329,7 +329,9 @@ std::string JobToolResult(const HttpResponse& response, const ResultStyle& style
   if (task == "variant_score") AddVariantScores(sc, *data, a);
   if (task == "ism") {
     // What the cells are: the scorer, its options, what a delta is, the window mutated.
-    for (const char* key : {"scorer", "options", "value", "window"}) CopyMember(sc, *data, key, a);
+    for (const char* key : {"scorer", "options", "value", "window", "expression"}) {
+      CopyMember(sc, *data, key, a);  // expression: the gene and context of expression cells
+    }
   }
   sc.AddMember("full_result", FullResult(job_id, task, data, style, a), a);
   return CallToolResult(sc, false, job_id, style);

@@ -21,6 +21,7 @@
 #include "core/validation/variant_request.h"
 #include "runner/genome/reference_genome.h"
 #include "runner/workflows/interval_job.h"
+#include "runner/workflows/ism_expression.h"
 #include "runner/workflows/variant_score_response.h"
 #include "runner/workflows/variant_scoring.h"
 
@@ -313,12 +314,17 @@ void WriteOptions(core::JsonWriter& w, const core::ValidatedIsm& in, const IsmRe
   if (in.scorer == "chromatin") w.Field("top", in.options.chromatin_top);
   if (in.scorer == "promoter") w.Field("distance", in.options.promoter_distance);
   w.EndObject();
+  if (r.expression) WriteIsmExpression(w, *r.expression);
   if (r.window_bp > 0) w.Field("window_bp", r.window_bp);
 }
 
 const char* ValueMeaning(const std::string& scorer) {
   if (scorer == "splice") return "DS_max";
   if (scorer == "chromatin") return "delta of the feature with the largest |ALT - REF|";
+  if (scorer == "expression") {
+    return "log2 fold change of the gene's predicted expression in the context, ALT vs REF: "
+           "log2((TPM_alt + 1) / (TPM_ref + 1))";
+  }
   return "delta of the largest window scores (ALT - REF)";
 }
 
@@ -427,7 +433,11 @@ class IsmJob : public core::Job {
     const int64_t length = in.window_end - in.window_start + 1;
     DNASERVE_RETURN_IF_ERROR(core::CheckWindowBases(
         bases, core::WindowOffset(in, context_start), length, in.window_start));
-    auto result = ScoreIsm(admitted_, bases, context_start, *backend_, *catalogue_, context);
+    auto result =
+        in.scorer == "expression"
+            ? ScoreIsmExpression(admitted_, bases, context_start, resolved, ExpressionSites(),
+                                 *backend_, *catalogue_, context)
+            : ScoreIsm(admitted_, bases, context_start, *backend_, *catalogue_, context);
     if (!result.ok()) return result.status();
     result->interval = std::move(resolved);
     core::JobOutput output;
@@ -436,6 +446,11 @@ class IsmJob : public core::Job {
   }
 
  private:
+  const variant::TssCatalogue* ExpressionSites() const {
+    const GenomeAssets* grch37 = resources_ ? resources_->Genome(core::kGrch37) : nullptr;
+    return grch37 ? &grch37->catalogue : nullptr;
+  }
+
   core::AdmittedIsm admitted_;
   core::InferenceBackend* backend_;
   const core::ModelCatalogue* catalogue_;
@@ -451,17 +466,24 @@ StatusOr<std::unique_ptr<core::Job>> BuildIsmJob(const jobs::v1::IsmCommand& com
   const jobs::v1::VariantScoreCommand& scorer = command.scorer();
   const int scorers = static_cast<int>(scorer.has_splice()) +
                       static_cast<int>(scorer.has_chromatin()) +
-                      static_cast<int>(scorer.has_promoter());
+                      static_cast<int>(scorer.has_promoter()) +
+                      static_cast<int>(scorer.has_expression());
   const int64_t length = command.window_end() - command.window_start() + 1;
   const int64_t context_length =
       command.has_interval() ? command.interval().end() - command.interval().start() + 1
                              : static_cast<int64_t>(command.sequence().size());
   const int64_t context_start = command.has_interval() ? command.interval().start() : 1;
-  if (scorers != 1 || scorer.has_expression() || length < 1 ||
+  // Expression: one context, and a sequence that is the expression window.
+  const bool expression_ok =
+      !scorer.has_expression() ||
+      (scorer.expression().contexts_size() == 1 &&
+       (command.has_interval() || context_length == kExpressionWindowBp));
+  if (scorers != 1 || !expression_ok || length < 1 ||
       length > core::kMaxIsmWindowBp || command.window_start() < context_start ||
       command.window_end() >= context_start + context_length) {
     return BadRequest("the queued ISM command is damaged (one scorer of splice, chromatin, "
-                      "promoter and a window of 1-200 bp inside its context are required)");
+                      "promoter, expression and a window of 1-200 bp inside its context are "
+                      "required)");
   }
   return std::unique_ptr<core::Job>(
       new IsmJob(core::IsmFromCommand(command), backend, catalogue, resources));

@@ -1,5 +1,6 @@
 // POST /v1/ism on a runner (core/validation/ism_request.h): every SNV of a window of at most
-// 200 bp, scored by one variant scorer (splice, chromatin or promoter) inside its context.
+// 200 bp, scored by one variant scorer (splice, chromatin or promoter; expression is
+// ism_expression.h's) inside its context.
 //
 // The context is what the model sees, and nothing else: the sequence sent, or the interval's
 // bases read from the reference (upper-case, N for IUPAC codes); a scorer window reaching past
@@ -35,6 +36,7 @@
 #include "dnaserve/jobs/v1/command.pb.h"
 #include "runner/workflows/interval_job.h"
 #include "runner/workflows/variant_resources.h"
+#include "runner/workflows/variant_scorers.h"
 
 namespace dnaserve::runner {
 
@@ -54,12 +56,22 @@ struct IsmPosition {
   std::vector<IsmCell> cells;  // the three ALT bases in A, C, G, T order
 };
 
+// The expression scorer's gene and context (ism_expression.h).
+struct IsmExpression {
+  variant::StartSite site;  // interval: the catalogue's; sequence: tss 4599 on '+', no names
+  bool annotated = false;   // from the start-site catalogue (interval input)
+  int64_t candidates = 0;   // start sites whose windows hold the ISM window
+  ExpressionContext context;
+  double ref_log_tpm = 0;   // the REF window's prediction in that context
+};
+
 struct IsmResult {
   std::string scorer;
   std::string model, package_digest;
   int64_t window_bp = 0;  // the model's input width (chromatin, promoter); 0 for splice
   int64_t context_length = 0;
   std::optional<ResolvedInterval> interval;  // echoed in meta.interval; none for a sequence
+  std::optional<IsmExpression> expression;   // the expression scorer only
   std::vector<IsmPosition> positions;
   bool cold_start = false;
   int64_t model_load_time_ms = 0;

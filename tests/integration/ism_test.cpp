@@ -276,10 +276,10 @@ TEST_CASE("ism: hostile inputs are 4xx in the envelope, with where", "[ism]") {
        seq + ", \"window\": {\"start\": 1, \"end\": 10}, \"scorers\": {\"splice\": {}, "
              "\"promoter\": {}}}",
        422, "body.scorers"},
-      {"expression",
+      {"expression on a sequence that is not its 9,198 bp window",
        seq + ", \"window\": {\"start\": 1, \"end\": 10}, \"scorers\": {\"expression\": "
              "{\"contexts\": [\"E066\"]}}}",
-       422, "body.scorers.expression"},
+       422, "body.sequence"},
       {"sequence and interval",
        seq + ", \"interval\": {\"region\": \"chr20:1-100\"}, \"window\": {\"start\": 1, "
              "\"end\": 10}}",

@@ -484,10 +484,12 @@ class Client:
             interval: Union[None, str, Dict[str, Any]] = None, scorer: str = "splice",
             options: Optional[Dict[str, Any]] = None) -> Result:
         """POST /v1/ism (in-silico mutagenesis, synchronous): every SNV of `window` ((start, end),
-        1-based inclusive, at most 200 bp) scored by one scorer ("splice", "chromatin" or
-        "promoter", with the options POST /v1/variants/score takes) inside the context: exactly
-        one of `sequence` (window positions in it) and `interval` (a region string or dict;
-        window positions on the contig). data.positions is the 3 x L matrix."""
+        1-based inclusive, at most 200 bp) scored by one scorer ("splice", "chromatin",
+        "promoter" or "expression", with the options POST /v1/variants/score takes; expression:
+        {"contexts": [one context], "gene": optional, interval only}) inside the context:
+        exactly one of `sequence` (window positions in it; for expression, the 9,198 bp
+        expression window) and `interval` (a region string or dict; window positions on the
+        contig). data.positions is the 3 x L matrix; expression cells are log2 fold changes."""
         if (sequence is None) == (interval is None):
             raise ValueError("give exactly one of sequence and interval")
         if isinstance(window, dict):

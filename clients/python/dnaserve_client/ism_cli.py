@@ -24,10 +24,17 @@ def add_ism_command(sub, handler) -> None:
                          "5,755,700 (window positions on the contig)")
     p.add_argument("--window", required=True, metavar="START-END",
                    help="the bases to mutate, 1-based inclusive, at most 200 bp")
-    p.add_argument("--scorer", default="splice", choices=("splice", "chromatin", "promoter"))
+    p.add_argument("--scorer", default="splice",
+                   choices=("splice", "chromatin", "promoter", "expression"))
     p.add_argument("--distance", type=int, metavar="BP",
                    help="splice or promoter distance (as score-variants)")
     p.add_argument("--top", type=int, metavar="N", help="chromatin top (as score-variants)")
+    p.add_argument("--context", metavar="TEXT",
+                   help="expression: the one context (id such as E066, CURIE or free text); "
+                   "each cell is the log2 fold change of its predicted expression, ALT vs REF")
+    p.add_argument("--gene", metavar="NAME",
+                   help="expression with --region: the gene (symbol or Ensembl id) whose TSS "
+                   "window holds the window (default: the nearest start site)")
     p.add_argument("--json", action="store_true", help="write {data, meta} instead of the table")
     p.add_argument("-o", "--output", help="output file (default stdout)")
     p.set_defaults(handler=handler)
@@ -42,8 +49,22 @@ def parse_window(text: str):
 
 def options_of(args) -> Dict[str, Any]:
     options: Dict[str, Any] = {}
+    context = getattr(args, "context", None)
+    gene = getattr(args, "gene", None)
+    if args.scorer == "expression":
+        if not context:
+            raise IsmUsageError("--scorer expression needs --context (an id such as E066, a "
+                                "CURIE or free text)")
+        options["contexts"] = [context]
+        if gene is not None:
+            if not getattr(args, "region", None):
+                raise IsmUsageError("--gene names a gene of --region; a sequence is the "
+                                    "expression window itself")
+            options["gene"] = gene
+    elif context is not None or gene is not None:
+        raise IsmUsageError("--context and --gene are options of the expression scorer")
     if args.distance is not None:
-        if args.scorer == "chromatin":
+        if args.scorer in ("chromatin", "expression"):
             raise IsmUsageError("--distance is an option of splice and promoter")
         options["distance"] = args.distance
     if args.top is not None:

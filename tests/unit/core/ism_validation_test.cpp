@@ -103,9 +103,10 @@ CATCH_TEST_CASE("ism validation: one scorer, with variant scoring's options and 
               "body.scorers");
   CATCH_CHECK(RefusedAt(Body(seq, 1, 10, ", \"scorers\": {}")) == "body.scorers");
   CATCH_CHECK(RefusedAt(Body(seq, 1, 10, ", \"scorers\": [\"splice\"]")) == "body.scorers");
+  // Expression needs the 9,198 bp expression window as its sequence (ism_expression_test).
   CATCH_CHECK(RefusedAt(Body(seq, 1, 10,
                              ", \"scorers\": {\"expression\": {\"contexts\": [\"E066\"]}}")) ==
-              "body.scorers.expression");
+              "body.sequence");
 }
 
 CATCH_TEST_CASE("ism command: what the queue carries comes back as admitted", "[ism]") {

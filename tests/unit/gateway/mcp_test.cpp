@@ -202,7 +202,11 @@ TEST_CASE("mcp tools: inputSchema is the REST request schema, self-contained", "
   CHECK(std::string(ism["required"][0].GetString()) == "window");
   CHECK(ism["properties"]["window"]["required"].Size() == 2);
   CHECK(ism["properties"]["scorers"]["properties"].HasMember("promoter"));
-  CHECK_FALSE(ism["properties"]["scorers"]["properties"].HasMember("expression"));
+  // expression too, with its one context (ism_expression.h).
+  REQUIRE(ism["properties"]["scorers"]["properties"].HasMember("expression"));
+  CHECK(ism["properties"]["scorers"]["properties"]["expression"]["properties"]["contexts"]
+           ["maxItems"]
+               .GetInt() == 1);
   CHECK(text_has_region(InputSchemaJson(catalogue, *FindTool("ism"))));
   auto jobs = Parse(InputSchemaJson(catalogue, *FindTool("list_jobs")));
   CHECK(jobs["properties"]["limit"]["maximum"].GetInt() == 500);

@@ -547,9 +547,15 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
   past_edge.kind = std::string(kIntervalKind);
   past_edge.command_version = 6;
   REQUIRE(h.queue.Enqueue(past_edge).ok());
+  // An ISM with the expression scorer needs a reader of format 7 (core/admission
+  // IsmEntryVersion; a runner of 6 refuses the command as damaged).
+  QueuedJob ism_expression = h.Accept("alice", 300);
+  ism_expression.kind = std::string(kIsmKind);
+  ism_expression.command_version = 7;
+  REQUIRE(h.queue.Enqueue(ism_expression).ok());
   auto entries = h.connection->Command({"XRANGE", h.queue.ClientStream("alice"), "-", "+"});
   REQUIRE(entries.ok());
-  REQUIRE(entries->elements.size() == 6);
+  REQUIRE(entries->elements.size() == 7);
   std::vector<std::string> versions;
   for (const auto& entry : entries->elements) {
     const auto& fields = entry.elements[1].elements;
@@ -557,9 +563,9 @@ TEST_CASE("queue: an entry carries the oldest format version that can read its k
     CHECK(fields[0].str == "version");
     versions.push_back(fields[1].str);
   }
-  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4", "5", "6"});
-  CHECK(kQueueFormatVersion == 6);
-  for (int64_t expected : {2, 3, 4, 4, 5, 6}) {
+  CHECK(versions == std::vector<std::string>{"2", "3", "4", "4", "5", "6", "7"});
+  CHECK(kQueueFormatVersion == 7);
+  for (int64_t expected : {2, 3, 4, 4, 5, 6, 7}) {
     auto read = h.queue.ReadNew("alice", "reader");
     REQUIRE(read.ok());
     REQUIRE(read->has_value());
