@@ -20,7 +20,6 @@ struct Cut {
   int64_t hi = 0;
 
   bool Overlaps(int64_t start, int64_t end) const { return start < hi && end > lo; }
-  bool Contains(int64_t start, int64_t end) const { return start >= lo && end <= hi; }
   int64_t Clip(int64_t p) const { return std::clamp(p, lo, hi) - lo; }
   int64_t Shift(int64_t p) const { return p - lo; }
 };
@@ -40,45 +39,28 @@ void ClipSpans(Items* items, const Cut& cut) {
   items->Swap(&kept);
 }
 
-void ShiftIntervals(google::protobuf::RepeatedPtrField<pb::Interval>* items, const Cut& cut) {
-  for (auto& item : *items) {
-    item.set_start(cut.Shift(item.start()));
-    item.set_end(cut.Shift(item.end()));
-  }
-}
-
 void CutSplice(pb::SpliceResult* splice, const Cut& cut) {
-  google::protobuf::RepeatedPtrField<pb::SpliceSite> sites;
+  ClipSpans(splice->mutable_sites(), cut);
   std::map<int32_t, int32_t> per_window;
-  for (auto& site : *splice->mutable_sites()) {
-    if (!cut.Contains(site.start(), site.end())) continue;
-    pb::SpliceSite* kept = sites.Add();
-    *kept = std::move(site);
-    kept->set_start(cut.Shift(kept->start()));
-    kept->set_end(cut.Shift(kept->end()));
-    ++per_window[kept->window_index()];
-  }
-  splice->mutable_sites()->Swap(&sites);
+  for (const auto& site : splice->sites()) ++per_window[site.window_index()];
   ClipSpans(splice->mutable_windows(), cut);
   // A window's count speaks of the sites the answer lists.
   for (auto& window : *splice->mutable_windows()) window.set_sites(per_window[window.index()]);
 }
 
+// A transcript overlapping the interval is kept with its span and its exons, introns and CDS
+// clipped to it (parts outside dropped); its TSS and polyA points are where the model put them,
+// so one outside [start, end) shows the transcript goes on past the edge.
 void CutAnnotation(pb::AnnotationResult* annotation, const Cut& cut) {
-  google::protobuf::RepeatedPtrField<pb::Transcript> kept;
+  ClipSpans(annotation->mutable_transcripts(), cut);
   for (auto& t : *annotation->mutable_transcripts()) {
-    if (!cut.Contains(t.start(), t.end())) continue;
-    pb::Transcript* copy = kept.Add();
-    *copy = std::move(t);
-    copy->set_start(cut.Shift(copy->start()));
-    copy->set_end(cut.Shift(copy->end()));
-    copy->set_tss_position(cut.Shift(copy->tss_position()));
-    copy->set_polya_position(cut.Shift(copy->polya_position()));
-    ShiftIntervals(copy->mutable_exons(), cut);
-    ShiftIntervals(copy->mutable_introns(), cut);
-    ShiftIntervals(copy->mutable_cds(), cut);
+    t.set_tss_position(cut.Shift(t.tss_position()));
+    t.set_polya_position(cut.Shift(t.polya_position()));
+    // ClipSpans clipped the transcript's own span; its parts are still in widened coordinates.
+    ClipSpans(t.mutable_exons(), cut);
+    ClipSpans(t.mutable_introns(), cut);
+    ClipSpans(t.mutable_cds(), cut);
   }
-  annotation->mutable_transcripts()->Swap(&kept);
 }
 
 // ------------------------------------------------------------------------- text
@@ -118,6 +100,43 @@ std::string JoinTabs(const std::vector<std::string>& fields) {
 
 int64_t ToInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
 
+std::vector<int64_t> IntList(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t from = 0;
+  while (from < s.size()) {
+    size_t comma = s.find(',', from);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > from) out.push_back(ToInt(s.substr(from, comma - from)));
+    from = comma + 1;
+  }
+  return out;
+}
+
+std::string IntListText(const std::vector<int64_t>& values, bool trailing_comma) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(values[i]);
+  }
+  if (trailing_comma && !values.empty()) out += ',';
+  return out;
+}
+
+// thickStart / thickEnd (columns 7, 8) clipped into the row's [row_start, row_end) (interval
+// coordinates); a thick part outside it becomes empty at the row's start.
+void ClipThick(std::vector<std::string>& f, const Cut& cut, int64_t row_start, int64_t row_end) {
+  const int64_t thick_start = ToInt(f[6]);
+  const int64_t thick_end = ToInt(f[7]);
+  const int64_t a = std::clamp(cut.Clip(thick_start), row_start, row_end);
+  const int64_t b = std::clamp(cut.Clip(thick_end), row_start, row_end);
+  if (thick_start == thick_end || a >= b) {
+    f[6] = f[7] = std::to_string(row_start);
+  } else {
+    f[6] = std::to_string(a);
+    f[7] = std::to_string(b);
+  }
+}
+
 bool IsBedHeader(std::string_view line) {
   return line.empty() || line[0] == '#' || line.rfind("track", 0) == 0 ||
          line.rfind("browser", 0) == 0;
@@ -134,19 +153,43 @@ std::string Joined(const std::vector<std::string>& lines, std::string_view origi
   return out;
 }
 
-// The row kept (and rewritten), or false for a row the cut drops.
-bool CutBedRow(std::vector<std::string>& f, const Cut& cut, bool whole_features) {
-  const int64_t start = ToInt(f[1]);
-  const int64_t end = ToInt(f[2]);
-  if (whole_features ? !cut.Contains(start, end) : !cut.Overlaps(start, end)) return false;
+// The row kept (and rewritten), or false for a row the cut drops. A BED12 row's blocks are
+// clipped (those outside dropped) and the row then spans its first to its last block, as BED
+// requires; thickStart/thickEnd are clipped into it (an empty thick part stays empty).
+bool CutBedRow(std::vector<std::string>& f, const Cut& cut) {
+  int64_t start = ToInt(f[1]);
+  int64_t end = ToInt(f[2]);
+  if (!cut.Overlaps(start, end)) return false;
+  if (f.size() >= 12) {
+    const std::vector<int64_t> sizes = IntList(f[10]);
+    const std::vector<int64_t> starts = IntList(f[11]);
+    if (sizes.size() == starts.size() && !sizes.empty()) {
+      std::vector<std::pair<int64_t, int64_t>> blocks;  // clipped, in interval coordinates
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const int64_t a = start + starts[i];
+        const int64_t b = a + sizes[i];
+        if (cut.Overlaps(a, b)) blocks.emplace_back(cut.Clip(a), cut.Clip(b));
+      }
+      if (blocks.empty()) return false;  // only an intron inside: no part of the feature
+      const int64_t row_start = blocks.front().first;
+      const int64_t row_end = blocks.back().second;
+      std::vector<int64_t> new_sizes, new_starts;
+      for (const auto& [a, b] : blocks) {
+        new_sizes.push_back(b - a);
+        new_starts.push_back(a - row_start);
+      }
+      f[9] = std::to_string(blocks.size());
+      f[10] = IntListText(new_sizes, !f[10].empty() && f[10].back() == ',');
+      f[11] = IntListText(new_starts, !f[11].empty() && f[11].back() == ',');
+      f[1] = std::to_string(row_start);
+      f[2] = std::to_string(row_end);
+      ClipThick(f, cut, row_start, row_end);
+      return true;
+    }
+  }
   f[1] = std::to_string(cut.Clip(start));
   f[2] = std::to_string(cut.Clip(end));
-  // thickStart / thickEnd (BED8+); block starts (BED12) are relative to the row's start, which
-  // moves only when the row is clipped, and rows with blocks are whole features.
-  if (f.size() >= 8) {
-    f[6] = std::to_string(cut.Clip(ToInt(f[6])));
-    f[7] = std::to_string(cut.Clip(ToInt(f[7])));
-  }
+  if (f.size() >= 8) ClipThick(f, cut, cut.Clip(start), cut.Clip(end));
   return true;
 }
 
@@ -214,8 +257,7 @@ int64_t ModelContextBp(Task task, const std::string& model, const core::ModelCat
   return 0;
 }
 
-std::string CutBedText(std::string_view text, int64_t before, int64_t length,
-                       bool whole_features) {
+std::string CutBedText(std::string_view text, int64_t before, int64_t length) {
   const Cut cut{before, before + length};
   std::vector<std::string> out;
   for (std::string_view line : Lines(text)) {
@@ -228,7 +270,7 @@ std::string CutBedText(std::string_view text, int64_t before, int64_t length,
       out.emplace_back(line);
       continue;
     }
-    if (CutBedRow(f, cut, whole_features)) out.push_back(JoinTabs(f));
+    if (CutBedRow(f, cut)) out.push_back(JoinTabs(f));
   }
   return Joined(out, text);
 }
@@ -264,7 +306,7 @@ std::string CutGff3Text(std::string_view text, int64_t before, int64_t length) {
     // 1-based inclusive [s, e] is the 0-based half-open [s - 1, e).
     const int64_t start = ToInt(f[3]) - 1;
     const int64_t end = ToInt(f[4]);
-    bool keep = cut.Contains(start, end);
+    bool keep = cut.Overlaps(start, end);
     for (const std::string& parent : Attribute(f[8], "Parent")) {
       if (dropped.count(parent) > 0) keep = false;
     }
@@ -272,8 +314,8 @@ std::string CutGff3Text(std::string_view text, int64_t before, int64_t length) {
       for (std::string& id : Attribute(f[8], "ID")) dropped.insert(std::move(id));
       continue;
     }
-    f[3] = std::to_string(cut.Shift(start) + 1);
-    f[4] = std::to_string(cut.Shift(end));
+    f[3] = std::to_string(cut.Clip(start) + 1);
+    f[4] = std::to_string(cut.Clip(end));
     f[8] = ShiftGffAttributes(f[8], cut);
     out.push_back(JoinTabs(f));
   }
@@ -303,18 +345,12 @@ pb::PredictResult CutToInterval(Task task, pb::PredictResult result, int64_t bef
     case Task::kExpression:
       return result;
   }
-  // Splice sites and transcripts are features; promoter and chromatin BED rows are windows.
-  const bool bed_features = task == Task::kSplice || task == Task::kAnnotation;
-  for (auto& [name, text] : *result.mutable_tracks()) {
-    text = CutBedText(text, before, length, /*whole_features=*/false);
-  }
+  for (auto& [name, text] : *result.mutable_tracks()) text = CutBedText(text, before, length);
   for (auto& [name, text] : *result.mutable_formats()) {
     if (name == "gff3") {
       text = CutGff3Text(text, before, length);
-    } else if (name == "bed") {
-      text = CutBedText(text, before, length, bed_features);
-    } else if (name == "bedgraph") {
-      text = CutBedText(text, before, length, /*whole_features=*/false);
+    } else if (name == "bed" || name == "bedgraph") {
+      text = CutBedText(text, before, length);
     }
   }
   return result;

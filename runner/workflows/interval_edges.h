@@ -1,6 +1,6 @@
 // Real flanks for the prediction tasks of an interval request (issue 25). The worker scores a
 // position from the windows around it; scored alone, an interval's first and last windows would
-// see N past its edges where the reference has bases. So the runner reads `ContextBp` of the
+// see N past its edges where the reference has bases. So the runner reads `ModelContextBp` of the
 // model (its context window: no window covering a position reaches farther than that from it)
 // on each side of the interval, clamped at the contig's ends (N remains only there), sends the
 // widened sequence, and cuts the answer back to the interval before it is rendered. The renderers
@@ -8,13 +8,16 @@
 // give for the interval's own length, so the output's shape is unchanged.
 //
 // What is kept of an answer, in the analysed sequence's coordinates [before, before + length):
-//   window-level items (promoter windows and regions, splice windows, enhancer and chromatin
-//   windows, every bedGraph row, the BED rows of promoter and chromatin): kept when they overlap
-//   the interval, their span clipped to it; their score is still the whole window's.
-//   features (splice sites, annotation transcripts, their BED rows and every GFF3 record): kept
-//   only when they lie entirely inside the interval; a feature that straddles an edge is dropped
-//   (with, in GFF3, every record whose Parent was dropped). A request whose interval contains
-//   the feature reports it.
+// every item that overlaps the interval, its span clipped to it; nothing that lies outside.
+//   windows and regions (promoter, splice, enhancer, chromatin): clipped; the score is still the
+//   whole window's.
+//   splice sites: one base each, so kept or not (a k-mer token across an edge is clipped).
+//   transcripts: span, exons, introns and CDS clipped to the interval (parts outside dropped);
+//   tss_position and polya_position stay where the model put them, so a transcript that goes
+//   on past an edge shows it by a TSS or polyA point outside its [start, end).
+//   BED and bedGraph rows: clipped; a BED12 row's blocks clipped, those outside dropped, the row
+//   then spanning its first to its last block (thickStart/End clipped into it).
+//   GFF3 records: clipped (a record whose parent was dropped is dropped too).
 // Positions are shifted by -before; window and token indices and the ids of GFF3 records stay
 // the widened run's (they number what the worker was sent; each still joins within the answer).
 // Expression is not cut: it already scores the 9,198 bp window read around its TSS.
@@ -43,12 +46,12 @@ int64_t ModelContextBp(Task task, const std::string& model, const core::ModelCat
 worker::v1::PredictResult CutToInterval(Task task, worker::v1::PredictResult result,
                                         int64_t before, int64_t length);
 
-// BED / bedGraph text: rows overlapping the interval clipped to it (`whole_features`: only the
-// rows lying entirely inside, unclipped), shifted; header lines kept.
-std::string CutBedText(std::string_view text, int64_t before, int64_t length,
-                       bool whole_features);
-// GFF3 text (1-based inclusive columns 4 and 5): the records lying entirely inside, shifted,
-// without the children of dropped records; tss_position / polya_position attributes shifted.
+// BED / bedGraph text: rows overlapping the interval clipped to it and shifted; header lines
+// kept.
+std::string CutBedText(std::string_view text, int64_t before, int64_t length);
+// GFF3 text (1-based inclusive columns 4 and 5): the records overlapping the interval clipped
+// to it and shifted, without the children of dropped records; tss_position / polya_position
+// attributes shifted. ##sequence-region becomes 1..length.
 std::string CutGff3Text(std::string_view text, int64_t before, int64_t length);
 
 // The backend a prediction by interval runs through: the worker request's sequence (the

@@ -97,8 +97,8 @@ struct CutItem {
 };
 
 // The widened answer's items cut to [before, before + length) as the runner cuts an interval's
-// (runner/workflows/interval_edges.h): windows overlapping it clipped to it, features
-// (`whole`) only when inside it.
+// (runner/workflows/interval_edges.h): items overlapping it, clipped to it (`whole`: only those
+// inside it).
 std::vector<CutItem> CutToInterval(const rapidjson::Value& items, int64_t before, int64_t length,
                                    bool whole) {
   REQUIRE(items.IsArray());
@@ -148,18 +148,16 @@ int64_t ContextBp(const IntervalService& s, const std::string& task) {
 }
 
 
-// The array of positioned items each task reports, the score each item carries, and whether
-// they are features (kept whole or not at all at an interval's edge) or windows (clipped).
+// The array of positioned items each task reports and the score each item carries.
 struct TaskItems {
   const char* array;
   const char* score;
-  bool whole;
 };
 const std::map<std::string, TaskItems>& ItemsByTask() {
   static const std::map<std::string, TaskItems> items = {
-      {"promoter", {"window_details", "score", false}}, {"splice", {"sites", "score", true}},
-      {"enhancer", {"windows", "dev", false}},          {"chromatin", {"windows", nullptr, false}},
-      {"annotation", {"transcripts", "score", true}},
+      {"promoter", {"window_details", "score"}}, {"splice", {"sites", "score"}},
+      {"enhancer", {"windows", "dev"}},          {"chromatin", {"windows", nullptr}},
+      {"annotation", {"transcripts", "score"}},
   };
   return items;
 }
@@ -218,7 +216,7 @@ TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on
     auto seq = ParseJson(by_sequence.body);
     auto iv = ParseJson(by_interval.body);
     const std::vector<CutItem> seq_items =
-        CutToInterval(At(At(*seq, "data"), items.array), context, 10000, items.whole);
+        CutToInterval(At(At(*seq, "data"), items.array), context, 10000, false);
     CHECK(seq_items.size() > 0);  // the comparison below compares something
     CheckShifted(seq_items, At(At(*iv, "data"), items.array), kStart - 1, kEnd, false, items.score);
     const auto& echo = At(At(*iv, "meta"), "interval");
@@ -280,7 +278,7 @@ TEST_CASE("interval: strand '-' analyses the reverse complement and reports on '
     auto sd = ParseJson(seq.body);
     auto id = ParseJson(iv.body);
     const std::vector<CutItem> seq_items =
-        CutToInterval(At(At(*sd, "data"), items.array), context, 10000, items.whole);
+        CutToInterval(At(At(*sd, "data"), items.array), context, 10000, false);
     CheckShifted(seq_items, At(At(*id, "data"), items.array), kStart - 1, kEnd, true, items.score);
     CHECK(std::string(At(At(At(*id, "meta"), "interval"), "strand").GetString()) == "-");
     if (std::string(task) == "annotation") {
@@ -402,7 +400,9 @@ TEST_CASE("interval: find-genes by interval, sync and async, in genome coordinat
   for (rapidjson::SizeType g = 0; g < s_genes.Size(); ++g) {
     CHECK(By(i_genes[g], "tss_position") == By(s_genes[g], "tss_position") + kStart - 1);
   }
-  CheckShifted(At(At(At(*sd, "data"), "annotation"), "transcripts"),
+  // find-genes' annotation stage sees the interval's own bases (its flanks serve the
+  // expression windows): every transcript is the sequence answer's.
+  CheckShifted(CutToInterval(At(At(At(*sd, "data"), "annotation"), "transcripts"), 0, 10000, true),
                At(At(At(*id, "data"), "annotation"), "transcripts"), kStart - 1, kEnd, false,
                "score");
   CHECK(By(At(At(*id, "meta"), "interval"), "start") == kStart);

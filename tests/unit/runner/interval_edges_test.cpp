@@ -6,8 +6,8 @@
 // saw N instead of the reference differs. What is checked: the answer for an interval is, byte
 // for byte, the answer for the interval widened by the context, cut to the inner part (JSON items
 // and BED/GFF3 text, both strands); at a contig's end the worker gets no flank there (N remains);
-// windows that straddle an edge are clipped to it and features that straddle one are dropped
-// (JSON, BED12 and GFF3 with their children).
+// windows and transcripts that straddle an edge are clipped to it (JSON, BED12 blocks, GFF3
+// records), their parts outside dropped.
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -414,8 +414,8 @@ TEST_CASE("interval edges: at a contig's end the worker gets no flank there and 
   CHECK(ScoreAt(contig, p) != ScoreAt("A" + contig, p + 1));  // the N changed the score
 }
 
-TEST_CASE("interval edges: a window straddling an edge is clipped to the interval and a "
-          "transcript straddling one is dropped with its GFF3 children",
+TEST_CASE("interval edges: windows and transcripts straddling an edge are clipped to the "
+          "interval with their parts outside dropped",
           "[interval][edges]") {
   const int64_t b = 20000, e = 21000;
   // Promoter windows are drawn from the widened sequence's start: one straddles each edge.
@@ -439,43 +439,77 @@ TEST_CASE("interval edges: a window straddling an edge is clipped to the interva
   CHECK(rows.front().rfind("chr20\t20000\t20040\t", 0) == 0);
   CHECK(RowsInside(bedgraph.body, b, e, false).size() == rows.size());
 
-  // Annotation: only the transcript lying inside.
+  // Annotation: the transcripts straddling an edge are clipped to it, parts outside dropped.
   const auto annotation = Parse(RunInterval(Task::kAnnotation, b + 1, e, '+').body);
   const auto& transcripts = annotation["data"]["transcripts"];
-  REQUIRE(transcripts.Size() == 1);
-  CHECK(transcripts[0]["start"].GetInt64() == kGeneInside);
-  CHECK(transcripts[0]["tss_position"].GetInt64() == kGeneInside);
-  CHECK(transcripts[0]["exons"][1]["end"].GetInt64() == kGeneInside + kTranscriptBp);
+  REQUIRE(transcripts.Size() == 3);
+  const auto& over_start = transcripts[0];
+  CHECK(over_start["start"].GetInt64() == b);
+  CHECK(over_start["end"].GetInt64() == kGeneOverStart + kTranscriptBp);
+  CHECK(over_start["tss_position"].GetInt64() == kGeneOverStart);  // where the model put it
+  REQUIRE(over_start["exons"].Size() == 1);                         // the first exon is outside
+  CHECK(over_start["exons"][0]["start"].GetInt64() == kGeneOverStart + 60);
+  REQUIRE(over_start["introns"].Size() == 1);
+  CHECK(over_start["introns"][0]["start"].GetInt64() == b);
+  const auto& inside = transcripts[1];
+  CHECK(inside["start"].GetInt64() == kGeneInside);
+  CHECK(inside["tss_position"].GetInt64() == kGeneInside);
+  CHECK(inside["exons"][1]["end"].GetInt64() == kGeneInside + kTranscriptBp);
+  const auto& over_end = transcripts[2];
+  CHECK(over_end["start"].GetInt64() == kGeneOverEnd);
+  CHECK(over_end["end"].GetInt64() == e);
+  CHECK(over_end["exons"].Size() == 1);
+  CHECK(over_end["introns"].Size() == 0);
+  CHECK(over_end["polya_position"].GetInt64() == kGeneOverEnd + kTranscriptBp - 1);
   const std::string gff3 = RunInterval(Task::kAnnotation, b + 1, e, '+', OutputFormat::kGff3).body;
   INFO(gff3);
-  CHECK(RowsInside(gff3, 0, kContigBp, true).size() == 4);  // gene, mRNA, two exons
-  CHECK(gff3.find("\t" + std::to_string(kGeneInside + 1) + "\t") != std::string::npos);
+  // gene, mRNA and the exon inside of each straddling transcript; all four of the inside one.
+  const std::vector<std::string> records = RowsInside(gff3, b, e, true);
+  CHECK(records.size() == 10);
+  CHECK(RowsInside(gff3, 0, kContigBp, true).size() == records.size());  // nothing outside
+  CHECK(gff3.find("\tgene\t20001\t20050\t") != std::string::npos);
+  CHECK(gff3.find("\texon\t20011\t20050\t") != std::string::npos);
+  CHECK(gff3.find("\tmRNA\t20961\t21000\t") != std::string::npos);
   CHECK(gff3.find("tss_position=" + std::to_string(kGeneInside)) != std::string::npos);
   CHECK(gff3.find("##sequence-region chr20 20001 21000") != std::string::npos);
   const std::string bed = RunInterval(Task::kAnnotation, b + 1, e, '+', OutputFormat::kBed).body;
-  const std::vector<std::string> bed_rows = RowsInside(bed, 0, kContigBp, false);
-  REQUIRE(bed_rows.size() == 1);
-  CHECK(bed_rows[0].rfind("chr20\t20400\t20500\t", 0) == 0);
+  const std::vector<std::string> bed_rows = RowsInside(bed, b, e, false);
+  REQUIRE(bed_rows.size() == 3);
+  CHECK(RowsInside(bed, 0, kContigBp, false).size() == 3);
+  // BED12: the row spans its blocks inside (the first exon and the intron are cut away).
+  CHECK(bed_rows[0] == "chr20\t20010\t20050\tt0\t0\t+\t20010\t20010\t0\t1\t40,\t0,");
+  CHECK(bed_rows[1].rfind("chr20\t20400\t20500\t", 0) == 0);
+  CHECK(bed_rows[2] == "chr20\t20960\t21000\tt2\t0\t+\t20960\t20960\t0\t1\t40,\t0,");
   // A wider interval holds the straddling transcripts whole.
   const auto wide = Parse(RunInterval(Task::kAnnotation, b - 99, e + 100, '+').body);
-  CHECK(wide["data"]["transcripts"].Size() == 3);
+  REQUIRE(wide["data"]["transcripts"].Size() == 3);
+  CHECK(wide["data"]["transcripts"][0]["start"].GetInt64() == kGeneOverStart);
+  CHECK(wide["data"]["transcripts"][0]["exons"].Size() == 2);
 }
 
-TEST_CASE("interval edges: cutting text keeps headers and drops the children of dropped records",
+TEST_CASE("interval edges: cutting text clips rows and records and keeps headers",
           "[interval][edges]") {
   const std::string gff = "##gff-version 3\n##sequence-region s 1 500\n"
+                          "s\tx\tgene\t20\t90\t.\t+\t.\tID=g0\n"
                           "s\tx\tgene\t90\t150\t.\t+\t.\tID=g1\n"
                           "s\tx\tmRNA\t90\t150\t.\t+\t.\tID=m1;Parent=g1\n"
                           "s\tx\texon\t120\t150\t.\t+\t.\tParent=m1\n"
                           "s\tx\tgene\t200\t300\t.\t+\t.\tID=g2\n"
                           "s\tx\texon\t200\t300\t.\t+\t.\tParent=g2;tss_position=199\n";
-  // [100, 400) of the sequence: g1 starts before it (its exon inside goes with it).
+  // [100, 400) of the sequence: g0 lies before it, g1 starts before it and is clipped.
   CHECK(CutGff3Text(gff, 100, 300) == "##gff-version 3\n##sequence-region s 1 300\n"
+                                      "s\tx\tgene\t1\t50\t.\t+\t.\tID=g1\n"
+                                      "s\tx\tmRNA\t1\t50\t.\t+\t.\tID=m1;Parent=g1\n"
+                                      "s\tx\texon\t20\t50\t.\t+\t.\tParent=m1\n"
                                       "s\tx\tgene\t100\t200\t.\t+\t.\tID=g2\n"
                                       "s\tx\texon\t100\t200\t.\t+\t.\tParent=g2;tss_position=99\n");
   const std::string bed = "track name=x\ns\t50\t150\ta\t0\t+\t60\t140\ns\t150\t250\tb\t0\t+\n"
-                          "s\t390\t420\tc\t0\t-\n";
-  CHECK(CutBedText(bed, 100, 300, false) ==
+                          "s\t390\t420\tc\t0\t-\ns\t10\t90\td\n";
+  CHECK(CutBedText(bed, 100, 300) ==
         "track name=x\ns\t0\t50\ta\t0\t+\t0\t40\ns\t50\t150\tb\t0\t+\ns\t290\t300\tc\t0\t-\n");
-  CHECK(CutBedText(bed, 100, 300, true) == "track name=x\ns\t50\t150\tb\t0\t+\n");
+  // BED12: blocks clipped, those outside dropped, the row spans what is left; one with only an
+  // intron inside is dropped.
+  const std::string bed12 = "s\t40\t160\tt\t0\t+\t50\t150\t0\t3\t20,20,20,\t0,50,100,\n"
+                            "s\t60\t440\tu\t0\t+\t60\t60\t0\t2\t20,20,\t0,360,\n";
+  CHECK(CutBedText(bed12, 100, 300) == "s\t0\t60\tt\t0\t+\t0\t50\t0\t2\t10,20,\t0,40,\n");
 }
