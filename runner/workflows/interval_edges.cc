@@ -236,19 +236,27 @@ std::vector<std::string> Attribute(const std::string& attributes, std::string_vi
   return values;
 }
 
+int64_t ContextOf(const pb::ModelInfo& info) {
+  // A flanked per-base model scores each base from flank_bp of real bases on either side; its
+  // context window (the output block plus both flanks) would read up to 13 kb more per side
+  // for splice-human and change no score.
+  if (info.flank_bp() > 0) return info.flank_bp();
+  return std::max<int64_t>(0, info.context_window_bp());
+}
+
 }  // namespace
 
 int64_t ModelContextBp(Task task, const std::string& model, const core::ModelCatalogue* catalogue,
                        core::InferenceBackend* backend) {
   if (catalogue != nullptr) {
     auto info = catalogue->Resolve(task, model);
-    if (info.ok()) return std::max<int64_t>(0, info->context_window_bp());
+    if (info.ok()) return ContextOf(*info);
   }
   if (backend != nullptr) {
     auto models = backend->ListModels(task);
     if (models.ok()) {
       for (const auto& info : *models) {
-        if (info.id() == model) return std::max<int64_t>(0, info.context_window_bp());
+        if (info.id() == model) return ContextOf(info);
       }
     }
   }

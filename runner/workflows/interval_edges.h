@@ -1,9 +1,9 @@
 // Real flanks for the prediction tasks of an interval request (issue 25). The worker scores a
 // position from the windows around it; scored alone, an interval's first and last windows would
-// see N past its edges where the reference has bases. So the runner reads `ModelContextBp` of the
-// model (its context window: no window covering a position reaches farther than that from it)
-// on each side of the interval, clamped at the contig's ends (N remains only there), sends the
-// widened sequence, and cuts the answer back to the interval before it is rendered. The renderers
+// see N past its edges where the reference has bases. So the runner reads `ModelContextBp` of
+// reference (the model's context window, or a flanked model's flank) on each side of the
+// interval, clamped at the contig's ends (N remains only there), sends the widened sequence,
+// and cuts the answer back to the interval before it is rendered. The renderers
 // and the coordinate mapping (interval_coordinates.h) then see exactly the answer a worker would
 // give for the interval's own length, so the output's shape is unchanged.
 //
@@ -36,9 +36,11 @@
 namespace dnaserve::runner {
 
 // The bases a model may look at on either side of a position it scores: its context window
-// (for flanked per-base models that already counts both flanks). The model's info comes from
-// the catalogue, else from the backend's listing; 0 when neither names the model (the interval
-// is then analysed alone, as before).
+// (no window covering a position reaches farther), or for a flanked per-base model (splice,
+// flank_bp) its flank, the real bases it sees on each side of every base it scores (an
+// annotation package's neighbour_bp is not in the model listing and not counted). The info
+// comes from the catalogue, else from the backend's listing; 0 when neither names the model
+// (the interval is then analysed alone, as before).
 int64_t ModelContextBp(Task task, const std::string& model, const core::ModelCatalogue* catalogue,
                        core::InferenceBackend* backend);
 

@@ -513,3 +513,34 @@ TEST_CASE("interval edges: cutting text clips rows and records and keeps headers
                             "s\t60\t440\tu\t0\t+\t60\t60\t0\t2\t20,20,\t0,360,\n";
   CHECK(CutBedText(bed12, 100, 300) == "s\t0\t60\tt\t0\t+\t0\t50\t0\t2\t10,20,\t0,40,\n");
 }
+
+TEST_CASE("interval edges: the flank read is the model's context window or a flanked model's "
+          "flank and 0 for a model nobody lists",
+          "[interval][edges]") {
+  pb::ModelInfo windowed;
+  windowed.set_id("promoter-w");
+  windowed.set_context_window_bp(2000);
+  pb::ModelInfo flanked;
+  flanked.set_id("splice-f");
+  flanked.set_context_window_bp(15000);
+  flanked.set_flank_bp(1000);
+  core::ModelCatalogue catalogue;
+  catalogue.SetModels(Task::kPromoter, {windowed});
+  catalogue.SetModels(Task::kSplice, {flanked});
+  CHECK(ModelContextBp(Task::kPromoter, "promoter-w", &catalogue, nullptr) == 2000);
+  CHECK(ModelContextBp(Task::kSplice, "splice-f", &catalogue, nullptr) == 1000);
+  // Without a catalogue, the backend's listing; nothing lists it: no flank.
+  class Listing : public ContextWorker {
+   public:
+    StatusOr<std::vector<pb::ModelInfo>> ListModels(Task) override {
+      pb::ModelInfo info;
+      info.set_id("chromatin-l");
+      info.set_context_window_bp(1000);
+      return std::vector<pb::ModelInfo>{info};
+    }
+  } listing;
+  CHECK(ModelContextBp(Task::kChromatin, "chromatin-l", nullptr, &listing) == 1000);
+  CHECK(ModelContextBp(Task::kChromatin, "chromatin-other", &catalogue, &listing) == 0);
+  ContextWorker unlisted;
+  CHECK(ModelContextBp(Task::kPromoter, "promoter-x", &catalogue, &unlisted) == 0);
+}
