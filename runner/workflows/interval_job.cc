@@ -219,12 +219,12 @@ StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
 StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
                                       const variant::ReferenceGenome& reference,
                                       int64_t flank_bp) {
-  const int64_t kFlankBp = std::max<int64_t>(0, flank_bp);
+  const int64_t flank = std::max<int64_t>(0, flank_bp);
   const IntervalFrame frame = IntervalFrame::Of(resolved.interval);
   // The flanks in the analysed orientation: on '-' the one before the region is the contig's
   // stretch after the interval.
-  const int64_t room_before_on_contig = std::min(kFlankBp, frame.begin);
-  const int64_t room_after_on_contig = std::min(kFlankBp, resolved.contig_length - frame.end);
+  const int64_t room_before_on_contig = std::min(flank, frame.begin);
+  const int64_t room_after_on_contig = std::min(flank, resolved.contig_length - frame.end);
   RegionFlanks out;
   out.before = frame.minus ? room_after_on_contig : room_before_on_contig;
   const int64_t after = frame.minus ? room_before_on_contig : room_after_on_contig;
