@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   runner::AnswerCache answer_cache(
       *redis, {config->answer_cache_bytes, config->answer_cache_ttl_seconds, "dnaserve:"});
   services.answer_cache = &answer_cache;
+  services.interval_answer_max_bytes = config->interval_answer_max_bytes;
   runner::QueueRunnerOptions options;
   options.consumer = config->runner_id;
   options.slots = config->slots;

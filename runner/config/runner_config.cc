@@ -127,6 +127,10 @@ StatusOr<RunnerConfig> ParseRunnerConfig(int argc, char** argv, bool* exit_now) 
                  "seconds a cached variant score is kept at most")
       ->envname("DNASERVE_ANSWER_CACHE_TTL")
       ->check(CLI::Range(int64_t{1}, int64_t{365} * 86400));
+  app.add_option("--interval-answer-max-bytes", c.interval_answer_max_bytes,
+                 "largest interval answer kept in the answer cache (0: no cap)")
+      ->envname("DNASERVE_INTERVAL_ANSWER_MAX_BYTES")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   if (Status parsed = ParseCommandLine(app, argc, argv, exit_now); !parsed.ok()) return parsed;
   if (*exit_now) return c;
   if (c.runner_id.empty()) c.runner_id = DefaultRunnerId();

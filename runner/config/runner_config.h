@@ -67,6 +67,9 @@ struct RunnerConfig : core::SharedSettings {
   // DNASERVE_ANSWER_CACHE_TTL: seconds an answer is kept at most.
   int64_t answer_cache_bytes = 64LL << 20;
   int64_t answer_cache_ttl_seconds = 7 * 86400;
+  // DNASERVE_INTERVAL_ANSWER_MAX_BYTES: an interval answer larger than this is served but not
+  // cached (runner/workflows/interval_answers.h); 0: no cap.
+  int64_t interval_answer_max_bytes = 4LL << 20;
 };
 
 // Parses flags (--help lists each with its environment variable). Returns a bad_request status

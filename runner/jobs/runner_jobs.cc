@@ -278,7 +278,8 @@ StatusOr<std::unique_ptr<Job>> BuildJob(const QueuedJob& queued, const JobServic
           services, core::VariantScoreFromCommand(command->variant_score())));
     case jobs::v1::JobCommand::kInterval:
       return BuildIntervalJob(std::move(*command->mutable_interval()), services.backend,
-                              services.variant, {services.answer_cache, services.catalogue});
+                              services.variant, {services.answer_cache, services.catalogue,
+                               services.interval_answer_max_bytes});
     case jobs::v1::JobCommand::kIsm:
       return BuildIsmJob(command->ism(), services.backend, services.catalogue, services.variant);
     case jobs::v1::JobCommand::KIND_NOT_SET:

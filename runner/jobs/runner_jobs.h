@@ -15,6 +15,7 @@
 #include "core/jobs/job_queue.h"
 #include "core/jobs/job_store.h"
 #include "runner/workflows/answer_cache.h"
+#include "runner/workflows/interval_answers.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -29,6 +30,8 @@ struct JobServices {
   // A batch variant score's checkpoints and annotated VCF (job files); null: such jobs 503.
   core::JobStore* jobs = nullptr;
   AnswerCache* answer_cache = nullptr;  // variant scores kept across requests (null: none)
+  // Interval answers larger than this are not kept (interval_answers.h; 0: no cap).
+  int64_t interval_answer_max_bytes = kDefaultIntervalAnswerMaxBytes;
 };
 
 // The job of a queued entry, or the status to finish it with (a request that no longer passes

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "common/log.h"
 #include "common/version.h"
 #include "runner/genome/contig_name.h"
 
@@ -35,7 +36,11 @@ std::string DeterministicBytes(const google::protobuf::MessageLite& message) {
   return out;
 }
 
+std::atomic<int64_t> g_too_large{0};
+
 }  // namespace
+
+int64_t IntervalAnswersTooLarge() { return g_too_large.load(); }
 
 std::string IntervalAnswerMaterial(const IntervalPlace& place, Task task,
                                    const pb::PredictRequest& request,
@@ -67,8 +72,12 @@ std::optional<pb::PredictResult> ReadIntervalAnswer(const std::string& value) {
 
 IntervalAnswerBackend::IntervalAnswerBackend(core::InferenceBackend* inner, AnswerCache* cache,
                                              const core::ModelCatalogue* catalogue,
-                                             IntervalPlace place)
-    : inner_(inner), cache_(cache), catalogue_(catalogue), place_(std::move(place)) {}
+                                             IntervalPlace place, int64_t max_answer_bytes)
+    : inner_(inner),
+      cache_(cache),
+      catalogue_(catalogue),
+      place_(std::move(place)),
+      max_answer_bytes_(max_answer_bytes) {}
 
 std::string IntervalAnswerBackend::DigestOf(Task task, const std::string& model) const {
   if (catalogue_ == nullptr) return {};
@@ -105,7 +114,17 @@ StatusOr<pb::PredictResult> IntervalAnswerBackend::Predict(
   auto result = inner_->Predict(task, forwarded, context, on_progress);
   // Kept only when the worker ran the model the digest names (it answers with its id).
   if (result.ok() && (result->model().empty() || result->model() == forwarded.model())) {
-    cache_->Store({{material, IntervalAnswerValue(*result)}});
+    std::string value = IntervalAnswerValue(*result);
+    if (max_answer_bytes_ > 0 && static_cast<int64_t>(value.size()) > max_answer_bytes_) {
+      ++g_too_large;
+      log::Info("interval_answer_not_cached",
+                {{"task", TaskName(task)},
+                 {"bytes", static_cast<int64_t>(value.size())},
+                 {"max_bytes", max_answer_bytes_},
+                 {"not_cached_total", g_too_large.load()}});
+    } else {
+      cache_->Store({{material, std::move(value)}});
+    }
   }
   return result;
 }

@@ -40,6 +40,15 @@ namespace dnaserve::runner {
 
 inline constexpr const char* kIntervalAnswerFormat = "interval_answer/1";
 
+// The largest answer (its stored value) kept: one 500 kb splice or chromatin answer with every
+// site or feature can be tens of MiB, which would push most of the shared budget out for one
+// entry. A larger answer is served as computed and not stored (counted, logged).
+// DNASERVE_INTERVAL_ANSWER_MAX_BYTES (runner_config.h).
+inline constexpr int64_t kDefaultIntervalAnswerMaxBytes = 4LL << 20;
+
+// Answers not stored for being over the cap, since the process started (every job's backend).
+int64_t IntervalAnswersTooLarge();
+
 // The interval as the cache keys it.
 struct IntervalPlace {
   std::string assembly;          // the held assembly's spelling, "GRCh37"
@@ -64,8 +73,10 @@ std::optional<worker::v1::PredictResult> ReadIntervalAnswer(const std::string& v
 class IntervalAnswerBackend : public core::InferenceBackend {
  public:
   // `cache` may be null or disabled: every call then goes to `inner` and `all_cached()` is false.
+  // `max_answer_bytes`: answers whose value is larger are not stored (0: no cap).
   IntervalAnswerBackend(core::InferenceBackend* inner, AnswerCache* cache,
-                        const core::ModelCatalogue* catalogue, IntervalPlace place);
+                        const core::ModelCatalogue* catalogue, IntervalPlace place,
+                        int64_t max_answer_bytes = kDefaultIntervalAnswerMaxBytes);
 
   StatusOr<worker::v1::PredictResult> Predict(Task task, const worker::v1::PredictRequest& request,
                                               const core::CallContext& context,
@@ -83,6 +94,7 @@ class IntervalAnswerBackend : public core::InferenceBackend {
   AnswerCache* cache_;
   const core::ModelCatalogue* catalogue_;
   IntervalPlace place_;
+  int64_t max_answer_bytes_;
   std::atomic<int64_t> calls_{0}, hits_{0};
 };
 

@@ -17,6 +17,7 @@
 #include "runner/workflows/find_genes_response.h"
 #include "runner/workflows/interval_answers.h"
 #include "runner/workflows/interval_coordinates.h"
+#include "runner/workflows/interval_edges.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -49,9 +50,13 @@ class IntervalJob : public core::Job {
     // Every worker call goes through the answer cache (interval_answers.h): the answer is
     // public, the bases being the reference's.
     IntervalAnswerBackend backend(backend_, answers_.cache, answers_.catalogue,
-                                  PlaceOf(*resolved));
+                                  PlaceOf(*resolved), answers_.max_answer_bytes);
     StatusOr<core::JobOutput> output = [&]() -> StatusOr<core::JobOutput> {
       if (auto* predict = std::get_if<core::AdmittedPredict>(&admitted_)) {
+        if (predict->input.task != Task::kExpression) {
+          return RunFlankedPredict(backend, std::move(*predict), *resolved, reference, frame,
+                                   echo, context);
+        }
         auto bases = PredictBases(*resolved, reference, predict->input);
         if (!bases.ok()) return bases.status();
         return RunPredict(backend, std::move(*predict), std::move(bases).value(), frame, echo,
@@ -77,7 +82,7 @@ class IntervalJob : public core::Job {
 
   // What the worker sees: expression scores its 9,198 bp window alone, read from the reference
   // around the TSS (it may reach past the interval: the TSS was given as a genome position near
-  // an edge); every other task the interval's bases.
+  // an edge); every other task the interval's bases (RunFlankedPredict widens them).
   static StatusOr<std::string> PredictBases(const ResolvedInterval& resolved,
                                             const variant::ReferenceGenome& reference,
                                             const core::ValidatedPredict& input) {
@@ -85,6 +90,26 @@ class IntervalJob : public core::Job {
       return AnalysedSpanBases(resolved, reference, input.scored_start, input.scored_end);
     }
     return IntervalBases(resolved, reference);
+  }
+
+  // Every task but expression is sent the interval with the model's context of reference on
+  // each side, and its answer is cut back to the interval (interval_edges.h).
+  StatusOr<core::JobOutput> RunFlankedPredict(core::InferenceBackend& backend,
+                                              core::AdmittedPredict admitted,
+                                              const ResolvedInterval& resolved,
+                                              const variant::ReferenceGenome& reference,
+                                              const IntervalFrame& frame, const std::string& echo,
+                                              const core::JobContext& context) {
+    const Task task = admitted.input.task;
+    const int64_t context_bp =
+        ModelContextBp(task, admitted.input.request.model(), answers_.catalogue, backend_);
+    auto flanks = IntervalFlanks(resolved, reference, context_bp);
+    if (!flanks.ok()) return flanks.status();
+    const int64_t length = resolved.interval.length();
+    std::string bases = flanks->bases.substr(static_cast<size_t>(flanks->before),
+                                             static_cast<size_t>(length));
+    FlankedIntervalBackend flanked(&backend, std::move(flanks->bases), flanks->before, length);
+    return RunPredict(flanked, std::move(admitted), std::move(bases), frame, echo, context);
   }
 
   StatusOr<core::JobOutput> RunPredict(core::InferenceBackend& backend,
@@ -188,12 +213,18 @@ StatusOr<std::string> AnalysedSpanBases(const ResolvedInterval& resolved,
 StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
                                       const variant::ReferenceGenome& reference) {
   // One base more than either side of a TSS window needs (tss_window.h's drawing).
-  constexpr int64_t kFlankBp = kExpressionHalfWindowBp + 1;
+  return IntervalFlanks(resolved, reference, kExpressionHalfWindowBp + 1);
+}
+
+StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
+                                      const variant::ReferenceGenome& reference,
+                                      int64_t flank_bp) {
+  const int64_t flank = std::max<int64_t>(0, flank_bp);
   const IntervalFrame frame = IntervalFrame::Of(resolved.interval);
   // The flanks in the analysed orientation: on '-' the one before the region is the contig's
   // stretch after the interval.
-  const int64_t room_before_on_contig = std::min(kFlankBp, frame.begin);
-  const int64_t room_after_on_contig = std::min(kFlankBp, resolved.contig_length - frame.end);
+  const int64_t room_before_on_contig = std::min(flank, frame.begin);
+  const int64_t room_after_on_contig = std::min(flank, resolved.contig_length - frame.end);
   RegionFlanks out;
   out.before = frame.minus ? room_after_on_contig : room_before_on_contig;
   const int64_t after = frame.minus ? room_before_on_contig : room_after_on_contig;

@@ -1,7 +1,8 @@
 // The job of a queued interval request (IntervalCommand, queue entry version 4): the checks
 // that need the reference (assembly, contig and its aliases, the interval on the contig), the
-// bases read from it (reverse-complemented for strand '-'), the prediction or find-genes run on
-// them exactly as for a sequence, and every output position mapped to the contig
+// bases read from it (reverse-complemented for strand '-') with the model's context of real
+// flank on each side (interval_edges.h), the prediction or find-genes run on them exactly as for
+// a sequence and cut back to the interval, and every output position mapped to the contig
 // (interval_coordinates.h) with the interval echoed in meta.interval.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "runner/genome/reference_genome.h"
 #include "runner/workflows/answer_cache.h"
 #include "runner/workflows/find_genes.h"
+#include "runner/workflows/interval_answers.h"
 #include "runner/workflows/variant_resources.h"
 
 namespace dnaserve::runner {
@@ -49,6 +51,10 @@ StatusOr<std::string> AnalysedSpanBases(const ResolvedInterval& resolved,
 // ends, so the windows pad only what lies past them).
 StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
                                       const variant::ReferenceGenome& reference);
+// The same with `flank_bp` on each side (clipped at the contig's ends): the prediction tasks'
+// flanks, their model's context window (interval_edges.h).
+StatusOr<RegionFlanks> IntervalFlanks(const ResolvedInterval& resolved,
+                                      const variant::ReferenceGenome& reference, int64_t flank_bp);
 // meta.interval: assembly, contig, reference_contig, start, end (1-based inclusive), strand,
 // length; as JSON text, or written into `w` as an object.
 std::string IntervalEcho(const ResolvedInterval& resolved);
@@ -59,6 +65,7 @@ void WriteIntervalEcho(core::JsonWriter& w, const ResolvedInterval& resolved);
 struct IntervalAnswerServices {
   AnswerCache* cache = nullptr;
   const core::ModelCatalogue* catalogue = nullptr;
+  int64_t max_answer_bytes = kDefaultIntervalAnswerMaxBytes;  // larger answers are not kept
 };
 
 // A JSON answer carries meta.cached: true when every worker call was served from the cache.

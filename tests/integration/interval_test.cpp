@@ -2,7 +2,8 @@
 // integration service (same redis-server, a database of their own, the service's workers) whose
 // runner holds the GRCh37 chr20 reference (scripts/build-catalogue, Debian vt-examples). Every
 // task and find-genes by interval, each answer's positions checked against the same task run
-// on the bases cut from the reference here (shifted; reverse-complemented for '-'), the text
+// on the bases cut from the reference here with the model's context on each side and cut back
+// to the interval (shifted; reverse-complemented for '-'), the text
 // tracks through `bedtools complement` with a chr20 genome file and `gt gff3validator`, the
 // contig aliases, and hostile intervals. Every answer is checked against the served OpenAPI
 // document (GatewayRequest). Skips with a message when the Debian packages cannot be had.
@@ -10,12 +11,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/sequence.h"
 #include "runner/genome/reference_genome.h"
@@ -85,28 +88,67 @@ const rapidjson::Value& At(const rapidjson::Value& v, const char* key) {
 
 int64_t By(const rapidjson::Value& v, const char* key) { return At(v, key).GetInt64(); }
 
-// Each item's [start, end) of the interval answer is the sequence answer's, shifted: [B + a,
-// B + b) on '+', [E - b, E - a) on '-' (B, E: the interval's 0-based half-open bounds). Other
-// numbers (scores) are the same run's and must agree.
-void CheckShifted(const rapidjson::Value& by_sequence, const rapidjson::Value& by_interval,
+// An item of the answer for the widened bases, cut to the interval: its span in the interval's
+// own coordinates [0, length).
+struct CutItem {
+  int64_t start = 0;
+  int64_t end = 0;
+  const rapidjson::Value* item = nullptr;
+};
+
+// The widened answer's items cut to [before, before + length) as the runner cuts an interval's
+// (runner/workflows/interval_edges.h): items overlapping it, clipped to it (`whole`: only those
+// inside it).
+std::vector<CutItem> CutToInterval(const rapidjson::Value& items, int64_t before, int64_t length,
+                                   bool whole) {
+  REQUIRE(items.IsArray());
+  std::vector<CutItem> out;
+  const int64_t lo = before, hi = before + length;
+  for (const auto& item : items.GetArray()) {
+    const int64_t s = By(item, "start"), t = By(item, "end");
+    if (whole ? (s < lo || t > hi) : (t <= lo || s >= hi)) continue;
+    out.push_back(CutItem{std::max(s, lo) - lo, std::min(t, hi) - lo, &item});
+  }
+  return out;
+}
+
+// Each item's [start, end) of the interval answer is the widened sequence answer's cut to the
+// interval, shifted: [B + a, B + b) on '+', [E - b, E - a) on '-' (B, E: the interval's 0-based
+// half-open bounds). Other numbers (scores) are the same run's and must agree.
+void CheckShifted(const std::vector<CutItem>& by_sequence, const rapidjson::Value& by_interval,
                   int64_t b, int64_t e, bool minus, const char* score_key) {
-  REQUIRE(by_sequence.IsArray());
   REQUIRE(by_interval.IsArray());
-  REQUIRE(by_sequence.Size() == by_interval.Size());
-  for (rapidjson::SizeType i = 0; i < by_sequence.Size(); ++i) {
-    const int64_t s = By(by_sequence[i], "start"), t = By(by_sequence[i], "end");
+  REQUIRE(by_sequence.size() == by_interval.Size());
+  for (rapidjson::SizeType i = 0; i < by_interval.Size(); ++i) {
+    const int64_t s = by_sequence[i].start, t = by_sequence[i].end;
     INFO("item " << i);
     CHECK(By(by_interval[i], "start") == (minus ? e - t : b + s));
     CHECK(By(by_interval[i], "end") == (minus ? e - s : b + t));
     if (score_key != nullptr) {
       CHECK(At(by_interval[i], score_key).GetDouble() ==
-            Approx(At(by_sequence[i], score_key).GetDouble()).margin(1e-5));
+            Approx(At(*by_sequence[i].item, score_key).GetDouble()).margin(1e-5));
     }
   }
 }
 
+// The context window of the task's default model (GET /v1/tasks/{task}/models): what the runner
+// reads on each side of an interval.
+int64_t ContextBp(const IntervalService& s, const std::string& task) {
+  auto listed = GatewayRequest("GET", s.base, "/v1/tasks/" + task + "/models");
+  REQUIRE(listed.status == 200);
+  auto doc = ParseJson(listed.body);
+  const std::string default_model = At(*doc, "default_model").GetString();
+  for (const auto& m : At(*doc, "models").GetArray()) {
+    if (default_model == At(m, "name").GetString()) {
+      return By(At(m, "bio_spec"), "context_window_bp");
+    }
+  }
+  FAIL("no default model listed for " << task);
+  return 0;
+}
 
-// The array of positioned items each task reports, and the score each item carries.
+
+// The array of positioned items each task reports and the score each item carries.
 struct TaskItems {
   const char* array;
   const char* score;
@@ -153,14 +195,19 @@ void CheckWithGt(const IntervalService& s, const std::string& text, const std::s
 
 }  // namespace
 
-TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on the cut bases, "
-          "shifted onto the contig", "[interval]") {
+TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on the bases cut "
+          "with the model's context on each side and cut back to the interval shifted onto the "
+          "contig", "[interval]") {
   REQUIRE_INTERVAL_SERVICE(s);
   const std::string bases = s->Cut(kStart, kEnd);
   REQUIRE(bases.size() == 10000);
   for (const auto& [task, items] : ItemsByTask()) {
     INFO(task);
-    auto by_sequence = s->Predict(task, SequenceBody(task, bases));
+    const int64_t context = ContextBp(*s, task);
+    INFO("context " << context);
+    REQUIRE(context > 0);
+    auto by_sequence =
+        s->Predict(task, SequenceBody(task, s->Cut(kStart - context, kEnd + context)));
     REQUIRE(by_sequence.status == 200);
     auto by_interval =
         s->Predict(task, IntervalBody(task, R"({"region": "chr20:5,750,001-5,760,000"})"));
@@ -168,8 +215,9 @@ TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on
     REQUIRE(by_interval.status == 200);
     auto seq = ParseJson(by_sequence.body);
     auto iv = ParseJson(by_interval.body);
-    const auto& seq_items = At(At(*seq, "data"), items.array);
-    CHECK(seq_items.Size() > 0);  // the comparison below compares something
+    const std::vector<CutItem> seq_items =
+        CutToInterval(At(At(*seq, "data"), items.array), context, 10000, false);
+    CHECK(seq_items.size() > 0);  // the comparison below compares something
     CheckShifted(seq_items, At(At(*iv, "data"), items.array), kStart - 1, kEnd, false, items.score);
     const auto& echo = At(At(*iv, "meta"), "interval");
     CHECK(std::string(At(echo, "assembly").GetString()) == "GRCh37");
@@ -182,12 +230,11 @@ TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on
     // The sequence answer is unchanged by the feature: record coordinates, no echo.
     CHECK_FALSE(At(*seq, "meta").HasMember("interval"));
     if (task == "annotation") {
-      const auto& s_tx = At(At(*seq, "data"), "transcripts");
       const auto& i_tx = At(At(*iv, "data"), "transcripts");
-      for (rapidjson::SizeType t = 0; t < s_tx.Size(); ++t) {
-        CHECK(By(i_tx[t], "tss_position") == By(s_tx[t], "tss_position") + kStart - 1);
-        CHECK(std::string(At(i_tx[t], "strand").GetString()) ==
-              At(s_tx[t], "strand").GetString());
+      for (rapidjson::SizeType t = 0; t < i_tx.Size(); ++t) {
+        const rapidjson::Value& s_tx = *seq_items[t].item;
+        CHECK(By(i_tx[t], "tss_position") == By(s_tx, "tss_position") - context + kStart - 1);
+        CHECK(std::string(At(i_tx[t], "strand").GetString()) == At(s_tx, "strand").GetString());
       }
     }
   }
@@ -216,10 +263,12 @@ TEST_CASE("interval: every task on chr20:5,750,001-5,760,000 is the same task on
 TEST_CASE("interval: strand '-' analyses the reverse complement and reports on '+' coordinates",
           "[interval]") {
   REQUIRE_INTERVAL_SERVICE(s);
-  const std::string minus_bases = dnaserve::ReverseComplement(s->Cut(kStart, kEnd));
   for (const char* task : {"splice", "promoter", "annotation"}) {
     INFO(task);
     const TaskItems items = ItemsByTask().at(task);
+    const int64_t context = ContextBp(*s, task);
+    const std::string minus_bases =
+        dnaserve::ReverseComplement(s->Cut(kStart - context, kEnd + context));
     auto seq = s->Predict(task, SequenceBody(task, minus_bases));
     REQUIRE(seq.status == 200);
     auto iv = s->Predict(task, IntervalBody(task, R"({"contig": "chr20", "start": 5750001, )"
@@ -228,16 +277,18 @@ TEST_CASE("interval: strand '-' analyses the reverse complement and reports on '
     REQUIRE(iv.status == 200);
     auto sd = ParseJson(seq.body);
     auto id = ParseJson(iv.body);
-    CheckShifted(At(At(*sd, "data"), items.array), At(At(*id, "data"), items.array), kStart - 1,
-                 kEnd, true, items.score);
+    const std::vector<CutItem> seq_items =
+        CutToInterval(At(At(*sd, "data"), items.array), context, 10000, false);
+    CheckShifted(seq_items, At(At(*id, "data"), items.array), kStart - 1, kEnd, true, items.score);
     CHECK(std::string(At(At(At(*id, "meta"), "interval"), "strand").GetString()) == "-");
     if (std::string(task) == "annotation") {
-      const auto& s_tx = At(At(*sd, "data"), "transcripts");
       const auto& i_tx = At(At(*id, "data"), "transcripts");
-      for (rapidjson::SizeType t = 0; t < s_tx.Size(); ++t) {
-        const std::string strand = At(s_tx[t], "strand").GetString();
+      for (rapidjson::SizeType t = 0; t < i_tx.Size(); ++t) {
+        const rapidjson::Value& s_tx = *seq_items[t].item;
+        const std::string strand = At(s_tx, "strand").GetString();
         CHECK(std::string(At(i_tx[t], "strand").GetString()) == (strand == "+" ? "-" : "+"));
-        CHECK(By(i_tx[t], "tss_position") == kEnd - 1 - By(s_tx[t], "tss_position"));
+        CHECK(By(i_tx[t], "tss_position") ==
+              kEnd - 1 - (By(s_tx, "tss_position") - context));
       }
     }
   }
@@ -349,7 +400,9 @@ TEST_CASE("interval: find-genes by interval, sync and async, in genome coordinat
   for (rapidjson::SizeType g = 0; g < s_genes.Size(); ++g) {
     CHECK(By(i_genes[g], "tss_position") == By(s_genes[g], "tss_position") + kStart - 1);
   }
-  CheckShifted(At(At(At(*sd, "data"), "annotation"), "transcripts"),
+  // find-genes' annotation stage sees the interval's own bases (its flanks serve the
+  // expression windows): every transcript is the sequence answer's.
+  CheckShifted(CutToInterval(At(At(At(*sd, "data"), "annotation"), "transcripts"), 0, 10000, true),
                At(At(At(*id, "data"), "annotation"), "transcripts"), kStart - 1, kEnd, false,
                "score");
   CHECK(By(At(At(*id, "meta"), "interval"), "start") == kStart);

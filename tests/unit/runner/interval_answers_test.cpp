@@ -287,3 +287,41 @@ TEST_CASE("interval answers: meta.cached is added as meta's last member", "[inte
     CHECK(WithMetaCached(body, true) == body);
   }
 }
+
+TEST_CASE("interval answers: an answer over the size cap is served but not cached and one under "
+          "it is",
+          "[interval-answers]") {
+  auto r = StartRedis();
+  AnswerCache cache(r.redis, {1 << 20, 3600, "dnaserve:"});
+  const Catalogue catalogue;
+  CountingWorker worker;
+  auto answer = worker.Predict(Task::kPromoter, PromoterRequest("20"), {}, nullptr);
+  REQUIRE(answer.ok());
+  const int64_t answer_bytes = static_cast<int64_t>(IntervalAnswerValue(*answer).size());
+  worker.calls = 0;
+
+  // One byte under the answer: not stored, counted, and each job computes it again.
+  const int64_t too_large_before = IntervalAnswersTooLarge();
+  for (int job = 1; job <= 2; ++job) {
+    IntervalAnswerBackend capped(&worker, &cache, &catalogue.models, Place(), answer_bytes - 1);
+    auto served = capped.Predict(Task::kPromoter, PromoterRequest(), {}, nullptr);
+    REQUIRE(served.ok());
+    CHECK(served->promoter().windows(0).score() == 0.123456789);
+    CHECK_FALSE(capped.all_cached());
+    CHECK(worker.calls == job);
+    CHECK(EntryCount(*r.redis) == 0);
+    CHECK(IntervalAnswersTooLarge() == too_large_before + job);
+  }
+
+  // Exactly the cap: kept, and the next job is served from the cache.
+  IntervalAnswerBackend at_cap(&worker, &cache, &catalogue.models, Place(), answer_bytes);
+  REQUIRE(at_cap.Predict(Task::kPromoter, PromoterRequest(), {}, nullptr).ok());
+  CHECK(EntryCount(*r.redis) == 1);
+  IntervalAnswerBackend again(&worker, &cache, &catalogue.models, Place(), answer_bytes);
+  REQUIRE(again.Predict(Task::kPromoter, PromoterRequest(), {}, nullptr).ok());
+  CHECK(again.all_cached());
+  CHECK(worker.calls == 3);
+  CHECK(IntervalAnswersTooLarge() == too_large_before + 2);
+  // The default cap is the documented 4 MiB.
+  CHECK(kDefaultIntervalAnswerMaxBytes == 4 * 1024 * 1024);
+}
