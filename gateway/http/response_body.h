@@ -36,11 +36,10 @@ class ResponseBody {
     return body;
   }
 
-  const std::string& str() const {
-    return shared_ ? *shared_ : owned_;
-  }
+  const std::string& str() const { return shared_ ? *shared_ : owned_; }
   // For readers that take a string (rapidjson's Parse, Pistache's send, comparisons).
   operator const std::string&() const { return str(); }  // NOLINT(runtime/explicit)
+  // The string reads the handlers, MCP's tool results and the tests make of a body.
   std::string_view view() const { return str(); }
   size_t size() const { return str().size(); }
   bool empty() const { return str().empty(); }
@@ -65,7 +64,9 @@ class ResponseBody {
 
   // Compared by bytes. One overload per kind of operand, so that none needs a conversion that
   // another could match too.
-  friend bool operator==(const ResponseBody& a, const ResponseBody& b) { return a.view() == b.view(); }
+  friend bool operator==(const ResponseBody& a, const ResponseBody& b) {
+    return a.view() == b.view();
+  }
   friend bool operator==(const ResponseBody& a, std::string_view b) { return a.view() == b; }
   friend bool operator==(const ResponseBody& a, const std::string& b) { return a.view() == b; }
   friend bool operator==(const ResponseBody& a, const char* b) { return a.view() == b; }
@@ -79,7 +80,9 @@ class ResponseBody {
   friend bool operator!=(std::string_view a, const ResponseBody& b) { return !(b == a); }
   friend bool operator!=(const std::string& a, const ResponseBody& b) { return !(b == a); }
   friend bool operator!=(const char* a, const ResponseBody& b) { return !(b == a); }
-  friend std::ostream& operator<<(std::ostream& os, const ResponseBody& b) { return os << b.view(); }
+  friend std::ostream& operator<<(std::ostream& os, const ResponseBody& b) {
+    return os << b.view();
+  }
 
  private:
   std::string owned_;                          // used when shared_ is null

@@ -713,9 +713,9 @@ class GatewayHandler : public Http::Handler {
   // Pistache's transient copies of that piece) is all it holds. The peer's write queue keeps the
   // pieces after the head in order; each completion, on the reactor thread, queues the next. The
   // writer's reference to the body is dropped as soon as its last piece is copied out (the bytes
-  // go then, or when their other owner, a sync job's after-reply store, is done with them). The response's promise is settled
-  // exactly once: resolved by the last piece written, rejected by a failed write or when the
-  // client leaves (see the destructor).
+  // go then, or when their other owner, a sync job's after-reply store, is done with them). The
+  // response's promise is settled exactly once: resolved by the last piece written, rejected by a
+  // failed write or when the client leaves (see the destructor).
   class PieceWriter : public std::enable_shared_from_this<PieceWriter> {
    public:
     PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::shared_ptr<const std::string> body,

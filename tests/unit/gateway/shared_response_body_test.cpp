@@ -162,7 +162,8 @@ TEST_CASE("the server writes a shared body byte for byte and then lets go of it"
   auto large = testing::HttpRequest("GET", url + "/large", {}, "");
   REQUIRE(large.status == 200);
   CHECK(large.body == *bytes);
-  CHECK(large.Header("content-length") == std::optional<std::string>(std::to_string(bytes->size())));
+  CHECK(large.Header("content-length") ==
+        std::optional<std::string>(std::to_string(bytes->size())));
   auto little = testing::HttpRequest("GET", url + "/small", {}, "");
   REQUIRE(little.status == 200);
   CHECK(little.body == *small);
