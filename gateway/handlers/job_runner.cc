@@ -30,6 +30,20 @@ Status StoppedWhileRunning() {
       .set_retry_after_seconds(5);
 }
 
+// A sync job's reply. A success's body is not a copy: it is the result's own buffer, through a
+// shared_ptr aliasing `stored` (the after-reply store holds `stored` too), so the client is
+// written from, and the store then gzips, one buffer, freed when both are done with it. A copy
+// here was the largest part of the gateway's peak memory for a large answer (BENCHMARKS.md J).
+HttpResponse SyncReply(const std::shared_ptr<const StatusOr<core::JobOutput>>& stored,
+                       const std::string& request_id) {
+  if (!stored->ok()) return ErrorResponse(stored->status(), request_id);
+  HttpResponse response;
+  response.content_type = (*stored)->content_type;
+  response.body =
+      ResponseBody::Shared(std::shared_ptr<const std::string>(stored, &(*stored)->body));
+  return response;
+}
+
 }  // namespace
 
 JobRunner::JobRunner(core::JobStore* jobs, core::Executor* executor, std::chrono::seconds heartbeat_interval)
@@ -224,22 +238,16 @@ void JobRunner::End(Running& running, StatusOr<core::JobOutput> result) {
   // on the writer's thread, ahead of any queued write (a client that asks again at once must
   // find its slot free; an admission refused for concurrency releases it itself), and then its
   // result is stored, off this thread: gzip and the Finish script cost the client nothing.
-  HttpResponse response;
-  if (result.ok()) {
-    response.content_type = result->content_type;
-    response.body = result->body;  // the stored copy keeps `result`
-  } else {
-    response = ErrorResponse(result.status(), job.request_id);
-  }
+  // Immutable from here: the reply and the after-reply store read it, maybe at once.
+  auto stored = std::make_shared<const StatusOr<core::JobOutput>>(std::move(result));
+  HttpResponse response = SyncReply(stored, job.request_id);
   response.SetHeader("X-Job-Id", job.job_id);
-  if (metrics_) metrics_->JobFinished(job.task, "sync", result.status().code());
+  if (metrics_) metrics_->JobFinished(job.task, "sync", stored->status().code());
   // Handed over before the reply: from now on an admission refused for concurrency can find it.
   after_reply_.ReleaseLease(std::move(job.lease));
   on_done(std::move(response));
   after_reply_.Write([this, job_id = job.job_id, request_id = job.request_id,
-                      stored = std::make_shared<StatusOr<core::JobOutput>>(std::move(result))] {
-    StoreResult(job_id, request_id, *stored);
-  });
+                      stored = std::move(stored)] { StoreResult(job_id, request_id, *stored); });
 }
 
 // The last line of defence: a job must not throw, but if a foreign exception (std::bad_alloc

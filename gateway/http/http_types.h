@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/cancellation.h"
+#include "gateway/http/response_body.h"
 #include "gateway/http/response_stream.h"
 
 namespace dnaserve::gateway {
@@ -47,7 +48,8 @@ struct HttpRequest {
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
-  std::string body;
+  // Owned, or shared with the result a sync job stores after the reply (response_body.h).
+  ResponseBody body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers, in order
   // Set: the body is written as it is produced (`body` is ignored), in HTTP/1.1 chunks.
   std::shared_ptr<ResponseStream> stream;

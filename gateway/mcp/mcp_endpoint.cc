@@ -191,8 +191,10 @@ class Exchange {
     HttpResponse response;
     if (event_stream_ && !notifications_.empty()) {
       response.content_type = "text/event-stream";
-      for (const auto& n : notifications_) response.body += "event: message\ndata: " + n + "\n\n";
-      response.body += "event: message\ndata: " + payload + "\n\n";
+      std::string events;
+      for (const auto& n : notifications_) events += "event: message\ndata: " + n + "\n\n";
+      events += "event: message\ndata: " + payload + "\n\n";
+      response.body = std::move(events);
       response.SetHeader("Cache-Control", "no-cache");
     } else {
       response.body = std::move(payload);

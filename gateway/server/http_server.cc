@@ -119,7 +119,7 @@ std::string RawErrorResponse(const Status& status) {
     if (name != "X-Request-Id" && name != "Content-Type") os << name << ": " << value << "\r\n";
   }
   os << "Connection: close\r\n\r\n"
-     << response.body;
+     << response.body.str();
   return os.str();
 }
 
@@ -700,8 +700,10 @@ class GatewayHandler : public Http::Handler {
     }
     SendHead(*peer, writer, response.status,
              "Content-Length: " + std::to_string(response.body.size()));
-    auto pieces =
-        std::make_shared<PieceWriter>(std::move(peer), std::move(response.body), std::move(gate));
+    // The body's buffer by reference: a sync job's result is also read by the after-reply
+    // store, and a copy here would double the gateway's peak for a large answer.
+    auto pieces = std::make_shared<PieceWriter>(std::move(peer), std::move(response.body).Share(),
+                                                std::move(gate));
     return Async::Promise<ssize_t>([pieces](Async::Resolver& resolve, Async::Rejection& reject) {
       pieces->Start(std::move(resolve), std::move(reject));
     });
@@ -710,13 +712,15 @@ class GatewayHandler : public Http::Handler {
   // One large body on its way to the peer, a piece at a time: the body plus one piece (and
   // Pistache's transient copies of that piece) is all it holds. The peer's write queue keeps the
   // pieces after the head in order; each completion, on the reactor thread, queues the next. The
-  // body is freed as soon as its last piece is copied out. The response's promise is settled
-  // exactly once: resolved by the last piece written, rejected by a failed write or when the
-  // client leaves (see the destructor).
+  // writer's reference to the body is dropped as soon as its last piece is copied out (the bytes
+  // go then, or when their other owner, a sync job's after-reply store, is done with them). The
+  // response's promise is settled exactly once: resolved by the last piece written, rejected by a
+  // failed write or when the client leaves (see the destructor).
   class PieceWriter : public std::enable_shared_from_this<PieceWriter> {
    public:
-    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::string body, std::shared_ptr<SendGate> gate)
-        : peer_(std::move(peer)), body_(std::move(body)), total_(body_.size()),
+    PieceWriter(std::shared_ptr<Tcp::Peer> peer, std::shared_ptr<const std::string> body,
+                std::shared_ptr<SendGate> gate)
+        : peer_(std::move(peer)), body_(std::move(body)), total_(body_->size()),
           gate_(std::move(gate)) {}
     PieceWriter(const PieceWriter&) = delete;
     PieceWriter& operator=(const PieceWriter&) = delete;
@@ -735,11 +739,11 @@ class GatewayHandler : public Http::Handler {
 
    private:
     void SendNext() {
-      const size_t length = std::min(kPieceBytes, body_.size() - offset_);
-      std::string piece = body_.substr(offset_, length);
+      const size_t length = std::min(kPieceBytes, total_ - offset_);
+      std::string piece = body_->substr(offset_, length);
       offset_ += length;
-      const bool last = offset_ == body_.size();
-      if (last) std::string().swap(body_);  // every byte is in the pieces now
+      const bool last = offset_ == total_;
+      if (last) body_.reset();  // every byte is in the pieces now
       auto self = shared_from_this();
       Write(std::move(piece), length)
           .then(
@@ -777,7 +781,7 @@ class GatewayHandler : public Http::Handler {
     }
 
     std::shared_ptr<Tcp::Peer> peer_;
-    std::string body_;
+    std::shared_ptr<const std::string> body_;  // read only: it may be shared (ResponseBody)
     const size_t total_;
     std::shared_ptr<SendGate> gate_;
     size_t offset_ = 0;
