@@ -3,12 +3,12 @@
 reports, its rounding, and the quantile definition the service uses. Run by ctest as
 `training:python-units`."""
 
-import json
 import os
 import tempfile
 import unittest
 from unittest import mock
 
+import background_package
 from training import variant_background as vb
 
 
@@ -63,11 +63,7 @@ class SpliceWriterTest(unittest.TestCase):
                                     "DS_max": 0.5})]
 
     def package(self, tmp):
-        manifest = {"id": "splice-test", "task": "splice", "model_card": "MODEL_CARD.md"}
-        with open(os.path.join(tmp, "manifest.json"), "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle)
-        with open(os.path.join(tmp, "MODEL_CARD.md"), "w", encoding="utf-8") as handle:
-            handle.write("# card\n\n## Metrics\n\nm\n\n## Figures\n\nf\n")
+        background_package.write_package(tmp, "splice-test", "splice")
 
     def scored(self, rows):
         return mock.patch.object(vb, "splice_background", return_value=(rows, 1.0))
@@ -82,15 +78,10 @@ class SpliceWriterTest(unittest.TestCase):
             self.assertEqual(lines, ["variant\t" + "\t".join(vb.SPLICE_COLUMNS),
                                      "chr20:53100001:A:C\t0.2500\t0.0000\t0.0000\t0.0000\t0.2500",
                                      "chr20:53100101:G:T\t0.0000\t0.0001\t0.5000\t0.0000\t0.5000"])
-            with open(os.path.join(tmp, "manifest.json"), encoding="utf-8") as handle:
-                entry = json.load(handle)["variant_background"]
+            entry = background_package.written_entry(tmp)
             self.assertEqual((entry["file"], entry["scorer"], entry["snvs"], entry["seed"]),
                              (vb.FILE, "splice", 2, vb.SEED))
-            with open(os.path.join(tmp, "MODEL_CARD.md"), encoding="utf-8") as handle:
-                card = handle.read()
-            section = card.index("## " + vb.SECTION)
-            self.assertLess(card.index("## Metrics"), section)
-            self.assertLess(section, card.index("## Figures"))
+            card = background_package.card_section(self, tmp, vb.SECTION)
             self.assertIn("splice statistics of 2 random SNVs", card)
 
             # The check mode: the same values agree; a moved value and other SNVs are reported.
