@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
@@ -283,15 +284,19 @@ TEST_CASE("enhancer envelope has windows with dev and hk, tracks and a null form
   CHECK(data["summary"]["max_dev"].GetDouble() == 1.5);
 }
 
+// A chromatin-human result of 919 features in all, with the model's category list, no windows.
+pb::PredictResult ChromatinResult(std::initializer_list<const char*> categories) {
+  pb::PredictResult result = MakeResult("chromatin-human");
+  result.mutable_chromatin()->set_features_total(919);
+  for (const char* category : categories) result.mutable_chromatin()->add_categories(category);
+  return result;
+}
+
 TEST_CASE("chromatin groups above-threshold features by category in every window", "[render]") {
   core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
   input.request.mutable_chromatin()->set_threshold(0.3);
-  pb::PredictResult result = MakeResult("chromatin-human");
+  pb::PredictResult result = ChromatinResult({"DNase", "CTCF", "Pol2"});
   auto* chromatin = result.mutable_chromatin();
-  chromatin->set_features_total(919);
-  chromatin->add_categories("DNase");
-  chromatin->add_categories("CTCF");
-  chromatin->add_categories("Pol2");
   auto add_feature = [](pb::ChromatinWindow* w, int index, const std::string& name,
                         const std::string& category, double p) {
     auto* f = w->add_features();
@@ -376,11 +381,8 @@ TEST_CASE("chromatin features named once per reply render the same bytes as name
           "[render]") {
   core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
   input.request.mutable_chromatin()->set_threshold(0.3);
-  pb::PredictResult named = MakeResult("chromatin-human");
+  pb::PredictResult named = ChromatinResult({"DNase", "CTCF"});
   auto* chromatin = named.mutable_chromatin();
-  chromatin->set_features_total(919);
-  chromatin->add_categories("DNase");
-  chromatin->add_categories("CTCF");
   for (int w = 0; w < 3; ++w) {
     auto* window = chromatin->add_windows();
     window->set_index(w);
@@ -417,12 +419,8 @@ TEST_CASE("chromatin features named once per reply render the same bytes as name
 // worked out the labels and categories once per render): two windows, a category the model's
 // list lacks ("Other") and one nothing falls in ("Pol2").
 pb::PredictResult PinnedChromatinResult() {
-  pb::PredictResult result = MakeResult("chromatin-human");
+  pb::PredictResult result = ChromatinResult({"DNase", "CTCF", "Pol2"});
   auto* chromatin = result.mutable_chromatin();
-  chromatin->set_features_total(919);
-  chromatin->add_categories("DNase");
-  chromatin->add_categories("CTCF");
-  chromatin->add_categories("Pol2");
   const std::pair<int, int> spans[] = {{0, 1000}, {200, 1200}};
   for (int w = 0; w < 2; ++w) {
     auto* window = chromatin->add_windows();
