@@ -1,11 +1,11 @@
 #include "runner/queue_runner.h"
 
 #include <algorithm>
-#include <exception>
 
 #include "common/log.h"
 #include "core/jobs/admission_verdict.h"
 #include "core/jobs/job_store_common.h"
+#include "core/jobs/run_guarded.h"
 
 namespace dnaserve::runner {
 namespace {
@@ -412,16 +412,7 @@ void QueueRunner::RunJob(std::shared_ptr<Running> running) {
     }
   };
 
-  StatusOr<JobOutput> result = Internal("internal error");
-  try {
-    result = (*work)->Run(context);
-  } catch (const std::exception& e) {
-    log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
-    result = Internal("internal error");
-  } catch (...) {
-    log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
-    result = Internal("internal error");
-  }
+  StatusOr<JobOutput> result = core::RunGuarded(job.job_id, [&] { return (*work)->Run(context); });
   work->reset();
 
   switch (running->reason.load()) {

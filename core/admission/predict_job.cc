@@ -1,13 +1,12 @@
 #include "core/admission/predict_job.h"
 
-#include <exception>
 #include <utility>
 #include <variant>
 
-#include "common/log.h"
 #include "core/dispatch/async_predictor.h"
 #include "core/dispatch/result_format.h"
 #include "core/jobs/async_job.h"
+#include "core/jobs/run_guarded.h"
 #include "core/render/predict_response.h"
 
 namespace dnaserve::core {
@@ -76,17 +75,10 @@ class PredictJob : public Job, public AsyncJob {
   }
 
   // The rendering runs on a gRPC thread in the asynchronous case, where an escaping exception
-  // (std::bad_alloc) would end the process: it becomes a 500 as Run's caller makes it.
+  // (std::bad_alloc) would end the process: it fails the job as Run's caller fails a thrown Run.
   StatusOr<JobOutput> FinishGuarded(StatusOr<worker::v1::PredictResult> result,
                                     const JobContext& context) {
-    try {
-      return Finish(std::move(result), context);
-    } catch (const std::exception& e) {
-      log::Error("job_threw", {{"job_id", context.call.job_id}, {"error", e.what()}});
-    } catch (...) {
-      log::Error("job_threw", {{"job_id", context.call.job_id}, {"error", "unknown exception"}});
-    }
-    return Internal("internal error");
+    return RunGuarded(context.call.job_id, [&] { return Finish(std::move(result), context); });
   }
 
   // The worker's answer as the job's output: rendered, or its error with the request's details.

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <string>
 
-#include "core/render/chromatin_labels.h"
 #include "core/render/json_writer.h"
 #include "core/render/predict_data.h"
 #include "core/render/task_renderers.h"
@@ -16,6 +15,28 @@ namespace pb = worker::v1;
 
 std::string ModelId(const ValidatedPredict& input, const pb::PredictResult& result) {
   return result.model().empty() ? input.request.model() : result.model();
+}
+
+// The envelope every task shares; what differs per task is its row in RendererFor.
+void WriteData(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult& result,
+               const RenderShared& shared) {
+  const TaskRenderer& task = RendererFor(input.task);
+  w.StartObject();
+  w.Field("task", TaskName(input.task));
+  w.Field("model", ModelId(input, result));
+  w.Key("input");
+  w.StartObject();
+  w.Field("sequence_name", input.sequence_name);
+  task.input(w, input, result, shared);
+  w.EndObject();
+  w.Key("summary");
+  w.StartObject();
+  task.summary(w, input, result, shared);
+  w.EndObject();
+  task.data(w, input, result, shared);
+  w.Key("formats");
+  task.formats(w, input, result, shared);
+  w.EndObject();
 }
 
 }  // namespace
@@ -48,26 +69,9 @@ double ExpressionTpm(double log_tpm) {
   return std::isfinite(log_tpm) ? std::max(0.0, std::expm1(log_tpm)) : log_tpm;
 }
 
-// The envelope every task shares; what differs per task is its row in RendererFor.
 void WritePredictData(JsonWriter& w, const ValidatedPredict& input,
                       const pb::PredictResult& result) {
-  const TaskRenderer& task = RendererFor(input.task);
-  w.StartObject();
-  w.Field("task", TaskName(input.task));
-  w.Field("model", ModelId(input, result));
-  w.Key("input");
-  w.StartObject();
-  w.Field("sequence_name", input.sequence_name);
-  task.input(w, input, result);
-  w.EndObject();
-  w.Key("summary");
-  w.StartObject();
-  task.summary(w, input, result);
-  w.EndObject();
-  task.data(w, input, result);
-  w.Key("formats");
-  task.formats(w, input, result);
-  w.EndObject();
+  WriteData(w, input, result, RenderShared(result));
 }
 
 std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictResult& result,
@@ -79,12 +83,12 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
   // buffer and its copy. Usually enough: JSON keys and escapes cost less than the encoding
   // again, and the chromatin names a reply sends once are repeated in the body, so they count
   // twice too (without them the last doubling set the gateway's peak: BENCHMARKS.md, table J).
-  const ChromatinLabels labels(result.chromatin());
-  const size_t repeated_names = labels.RepeatedNameBytes(result.chromatin());
+  const RenderShared shared(result);  // built once: the estimate and the writers read it
+  const size_t repeated_names = shared.chromatin_labels.RepeatedNameBytes(result.chromatin());
   w.Reserve(2 * encoded + 2 * repeated_names + 4096);
   w.StartObject();
   w.Key("data");
-  WritePredictData(w, input, result);
+  WriteData(w, input, result, shared);
 
   w.Key("meta");
   w.StartObject();
@@ -100,9 +104,9 @@ std::string RenderPredictJson(const ValidatedPredict& input, const pb::PredictRe
   w.Key("task_specific_counts");
   w.StartObject();
   w.Field("task", TaskName(input.task));
-  RendererFor(input.task).counts(w, input, result);
+  RendererFor(input.task).counts(w, input, result, shared);
   w.EndObject();
-  RendererFor(input.task).meta(w, input, result);
+  RendererFor(input.task).meta(w, input, result, shared);
   w.EndObject();
 
   w.EndObject();

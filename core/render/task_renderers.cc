@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "core/render/chromatin_labels.h"
 #include "core/render/predict_data.h"
 #include "core/render/render_helpers.h"
 
@@ -90,10 +89,11 @@ int64_t AnnotationWindows(const pb::PredictResult& result) {
 
 int64_t Size(int size) { return static_cast<int64_t>(size); }
 
-void Nothing(JsonWriter&, const ValidatedPredict&, const pb::PredictResult&) {}
+void Nothing(JsonWriter&, const ValidatedPredict&, const pb::PredictResult&, const RenderShared&) {}
 
 // The text tracks the worker rendered, or null.
-void WorkerFormats(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void WorkerFormats(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                   const RenderShared&) {
   if (result.formats().empty()) {
     w.Null();
   } else {
@@ -108,8 +108,8 @@ void Tracks(JsonWriter& w, const pb::PredictResult& result) {
 
 // ---------------------------------------------------------------- promoter
 
-void PromoterSummary(JsonWriter& w, const ValidatedPredict& input,
-                     const pb::PredictResult& result) {
+void PromoterSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult& result,
+                     const RenderShared&) {
   const auto& promoter = result.promoter();
   int64_t promoter_windows = 0;
   for (const auto& window : promoter.windows()) promoter_windows += window.is_promoter() ? 1 : 0;
@@ -120,7 +120,8 @@ void PromoterSummary(JsonWriter& w, const ValidatedPredict& input,
   w.Field("threshold", input.request.promoter().threshold());
 }
 
-void PromoterData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void PromoterData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                  const RenderShared&) {
   const auto& promoter = result.promoter();
   w.Key("regions");
   w.StartArray();
@@ -148,14 +149,16 @@ void PromoterData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResul
   w.EndArray();
 }
 
-void PromoterCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void PromoterCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                    const RenderShared&) {
   w.Field("windows_processed", Size(result.promoter().windows_size()));
   w.Field("regions_found", Size(result.promoter().regions_size()));
 }
 
 // ---------------------------------------------------------------- splice
 
-void SpliceSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult& result) {
+void SpliceSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult& result,
+                   const RenderShared&) {
   const auto& splice = result.splice();
   int64_t donors = 0;
   int64_t acceptors = 0;
@@ -177,7 +180,8 @@ void SpliceSummary(JsonWriter& w, const ValidatedPredict& input, const pb::Predi
   w.EndArray();
 }
 
-void SpliceData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void SpliceData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                const RenderShared&) {
   const auto& splice = result.splice();
   w.Key("sites");
   w.StartArray();
@@ -212,21 +216,24 @@ void SpliceData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult&
   w.EndArray();
 }
 
-void SpliceCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void SpliceCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                  const RenderShared&) {
   w.Field("windows_processed", Size(result.splice().windows_size()));
   w.Field("sites_found", Size(result.splice().sites_size()));
 }
 
 // ---------------------------------------------------------------- enhancer
 
-void EnhancerSummary(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void EnhancerSummary(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                     const RenderShared&) {
   const auto& enhancer = result.enhancer();
   w.Field("windows_scanned", Size(enhancer.windows_size()));
   WriteMax(w, "max_dev", enhancer.windows(), [](const auto& x) { return x.dev(); });
   WriteMax(w, "max_hk", enhancer.windows(), [](const auto& x) { return x.hk(); });
 }
 
-void EnhancerData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void EnhancerData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                  const RenderShared&) {
   w.Key("windows");
   w.StartArray();
   for (const auto& window : result.enhancer().windows()) {
@@ -243,17 +250,18 @@ void EnhancerData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResul
   Tracks(w, result);
 }
 
-void EnhancerCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void EnhancerCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                    const RenderShared&) {
   w.Field("windows_processed", Size(result.enhancer().windows_size()));
 }
 
 // ---------------------------------------------------------------- chromatin
 
-void ChromatinSummary(JsonWriter& w, const ValidatedPredict& input,
-                      const pb::PredictResult& result) {
+void ChromatinSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult& result,
+                      const RenderShared& shared) {
   const auto& chromatin = result.chromatin();
-  const ChromatinLabels labels(chromatin);
-  const std::vector<std::string> categories = ChromatinCategories(chromatin, labels);
+  const ChromatinLabels& labels = shared.chromatin_labels;
+  const std::vector<std::string>& categories = shared.chromatin_categories;
   std::map<std::string, int64_t, std::less<>> per_category;
   for (const auto& category : categories) per_category[category] = 0;
   for (const auto& window : chromatin.windows()) {
@@ -271,12 +279,13 @@ void ChromatinSummary(JsonWriter& w, const ValidatedPredict& input,
   w.EndObject();
 }
 
-// Every window lists every category (in ChromatinCategories order), empty when nothing in it
-// scored above the threshold, so that consumers see the same shape for every window.
-void ChromatinData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+// Every window lists every category (in RenderShared::chromatin_categories order), empty when
+// nothing in it scored above the threshold, so that consumers see the same shape for every window.
+void ChromatinData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                   const RenderShared& shared) {
   const auto& chromatin = result.chromatin();
-  const ChromatinLabels labels(chromatin);
-  const std::vector<std::string> categories = ChromatinCategories(chromatin, labels);
+  const ChromatinLabels& labels = shared.chromatin_labels;
+  const std::vector<std::string>& categories = shared.chromatin_categories;
   w.Key("windows");
   w.StartArray();
   for (const auto& window : chromatin.windows()) {
@@ -307,14 +316,16 @@ void ChromatinData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResu
   Tracks(w, result);
 }
 
-void ChromatinCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void ChromatinCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                     const RenderShared&) {
   w.Field("windows_processed", Size(result.chromatin().windows_size()));
   w.Field("features_reported", ChromatinFeaturesReported(result.chromatin()));
 }
 
 // ---------------------------------------------------------------- annotation
 
-void AnnotationSummary(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void AnnotationSummary(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                       const RenderShared&) {
   const auto& annotation = result.annotation();
   int64_t mrna = 0;
   int64_t lnc_rna = 0;
@@ -335,7 +346,8 @@ void AnnotationSummary(JsonWriter& w, const ValidatedPredict&, const pb::Predict
   w.Field("forward_passes", annotation.forward_passes());
 }
 
-void AnnotationData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void AnnotationData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                    const RenderShared&) {
   w.Key("transcripts");
   w.StartArray();
   for (const auto& t : result.annotation().transcripts()) {
@@ -361,7 +373,8 @@ void AnnotationData(JsonWriter& w, const ValidatedPredict&, const pb::PredictRes
 }
 
 // Annotation always publishes its GFF3, first (null only if a worker failed to render one).
-void AnnotationFormats(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void AnnotationFormats(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                       const RenderShared&) {
   w.StartObject();
   const auto sorted = Sorted(result.formats());
   auto gff3 = sorted.find("gff3");
@@ -376,26 +389,30 @@ void AnnotationFormats(JsonWriter& w, const ValidatedPredict&, const pb::Predict
   w.EndObject();
 }
 
-void AnnotationCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void AnnotationCounts(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                      const RenderShared&) {
   w.Field("windows_processed", AnnotationWindows(result));
   w.Field("transcripts_found", Size(result.annotation().transcripts_size()));
 }
 
 // ---------------------------------------------------------------- expression
 
-void ExpressionInput(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&) {
+void ExpressionInput(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&,
+                     const RenderShared&) {
   w.Field("tss_index", input.tss_index);
   w.Key("scored_window");
   WriteSpan(w, input.scored_start, input.scored_end);
   w.Field("submitted_sequence_length", input.sequence_length);
 }
 
-void ExpressionSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&) {
+void ExpressionSummary(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&,
+                       const RenderShared&) {
   w.Field("scored_window_bp", input.scored_end - input.scored_start);
   w.Field("tss_index", input.tss_index);
 }
 
-void ExpressionData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void ExpressionData(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                    const RenderShared&) {
   const double log_tpm = result.expression().expression_log_tpm();
   w.Key("prediction");
   w.StartObject();
@@ -406,14 +423,16 @@ void ExpressionData(JsonWriter& w, const ValidatedPredict&, const pb::PredictRes
   w.EndObject();
 }
 
-void ExpressionCounts(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&) {
+void ExpressionCounts(JsonWriter& w, const ValidatedPredict& input, const pb::PredictResult&,
+                      const RenderShared&) {
   w.Field("tss_index", input.tss_index);
   w.Key("scored_window");
   WriteSpan(w, input.scored_start, input.scored_end);
 }
 
 // Which training context(s) the description was matched to (null when the model has none).
-void ExpressionMeta(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result) {
+void ExpressionMeta(JsonWriter& w, const ValidatedPredict&, const pb::PredictResult& result,
+                    const RenderShared&) {
   w.Key("description_match");
   WriteDescriptionMatch(w, result.expression().has_description_match()
                                ? &result.expression().description_match()
@@ -421,6 +440,10 @@ void ExpressionMeta(JsonWriter& w, const ValidatedPredict&, const pb::PredictRes
 }
 
 }  // namespace
+
+RenderShared::RenderShared(const pb::PredictResult& result)
+    : chromatin_labels(result.chromatin()),
+      chromatin_categories(ChromatinCategories(result.chromatin(), chromatin_labels)) {}
 
 const TaskRenderer& RendererFor(Task task) {
   // input, summary, data, formats, counts, meta

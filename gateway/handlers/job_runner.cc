@@ -1,7 +1,6 @@
 #include "gateway/handlers/job_runner.h"
 
 #include <algorithm>
-#include <exception>
 #include <utility>
 #include <vector>
 #include <thread>
@@ -9,6 +8,7 @@
 #include "common/log.h"
 #include "gateway/http/error_response.h"
 #include "core/jobs/job_store_common.h"
+#include "core/jobs/run_guarded.h"
 #include "gateway/observability/gateway_metrics.h"
 
 namespace dnaserve::gateway {
@@ -86,7 +86,9 @@ bool JobRunner::Submit(JobSubmission job, std::function<void(HttpResponse)> on_d
   const bool queued = executor_->TrySubmit([this, shared_job, on_done = std::move(on_done),
                                             submitted] {
     auto running = Begin(std::move(*shared_job), on_done, submitted);
-    End(*running, RunGuarded(running->job, running->context));
+    End(*running, core::RunGuarded(running->job.job_id, [&running] {
+      return running->job.work->Run(running->context);
+    }));
     Ended();
   });
   if (!queued) {
@@ -248,20 +250,6 @@ void JobRunner::End(Running& running, StatusOr<core::JobOutput> result) {
   on_done(std::move(response));
   after_reply_.Write([this, job_id = job.job_id, request_id = job.request_id,
                       stored = std::move(stored)] { StoreResult(job_id, request_id, *stored); });
-}
-
-// The last line of defence: a job must not throw, but if a foreign exception (std::bad_alloc
-// and the like) escapes one, the job fails with 500 instead of taking the gateway down.
-StatusOr<core::JobOutput> JobRunner::RunGuarded(JobSubmission& job,
-                                                const core::JobContext& context) {
-  try {
-    return job.work->Run(context);
-  } catch (const std::exception& e) {
-    log::Error("job_threw", {{"job_id", job.job_id}, {"error", e.what()}});
-  } catch (...) {
-    log::Error("job_threw", {{"job_id", job.job_id}, {"error", "unknown exception"}});
-  }
-  return Internal("internal error");
 }
 
 void JobRunner::StoreResult(const std::string& job_id, const std::string& request_id,

@@ -126,7 +126,6 @@ class JobRunner {
   void End(Running& running, StatusOr<core::JobOutput> result);
   // A submitted job has ended (or was refused).
   void Ended();
-  StatusOr<core::JobOutput> RunGuarded(JobSubmission& job, const core::JobContext& context);
   void StoreResult(const std::string& job_id, const std::string& request_id,
                    const StatusOr<core::JobOutput>& result);
   // Whether the heartbeat and progress writes concern this job yet (see kSyncQuietPeriod).

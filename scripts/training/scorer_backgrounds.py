@@ -295,7 +295,6 @@ def run(package: str, write: bool, manifest: Dict, count: int) -> List[str]:
     """variant_background.run for a promoter, chromatin or expression package: recomputes its
     background and writes it (file, manifest entry, card section) when `write`, else compares
     it with the shipped one. Returns the problems found."""
-    from training import cards
     from training import variant_background as vb
     shipped = manifest.get("variant_background")
     if not write and shipped:
@@ -305,35 +304,8 @@ def run(package: str, write: bool, manifest: Dict, count: int) -> List[str]:
     load = os.getloadavg()[1]
     print(f"  variant background: {len(rows)} rows x {len(columns)} statistics scored in "
           f"{seconds:.0f} s (load {load:.1f})", flush=True)
-    if write:
-        digits5 = manifest["task"] == "expression"
-        with open(os.path.join(package, vb.FILE), "w", encoding="utf-8") as handle:
-            handle.write("variant\t" + "\t".join(columns) + "\n")
-            for spec, values in rows:
-                handle.write(spec + "\t" + "\t".join(compact_value(values[c], digits5)
-                                                      for c in columns) + "\n")
-        manifest["variant_background"] = entry
-        with open(os.path.join(package, "manifest.json"), "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(manifest, indent=2) + "\n")
-        card = os.path.join(package, manifest["model_card"])
-        with open(card, encoding="utf-8") as handle:
-            text = handle.read()
-        section = describe(manifest["task"], entry, columns, rows, seconds, load, vb.MARGIN)
-        text = cards.with_section(text, vb.SECTION, section, "Figures")
-        with open(card, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        return []
-    if not shipped:
-        return ["the package declares no variant_background (write it with --write-cards)"]
-    problems = [f"manifest variant_background.{k} is {shipped.get(k)!r}, recomputed {v!r}"
-                for k, v in entry.items() if shipped.get(k) != v]
-    old_columns, old = vb.read_tsv(os.path.join(package, shipped["file"]))
-    if list(old_columns) != list(columns):
-        return problems + ["the background's statistics differ from the shipped file's"]
-    if [spec for spec, _ in old] != [spec for spec, _ in rows]:
-        return problems + ["the background's SNVs differ from the shipped file's"]
-    worst = max(abs(a[c] - b[c]) for (_, a), (_, b) in zip(old, rows) for c in columns)
-    print(f"  variant background: largest difference from the shipped file {worst:.1e}")
-    if worst > 2e-4:  # a few float32 ulps can move the last published digit, never more
-        problems.append(f"background values differ from the shipped file by up to {worst:.4f}")
-    return problems
+    digits5 = manifest["task"] == "expression"
+    return vb.write_or_check(
+        package, manifest, write, entry, columns, rows,
+        lambda: describe(manifest["task"], entry, columns, rows, seconds, load, vb.MARGIN),
+        lambda value: compact_value(value, digits5))

@@ -24,7 +24,7 @@ import json
 import math
 import os
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -100,11 +100,16 @@ def splice_background(package: str, count: int = SNVS, seed: int = SEED,
     return rows, seconds
 
 
-def write_tsv(path: str, rows, columns: Sequence[str]) -> None:
+def four_decimals(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def write_tsv(path: str, rows, columns: Sequence[str],
+              value_text: Callable[[float], str] = four_decimals) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("variant\t" + "\t".join(columns) + "\n")
         for spec, values in rows:
-            handle.write(spec + "\t" + "\t".join(f"{values[c]:.4f}" for c in columns) + "\n")
+            handle.write(spec + "\t" + "\t".join(value_text(values[c]) for c in columns) + "\n")
 
 
 def read_tsv(path: str):
@@ -169,28 +174,41 @@ def run(package: str, write: bool, count: int = SNVS) -> List[str]:
     load = os.getloadavg()[1]
     print(f"  variant background: {count} SNVs scored in {seconds:.0f} s (load {load:.1f})",
           flush=True)
+    return write_or_check(package, manifest, write, entry, SPLICE_COLUMNS, rows,
+                          lambda: card_section(entry, rows, seconds, load))
+
+
+def write_or_check(package: str, manifest: Dict, write: bool, entry: Dict,
+                   columns: Sequence[str], rows, section: Callable[[], str],
+                   value_text: Callable[[float], str] = four_decimals) -> List[str]:
+    """The end of every scorer's `run` (splice here, the others in scorer_backgrounds): writes
+    the recomputed background (file, manifest entry, the card's SECTION from `section()`) when
+    `write`, else compares it with the shipped one. Returns the problems found."""
     if write:
-        write_tsv(os.path.join(package, FILE), rows, SPLICE_COLUMNS)
+        write_tsv(os.path.join(package, FILE), rows, columns, value_text)
         manifest["variant_background"] = entry
-        with open(manifest_path, "w", encoding="utf-8") as handle:
+        with open(os.path.join(package, "manifest.json"), "w", encoding="utf-8") as handle:
             handle.write(json.dumps(manifest, indent=2) + "\n")
         card = os.path.join(package, manifest["model_card"])
         with open(card, encoding="utf-8") as handle:
             text = handle.read()
-        text = cards.with_section(text, SECTION, card_section(entry, rows, seconds, load),
-                                  "Figures")
+        text = cards.with_section(text, SECTION, section(), "Figures")
         with open(card, "w", encoding="utf-8") as handle:
             handle.write(text)
         return []
+    shipped = manifest.get("variant_background")
     if not shipped:
         return ["the package declares no variant_background (write it with --write-cards)"]
     problems = [f"manifest variant_background.{k} is {shipped.get(k)!r}, recomputed {v!r}"
                 for k, v in entry.items() if shipped.get(k) != v]
-    _, old = read_tsv(os.path.join(package, shipped["file"]))
+    old_columns, old = read_tsv(os.path.join(package, shipped["file"]))
+    if list(old_columns) != list(columns):
+        return problems + ["the background's statistics differ from the shipped file's"]
     if [spec for spec, _ in old] != [spec for spec, _ in rows]:
         return problems + ["the background's SNVs differ from the shipped file's"]
-    worst = max(abs(a[c] - b[c]) for (_, a), (_, b) in zip(old, rows) for c in SPLICE_COLUMNS)
+    worst = max(abs(a[c] - b[c]) for (_, a), (_, b) in zip(old, rows) for c in columns)
     print(f"  variant background: largest difference from the shipped file {worst:.1e}")
-    if worst > 2e-4:  # a few float32 ulps can move the 4th decimal, never more
+    # A few float32 ulps can move the last published digit (splice's 4th decimal), never more.
+    if worst > 2e-4:
         problems.append(f"background values differ from the shipped file by up to {worst:.4f}")
     return problems

@@ -4,11 +4,10 @@
 // program to pass. Skips with a message when the Debian packages the reference comes from
 // cannot be had.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "tests/integration/reference_stack.h"
 #include "tests/integration/service_fixture.h"
+#include "tests/support/node_script.h"
 
 using namespace dnaserve::testing;
 
@@ -28,14 +27,11 @@ TEST_CASE("mcp: the ism tool through the SDK client answers REST's matrix", "[mc
   REQUIRE_SHARED_FIXTURE(ReferenceStack, s, MakeMcpIsmStack);
   const std::string script = SourceDir() + "/tests/mcp/mcp_ism_test.mjs";
   const std::string log = s->dir + "/node-mcp-ism.log";
-  ChildProcess node;
-  REQUIRE(node.Start({"/usr/bin/env", "node", script},
-                     {{"DNASERVE_URL", s->base}, {"DNASERVE_KEY", s->svc->keys().alice}}, log));
-  auto exit_code = node.WaitExit(std::chrono::minutes(10));
-  std::ifstream in(log);
-  std::stringstream output;
-  output << in.rdbuf();
-  INFO("node " << script << " said:\n" << output.str());
-  REQUIRE(exit_code.has_value());
-  REQUIRE(*exit_code == 0);
+  const NodeRun node =
+      RunNodeScript(script, {{"DNASERVE_URL", s->base}, {"DNASERVE_KEY", s->svc->keys().alice}},
+                    log, std::chrono::minutes(10));
+  REQUIRE(node.started);
+  INFO("node " << script << " said:\n" << node.output);
+  REQUIRE(node.exit_code.has_value());
+  REQUIRE(*node.exit_code == 0);
 }

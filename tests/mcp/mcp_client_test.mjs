@@ -7,9 +7,9 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import Ajv from "ajv";
+
+import { checksPassed, connect as connectTo, rest as restAs, step } from "./harness.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BASE = process.env.DNASERVE_URL;
@@ -28,25 +28,12 @@ function dna(n, seed = 11) {
   return s;
 }
 
-async function connect(key, name = "dnaserve-test") {
-  const client = new Client({ name, version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(MCP_URL, {
-    requestInit: { headers: { Authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
-  return { client, transport };
+function connect(key, name = "dnaserve-test") {
+  return connectTo(MCP_URL, key, name);
 }
 
-async function rest(method, pathname, key, body) {
-  const response = await fetch(new URL(pathname, BASE), {
-    method,
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json = null;
-  try { json = JSON.parse(text); } catch { /* a text track */ }
-  return { status: response.status, headers: response.headers, json, text };
+function rest(method, pathname, key, body) {
+  return restAs(BASE, method, pathname, key, body);
 }
 
 async function rawMcp(body, headers = {}) {
@@ -60,14 +47,6 @@ async function rawMcp(body, headers = {}) {
   let json = null;
   try { json = JSON.parse(text); } catch { /* empty or SSE */ }
   return { status: response.status, headers: response.headers, json, text };
-}
-
-let checks = 0;
-async function step(name, fn) {
-  const started = Date.now();
-  await fn();
-  checks++;
-  console.log(`ok ${checks} - ${name} (${Date.now() - started} ms)`);
 }
 
 const EXPECTED_TOOLS = [
@@ -432,4 +411,4 @@ await step("the MCP Inspector CLI lists and calls a tool", async () => {
   proxy.close();
 });
 
-console.log(`# all ${checks} checks passed`);
+console.log(`# all ${checksPassed()} checks passed`);

@@ -5,38 +5,17 @@
 // Exits non-zero on the first failed check.
 import assert from "node:assert/strict";
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import Ajv from "ajv";
+
+import { checksPassed, connect, rest as restAs, step } from "./harness.mjs";
 
 const BASE = process.env.DNASERVE_URL;
 const KEY = process.env.DNASERVE_KEY;
 assert.ok(BASE && KEY, "DNASERVE_URL and DNASERVE_KEY are required");
 
-async function rest(method, pathname, body) {
-  const response = await fetch(new URL(pathname, BASE), {
-    method,
-    headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json = null;
-  try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: response.status, json, text };
-}
+const rest = (method, pathname, body) => restAs(BASE, method, pathname, KEY, body);
 
-let checks = 0;
-async function step(name, fn) {
-  const started = Date.now();
-  await fn();
-  checks++;
-  console.log(`ok ${checks} - ${name} (${Date.now() - started} ms)`);
-}
-
-const client = new Client({ name: "dnaserve-ism-test", version: "1.0.0" });
-await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", BASE), {
-  requestInit: { headers: { Authorization: `Bearer ${KEY}` } },
-}));
+const { client } = await connect(new URL("/mcp", BASE), KEY, "dnaserve-ism-test");
 
 let tool = null;
 await step("lists the ism tool with REST's request schema and an output schema", async () => {
@@ -139,4 +118,4 @@ for (const [label, args] of [
 }
 
 await client.close();
-console.log(`all ${checks} checks passed`);
+console.log(`all ${checksPassed()} checks passed`);

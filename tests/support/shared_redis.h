@@ -1,5 +1,6 @@
 // For Catch2 test cases (unprefixed macros) of the Redis-backed stores: one redis-server per test
-// process, and connections to it that fail the test when they cannot be made.
+// process, or one per test case (StartRedis), and connections that fail the test when they
+// cannot be made.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -24,6 +25,21 @@ inline std::shared_ptr<core::RedisConnection> ConnectRedis(const std::string& ur
   auto conn = core::RedisConnection::Create(url);
   REQUIRE(conn.ok());
   return *conn;
+}
+
+// A redis-server of the test case's own (it starts empty, whatever other cases stored) and a
+// connection to it; the server stops when this goes out of scope.
+struct OwnRedis {
+  std::optional<RedisServer> server;
+  std::shared_ptr<core::RedisConnection> redis;
+};
+
+inline OwnRedis StartRedis() {
+  OwnRedis r;
+  r.server = RedisServer::Start();
+  REQUIRE(r.server.has_value());
+  r.redis = ConnectRedis(r.server->url());
+  return r;
 }
 
 }  // namespace dnaserve::testing

@@ -6,7 +6,6 @@ unlearned chromatin features left out, and the writer: the file the worker reads
 the published values), the manifest entry, the card section, and the check mode noticing a
 shipped file that differs. Run by ctest as `training:python-units`."""
 
-import json
 import math
 import os
 import tempfile
@@ -15,6 +14,7 @@ from unittest import mock
 
 import torch
 
+import background_package
 from training import scorer_backgrounds as sb
 from training import variant_background as vb
 
@@ -89,12 +89,7 @@ class WriterTest(unittest.TestCase):
             ("chr20:53100101:G:T", {"abs_delta:a": 0.0001, "abs_delta:b": 0.5})]
 
     def package(self, tmp):
-        manifest = {"id": "chromatin-test", "task": "chromatin", "model_card": "MODEL_CARD.md"}
-        with open(os.path.join(tmp, "manifest.json"), "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle)
-        with open(os.path.join(tmp, "MODEL_CARD.md"), "w", encoding="utf-8") as handle:
-            handle.write("# card\n\n## Metrics\n\nm\n\n## Figures\n\nf\n")
-        return manifest
+        return background_package.write_package(tmp, "chromatin-test", "chromatin")
 
     def computed(self, rows):
         entry = {"scorer": "chromatin", "seed": vb.SEED, "snvs": len(rows),
@@ -113,18 +108,13 @@ class WriterTest(unittest.TestCase):
                                          "chr20:53100101:G:T\t0.0001\t0.5"])
             columns, read = vb.read_tsv(os.path.join(tmp, vb.FILE))
             self.assertEqual((columns, read), (self.COLUMNS, self.ROWS))
-            with open(os.path.join(tmp, "manifest.json"), encoding="utf-8") as handle:
-                entry = json.load(handle)["variant_background"]
+            entry = background_package.written_entry(tmp)
             # Exactly the fields the worker's ParseVariantBackgroundEntry requires.
             self.assertEqual(sorted(entry), ["distance", "file", "region", "scorer", "seed",
                                              "snvs"])
             self.assertEqual((entry["file"], entry["scorer"], entry["snvs"]),
                              (vb.FILE, "chromatin", 2))
-            with open(os.path.join(tmp, "MODEL_CARD.md"), encoding="utf-8") as handle:
-                card = handle.read()
-            section = card.index("## " + vb.SECTION)
-            self.assertLess(card.index("## Metrics"), section)
-            self.assertLess(section, card.index("## Figures"))
+            card = background_package.card_section(self, tmp, vb.SECTION)
             self.assertIn("2 random SNVs", card)
 
             # The check mode: the same values agree, a changed one is reported.

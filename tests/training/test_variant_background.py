@@ -6,7 +6,9 @@ reports, its rounding, and the quantile definition the service uses. Run by ctes
 import os
 import tempfile
 import unittest
+from unittest import mock
 
+import background_package
 from training import variant_background as vb
 
 
@@ -49,6 +51,59 @@ class RowTest(unittest.TestCase):
             columns, read = vb.read_tsv(path)
         self.assertEqual(tuple(columns), vb.SPLICE_COLUMNS)
         self.assertEqual(read, rows)
+
+
+class SpliceWriterTest(unittest.TestCase):
+    """run(write=True) on a splice package writes the file (4 decimals), the manifest entry and
+    the card section; run(write=False) compares the recomputed background with them."""
+
+    ROWS = [("chr20:53100001:A:C", {"DS_AG": 0.25, "DS_AL": 0.0, "DS_DG": 0.0, "DS_DL": 0.0,
+                                    "DS_max": 0.25}),
+            ("chr20:53100101:G:T", {"DS_AG": 0.0, "DS_AL": 0.0001, "DS_DG": 0.5, "DS_DL": 0.0,
+                                    "DS_max": 0.5})]
+
+    def package(self, tmp):
+        background_package.write_package(tmp, "splice-test", "splice")
+
+    def scored(self, rows):
+        return mock.patch.object(vb, "splice_background", return_value=(rows, 1.0))
+
+    def test_written_file_manifest_and_card_then_checked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.package(tmp)
+            with self.scored(self.ROWS):
+                self.assertEqual(vb.run(tmp, write=True, count=2), [])
+            with open(os.path.join(tmp, vb.FILE), encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+            self.assertEqual(lines, ["variant\t" + "\t".join(vb.SPLICE_COLUMNS),
+                                     "chr20:53100001:A:C\t0.2500\t0.0000\t0.0000\t0.0000\t0.2500",
+                                     "chr20:53100101:G:T\t0.0000\t0.0001\t0.5000\t0.0000\t0.5000"])
+            entry = background_package.written_entry(tmp)
+            self.assertEqual((entry["file"], entry["scorer"], entry["snvs"], entry["seed"]),
+                             (vb.FILE, "splice", 2, vb.SEED))
+            card = background_package.card_section(self, tmp, vb.SECTION)
+            self.assertIn("splice statistics of 2 random SNVs", card)
+
+            # The check mode: the same values agree; a moved value and other SNVs are reported.
+            with self.scored(self.ROWS):
+                self.assertEqual(vb.run(tmp, write=False), [])
+            moved = [self.ROWS[0], (self.ROWS[1][0], {**self.ROWS[1][1], "DS_DG": 0.6})]
+            with self.scored(moved):
+                problems = vb.run(tmp, write=False)
+            self.assertEqual(len(problems), 1)
+            self.assertIn("differ from the shipped file by up to 0.1000", problems[0])
+            other = [("chr20:53100002:A:C", self.ROWS[0][1]), self.ROWS[1]]
+            with self.scored(other):
+                self.assertEqual(vb.run(tmp, write=False),
+                                 ["the background's SNVs differ from the shipped file's"])
+
+    def test_a_package_without_a_background_is_reported(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.package(tmp)
+            with self.scored(self.ROWS):
+                problems = vb.run(tmp, write=False, count=2)
+        self.assertEqual(problems,
+                         ["the package declares no variant_background (write it with --write-cards)"])
 
 
 class QuantileTest(unittest.TestCase):

@@ -5,12 +5,16 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
+#include "core/render/json_writer.h"
+#include "core/render/predict_data.h"
 #include "core/render/predict_response.h"
 #include "gateway/render/job_response.h"
 
@@ -280,15 +284,19 @@ TEST_CASE("enhancer envelope has windows with dev and hk, tracks and a null form
   CHECK(data["summary"]["max_dev"].GetDouble() == 1.5);
 }
 
+// A chromatin-human result of 919 features in all, with the model's category list, no windows.
+pb::PredictResult ChromatinResult(std::initializer_list<const char*> categories) {
+  pb::PredictResult result = MakeResult("chromatin-human");
+  result.mutable_chromatin()->set_features_total(919);
+  for (const char* category : categories) result.mutable_chromatin()->add_categories(category);
+  return result;
+}
+
 TEST_CASE("chromatin groups above-threshold features by category in every window", "[render]") {
   core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
   input.request.mutable_chromatin()->set_threshold(0.3);
-  pb::PredictResult result = MakeResult("chromatin-human");
+  pb::PredictResult result = ChromatinResult({"DNase", "CTCF", "Pol2"});
   auto* chromatin = result.mutable_chromatin();
-  chromatin->set_features_total(919);
-  chromatin->add_categories("DNase");
-  chromatin->add_categories("CTCF");
-  chromatin->add_categories("Pol2");
   auto add_feature = [](pb::ChromatinWindow* w, int index, const std::string& name,
                         const std::string& category, double p) {
     auto* f = w->add_features();
@@ -373,11 +381,8 @@ TEST_CASE("chromatin features named once per reply render the same bytes as name
           "[render]") {
   core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
   input.request.mutable_chromatin()->set_threshold(0.3);
-  pb::PredictResult named = MakeResult("chromatin-human");
+  pb::PredictResult named = ChromatinResult({"DNase", "CTCF"});
   auto* chromatin = named.mutable_chromatin();
-  chromatin->set_features_total(919);
-  chromatin->add_categories("DNase");
-  chromatin->add_categories("CTCF");
   for (int w = 0; w < 3; ++w) {
     auto* window = chromatin->add_windows();
     window->set_index(w);
@@ -408,6 +413,76 @@ TEST_CASE("chromatin features named once per reply render the same bytes as name
   auto doc = Parse(core::RenderPredictJson(input, broken, kIds));
   CHECK(Str(doc["data"]["windows"][0]["features"][""][0]["name"]) == "");
   CHECK(doc["data"]["windows"][0]["features"][""][0]["index"].GetInt() == 5);
+}
+
+// A chromatin reply's bytes, pinned (kPinnedChromatin*, as the renderer wrote them before it
+// worked out the labels and categories once per render): two windows, a category the model's
+// list lacks ("Other") and one nothing falls in ("Pol2").
+pb::PredictResult PinnedChromatinResult() {
+  pb::PredictResult result = ChromatinResult({"DNase", "CTCF", "Pol2"});
+  auto* chromatin = result.mutable_chromatin();
+  const std::pair<int, int> spans[] = {{0, 1000}, {200, 1200}};
+  for (int w = 0; w < 2; ++w) {
+    auto* window = chromatin->add_windows();
+    window->set_index(w);
+    window->set_start(spans[w].first);
+    window->set_end(spans[w].second);
+    window->set_padded_bp(w * 100);
+    for (int index : {5, 300, 7 + w, 900}) {
+      if (w == 0 && index == 900) continue;
+      auto* f = window->add_features();
+      f->set_index(index);
+      f->set_name("cell" + std::to_string(index) + "|assay|None");
+      f->set_category(index == 900 ? "Other" : (index == 300 ? "CTCF" : "DNase"));
+      f->set_probability(0.3 + index / 2000.0);
+    }
+  }
+  (*result.mutable_tracks())["bed"] = "chr7\t1000\t2200\n";
+  return result;
+}
+
+const char kPinnedChromatinData[] =
+    R"json({"task":"chromatin","model":"chromatin-human",)json"
+    R"json("input":{"sequence_name":"chr7:1000-2200"},"summary":{"windows_scanned":2,)json"
+    R"json("features_total":919,"features_reported":7,"threshold":0.3,)json"
+    R"json("features_reported_by_category":{"DNase":4,"CTCF":2,"Pol2":0,"Other":1}},)json"
+    R"json("windows":[{"index":0,"start":0,"end":1000,"padded_bp":0,)json"
+    R"json("features":{"DNase":[{"index":5,"name":"cell5|assay|None","probability":0.3025},)json"
+    R"json({"index":7,"name":"cell7|assay|None","probability":0.3035}],"CTCF":[{"index":300,)json"
+    R"json("name":"cell300|assay|None","probability":0.44999999999999998}],"Pol2":[],)json"
+    R"json("Other":[]}},{"index":1,"start":200,"end":1200,"padded_bp":100,)json"
+    R"json("features":{"DNase":[{"index":5,"name":"cell5|assay|None","probability":0.3025},)json"
+    R"json({"index":8,"name":"cell8|assay|None","probability":0.304}],"CTCF":[{"index":300,)json"
+    R"json("name":"cell300|assay|None","probability":0.44999999999999998}],"Pol2":[],)json"
+    R"json("Other":[{"index":900,"name":"cell900|assay|None","probability":0.75}]}}],)json"
+    R"json("tracks":{"bed":"chr7\t1000\t2200\n"},"formats":null})json";
+const char kPinnedChromatinMeta[] =
+    R"json({"job_id":"0b4f8a52-8d7e-4a57-9c2e-3f1d2a6b7c80","request_id":"req-123",)json"
+    R"json("task":"chromatin","model":"chromatin-human","cold_start":false,)json"
+    R"json("model_load_time_ms":0,"inference_time_ms":42,"sequence_length":1200,)json"
+    R"json("task_specific_counts":{"task":"chromatin","windows_processed":2,)json"
+    R"json("features_reported":7}})json";
+
+TEST_CASE("a chromatin reply renders the pinned bytes with its features named on each or once",
+          "[render]") {
+  core::ValidatedPredict input = MakeInput(Task::kChromatin, 1200);
+  input.sequence_name = "chr7:1000-2200";
+  input.request.set_model("chromatin-human");
+  input.request.mutable_chromatin()->set_threshold(0.3);
+  const pb::PredictResult named = PinnedChromatinResult();
+  const pb::PredictResult once = WithLabelsOnce(named);
+  REQUIRE(once.chromatin().labels_size() == 5);  // 5, 7, 8, 300, 900
+  REQUIRE(once.chromatin().windows(1).features(0).name().empty());
+  const std::string expected = std::string("{\"data\":") + kPinnedChromatinData +
+                               ",\"meta\":" + kPinnedChromatinMeta + "}";
+  CHECK(core::RenderPredictJson(input, named, kIds) == expected);
+  CHECK(core::RenderPredictJson(input, once, kIds) == expected);
+  // The data object alone, as other renderings embed it (WritePredictData).
+  for (const pb::PredictResult* result : {&named, &once}) {
+    core::JsonWriter w;
+    core::WritePredictData(w, input, *result);
+    CHECK(w.Take() == kPinnedChromatinData);
+  }
 }
 
 pb::Transcript MakeTranscript() {

@@ -8,20 +8,12 @@
 #include <thread>
 
 #include "gateway/handlers/after_reply_writes.h"
+#include "tests/support/counting_quota_store.h"
 
 using namespace dnaserve;
 using namespace dnaserve::gateway;
 
 namespace {
-
-class CountingReleases : public core::QuotaStore {
- public:
-  core::QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
-  core::RateLimitInfo Peek(const Principal&) override { return {}; }
-  void Release(const Principal&, const std::string&) override { ++released; }
-  void Renew(const Principal&, const std::string&, int64_t) override {}
-  std::atomic<int> released{0};
-};
 
 // Queues a write that blocks the writer until `open`; returns once it has started.
 void BlockWriter(AfterReplyWrites& writes, std::shared_future<void> open) {
@@ -57,7 +49,7 @@ TEST_CASE("after-reply writes: a full queue is written inline by the caller, and
 
 TEST_CASE("after-reply writes: an admission releases a client's lease still waiting",
           "[after_reply]") {
-  CountingReleases quotas;
+  testing::CountingQuotaStore quotas;
   AfterReplyWrites writes;
   writes.Start();
   std::promise<void> open;
@@ -79,7 +71,7 @@ TEST_CASE("after-reply writes: an admission releases a client's lease still wait
 
 TEST_CASE("after-reply writes: a flush past its deadline says so, later writes are inline",
           "[after_reply]") {
-  CountingReleases quotas;
+  testing::CountingQuotaStore quotas;
   AfterReplyWrites writes;
   writes.Start();
   std::promise<void> open;

@@ -11,22 +11,15 @@
 
 #include "core/jobs/async_job.h"
 #include "gateway/handlers/job_runner.h"
+#include "tests/support/counting_quota_store.h"
 #include "tests/support/in_memory_job_store.h"
+#include "tests/support/job_submissions.h"
 
 using namespace dnaserve;
 using namespace dnaserve::core;
 using namespace dnaserve::gateway;
 
 namespace {
-
-class CountingQuotaStore : public core::QuotaStore {
- public:
-  core::QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
-  core::RateLimitInfo Peek(const Principal&) override { return {}; }
-  void Release(const Principal&, const std::string&) override { ++released; }
-  void Renew(const Principal&, const std::string&, int64_t) override {}
-  std::atomic<int> released{0};
-};
 
 // Runs without a thread: StartAsync keeps `done`; the test answers it from a thread of its own
 // (as gRPC's would), or the job's cancellation does, at once (as TryCancel ends a call).
@@ -96,7 +89,7 @@ class HoldingJob : public core::Job {
 struct Harness {
   core::ManualClock clock;
   core::InMemoryJobStore jobs{&clock};
-  CountingQuotaStore quotas;
+  testing::CountingQuotaStore quotas;
   core::Executor executor{1, 1};  // one thread, one queued job: easy to fill
   JobRunner runner{&jobs, &executor, std::chrono::seconds(1)};
   int next = 0;
@@ -113,24 +106,13 @@ struct Harness {
   // Creates the record and submits `work`; returns the job id, or "" when refused.
   std::string Submit(std::unique_ptr<core::Job> work, std::function<void(HttpResponse)> on_done,
                      std::shared_ptr<Cancellation> client_gone = nullptr) {
-    std::string id = "00000000-0000-4000-8000-00000000000" + std::to_string(++next);
-    core::JobRecord record;
-    record.job_id = id;
-    record.request_id = "req-" + id;
-    record.owner = "alice";
-    record.task = "test";
-    record.mode = "sync";
-    record.state = core::JobState::kRunning;
-    record.created_at_ms = record.updated_at_ms = clock.NowMs();
-    REQUIRE(jobs.Create(record).ok());
-    JobSubmission submission;
-    submission.job_id = id;
-    submission.task = "test";
-    submission.request_id = record.request_id;
-    submission.lease = std::make_shared<QuotaLease>(&quotas, Principal{"alice"}, id);
-    submission.work = std::move(work);
-    submission.client_gone = std::move(client_gone);
-    return runner.Submit(std::move(submission), std::move(on_done)) ? id : "";
+    std::string id = testing::TestJobId(++next);
+    return runner.Submit(
+               testing::RecordedSubmission(jobs, quotas, id, "sync", core::JobState::kRunning,
+                                           clock.NowMs(), std::move(work), std::move(client_gone)),
+               std::move(on_done))
+               ? id
+               : "";
   }
 
   core::JobRecord WaitFinished(const std::string& id) {

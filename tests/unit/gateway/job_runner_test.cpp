@@ -11,7 +11,9 @@
 
 #include "gateway/handlers/job_runner.h"
 #include "gateway/http/error_response.h"
+#include "tests/support/counting_quota_store.h"
 #include "tests/support/in_memory_job_store.h"
+#include "tests/support/job_submissions.h"
 
 using namespace dnaserve;
 using namespace dnaserve::core;
@@ -36,17 +38,6 @@ class WatchedJobStore : public core::InMemoryJobStore {
   }
   std::atomic<int> progress_writes{0};
   std::shared_future<void>* finish_gate = nullptr;
-};
-
-// Counts lease renewals and releases; admits everything.
-class CountingQuotaStore : public core::QuotaStore {
- public:
-  core::QuotaDecision Admit(const Principal&, const std::string&, int64_t) override { return {}; }
-  core::RateLimitInfo Peek(const Principal&) override { return {}; }
-  void Release(const Principal&, const std::string&) override { ++released; }
-  void Renew(const Principal&, const std::string&, int64_t) override { ++renewed; }
-  std::atomic<int> renewed{0};
-  std::atomic<int> released{0};
 };
 
 // Reports progress, then waits for `release` (or cancellation) before answering.
@@ -137,7 +128,7 @@ class DeadlineProbe : public core::Job {
 struct Harness {
   core::ManualClock clock;
   WatchedJobStore jobs{&clock};
-  CountingQuotaStore quotas;
+  testing::CountingQuotaStore quotas;
   core::Executor executor{2, 4};
   JobRunner runner{&jobs, &executor, std::chrono::seconds(1)};
   int next = 0;
@@ -155,22 +146,11 @@ struct Harness {
   // Creates the record and submits `work`; returns the job id.
   std::string Submit(std::unique_ptr<core::Job> work, std::function<void(HttpResponse)> on_done = {},
                      std::shared_ptr<Cancellation> client_gone = nullptr) {
-    std::string id = "00000000-0000-4000-8000-00000000000" + std::to_string(++next);
-    core::JobRecord record;
-    record.job_id = id;
-    record.request_id = "req-" + id;
-    record.owner = "alice";
-    record.task = "test";
-    record.mode = "async";
-    record.created_at_ms = record.updated_at_ms = clock.NowMs();
-    REQUIRE(jobs.Create(record).ok());
-    JobSubmission submission;
-    submission.job_id = id;
-    submission.request_id = record.request_id;
-    submission.lease = std::make_shared<QuotaLease>(&quotas, Principal{"alice"}, id);
-    submission.work = std::move(work);
-    submission.client_gone = std::move(client_gone);
-    REQUIRE(runner.Submit(std::move(submission), std::move(on_done)));
+    std::string id = testing::TestJobId(++next);
+    REQUIRE(runner.Submit(
+        testing::RecordedSubmission(jobs, quotas, id, "async", core::JobState::kAccepted,
+                                    clock.NowMs(), std::move(work), std::move(client_gone)),
+        std::move(on_done)));
     return id;
   }
 

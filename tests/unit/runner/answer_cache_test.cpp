@@ -10,27 +10,14 @@
 #include "runner/workflows/answer_cache.h"
 #include "runner/workflows/variant_answers.h"
 #include "runner/workflows/variant_score_response.h"
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 using namespace dnaserve;
 using namespace dnaserve::runner;
+using dnaserve::testing::StartRedis;
 
 namespace {
-
-struct CacheRedis {
-  std::optional<testing::RedisServer> server;
-  std::shared_ptr<core::RedisConnection> redis;
-};
-
-CacheRedis StartRedis() {
-  CacheRedis r;
-  r.server = testing::RedisServer::Start();
-  REQUIRE(r.server.has_value());
-  auto redis = core::RedisConnection::Create(r.server->url());
-  REQUIRE(redis.ok());
-  r.redis = *redis;
-  return r;
-}
 
 int64_t Integer(core::RedisConnection& redis, const std::vector<std::string>& command) {
   auto reply = redis.Command(command);

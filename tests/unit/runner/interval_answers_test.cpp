@@ -11,28 +11,15 @@
 #include "core/redis/redis_connection.h"
 #include "runner/workflows/answer_cache.h"
 #include "runner/workflows/interval_answers.h"
+#include "tests/support/shared_redis.h"
 #include "tests/support/test_env.h"
 
 using namespace dnaserve;
 using namespace dnaserve::runner;
+using dnaserve::testing::StartRedis;
 namespace pb = dnaserve::worker::v1;
 
 namespace {
-
-struct CacheRedis {
-  std::optional<testing::RedisServer> server;
-  std::shared_ptr<core::RedisConnection> redis;
-};
-
-CacheRedis StartRedis() {
-  CacheRedis r;
-  r.server = testing::RedisServer::Start();
-  REQUIRE(r.server.has_value());
-  auto redis = core::RedisConnection::Create(r.server->url());
-  REQUIRE(redis.ok());
-  r.redis = *redis;
-  return r;
-}
 
 size_t EntryCount(core::RedisConnection& redis) {
   auto reply = redis.Command({"KEYS", "dnaserve:{acache}:e:*"});

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "common/ids.h"
@@ -34,8 +35,10 @@ namespace {
 
 namespace pb = dnaserve::worker::v1;
 
-// Enhancer calls; a sequence of `kSlowLength` bp blocks until released (or cancelled).
+// Enhancer calls; a sequence of `kSlowLength` bp blocks until released (or cancelled), one of
+// `kThrowingLength` bp throws (a foreign exception escaping the job).
 constexpr size_t kSlowLength = 500;
+constexpr size_t kThrowingLength = 400;
 
 class GatedBackend : public core::InferenceBackend {
  public:
@@ -48,6 +51,7 @@ class GatedBackend : public core::InferenceBackend {
       started_sequences_.insert(request.sequence().size());
     }
     cv_.notify_all();
+    if (request.sequence().size() == kThrowingLength) throw std::runtime_error("boom");
     if (request.sequence().size() == kSlowLength) {
       std::unique_lock<std::mutex> lock(mu_);
       while (!released_ && !(context.cancelled && context.cancelled->load())) {
@@ -276,6 +280,26 @@ TEST_CASE("runner: a command of a kind this release does not know fails its job 
   CHECK(failed.code == ErrorCode::kBadRequest);
   CHECK(failed.body.find("does not know") != std::string::npos);
   REQUIRE(Eventually([&] { return h.Finished(job_id, "alice"); }));
+}
+
+TEST_CASE("runner: a job that throws fails as internal_error and the runner keeps working",
+          "[runner][queue]") {
+  QueueHarness h;
+  h.StartRunner("r1");
+  const std::string bad = h.Submit("alice", kThrowingLength);
+  REQUIRE(Eventually([&] { return h.Finished(bad, "alice"); }));
+  core::JobRecord failed = h.Record(bad, "alice");
+  INFO(failed.body);
+  CHECK(failed.state == core::JobState::kFailed);
+  CHECK(failed.code == ErrorCode::kInternal);
+  CHECK(failed.body.find("internal_error") != std::string::npos);
+  // What clients see of any internal failure: the envelope's fixed text, not the exception's.
+  CHECK(failed.body.find("internal server error; quote the request_id") != std::string::npos);
+  CHECK(failed.body.find("boom") == std::string::npos);  // the exception never reaches the wire
+
+  const std::string good = h.Submit("alice", 300);
+  REQUIRE(Eventually([&] { return h.Finished(good, "alice"); }));
+  CHECK(h.Record(good, "alice").code == ErrorCode::kOk);
 }
 
 TEST_CASE("runner: a small job of B finishes while A's long jobs hold their slots",
