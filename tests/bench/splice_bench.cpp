@@ -3,12 +3,13 @@
 // (runner::ScoreVariants, in chunks as a VCF job calls it) against a real splice-human worker
 // over gRPC, in a child process of its own so that its peak RSS is the runner's for that job.
 // The limit is the bare TorchScript forward of the same blocks (the minimal window: the scored
-// +-distance, phase bases and the flank each side) at the same rows per pass and threads, divided
+// +-distance, phase bases and the flank each side) in calls of --limit-rows rows, same threads, divided
 // by the forwards the job needs per variant (an ALT block per strand, REF blocks shared). Each
 // round measures the bare rate, then the job, then the bare rate again: ratios are paired within
 // a round. Prints a Markdown table (BENCHMARKS.md, "Splice variant scoring against its limit").
 //
 //   scripts/bench-splice [--variants 10000] [--rounds 2] [--threads 1] [--rows-per-pass 8]
+//                        [--limit-rows 8]   (--rows-per-pass -1: the worker gets no flag)
 #include <CLI/CLI.hpp>
 #include <rapidjson/document.h>
 #include <unistd.h>
@@ -55,7 +56,8 @@ struct Settings {
   int64_t distance = 50;
   int rounds = 2;
   int threads = 1;
-  int rows_per_pass = 8;
+  int rows_per_pass = 8;  // the worker's --batch-rows-per-pass; -1: not given (package default)
+  int limit_rows = 8;     // rows of each bare-forward call (the limit's pass)
   int64_t bare_rows = 1024;
   int64_t serving_sample = 100;
   std::string fasta;
@@ -277,8 +279,11 @@ int Drive(Settings s, const std::string& self) {
   launch.task = "splice";
   launch.models_dir = dir + "/models";
   launch.log_path = dir + "/worker.log";
-  launch.extra_args = {"--threads", std::to_string(s.threads), "--batch-rows-per-pass",
-                       std::to_string(s.rows_per_pass)};
+  launch.extra_args = {"--threads", std::to_string(s.threads)};
+  if (s.rows_per_pass >= 0) {
+    launch.extra_args.push_back("--batch-rows-per-pass");
+    launch.extra_args.push_back(std::to_string(s.rows_per_pass));
+  }
   if (!worker.Start(std::move(launch)) || !worker.WaitUntilListening()) {
     std::fprintf(stderr, "the worker did not start; see %s/worker.log\n", dir.c_str());
     return 1;
@@ -291,8 +296,8 @@ int Drive(Settings s, const std::string& self) {
   auto bare = bench::BareForward::Load(dir + "/models/splice-human/model.pt", &load_s);
   auto bare_blocks = bench::BareForward::Load(dir + "/models/splice-human/model.pt", &load_s);
   if (!bare.ok() || !bare_blocks.ok()) return 1;
-  (*bare)->Prepare(BareCalls(**genome, variants, s.bare_rows, s.rows_per_pass, minimal));
-  (*bare_blocks)->Prepare(BareCalls(**genome, variants, s.bare_rows, s.rows_per_pass, width));
+  (*bare)->Prepare(BareCalls(**genome, variants, s.bare_rows, s.limit_rows, minimal));
+  (*bare_blocks)->Prepare(BareCalls(**genome, variants, s.bare_rows, s.limit_rows, width));
   auto rate_of = [&](bench::BareForward& forward) {
     auto seconds = forward.RunAll();
     return seconds.ok() ? static_cast<double>(s.bare_rows) / *seconds : -1.0;
@@ -352,10 +357,13 @@ int Drive(Settings s, const std::string& self) {
   const auto worker_memory = bench::ReadProcessMemory(worker.process().pid());
 
   std::printf("%lld SNVs on chr20 (seed %u), distance %lld, chunks of %lld variants, LibTorch "
-              "threads %d (worker and bare), %d rows per pass; block %lld bp; %.3f forwards "
-              "per variant (%lld in all).\n\n",
+              "threads %d (worker and bare), worker --batch-rows-per-pass %s, bare forward in "
+              "calls of %d rows; block %lld bp; %.3f forwards per variant (%lld in all).\n\n",
               static_cast<long long>(s.variants), s.seed, static_cast<long long>(s.distance),
-              static_cast<long long>(s.chunk), s.threads, s.rows_per_pass,
+              static_cast<long long>(s.chunk), s.threads,
+              s.rows_per_pass >= 0 ? std::to_string(s.rows_per_pass).c_str()
+                                   : "not given (the package default)",
+              s.limit_rows,
               static_cast<long long>(width), forwards_per_variant,
               static_cast<long long>(forwards));
   std::printf("| round | load avg before | bare forward, %lld bp (rows/s, before / after) | "
@@ -394,7 +402,9 @@ int main(int argc, char** argv) {
   app.add_option("--distance", s.distance, "the splice scorer's distance");
   app.add_option("--rounds", s.rounds, "paired rounds");
   app.add_option("--threads", s.threads, "LibTorch threads of the worker and the bare forward");
-  app.add_option("--rows-per-pass", s.rows_per_pass, "the worker's --batch-rows-per-pass");
+  app.add_option("--rows-per-pass", s.rows_per_pass,
+                 "the worker's --batch-rows-per-pass (-1: not given, the package default)");
+  app.add_option("--limit-rows", s.limit_rows, "rows of each bare-forward call (the limit)");
   app.add_option("--bare-rows", s.bare_rows, "blocks in each bare-forward measurement");
   app.add_option("--serving-sample", s.serving_sample, "variants scored the old way (0: none)");
   app.add_option("--fasta", s.fasta, "internal: the chr20 FASTA");

@@ -53,7 +53,10 @@ struct SpliceStack {
     launch.task = "splice";
     launch.models_dir = dir + "/models";
     launch.log_path = dir + "/worker-" + name + ".log";
-    launch.extra_args = {"--batch-rows-per-pass", std::to_string(rows_per_pass)};
+    // rows_per_pass < 0: no flag, the package's default (rows that scale with their width).
+    if (rows_per_pass >= 0) {
+      launch.extra_args = {"--batch-rows-per-pass", std::to_string(rows_per_pass)};
+    }
     if (!worker.Start(std::move(launch)) || !worker.WaitUntilListening()) {
       *why = "the splice worker did not start; see " + dir + "/worker-" + name + ".log";
       return false;
@@ -75,7 +78,8 @@ struct Fixture {
   std::unique_ptr<variant::ReferenceGenome> reference;
   OneReference lookup;
   SpliceStack fixed8;   // fixed passes of 8 rows: company always present as filler or others
-  SpliceStack fixed1;   // the package default for splice (one row a pass)
+  SpliceStack fixed1;   // one row a pass, set by the operator (the package's R, capped at 1)
+  SpliceStack by_width;  // the package default: R = 1 window, narrow blocks 6 to a pass
   std::vector<int64_t> strong_acceptors, strong_donors;  // 1-based, what the model reads best
 
   std::string Base(int64_t pos1, int64_t n = 1) const {
@@ -153,7 +157,8 @@ Fixture* GetFixture(std::string* skip) {
       return nullptr;
     }
     if (!f->fixed8.Start(dir, "fixed8", 8, &reason) ||
-        !f->fixed1.Start(dir, "fixed1", 1, &reason) || !FindStrongSites(f.get(), &reason)) {
+        !f->fixed1.Start(dir, "fixed1", 1, &reason) ||
+        !f->by_width.Start(dir, "by-width", -1, &reason) || !FindStrongSites(f.get(), &reason)) {
       return nullptr;
     }
     std::atexit([] { delete instance; });
@@ -342,6 +347,50 @@ TEST_CASE("splice blocks: a variant scores the same to the bit alone and among 1
     strongest = std::max(strongest, alone->variants[0].splice_plus->Max());
   }
   // And not a comparison of zeros.
+  CHECK(strongest > 0.2);
+}
+
+TEST_CASE("splice blocks: with the package default rows per pass a variant scores the same to the "
+          "bit alone and among 100",
+          "[splice-batch]") {
+  REQUIRE_FIXTURE(f);
+  // No --batch-rows-per-pass: the package's one 15 kb row a pass becomes six 2,165 bp blocks a
+  // pass (worker/batching/pass_width.h); a pass's shape still depends only on the block width.
+  const auto probes = Probes(*f);
+  std::vector<core::RequestedVariant> hundred = RandomVariants(*f, 100 - probes.size(), 23);
+  for (size_t i = 0; i < probes.size(); ++i) {
+    hundred.insert(hundred.begin() + static_cast<std::ptrdiff_t>(i * 5 + 2), probes[i]);
+  }
+  REQUIRE(hundred.size() == 100);
+  auto among = Score(f->by_width, *f, hundred);
+  REQUIRE(among.ok());
+  std::vector<core::RequestedVariant> reversed(hundred.rbegin(), hundred.rend());
+  auto among_reversed = Score(f->by_width, *f, reversed);
+  REQUIRE(among_reversed.ok());
+  auto eight = Score(f->fixed8, *f, hundred);
+  REQUIRE(eight.ok());
+  double strongest = 0;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const size_t at = i * 5 + 2;
+    INFO("probe " << probes[i].input);
+    REQUIRE(hundred[at].input == probes[i].input);
+    auto alone = Score(f->by_width, *f, {probes[i]});
+    REQUIRE(alone.ok());
+    REQUIRE(alone->variants.size() == 1);
+    REQUIRE_FALSE(alone->variants[0].problem);
+    const auto bits = Numbers(alone->variants[0]);
+    CHECK(bits == Numbers(among->variants[at]));
+    CHECK(bits == Numbers(among_reversed->variants[hundred.size() - 1 - at]));
+    // Another pass shape moves only the last float bits: the published 4 decimals agree to
+    // within one unit of rounding with 8-row passes (scores only: every 4th number from the
+    // second is an offset, which a near tie may move).
+    const auto other = Numbers(eight->variants[at]);
+    REQUIRE(other.size() == bits.size());
+    for (size_t k = 0; k < bits.size(); ++k) {
+      if (k % 4 != 1) CHECK(std::abs(bits[k] - other[k]) <= 1.0001e-4);
+    }
+    strongest = std::max(strongest, alone->variants[0].splice_plus->Max());
+  }
   CHECK(strongest > 0.2);
 }
 

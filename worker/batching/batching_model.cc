@@ -35,8 +35,9 @@ struct BatchingModel::Call {
   RowSignature signature;
   int64_t rows = 1;
   int64_t bases = 0;
+  int64_t pass_rows = 0;  // most rows of a pass it joins (its fixed pass shape); 0 = no limit
   Clock::time_point enqueued;
-  int64_t service = 0;   // rows its request queued before it (the length-aware order)
+  int64_t service = 0;   // bases its request queued before it (the length-aware order)
   bool running = false;  // in a pass: can no longer be withdrawn
   bool done = false;
   std::optional<StatusOr<std::vector<FloatTensor>>> result;
@@ -143,11 +144,19 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
   } else if (!inputs.empty() && !inputs[0].shape.empty() && inputs[0].shape[0] > 0) {
     rows = inputs[0].shape[0];
   }
-  const int64_t bases_per_row = std::max<int64_t>(1, options_.bases_per_row);
-  // The call's pieces: one, the call itself, unless it is longer than max_call_rows.
+  // Rows count their own width when passes scale with it (pass_width.h), else bases_per_row.
+  const bool by_width = options_.max_call_rows > 0 && options_.pass_width.window_columns > 0 &&
+                        signature.mergeable;
+  const int64_t columns = RowColumns(inputs);
+  const int64_t bases_per_row = by_width ? options_.pass_width.RowBases(columns)
+                                         : std::max<int64_t>(1, options_.bases_per_row);
+  const int64_t pass_rows = options_.max_call_rows <= 0 ? 0
+                            : by_width ? options_.pass_width.RowsFor(columns)
+                                       : options_.max_call_rows;
+  // The call's pieces: one, the call itself, unless it is longer than a pass's rows.
   std::vector<std::vector<IdTensor>> piece_inputs;
-  if (options_.max_call_rows > 0 && signature.mergeable && rows > options_.max_call_rows) {
-    piece_inputs = Pieces(inputs, rows, options_.max_call_rows);
+  if (pass_rows > 0 && signature.mergeable && rows > pass_rows) {
+    piece_inputs = Pieces(inputs, rows, pass_rows);
   }
   std::vector<Call> calls(piece_inputs.empty() ? 1 : piece_inputs.size());
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -157,6 +166,7 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
     call.signature = piece_inputs.empty() ? signature : SignatureOf(piece_inputs[i]);
     call.rows = piece_inputs.empty() ? rows : call.signature.rows;
     call.bases = call.rows * bases_per_row;
+    call.pass_rows = signature.mergeable ? pass_rows : 0;
   }
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -170,9 +180,9 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::Submit(const std::vector<IdTen
   const Clock::time_point now = Clock::now();
   for (Call& call : calls) {
     call.enqueued = now;
-    // Least attained service first: the rows this request queued before this piece.
-    call.service = seat->rows_queued;
-    seat->rows_queued += call.rows;
+    // Least attained service first: the bases this request queued before this piece.
+    call.service = seat->bases_queued;
+    seat->bases_queued += call.bases;
   }
   const int max_passes = std::max(1, options_.max_passes);
   if (calls.size() == 1 && queue_.empty() && running_passes_ < max_passes &&
@@ -256,7 +266,7 @@ StatusOr<std::vector<FloatTensor>> BatchingModel::JoinPieces(std::vector<Call>& 
 
 BatchingModel::Call* BatchingModel::Head() const {
   if (options_.max_call_rows <= 0) return queue_.front();
-  // Length-aware order: the piece whose request has had the fewest rows queued before it; the
+  // Length-aware order: the piece whose request has had the fewest bases queued before it; the
   // oldest among equals (the queue is in arrival order and the scan keeps the first minimum).
   Call* head = queue_.front();
   for (Call* call : queue_) {
@@ -269,22 +279,29 @@ bool BatchingModel::HeadWaitsForCompany(Clock::time_point* until) const {
   const Call* head = Head();
   if (options_.max_wait.count() <= 0 || !head->signature.mergeable) return false;
   int64_t bases = 0;
-  PassFromHead(&bases);
+  int64_t rows = 0;
+  PassFromHead(&bases, &rows);
   if (bases >= options_.max_batch_bases) return false;
+  if (head->pass_rows > 0 && rows >= head->pass_rows) return false;  // the pass shape is full
   *until = head->enqueued + options_.max_wait;
   return Clock::now() < *until;
 }
 
-std::vector<BatchingModel::Call*> BatchingModel::PassFromHead(int64_t* bases) const {
+std::vector<BatchingModel::Call*> BatchingModel::PassFromHead(int64_t* bases,
+                                                              int64_t* rows) const {
   Call* head = Head();
   std::vector<Call*> pass{head};
   *bases = head->bases;
+  *rows = head->rows;
   if (!head->signature.mergeable) return pass;
   for (Call* other : queue_) {
+    // Calls that merge have the same row width, hence the same pass_rows.
     if (other != head && other->signature.MergesWith(head->signature) &&
-        *bases + other->bases <= options_.max_batch_bases) {
+        *bases + other->bases <= options_.max_batch_bases &&
+        (head->pass_rows <= 0 || *rows + other->rows <= head->pass_rows)) {
       pass.push_back(other);
       *bases += other->bases;
+      *rows += other->rows;
     }
   }
   return pass;
@@ -292,7 +309,8 @@ std::vector<BatchingModel::Call*> BatchingModel::PassFromHead(int64_t* bases) co
 
 std::vector<BatchingModel::Call*> BatchingModel::TakePass() {
   int64_t bases = 0;
-  std::vector<Call*> pass = PassFromHead(&bases);
+  int64_t rows = 0;
+  std::vector<Call*> pass = PassFromHead(&bases, &rows);
   for (Call* call : pass) {
     queue_.erase(std::find(queue_.begin(), queue_.end(), call));
     queued_bases_ -= call->bases;

@@ -37,6 +37,13 @@
 //   equal size take turns piece by piece. The caller gets all its rows back in order, and the
 //   request's seat is taken for the whole call before its first piece queues. (A stream of new
 //   short requests can hold a long one back: admission, max_queue_bases, bounds that stream.)
+// * Width-aware passes (max_call_rows > 0 and pass_width.window_columns > 0; pass_width.h): a
+//   row counts the bases of its own width (its share of the serving window), not bases_per_row,
+//   and a call's pieces and passes hold at most pass_width.RowsFor(its row width) rows instead of
+//   max_call_rows: narrow rows stack many to a pass, serving-window rows R to a pass. A pass is
+//   cut by its rows as well as by max_batch_bases, so it never holds more rows than the fixed
+//   shape it runs as. Least attained service counts bases, so requests of narrow rows are not
+//   charged for their row count.
 // * Errors of a pass reach every call in it.
 #pragma once
 
@@ -51,6 +58,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "worker/batching/pass_width.h"
 #include "worker/models/model.h"
 
 namespace dnaserve::worker {
@@ -63,6 +71,9 @@ struct BatchingOptions {
   std::chrono::microseconds max_wait{0};  // how long a pass below budget waits for company
   int max_passes = 1;                     // passes running at once (each on a caller's thread)
   int64_t max_call_rows = 0;              // longer calls queue in pieces of these rows; 0 = whole
+  // With max_call_rows > 0: rows per pass by row width (window_columns 0: max_call_rows rows of
+  // bases_per_row each, whatever the width).
+  PassWidth pass_width;
   // Optional: told the size of every pass as it starts (metrics). Runs under the queue's lock,
   // so it must be quick and must not call back into the model.
   std::function<void(size_t calls, int64_t rows)> on_pass;
@@ -105,7 +116,7 @@ class BatchingModel final : public Model {
   struct Seat {
     bool admitted = false;
     int64_t bases = 0;
-    int64_t rows_queued = 0;  // rows of all its calls so far: its attained service
+    int64_t bases_queued = 0;  // bases of all its calls so far: its attained service
   };
   using Clock = std::chrono::steady_clock;
 
@@ -116,7 +127,7 @@ class BatchingModel final : public Model {
   // The outputs of a call's pieces, all done, joined back into the call's rows in order.
   StatusOr<std::vector<FloatTensor>> JoinPieces(std::vector<Call>& pieces) const;
   // REQUIRES mu_ held, queue non-empty. The call the next pass is built around: the oldest, or
-  // with max_call_rows the one whose request has had the fewest rows queued before it.
+  // with max_call_rows the one whose request has had the fewest bases queued before it.
   Call* Head() const;
   void Release(Seat* seat);
   // REQUIRES mu_ held. Admits the request at its first call, or says why not.
@@ -124,8 +135,9 @@ class BatchingModel final : public Model {
   // REQUIRES mu_ held. True when the head of the queue should wait for company until `until`.
   bool HeadWaitsForCompany(Clock::time_point* until) const;
   // REQUIRES mu_ held, queue non-empty. The head of the queue and, when it stacks, the waiting
-  // calls that stack with it within the pass budget, in queue order.
-  std::vector<Call*> PassFromHead(int64_t* bases) const;
+  // calls that stack with it within the pass budget (bases, and rows when passes have a fixed
+  // shape), in queue order.
+  std::vector<Call*> PassFromHead(int64_t* bases, int64_t* rows) const;
   // REQUIRES mu_ held, queue non-empty. Removes PassFromHead's calls from the queue.
   std::vector<Call*> TakePass();
   // REQUIRES mu_ held. Marks the pass running and counts it.

@@ -16,27 +16,36 @@
 // call's rows cut into pieces of `rows`, the last piece filled up with copies of its own first
 // row (valid input for any model; the filler's outputs are dropped). Calls whose inputs are not
 // batch-major (SignatureOf(...).mergeable false) go through unchanged.
+//
+// With a PassWidth (pass_width.h) the rows of a pass are a function of the row width: a call of
+// rows w wide runs as passes of exactly PassWidth::RowsFor(w) rows, so narrow rows share one
+// forward while the rows of the serving window still run R to a pass.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
+#include "worker/batching/pass_width.h"
 #include "worker/models/model.h"
 
 namespace dnaserve::worker {
 
 class FixedRowsModel final : public Model {
  public:
-  // REQUIRES: rows >= 1.
+  // Passes of exactly `rows` rows whatever the width. REQUIRES: rows >= 1.
   FixedRowsModel(std::shared_ptr<Model> model, int64_t rows);
+  // Passes of width.RowsFor(the call's row width) rows.
+  FixedRowsModel(std::shared_ptr<Model> model, PassWidth width);
 
   StatusOr<std::vector<FloatTensor>> Forward(const std::vector<IdTensor>& inputs) override;
 
-  int64_t rows() const { return rows_; }
+  // Rows of a pass of serving-window rows (R).
+  int64_t rows() const { return width_.rows_per_pass; }
+  const PassWidth& width() const { return width_; }
 
  private:
   const std::shared_ptr<Model> model_;
-  const int64_t rows_;
+  const PassWidth width_;
 };
 
 }  // namespace dnaserve::worker

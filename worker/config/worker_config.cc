@@ -57,7 +57,8 @@ StatusOr<WorkerConfig> ParseWorkerConfig(int argc, char** argv, bool* exit_now) 
                  "rows of every forward pass, so results never depend on what shares a batch; "
                  "longer calls queue in pieces of it (-1 = the package's batch_rows_per_pass, "
                  "else by task: 1 for splice and expression, 4 otherwise; 0 = any size, results "
-                 "may differ in the last bits)")
+                 "may differ in the last bits). Unset, rows narrower than the model's window "
+                 "share a pass up to R windows' width; set, it caps every pass at R rows")
       ->envname("DNASERVE_WORKER_BATCH_ROWS_PER_PASS")
       ->check(CLI::Range(int64_t{-1}, int64_t{4096}));
   app.add_option("--queue-max-bases", batching.max_queue_bases,

@@ -8,7 +8,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/log.h"
 #include "common/shutdown_signals.h"
@@ -16,10 +18,12 @@
 #include "common/observability/metrics.h"
 #include "worker/batching/batching_model.h"
 #include "worker/batching/fixed_rows_model.h"
+#include "worker/batching/pass_width.h"
 #include "worker/manifest/manifest.h"
 #include "worker/models/host_memory.h"
 #include "worker/models/model_registry.h"
 #include "worker/models/torchscript_model.h"
+#include "worker/tokenize/tokenizer.h"
 #include "worker/service/worker_metrics.h"
 #include "worker/service/worker_service.h"
 
@@ -47,9 +51,10 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!model.ok()) return model;
   const int64_t rows_per_pass = RowsPerPassFor(manifest, batching.rows_per_pass);
+  const PassWidth pass_width = PassWidthFor(manifest, batching.rows_per_pass);
   if (rows_per_pass > 0) {
     model = std::shared_ptr<Model>(
-        std::make_shared<FixedRowsModel>(std::move(model).value(), rows_per_pass));
+        std::make_shared<FixedRowsModel>(std::move(model).value(), pass_width));
   }
   if (!batching.enabled) return model;
   BatchingOptions options;
@@ -58,9 +63,11 @@ StatusOr<std::shared_ptr<Model>> LoadServedModel(const ModelManifest& manifest,
   options.max_batch_bases = batching.max_batch_bases;
   if (rows_per_pass > 0) {
     // A pass is one forward of the fixed shape: stacking more would only make the calls in it
-    // wait for each other, and long calls queue in pieces of it.
-    options.max_batch_bases = rows_per_pass * std::max<int64_t>(1, manifest.context_window_bp);
+    // wait for each other, and long calls queue in pieces of it. Its rows scale with their width
+    // (pass_width.h); its bases stay within R serving windows.
+    options.max_batch_bases = pass_width.PassBases();
     options.max_call_rows = rows_per_pass;
+    options.pass_width = pass_width;
   }
   options.max_queue_bases = batching.max_queue_bases;
   options.max_wait = std::chrono::microseconds(batching.max_wait_us);
@@ -96,6 +103,26 @@ int64_t DefaultRowsPerPass(Task task) {
 int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured) {
   if (configured >= 0) return configured;
   return manifest.batch_rows_per_pass.value_or(DefaultRowsPerPass(manifest.task));
+}
+
+int64_t ServingWindowColumns(const ModelManifest& manifest) {
+  // A BPE tokenizer's count depends on the bases; loading its tokenizer.json here would only say so.
+  if (manifest.tokenizer.type == TokenizerType::kBpe || manifest.context_window_bp <= 0) return 0;
+  auto tokenizer = LoadTokenizer(manifest);
+  if (!tokenizer.ok() || (*tokenizer)->pad_id().has_value()) return 0;
+  std::vector<int64_t> ids;
+  (*tokenizer)->EncodeIds(std::string(static_cast<size_t>(manifest.context_window_bp), 'A'), &ids);
+  return static_cast<int64_t>(ids.size());
+}
+
+PassWidth PassWidthFor(const ModelManifest& manifest, int64_t configured) {
+  PassWidth width;
+  width.rows_per_pass = std::max<int64_t>(1, RowsPerPassFor(manifest, configured));
+  // An operator's explicit setting caps the rows: narrow rows then run R to a pass, as before.
+  width.max_rows = configured > 0 ? configured : 0;
+  width.window_columns = ServingWindowColumns(manifest);
+  width.window_bases = std::max<int64_t>(1, manifest.context_window_bp);
+  return width;
 }
 
 int RunWorkerServer(const WorkerConfig& config) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/task.h"
+#include "worker/batching/pass_width.h"
 #include "worker/manifest/manifest.h"
 
 namespace dnaserve::worker {
@@ -54,6 +55,18 @@ int64_t DefaultRowsPerPass(Task task);
 // else DefaultRowsPerPass of its task. Every replica serving a package must agree on it
 // (worker/README.md, "Execution"), which the package's own value guarantees.
 int64_t RowsPerPassFor(const ModelManifest& manifest, int64_t configured);
+
+// Values per row of the model's first input for one serving window of `manifest`
+// (context_window_bp bases through its tokenizer); 0 when that count depends on the bases (BPE,
+// and any tokenizer with a pad id) or the tokenizer does not load.
+int64_t ServingWindowColumns(const ModelManifest& manifest);
+
+// How the passes of `manifest`'s model scale with the row width (worker/batching/pass_width.h):
+// R = RowsPerPassFor(manifest, configured) rows of the serving window's width, up to R x that
+// width of narrower rows. An operator's explicit setting (`configured` > 0) caps the rows at R,
+// so narrow rows then run R to a pass as before; the package's or the task's R does not.
+// Only meaningful when RowsPerPassFor(...) > 0.
+PassWidth PassWidthFor(const ModelManifest& manifest, int64_t configured);
 
 // Blocks until a termination signal has been handled; returns the process exit code
 // (0 after a clean shutdown, 1 when the server could not start).
