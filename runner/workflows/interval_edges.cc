@@ -8,9 +8,19 @@
 #include <vector>
 
 #include "common/log.h"
+#include "runner/workflows/track_text.h"
 
 namespace dnaserve::runner {
 namespace {
+
+using track_text::IntList;
+using track_text::IntListText;
+using track_text::IsBedHeader;
+using track_text::JoinTabs;
+using track_text::MapPointAttributes;
+using track_text::Lines;
+using track_text::SplitTabs;
+using track_text::ToInt;
 
 namespace pb = worker::v1;
 
@@ -65,63 +75,6 @@ void CutAnnotation(pb::AnnotationResult* annotation, const Cut& cut) {
 
 // ------------------------------------------------------------------------- text
 
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t from = 0;
-  while (from < text.size()) {
-    size_t nl = text.find('\n', from);
-    if (nl == std::string_view::npos) nl = text.size();
-    lines.push_back(text.substr(from, nl - from));
-    from = nl + 1;
-  }
-  return lines;
-}
-
-std::vector<std::string> SplitTabs(std::string_view line) {
-  std::vector<std::string> fields;
-  size_t from = 0;
-  while (true) {
-    const size_t tab = line.find('\t', from);
-    fields.emplace_back(line.substr(from, tab == std::string_view::npos ? tab : tab - from));
-    if (tab == std::string_view::npos) break;
-    from = tab + 1;
-  }
-  return fields;
-}
-
-std::string JoinTabs(const std::vector<std::string>& fields) {
-  std::string out;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out += '\t';
-    out += fields[i];
-  }
-  return out;
-}
-
-int64_t ToInt(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
-
-std::vector<int64_t> IntList(const std::string& s) {
-  std::vector<int64_t> out;
-  size_t from = 0;
-  while (from < s.size()) {
-    size_t comma = s.find(',', from);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > from) out.push_back(ToInt(s.substr(from, comma - from)));
-    from = comma + 1;
-  }
-  return out;
-}
-
-std::string IntListText(const std::vector<int64_t>& values, bool trailing_comma) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(values[i]);
-  }
-  if (trailing_comma && !values.empty()) out += ',';
-  return out;
-}
-
 // thickStart / thickEnd (columns 7, 8) clipped into the row's [row_start, row_end) (interval
 // coordinates); a thick part outside it becomes empty at the row's start.
 void ClipThick(std::vector<std::string>& f, const Cut& cut, int64_t row_start, int64_t row_end) {
@@ -135,11 +88,6 @@ void ClipThick(std::vector<std::string>& f, const Cut& cut, int64_t row_start, i
     f[6] = std::to_string(a);
     f[7] = std::to_string(b);
   }
-}
-
-bool IsBedHeader(std::string_view line) {
-  return line.empty() || line[0] == '#' || line.rfind("track", 0) == 0 ||
-         line.rfind("browser", 0) == 0;
 }
 
 // The text's lines joined again, its final newline (or its absence) kept.
@@ -194,24 +142,7 @@ bool CutBedRow(std::vector<std::string>& f, const Cut& cut) {
 }
 
 std::string ShiftGffAttributes(const std::string& attributes, const Cut& cut) {
-  std::string out;
-  size_t from = 0;
-  while (from <= attributes.size()) {
-    size_t semi = attributes.find(';', from);
-    if (semi == std::string::npos) semi = attributes.size();
-    std::string item = attributes.substr(from, semi - from);
-    const size_t eq = item.find('=');
-    if (eq != std::string::npos) {
-      const std::string key = item.substr(0, eq);
-      if (key == "tss_position" || key == "polya_position") {
-        item = key + "=" + std::to_string(cut.Shift(ToInt(item.substr(eq + 1))));
-      }
-    }
-    out += item;
-    if (semi < attributes.size()) out += ';';
-    from = semi + 1;
-  }
-  return out;
+  return MapPointAttributes(attributes, [&cut](int64_t p) { return cut.Shift(p); });
 }
 
 // The values of one attribute ("ID", "Parent"), split at commas.

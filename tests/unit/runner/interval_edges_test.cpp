@@ -28,6 +28,7 @@
 #include "runner/workflows/variant_resources.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
+#include "tests/support/lcg_bases.h"
 
 using namespace dnaserve;
 using namespace dnaserve::runner;
@@ -47,16 +48,7 @@ constexpr int64_t kGeneInside = 20400;
 constexpr int64_t kGeneOverStart = 19950;  // [19950, 20050) straddles an interval starting 20000
 constexpr int64_t kGeneOverEnd = 20960;    // [20960, 21060) straddles one ending at 21000
 
-std::string RandomBases(int64_t n, uint32_t seed) {
-  static const char kAcgt[] = "ACGT";
-  std::string out;
-  uint32_t x = seed;
-  for (int64_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    out.push_back(kAcgt[(x >> 24) & 3]);
-  }
-  return out;
-}
+using testing::LcgBases;
 
 struct Genome {
   std::string bases;
@@ -67,7 +59,7 @@ struct Genome {
 const Genome& TheGenome() {
   static const Genome genome = [] {
     Genome g;
-    g.bases = RandomBases(kContigBp, 77);
+    g.bases = LcgBases(kContigBp, 77);
     for (int64_t at : {kGeneInside, kGeneOverStart, kGeneOverEnd}) {
       g.bases.replace(static_cast<size_t>(at), kGene.size(), kGene);
     }

@@ -22,6 +22,7 @@
 #include "runner/workflows/variant_resources.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
+#include "tests/support/lcg_bases.h"
 
 using namespace dnaserve;
 using namespace dnaserve::runner;
@@ -40,16 +41,7 @@ constexpr int64_t kPlusTss = 20000;       // 0-based on the contig
 constexpr int64_t kMinusTss = 40025;      // 0-based: the plus-strand marker spans [40000, 40026)
 constexpr int64_t kEdgeTss = 50;          // a '+' gene 50 bp from the contig's start
 
-std::string RandomBases(int64_t n, uint32_t seed) {
-  static const char kAcgt[] = "ACGT";
-  std::string out;
-  uint32_t x = seed;
-  for (int64_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    out.push_back(kAcgt[(x >> 24) & 3]);
-  }
-  return out;
-}
+using testing::LcgBases;
 
 struct Genome {
   std::string bases;  // the contig's plus strand
@@ -60,7 +52,7 @@ struct Genome {
 const Genome& TheGenome() {
   static const Genome genome = [] {
     Genome g;
-    g.bases = RandomBases(kContigBp, 29);
+    g.bases = LcgBases(kContigBp, 29);
     g.bases.replace(kPlusTss, kPlusMarker.size(), kPlusMarker);
     g.bases.replace(kEdgeTss, kPlusMarker.size(), kPlusMarker);
     const std::string minus_on_plus = ReverseComplement(kMinusMarker);

@@ -28,6 +28,7 @@
 #include "runner/workflows/variant_scoring.h"
 #include "tests/support/test_env.h"
 #include "tests/support/variant_data.h"
+#include "tests/support/lcg_bases.h"
 
 using namespace dnaserve;
 using namespace dnaserve::runner;
@@ -42,16 +43,7 @@ constexpr int64_t kGenePTss = 20000;  // GENEP '+'
 constexpr int64_t kGeneQTss = 21000;  // GENEQ '+'
 constexpr int64_t kGeneMTss = 40025;  // GENEM '-'
 
-std::string RandomBases(int64_t n, uint32_t seed) {
-  static const char kAcgt[] = "ACGT";
-  std::string out;
-  uint32_t x = seed;
-  for (int64_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    out.push_back(kAcgt[(x >> 24) & 3]);
-  }
-  return out;
-}
+using testing::LcgBases;
 
 struct Genome {
   std::string bases;
@@ -61,7 +53,7 @@ struct Genome {
 const Genome& TheGenome() {
   static const Genome genome = [] {
     Genome g;
-    g.bases = RandomBases(kContigBp, 41);
+    g.bases = LcgBases(kContigBp, 41);
     const std::string dir = testing::MakeTempDir("dnaserve-ism-expression");
     g.fasta = dir + "/ism.fa.gz";
     REQUIRE(testing::WriteIndexedFasta(g.fasta, {{"20", g.bases}}, /*bgzip=*/true));
