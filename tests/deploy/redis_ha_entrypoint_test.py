@@ -5,7 +5,9 @@ sentinels with passwords. The first node starts as primary (the seed), the other
 replicas; the sentinels watch it; after the primary is SIGKILLed and the sentinels promote a
 replica, the old primary started again by the same entrypoint rejoins as a replica of the new
 primary (not as a second primary) and has the data; a restarted sentinel watches the new primary;
-a placeholder password is refused.
+a placeholder password is refused. The old primary restarts while a stale sentinel (a fake that
+still names it, listed first) answers too, so the entrypoint must prefer the sentinel naming
+another node.
 
   redis_ha_entrypoint_test.py ENTRYPOINT
 """
@@ -15,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NAME = "dnaserve"
@@ -53,6 +56,7 @@ class Group:
         self.nodes = [free_port() for _ in range(3)]
         self.sentinels = [free_port() for _ in range(3)]
         self.processes = {}
+        self.stale_sentinels = []  # fake sentinels listed before the real ones
         self.secrets = {}
         for name, text in (("redis", DATA_PASSWORD), ("sentinel", SENTINEL_PASSWORD),
                            ("placeholder", "CHANGE-ME-redis")):
@@ -69,7 +73,8 @@ class Group:
         return dict(os.environ, PRIMARY_NAME=NAME, SELF_HOST="127.0.0.1", SELF_PORT=str(port),
                     SEED=f"127.0.0.1:{self.nodes[0]}",
                     NODES=" ".join(f"127.0.0.1:{p}" for p in self.nodes),
-                    SENTINELS=" ".join(f"127.0.0.1:{p}" for p in self.sentinels),
+                    SENTINELS=" ".join(f"127.0.0.1:{p}"
+                                       for p in self.stale_sentinels + self.sentinels),
                     QUORUM="2", DOWN_AFTER_MS="1000",
                     REDIS_PASSWORD_FILE=self.secrets[redis_password],
                     SENTINEL_PASSWORD_FILE=self.secrets["sentinel"], CONF_DIR=conf, DATA_DIR=data)
@@ -104,6 +109,37 @@ class Group:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+class StaleSentinel:
+    """A sentinel that has not heard of the failover yet: answers every command (AUTH included)
+    with the old primary's address, in RESP, as `SENTINEL get-master-addr-by-name` does."""
+
+    def __init__(self, primary_port):
+        self.answer = (f"*2\r\n$9\r\n127.0.0.1\r\n${len(str(primary_port))}\r\n"
+                       f"{primary_port}\r\n").encode()
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    while conn.recv(4096):
+                        conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.server.close()
 
 
 def main():
@@ -170,8 +206,13 @@ def run(g):
     wait_for(lambda: g.role(new)[:1] == ["master"], 30, "the promoted node to be primary")
 
     # Its pod restarts on the same volume: the entrypoint asks the sentinels and rejoins as a
-    # replica of the new primary instead of a second primary.
+    # replica of the new primary instead of a second primary, even though the first sentinel it
+    # asks has not heard of the failover yet and names this very node.
+    stale = StaleSentinel(n0)
+    g.stale_sentinels = [stale.port]
     g.start("node", n0)
+    g.stale_sentinels = []
+    stale.close()
     log = g.log("node", n0)
     check(f"replica of 127.0.0.1:{new} (sentinel " in log, log)
     wait_for(lambda: g.role(n0)[:1] == ["slave"] and g.role(n0)[2:3] == [str(new)]

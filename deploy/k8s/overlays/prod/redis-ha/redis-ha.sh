@@ -9,7 +9,8 @@
 #   redis-ha.sh prestop                            a data node about to stop: if it is the
 #                                                  primary, has the sentinels fail over first
 #
-# The current primary is, in this order: what a sentinel names (SENTINEL get-master-addr-by-name),
+# The current primary is, in this order: what a sentinel names (SENTINEL get-master-addr-by-name;
+# a sentinel naming another node over one naming this node, which may be stale after a failover),
 # else a data node other than this one that says it is a primary (ROLE; the sentinels are all
 # down), else SEED (the group's first start: nobody knows a primary yet). A data node that is
 # itself the primary named starts as primary (its append-only file is on its volume and the
@@ -61,15 +62,27 @@ ask() {
     -p "${target##*:}" "$@" 2>/dev/null || true
 }
 
+# A sentinel that names this very node may be stale: just after a failover the sentinels that
+# did not lead it learn the new primary only from the leader's next hello (about 2 s), and this
+# node, starting, is plainly not serving as anyone's primary. So every sentinel is asked, and one
+# that names another node wins over one that names this node.
 current_primary() {
+  named_self=""
   for s in $SENTINELS; do
     [ "$role" = sentinel ] && [ "$s" = "$SELF_HOST:$SELF_PORT" ] && continue
     answer=$(host_port "$(ask "$s" "$sentinel_password" SENTINEL get-master-addr-by-name "$PRIMARY_NAME")")
-    if [ -n "$answer" ]; then
-      echo "$answer sentinel $s"
-      return
+    [ -n "$answer" ] || continue
+    if [ "$answer" = "$SELF_HOST $SELF_PORT" ]; then
+      [ -n "$named_self" ] || named_self="$answer sentinel $s"
+      continue
     fi
+    echo "$answer sentinel $s"
+    return
   done
+  if [ -n "$named_self" ]; then
+    echo "$named_self"
+    return
+  fi
   for n in $NODES; do
     [ "$role" = node ] && [ "$n" = "$SELF_HOST:$SELF_PORT" ] && continue
     if [ "$(ask "$n" "$redis_password" ROLE | head -n 1)" = master ]; then
